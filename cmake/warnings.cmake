@@ -1,0 +1,5 @@
+# Our own code builds with these; third-party headers come in as SYSTEM includes.
+function(mainboard_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wshadow -Wnon-virtual-dtor
+                         -Wold-style-cast -Wcast-align -Woverloaded-virtual -Wformat=2)
+endfunction()

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "mainboard/json_fwd.hpp"
+
+namespace mainboard {
+
+/// The memory cap the kernel enforces on this process's control group: the real OOM-kill
+/// ceiling for a job, often far below the machine's RAM.
+struct CgroupMemory {
+  bool supported = false;
+  int version = 0;         ///< 1 or 2
+  std::string path;        ///< the cgroup, as /proc/self/cgroup names it
+  std::optional<std::uint64_t> limit_bytes;  ///< empty: no cap ("max" or the v1 sentinel)
+  std::optional<std::uint64_t> usage_bytes;  ///< current charge of the cgroup
+  std::optional<std::uint64_t> swap_limit_bytes;
+  std::string limit_source;  ///< the file the tightest limit came from
+  std::string reason;
+
+  bool capped() const { return limit_bytes.has_value(); }
+  bool operator==(const CgroupMemory&) const = default;
+};
+
+MAINBOARD_DECLARE_JSON(CgroupMemory);
+
+}  // namespace mainboard

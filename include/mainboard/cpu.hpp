@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mainboard/json_fwd.hpp"
+#include "mainboard/unit.hpp"
+
+namespace mainboard {
+
+namespace core {
+class Fs;
+}
+
+/// One cache level as the topology reports it; `instances` counts the copies on the machine.
+struct CacheInfo {
+  int level = 0;                 ///< 1, 2, 3, 4
+  std::string type;              ///< data, instruction or unified
+  std::uint64_t size_bytes = 0;  ///< size of one instance
+  std::uint32_t instances = 0;
+  bool operator==(const CacheInfo&) const = default;
+};
+
+/// Identity and capacity of the host CPU; computed once.
+struct CpuInfo {
+  std::string label;              ///< model name, e.g. "AMD EPYC 9654 96-Core Processor"
+  std::string vendor;             ///< e.g. AMD, Intel, ARM, NVIDIA
+  std::string architecture;       ///< instruction set, e.g. x86_64, aarch64
+  std::string microarchitecture;  ///< e.g. "Zen 4", "Sapphire Rapids", "Neoverse V2"; may be empty
+  std::optional<int> family;      ///< x86 family, or the Arm implementer code
+  std::optional<int> model;       ///< x86 model, or the Arm part number
+  std::optional<int> stepping;
+  std::uint32_t packages = 0;
+  std::uint32_t cores = 0;    ///< physical cores over all packages
+  std::uint32_t threads = 0;  ///< hardware threads (logical CPUs)
+  std::uint32_t numa_nodes = 0;
+  std::vector<CacheInfo> caches;  ///< L1d, L1i, L2, L3 … in that order, where present
+  std::vector<std::string> isa_extensions;  ///< notable vector/matrix extensions (avx512f, sve…)
+  std::string topology_source;              ///< hwloc, or /proc/cpuinfo when hwloc failed
+  bool operator==(const CpuInfo&) const = default;
+
+  /// Size of one instance of a cache, or empty when there is none at that level/type.
+  std::optional<std::uint64_t> cache_bytes(int level, const std::string& type) const;
+};
+
+/// The CPU at one moment: identity plus the live clocks and load.
+struct CpuSnapshot {
+  CpuInfo info;
+  std::vector<ClockReading> clocks;
+  std::optional<double> load_1m;  ///< run-queue load averages from /proc/loadavg
+  std::optional<double> load_5m;
+  std::optional<double> load_15m;
+  bool operator==(const CpuSnapshot&) const = default;
+};
+
+/// The host CPU as a unit. Identity comes from the topology; clocks and memory are live.
+class Cpu final : public Unit {
+ public:
+  Cpu(CpuInfo info, std::shared_ptr<const core::Fs> fs);
+  UnitKind kind() const override { return UnitKind::cpu; }
+  const std::string& label() const override { return info_.label; }
+  const std::string& architecture() const override { return info_.architecture; }
+  const std::string& vendor() const override { return info_.vendor; }
+  const CpuInfo& info() const { return info_; }
+  /// System memory: the CPU sees all of it.
+  Memory memory() const override;
+  /// Per-domain clocks from cpufreq policies, or one domain from /proc/cpuinfo.
+  std::vector<ClockReading> clock_readings() const override;
+  CpuSnapshot reading() const;
+
+ private:
+  CpuInfo info_;
+  std::shared_ptr<const core::Fs> fs_;
+};
+
+MAINBOARD_DECLARE_JSON(CacheInfo);
+MAINBOARD_DECLARE_JSON(CpuInfo);
+MAINBOARD_DECLARE_JSON(CpuSnapshot);
+
+}  // namespace mainboard

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mainboard/json_fwd.hpp"
+
+namespace mainboard {
+
+/// A batch job scheduler whose client commands were found on PATH.
+struct Scheduler {
+  std::string name;    ///< slurm, pbs, lsf, sge, htcondor, flux
+  std::string binary;  ///< the client command that identified it, as an absolute path
+  bool operator==(const Scheduler&) const = default;
+};
+
+/// The job this process runs inside, when a scheduler's job variables are set.
+struct Job {
+  std::string scheduler;  ///< which scheduler set the variables
+  std::string id;         ///< e.g. SLURM_JOB_ID
+  std::string name;       ///< job name where the scheduler exports it
+  std::optional<std::string> array_task;
+  bool operator==(const Job&) const = default;
+};
+
+/// Who runs, and where work can be sent.
+struct Environment {
+  std::string user;
+  std::string group;                ///< primary group
+  std::vector<std::string> groups;  ///< every group, primary first
+  std::optional<Scheduler> scheduler;        ///< the first one found, in the table's order
+  std::vector<Scheduler> schedulers;         ///< every one found
+  std::optional<Job> job;                    ///< set when running inside a batch job
+  bool operator==(const Environment&) const = default;
+};
+
+MAINBOARD_DECLARE_JSON(Scheduler);
+MAINBOARD_DECLARE_JSON(Job);
+MAINBOARD_DECLARE_JSON(Environment);
+
+}  // namespace mainboard

@@ -1,0 +1,105 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mainboard/json_fwd.hpp"
+#include "mainboard/unit.hpp"
+
+namespace mainboard {
+
+/// Host interconnect state: throughput counters and the PCIe link.
+struct PcieReading {
+  bool supported = false;
+  std::optional<double> tx_kbps;
+  std::optional<double> rx_kbps;
+  std::optional<int> link_gen;
+  std::optional<int> link_width;
+  std::optional<int> max_link_gen;
+  std::optional<int> max_link_width;
+  std::string reason;
+  bool operator==(const PcieReading&) const = default;
+};
+
+/// A process using an accelerator.
+struct GpuProcess {
+  std::uint32_t pid = 0;
+  std::string name;
+  std::optional<std::uint64_t> used_memory_bytes;
+  bool operator==(const GpuProcess&) const = default;
+};
+
+/// One MIG instance of a partitioned GPU.
+struct MigDevice {
+  std::string uuid;
+  std::optional<std::uint32_t> gpu_instance_id;
+  std::optional<std::uint32_t> compute_instance_id;
+  std::optional<std::uint64_t> memory_total_bytes;
+  bool operator==(const MigDevice&) const = default;
+};
+
+/// Identity of a GPU, computed once.
+struct GpuInfo {
+  std::uint32_t index = 0;  ///< visible ordinal, after CUDA_VISIBLE_DEVICES and friends
+  std::string provider;     ///< nvidia, amd, apple
+  std::string label;
+  std::string vendor;
+  std::string uuid;
+  std::string pci_bus_id;
+  std::string architecture;        ///< e.g. Hopper, CDNA 3, Apple M3 Max
+  std::string arch_key;            ///< dispatch key, e.g. sm_90, gfx942
+  std::string compute_capability;  ///< e.g. "9.0" (NVIDIA only)
+  std::optional<std::uint32_t> sm_count;    ///< streaming multiprocessors / compute units
+  std::optional<std::uint32_t> core_count;  ///< GPU cores where that is how it is counted
+  std::optional<double> peak_bandwidth_gbs;  ///< theoretical peak memory bandwidth
+  std::string driver_version;
+  std::optional<std::uint64_t> memory_total_bytes;
+  bool coherent = false;  ///< shares a cache-coherent pool with the host
+  std::optional<bool> mig_enabled;
+  std::vector<MigDevice> mig_devices;
+  std::string metal_support;  ///< Apple: Metal family
+  bool operator==(const GpuInfo&) const = default;
+};
+
+/// A GPU at one moment: identity plus every reading.
+struct GpuSnapshot {
+  GpuInfo info;
+  UnitSnapshot telemetry;
+  PcieReading pcie;
+  std::optional<double> fan_speed_pct;
+  std::vector<GpuProcess> processes;
+  bool operator==(const GpuSnapshot&) const = default;
+};
+
+/// A GPU from any provider. Identity is computed once; readings are live.
+class Gpu : public Unit {
+ public:
+  UnitKind kind() const override { return UnitKind::gpu; }
+  const std::string& label() const override { return info().label; }
+  const std::string& architecture() const override { return info().architecture; }
+  const std::string& vendor() const override { return info().vendor; }
+  virtual const GpuInfo& info() const = 0;
+  const std::string& uuid() const { return info().uuid; }
+  const std::string& arch_key() const { return info().arch_key; }
+  std::optional<double> peak_bandwidth_gbs() const { return info().peak_bandwidth_gbs; }
+  virtual PcieReading pcie() const;
+  virtual std::optional<double> fan_speed_pct() const;
+  virtual std::vector<GpuProcess> processes() const;
+
+  std::optional<double> temperature_c() const { return thermal().temperature_c; }
+  std::optional<double> gpu_util_pct() const { return utilization().compute_pct; }
+
+  /// Every reading at once, labelled with `name`.
+  GpuSnapshot gpu_snapshot(const std::string& name = "") const;
+};
+
+MAINBOARD_DECLARE_JSON(PcieReading);
+MAINBOARD_DECLARE_JSON(GpuProcess);
+MAINBOARD_DECLARE_JSON(MigDevice);
+MAINBOARD_DECLARE_JSON(GpuInfo);
+MAINBOARD_DECLARE_JSON(GpuSnapshot);
+
+}  // namespace mainboard

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mainboard/json_fwd.hpp"
+
+namespace mainboard {
+
+inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
+/// A memory reading for the host, a unit or a region. Readings a platform does not expose have
+/// `supported == false`; the byte counts are then zero and mean nothing.
+struct Memory {
+  std::uint64_t total_bytes = 0;
+  std::optional<std::uint64_t> used_bytes;
+  std::optional<std::uint64_t> free_bytes;
+  std::string scope = "system";  ///< e.g. system, vram, unified
+  bool unified = false;          ///< CPU and accelerators share this pool
+  std::string source;            ///< where the figure came from, e.g. /proc/meminfo
+  bool supported = false;
+  std::string reason;            ///< why it is unsupported, when it is
+
+  double total_gb() const { return static_cast<double>(total_bytes) / kBytesPerGiB; }
+  double used_gb() const { return static_cast<double>(used_bytes.value_or(0)) / kBytesPerGiB; }
+  double free_gb() const { return static_cast<double>(free_bytes.value_or(0)) / kBytesPerGiB; }
+  /// Percentage of the total in use; 0 when the total is 0 or usage is unknown.
+  double percent_used() const;
+
+  /// Live system RAM from /proc/meminfo of this process's root (MAINBOARD_SYSROOT or /):
+  /// used = MemTotal - MemAvailable, free = MemAvailable.
+  static Memory system(std::string scope = "system", bool unified = false);
+
+  bool operator==(const Memory&) const = default;
+};
+
+/// One DIMM slot as SMBIOS type 17 describes it. Serial numbers are never kept.
+struct DimmCard {
+  std::string locator;        ///< e.g. "DIMM_A1"
+  std::string bank_locator;
+  std::optional<std::uint64_t> size_bytes;  ///< empty for an unpopulated slot
+  std::string type;           ///< e.g. DDR5
+  std::string form_factor;    ///< e.g. DIMM, SODIMM
+  std::optional<std::uint32_t> speed_mts;             ///< rated speed in MT/s
+  std::optional<std::uint32_t> configured_speed_mts;  ///< speed it runs at
+  std::string manufacturer;
+  std::string part_number;
+  std::optional<std::uint32_t> rank;
+
+  bool populated() const { return size_bytes.has_value() && *size_bytes > 0; }
+  bool operator==(const DimmCard&) const = default;
+};
+
+/// DIMM slots and swap. `cards` is empty when dmidecode is missing or refused (it needs root).
+struct MemoryHardware {
+  std::vector<DimmCard> cards;
+  bool cards_supported = false;
+  std::string cards_reason;
+  std::uint64_t swap_total_bytes = 0;
+  std::uint64_t swap_used_bytes = 0;
+
+  double swap_total_gb() const { return static_cast<double>(swap_total_bytes) / kBytesPerGiB; }
+  double swap_used_gb() const { return static_cast<double>(swap_used_bytes) / kBytesPerGiB; }
+  /// Highest rated speed over populated slots; empty when no card reports one.
+  std::optional<std::uint32_t> speed_mhz() const;
+  std::size_t slots_total() const { return cards.size(); }
+  std::size_t slots_used() const;
+
+  bool operator==(const MemoryHardware&) const = default;
+};
+
+MAINBOARD_DECLARE_JSON(Memory);
+MAINBOARD_DECLARE_JSON(DimmCard);
+MAINBOARD_DECLARE_JSON(MemoryHardware);
+
+}  // namespace mainboard

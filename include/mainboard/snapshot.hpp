@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mainboard/board.hpp"
+#include "mainboard/cgroup.hpp"
+#include "mainboard/cpu.hpp"
+#include "mainboard/environment.hpp"
+#include "mainboard/gpu.hpp"
+#include "mainboard/json_fwd.hpp"
+#include "mainboard/memory.hpp"
+#include "mainboard/npu.hpp"
+#include "mainboard/storage.hpp"
+#include "mainboard/toolchain.hpp"
+
+namespace mainboard {
+
+/// Version of the snapshot's JSON layout; bumped when a field changes meaning or is removed.
+inline constexpr int kSnapshotSchemaVersion = 1;
+
+enum class ProbeStatus { ok, unsupported, failed };
+const char* to_string(ProbeStatus status);
+
+/// What one probe or provider did: so a user sees why a value is missing and what it cost.
+struct Diagnostic {
+  std::string probe;  ///< e.g. cpu, memory, board, toolchain, gpu:nvidia
+  ProbeStatus status = ProbeStatus::ok;
+  std::string reason;
+  std::int64_t duration_ns = 0;  ///< time this probe took when it ran
+  bool operator==(const Diagnostic&) const = default;
+};
+
+/// Everything probed about the host at one moment, as one serializable value.
+struct MachineSnapshot {
+  int schema_version = kSnapshotSchemaVersion;
+  std::int64_t timestamp_ns = 0;  ///< monotonic clock (the one profiles use)
+  std::int64_t unix_time_ns = 0;  ///< wall clock, for humans and for ordering files
+  std::string hostname;
+  CpuSnapshot cpu;
+  Memory memory;
+  MemoryHardware memory_hardware;
+  std::vector<GpuSnapshot> gpus;
+  std::vector<NpuSnapshot> npus;
+  Environment environment;
+  Board board;
+  std::optional<Toolchain> toolchain;  ///< empty when the snapshot skipped it
+  CompilerConfig compilers;
+  CgroupMemory cgroup_memory;
+  Disk disk;
+  Scratch scratch;
+  std::vector<Diagnostic> diagnostics;
+
+  /// Schedulable units: the CPU plus every GPU and NPU.
+  std::size_t unit_count() const { return 1 + gpus.size() + npus.size(); }
+  /// Distinct unit kinds present, cpu first.
+  std::vector<UnitKind> kinds() const;
+  const Diagnostic* diagnostic(const std::string& probe) const;
+  bool operator==(const MachineSnapshot&) const = default;
+};
+
+MAINBOARD_DECLARE_JSON(ProbeStatus);
+MAINBOARD_DECLARE_JSON(Diagnostic);
+MAINBOARD_DECLARE_JSON(MachineSnapshot);
+
+}  // namespace mainboard

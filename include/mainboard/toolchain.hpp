@@ -1,0 +1,102 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mainboard/json_fwd.hpp"
+
+namespace mainboard {
+
+class Runner;
+
+enum class ToolCategory { c, cxx, cuda, hip, fortran, mpi, build, python };
+const char* to_string(ToolCategory category);
+
+/// A build tool found (or looked for) on PATH.
+struct DetectedTool {
+  std::string name;
+  ToolCategory category = ToolCategory::build;
+  std::optional<std::string> path;     ///< resolved absolute path, empty when not found
+  std::optional<std::string> version;  ///< parsed version, empty when absent or unparseable
+  bool available = false;
+  bool operator==(const DetectedTool&) const = default;
+};
+
+/// How to find one tool: pure data. Adding a tool to the inventory is one more row in
+/// tool_probes(), with no change to the discovery code.
+struct ToolProbe {
+  std::string name;
+  ToolCategory category = ToolCategory::build;
+  std::vector<std::string> binaries;  ///< candidate executables, tried in order
+  std::vector<std::string> version_args = {"--version"};
+  /// ECMAScript regex; its first group captures the version from stdout+stderr.
+  std::string pattern = R"((\d+\.\d+(?:\.\d+)?))";
+
+  /// Resolves the first binary on the runner's PATH and runs it for its version.
+  DetectedTool detect(const Runner& runner) const;
+};
+
+/// The built-in table: C/C++ compilers, CUDA/HIP, Fortran, MPI wrappers, build systems, Python.
+std::span<const ToolProbe> tool_probes();
+
+/// Version answers kept on disk, keyed by a binary's resolved path, size and mtime, so that a
+/// second probe spawns nothing for tools that did not change.
+class ToolCache {
+ public:
+  /// `file` is the JSON cache file; it need not exist yet.
+  explicit ToolCache(std::filesystem::path file);
+  /// The default location: $XDG_CACHE_HOME/mainboard/tools.json, else ~/.cache/mainboard/…
+  static std::optional<std::filesystem::path> default_file();
+  std::optional<std::optional<std::string>> lookup(const std::string& key) const;
+  void store(const std::string& key, const std::optional<std::string>& version);
+  /// Writes the file (atomically) when something changed; failures are logged, not thrown.
+  void save() const;
+  /// The key for a binary: path, size, mtime and the version arguments.
+  static std::optional<std::string> key_for(const std::string& path, const ToolProbe& probe);
+  std::size_t hits() const { return hits_; }
+  std::size_t misses() const { return misses_; }
+
+ private:
+  std::filesystem::path file_;
+  std::map<std::string, std::optional<std::string>> entries_;
+  bool dirty_ = false;
+  mutable std::size_t hits_ = 0;
+  mutable std::size_t misses_ = 0;
+};
+
+/// The tools found on this host, in the probe table's order.
+struct Toolchain {
+  std::vector<DetectedTool> tools;
+
+  std::map<ToolCategory, std::vector<DetectedTool>> by_category() const;
+  /// The first available tool with this name.
+  const DetectedTool* find(const std::string& name) const;
+
+  /// Runs every probe (version commands in parallel) and keeps the tools found on PATH.
+  /// With a cache, binaries whose path/size/mtime are unchanged are not run again.
+  static Toolchain probe(const Runner& runner, std::span<const ToolProbe> probes = tool_probes(),
+                         ToolCache* cache = nullptr);
+  bool operator==(const Toolchain&) const = default;
+};
+
+/// The CMake configuration a build on this host should use.
+struct CompilerConfig {
+  std::optional<std::string> c_compiler;
+  std::optional<std::string> cxx_compiler;
+  std::optional<std::string> cuda_compiler;
+  std::optional<std::string> cuda_architectures;  ///< e.g. "90", from the visible GPUs
+  /// `-DCMAKE_C_COMPILER=…` style arguments for the values that are set.
+  std::vector<std::string> cmake_args() const;
+  bool operator==(const CompilerConfig&) const = default;
+};
+
+MAINBOARD_DECLARE_JSON(ToolCategory);
+MAINBOARD_DECLARE_JSON(DetectedTool);
+MAINBOARD_DECLARE_JSON(Toolchain);
+MAINBOARD_DECLARE_JSON(CompilerConfig);
+
+}  // namespace mainboard

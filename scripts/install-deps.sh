@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian packages mainboard needs to build, test and run, and only those missing.
+# Idempotent: a second run finds everything present and returns at once.
+set -euo pipefail
+
+packages=(
+  # build
+  g++ cmake ninja-build pkg-config make
+  # libraries (see README: why each one)
+  libhwloc-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libdw-dev libelf-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev hyperfine python3 python3-psutil
+  # run time, optional readings (DIMMs)
+  dmidecode
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    sudo=(sudo)
+  else
+    echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

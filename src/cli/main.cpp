@@ -1,0 +1,129 @@
+// The mainboard command: a thin layer that parses arguments, calls the library and formats.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.hpp"
+#include "core/log.hpp"
+#include "mainboard/error.hpp"
+#include "mainboard/machine.hpp"
+#include "mainboard/version.hpp"
+#include "view/summary.hpp"
+
+namespace {
+
+using mainboard::Machine;
+
+struct Global {
+  std::string sysroot;
+  std::string color = "auto";
+  bool verbose = false;
+  bool no_cache = false;
+};
+
+Machine::Options machine_options(const Global& g) {
+  Machine::Options o;
+  o.sysroot = g.sysroot;
+  o.toolchain_cache = !g.no_cache;
+  return o;
+}
+
+void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+void emit_json(const nlohmann::json& j, const std::string& output) {
+  std::string text = j.dump(2) + "\n";
+  if (output.empty() || output == "-") print(text);
+  else mainboard::core::write_file_atomic(output, text);
+}
+
+int run_snapshot(const Global& g, bool json, bool toolchain, const std::string& output) {
+  Machine machine(machine_options(g));
+  mainboard::SnapshotOptions opts;
+  opts.toolchain = toolchain;
+  auto snap = machine.snapshot(opts);
+  if (json || !output.empty()) {
+    emit_json(snap, output);
+  } else {
+    mainboard::view::Style style{mainboard::view::want_color(g.color, 1)};
+    print(mainboard::view::render_summary(snap, style));
+  }
+  return 0;
+}
+
+int run_toolchain(const Global& g, bool json, bool cmake_only) {
+  Machine machine(machine_options(g));
+  const auto& tc = machine.toolchain();
+  const auto& cfg = machine.compilers();
+  if (cmake_only) {
+    std::string line;
+    for (const auto& a : cfg.cmake_args()) line += (line.empty() ? "" : " ") + a;
+    print(line + "\n");
+    return 0;
+  }
+  if (json) {
+    nlohmann::json j = {{"toolchain", tc}, {"compilers", cfg}};
+    print(j.dump(2) + "\n");
+    return 0;
+  }
+  mainboard::view::Style style{mainboard::view::want_color(g.color, 1)};
+  print(mainboard::view::render_toolchain(tc, cfg, style));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mainboard: what machine am I on, and what is it doing?"};
+  app.name("mainboard");
+  app.set_version_flag("--version", std::string("mainboard ") + mainboard::kVersion);
+  app.require_subcommand(0, 1);
+  Global g;
+  app.add_option("--sysroot", g.sysroot,
+                 "read the system from this directory instead of / (also MAINBOARD_SYSROOT)")
+      ->type_name("DIR");
+  app.add_option("--color", g.color, "colour the output: auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->type_name("WHEN");
+  app.add_flag("-v,--verbose", g.verbose, "log what each probe does on stderr");
+  app.add_flag("--no-cache", g.no_cache, "probe tool versions afresh, ignoring the on-disk cache");
+
+  auto* snapshot = app.add_subcommand("snapshot", "probe the whole machine; a summary, or --json");
+  bool snap_json = false, snap_no_tools = false;
+  std::string snap_output;
+  snapshot->add_flag("--json", snap_json, "the full snapshot as JSON on stdout");
+  snapshot->add_flag("--no-toolchain", snap_no_tools, "skip the compiler and build tool probe");
+  snapshot->add_option("-o,--output", snap_output, "write the JSON snapshot to this file")
+      ->type_name("FILE");
+
+  auto* toolchain = app.add_subcommand("toolchain", "compilers and build tools on PATH");
+  bool tc_json = false, tc_cmake = false;
+  toolchain->add_flag("--json", tc_json, "as JSON");
+  toolchain->add_flag("--cmake", tc_cmake, "only the -D arguments for CMake, on one line");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "mainboard: error: %s\n(run 'mainboard --help' for usage)\n", e.what());
+    return 2;
+  }
+  if (g.verbose) mainboard::core::set_log_level(spdlog::level::debug);
+
+  try {
+    if (*toolchain) return run_toolchain(g, tc_json, tc_cmake);
+    if (*snapshot) return run_snapshot(g, snap_json, !snap_no_tools, snap_output);
+    return run_snapshot(g, false, true, "");
+  } catch (const mainboard::Error& e) {
+    std::fprintf(stderr, "mainboard: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mainboard: error: %s\n", e.what());
+    return 1;
+  }
+}

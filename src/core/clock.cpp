@@ -1,0 +1,18 @@
+#include "core/clock.hpp"
+
+#include <ctime>
+
+namespace mainboard::core {
+
+namespace {
+std::int64_t read_clock(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+}  // namespace
+
+std::int64_t monotonic_ns() { return read_clock(CLOCK_MONOTONIC); }
+std::int64_t unix_ns() { return read_clock(CLOCK_REALTIME); }
+
+}  // namespace mainboard::core

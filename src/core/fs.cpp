@@ -1,0 +1,177 @@
+#include "core/fs.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <nlohmann/json.hpp>
+
+#include "core/paths.hpp"
+#include "core/text.hpp"
+
+namespace mainboard::core {
+
+Fs::Fs(std::filesystem::path root) : root_(std::move(root)) {
+  if (root_.empty()) root_ = "/";
+  std::error_code ec;
+  auto canonical = std::filesystem::weakly_canonical(root_, ec);
+  if (!ec) root_ = canonical;
+  live_ = root_ == "/";
+}
+
+std::filesystem::path Fs::host_path(std::string_view path) const {
+  if (live_) return std::filesystem::path(path);
+  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  return root_ / std::filesystem::path(path);
+}
+
+std::optional<std::string> Fs::read(std::string_view path, std::size_t max_bytes) const {
+  auto full = host_path(path);
+  int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  // Only regular files: procfs and sysfs attributes are regular; a FIFO or device could block.
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::string data;
+  char buf[8192];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    if (data.size() + static_cast<std::size_t>(n) > max_bytes) {
+      ::close(fd);
+      return std::nullopt;  // truncated: a partial file would be parsed as if it were whole
+    }
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  // Device-tree strings end in NUL; anything with a NUL inside is binary, not text.
+  while (!data.empty() && data.back() == '\0') data.pop_back();
+  if (data.find('\0') != std::string::npos) return std::nullopt;
+  return data;
+}
+
+std::optional<std::string> Fs::read_line(std::string_view path) const {
+  auto text = read(path, 64u << 10);
+  if (!text) return std::nullopt;
+  std::string_view v = *text;
+  auto nl = v.find('\n');
+  if (nl != std::string_view::npos) v = v.substr(0, nl);
+  return std::string(trim(v));
+}
+
+std::optional<std::uint64_t> Fs::read_u64(std::string_view path) const {
+  auto line = read_line(path);
+  if (!line) return std::nullopt;
+  return parse_u64(*line);
+}
+
+std::optional<std::int64_t> Fs::read_i64(std::string_view path) const {
+  auto line = read_line(path);
+  if (!line) return std::nullopt;
+  return parse_i64(*line);
+}
+
+std::vector<std::string> Fs::list(std::string_view path) const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(host_path(path), ec), end;
+  // Bounded: a directory with more entries than any real /sys class is not one we trust.
+  constexpr std::size_t kMaxEntries = 1u << 16;
+  for (; !ec && it != end && out.size() < kMaxEntries; it.increment(ec)) {
+    out.push_back(it->path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool Fs::exists(std::string_view path) const {
+  std::error_code ec;
+  return std::filesystem::exists(host_path(path), ec);
+}
+
+bool Fs::is_dir(std::string_view path) const {
+  std::error_code ec;
+  return std::filesystem::is_directory(host_path(path), ec);
+}
+
+std::optional<std::string> Fs::readlink(std::string_view path) const {
+  std::error_code ec;
+  auto target = std::filesystem::read_symlink(host_path(path), ec);
+  if (ec) return std::nullopt;
+  return target.string();
+}
+
+std::optional<std::string> Fs::link_name(std::string_view path) const {
+  auto target = readlink(path);
+  if (!target) return std::nullopt;
+  auto name = std::filesystem::path(*target).filename().string();
+  if (name.empty()) return std::nullopt;
+  return name;
+}
+
+namespace {
+
+/// The recorded statvfs figures of a gathered host, keyed by mount point.
+std::optional<FsSpace> recorded_space(const Fs& fs, std::string_view path) {
+  auto text = fs.read(paths::kRecordSpace);
+  if (!text) return std::nullopt;
+  auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  std::string best;
+  const nlohmann::json* found = nullptr;
+  for (auto& [mount, value] : j.items()) {
+    bool prefix = path == mount ||
+                  (starts_with(path, mount) && (mount == "/" || path.substr(mount.size(), 1) == "/"));
+    if (prefix && mount.size() >= best.size() && value.is_object()) {
+      best = mount;
+      found = &value;
+    }
+  }
+  if (!found) return std::nullopt;
+  auto size = found->find("size_bytes");
+  auto free = found->find("free_bytes");
+  if (size == found->end() || free == found->end() || !size->is_number_unsigned() ||
+      !free->is_number_unsigned())
+    return std::nullopt;
+  return FsSpace{size->get<std::uint64_t>(), free->get<std::uint64_t>()};
+}
+
+}  // namespace
+
+std::optional<FsSpace> Fs::space(std::string_view path) const {
+  if (!live_) return recorded_space(*this, path);
+  struct statvfs sv {};
+  std::string p(path);
+  if (::statvfs(p.c_str(), &sv) != 0) return std::nullopt;
+  auto size = checked_mul(sv.f_blocks, sv.f_frsize);
+  auto free = checked_mul(sv.f_bavail, sv.f_frsize);
+  if (!size || !free) return std::nullopt;
+  return FsSpace{*size, *free};
+}
+
+bool Fs::writable(std::string_view path) const {
+  if (!live_) {
+    auto text = read(paths::kRecordWritable);
+    if (!text) return false;
+    for (auto line : split_lines(*text))
+      if (trim(line) == path) return true;
+    return false;
+  }
+  std::string p(path);
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  return ::access(p.c_str(), W_OK | X_OK) == 0;
+}
+
+}  // namespace mainboard::core

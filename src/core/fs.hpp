@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mainboard::core {
+
+/// Space on the filesystem holding a path (statvfs).
+struct FsSpace {
+  std::uint64_t size_bytes = 0;
+  std::uint64_t free_bytes = 0;  ///< available to unprivileged users
+};
+
+/// Every read of /proc, /sys, /etc and /dev goes through an Fs, which prefixes a root: "/" for
+/// the live host, a fixture tree in tests, a gathered tree for a recorded host. Reads are bounded
+/// (procfs files report size 0, so we read until EOF up to a limit) and text reads reject
+/// embedded NULs. Nothing here throws: a file that cannot be read is an empty optional.
+class Fs {
+ public:
+  static constexpr std::size_t kDefaultMaxBytes = 8u << 20;
+
+  explicit Fs(std::filesystem::path root = "/");
+
+  const std::filesystem::path& root() const { return root_; }
+  bool is_live() const { return live_; }
+
+  /// Where an absolute system path lives on this machine's filesystem.
+  std::filesystem::path host_path(std::string_view path) const;
+
+  /// Whole file as text; empty when missing, unreadable, larger than `max_bytes`, or binary.
+  std::optional<std::string> read(std::string_view path,
+                                  std::size_t max_bytes = kDefaultMaxBytes) const;
+  /// First line, trimmed of surrounding whitespace.
+  std::optional<std::string> read_line(std::string_view path) const;
+  std::optional<std::uint64_t> read_u64(std::string_view path) const;
+  std::optional<std::int64_t> read_i64(std::string_view path) const;
+
+  /// Names in a directory, sorted; empty when it cannot be listed.
+  std::vector<std::string> list(std::string_view path) const;
+  bool exists(std::string_view path) const;
+  bool is_dir(std::string_view path) const;
+  /// Target of a symbolic link, as stored.
+  std::optional<std::string> readlink(std::string_view path) const;
+  /// Last path component of a symlink's target (e.g. the driver name of device/driver).
+  std::optional<std::string> link_name(std::string_view path) const;
+
+  /// statvfs of the filesystem holding `path`. For a recorded root, the figures recorded in
+  /// its .mainboard/space.json; nothing otherwise.
+  std::optional<FsSpace> space(std::string_view path) const;
+  /// Whether this process could create files in `path`. Recorded roots answer from
+  /// .mainboard/writable (one path per line).
+  bool writable(std::string_view path) const;
+
+ private:
+  std::filesystem::path root_;
+  bool live_ = true;
+};
+
+}  // namespace mainboard::core

@@ -1,0 +1,173 @@
+#include "core/text.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <limits>
+
+namespace mainboard::core {
+
+namespace {
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+}  // namespace
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    auto pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      out.push_back(s.substr(start));
+      return out;
+    }
+    out.push_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+std::vector<std::string_view> split_lines(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (start < s.size()) {
+    auto pos = s.find('\n', start);
+    if (pos == std::string_view::npos) pos = s.size();
+    auto line = s.substr(start, pos - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out.push_back(line);
+    start = pos + 1;
+  }
+  return out;
+}
+
+std::vector<std::string_view> split_ws(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    std::size_t j = i;
+    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<std::uint64_t> parse_u64_base(std::string_view s, int base) {
+  s = trim(s);
+  if (base == 16 && (starts_with(s, "0x") || starts_with(s, "0X"))) s.remove_prefix(2);
+  if (s.empty()) return std::nullopt;
+  std::uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view s) { return parse_u64_base(s, 10); }
+
+std::optional<std::int64_t> parse_i64(std::string_view s) {
+  s = trim(s);
+  if (s.empty()) return std::nullopt;
+  std::int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  s = trim(s);
+  if (s.empty() || s.size() > 64) return std::nullopt;
+  // from_chars for double is in libstdc++ 11+, but strtod keeps us portable to older ones.
+  std::string copy(s);
+  char* end = nullptr;
+  double v = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size()) return std::nullopt;
+  if (!(v == v) || v == std::numeric_limits<double>::infinity() ||
+      v == -std::numeric_limits<double>::infinity())
+    return std::nullopt;
+  return v;
+}
+
+std::vector<std::pair<std::string_view, std::string_view>> parse_key_values(std::string_view text,
+                                                                            char sep) {
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  for (auto line : split_lines(text)) {
+    auto pos = line.find(sep);
+    if (pos == std::string_view::npos) continue;
+    out.emplace_back(trim(line.substr(0, pos)), trim(line.substr(pos + 1)));
+  }
+  return out;
+}
+
+std::optional<std::string_view> find_value(std::string_view text, std::string_view key, char sep) {
+  for (auto line : split_lines(text)) {
+    auto pos = line.find(sep);
+    if (pos == std::string_view::npos) continue;
+    if (trim(line.substr(0, pos)) == key) return trim(line.substr(pos + 1));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<std::uint32_t>> parse_cpu_list(std::string_view s) {
+  // A CPU list never names more CPUs than the kernel's NR_CPUS; 1<<16 is far above any real
+  // machine and keeps a hostile "0-4294967295" from allocating gigabytes.
+  constexpr std::uint64_t kMaxCpus = 1u << 16;
+  std::vector<std::uint32_t> out;
+  s = trim(s);
+  if (s.empty()) return out;
+  for (auto part : split(s, ',')) {
+    part = trim(part);
+    auto dash = part.find('-');
+    if (dash == std::string_view::npos) {
+      auto v = parse_u64(part);
+      if (!v || *v >= kMaxCpus) return std::nullopt;
+      out.push_back(static_cast<std::uint32_t>(*v));
+    } else {
+      auto a = parse_u64(part.substr(0, dash));
+      auto b = parse_u64(part.substr(dash + 1));
+      if (!a || !b || *a > *b || *b >= kMaxCpus) return std::nullopt;
+      if (out.size() + (*b - *a + 1) > kMaxCpus) return std::nullopt;
+      for (auto i = *a; i <= *b; ++i) out.push_back(static_cast<std::uint32_t>(i));
+    }
+  }
+  return out;
+}
+
+std::optional<std::uint64_t> checked_mul(std::uint64_t a, std::uint64_t b) {
+  if (a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a) return std::nullopt;
+  return a * b;
+}
+
+std::optional<std::uint64_t> parse_size(std::string_view s) {
+  s = trim(s);
+  std::size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  auto number = parse_u64(s.substr(0, i));
+  if (!number) return std::nullopt;
+  auto unit = to_lower(trim(s.substr(i)));
+  std::uint64_t mult = 1;
+  if (unit.empty() || unit == "b" || unit == "bytes") mult = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib") mult = 1ull << 10;
+  else if (unit == "m" || unit == "mb" || unit == "mib") mult = 1ull << 20;
+  else if (unit == "g" || unit == "gb" || unit == "gib") mult = 1ull << 30;
+  else if (unit == "t" || unit == "tb" || unit == "tib") mult = 1ull << 40;
+  else return std::nullopt;
+  return checked_mul(*number, mult);
+}
+
+}  // namespace mainboard::core

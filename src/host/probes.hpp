@@ -1,0 +1,73 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/environ.hpp"
+#include "core/fs.hpp"
+#include "host/note.hpp"
+#include "mainboard/board.hpp"
+#include "mainboard/cgroup.hpp"
+#include "mainboard/cpu.hpp"
+#include "mainboard/environment.hpp"
+#include "mainboard/memory.hpp"
+#include "mainboard/runner.hpp"
+#include "mainboard/storage.hpp"
+
+/// Probes of the host: each reads bytes through core::Fs (or core Runner) and returns a model.
+/// None of them throws; a reading that cannot be taken is marked in the model and in the Note.
+namespace mainboard::host {
+
+// cpu_linux.cpp
+CpuInfo probe_cpu(const core::Fs& fs, Note& note);
+/// Identity fields from /proc/cpuinfo alone (used by probe_cpu; exposed for tests).
+CpuInfo parse_cpuinfo_identity(std::string_view cpuinfo);
+std::vector<ClockReading> read_cpu_clocks(const core::Fs& fs);
+struct LoadAverage {
+  double one = 0, five = 0, fifteen = 0;
+};
+std::optional<LoadAverage> read_loadavg(const core::Fs& fs);
+
+// memory_linux.cpp
+Memory read_system_memory(const core::Fs& fs, std::string scope = "system", bool unified = false);
+/// SwapTotal and SwapTotal - SwapFree, in bytes.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> read_swap(const core::Fs& fs);
+/// DIMMs from `dmidecode -t 17`, run through the runner; empty (and noted) when it is missing
+/// or refused.
+std::vector<DimmCard> probe_dimms(const Runner& runner, Note& note);
+std::vector<DimmCard> parse_dmidecode_memory(std::string_view text);
+
+// board_linux.cpp
+Board probe_board(const core::Fs& fs, Note& note);
+
+// environment_linux.cpp
+Environment probe_environment(const core::Fs& fs, const core::EnvMap& env, const Runner& runner,
+                              Note& note);
+/// The scheduler whose job variables are set, if any.
+std::optional<Job> detect_job(const core::EnvMap& env, const core::Fs* fs = nullptr);
+std::vector<Scheduler> detect_schedulers(const Runner& runner);
+
+// cgroup_linux.cpp
+CgroupMemory probe_cgroup_memory(const core::Fs& fs);
+
+// storage_linux.cpp
+struct MountEntry {
+  std::string device;
+  std::string mount_point;
+  std::string type;
+};
+std::vector<MountEntry> parse_mounts(std::string_view text);
+/// The mount holding `path`: the longest mount point that is a prefix of it.
+std::optional<MountEntry> mount_for(const std::vector<MountEntry>& mounts, std::string_view path);
+std::vector<BlockDevice> probe_block_devices(const core::Fs& fs);
+Disk probe_disk(const core::Fs& fs, const core::EnvMap& env, Note& note);
+Scratch probe_scratch(const core::Fs& fs, const core::EnvMap& env, Note& note);
+StorageTier classify_filesystem(const std::string& type, const std::string& device,
+                                const std::vector<BlockDevice>& devices);
+
+// hostname
+std::string read_hostname(const core::Fs& fs);
+
+}  // namespace mainboard::host

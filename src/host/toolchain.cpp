@@ -1,0 +1,248 @@
+#include "mainboard/toolchain.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/log.hpp"
+#include "mainboard/runner.hpp"
+
+namespace mainboard {
+
+const char* to_string(ToolCategory category) {
+  switch (category) {
+    case ToolCategory::c: return "c";
+    case ToolCategory::cxx: return "cxx";
+    case ToolCategory::cuda: return "cuda";
+    case ToolCategory::hip: return "hip";
+    case ToolCategory::fortran: return "fortran";
+    case ToolCategory::mpi: return "mpi";
+    case ToolCategory::build: return "build";
+    case ToolCategory::python: return "python";
+  }
+  return "build";
+}
+
+std::span<const ToolProbe> tool_probes() {
+  using C = ToolCategory;
+  static const std::vector<ToolProbe> kProbes = {
+      {"gcc", C::c, {"gcc"}},
+      {"clang", C::c, {"clang"}},
+      {"icx", C::c, {"icx"}},
+      {"nvc", C::c, {"nvc"}},
+      {"g++", C::cxx, {"g++"}},
+      {"clang++", C::cxx, {"clang++"}},
+      {"icpx", C::cxx, {"icpx"}},
+      {"nvc++", C::cxx, {"nvc++"}},
+      // "Cuda compilation tools, release 13.0, V13.0.88": the V-number is the full version.
+      {"nvcc", C::cuda, {"nvcc"}, {"--version"}, R"(V(\d+\.\d+(?:\.\d+)?))"},
+      {"hipcc", C::hip, {"hipcc"}, {"--version"}, R"(HIP version: (\d+\.\d+(?:\.\d+)?))"},
+      {"gfortran", C::fortran, {"gfortran"}},
+      {"ifx", C::fortran, {"ifx"}},
+      {"flang", C::fortran, {"flang", "flang-new"}},
+      // Wrappers print their underlying compiler's version; mpirun prints the MPI library's.
+      {"mpicc", C::mpi, {"mpicc"}},
+      {"mpicxx", C::mpi, {"mpicxx", "mpic++"}},
+      {"mpifort", C::mpi, {"mpifort", "mpif90"}},
+      {"mpirun", C::mpi, {"mpirun", "mpiexec"}},
+      {"cmake", C::build, {"cmake"}},
+      {"ninja", C::build, {"ninja", "ninja-build"}},
+      {"make", C::build, {"make", "gmake"}},
+      {"meson", C::build, {"meson"}},
+      {"bazel", C::build, {"bazel", "bazelisk"}},
+      {"python", C::python, {"python3", "python"}},
+  };
+  return kProbes;
+}
+
+namespace {
+
+Command version_command(const std::string& path, const ToolProbe& probe) {
+  Command cmd;
+  cmd.argv.push_back(path);
+  cmd.argv.insert(cmd.argv.end(), probe.version_args.begin(), probe.version_args.end());
+  cmd.timeout = std::chrono::milliseconds(5000);
+  cmd.max_output_bytes = 64u << 10;
+  return cmd;
+}
+
+std::optional<std::string> parse_version(const ToolProbe& probe, const CommandResult& result) {
+  if (!result.started || result.timed_out) return std::nullopt;
+  std::string text = result.out + "\n" + result.err;
+  try {
+    std::regex re(probe.pattern);
+    std::smatch m;
+    if (std::regex_search(text, m, re) && m.size() > 1 && m[1].matched) return m[1].str();
+  } catch (const std::regex_error& e) {
+    core::log().warn("toolchain: bad version pattern for {}: {}", probe.name, e.what());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+DetectedTool ToolProbe::detect(const Runner& runner) const {
+  DetectedTool tool;
+  tool.name = name;
+  tool.category = category;
+  for (const auto& bin : binaries) {
+    if (auto path = runner.find_executable(bin)) {
+      tool.path = *path;
+      break;
+    }
+  }
+  if (!tool.path) return tool;
+  tool.available = true;
+  tool.version = parse_version(*this, runner.run(version_command(*tool.path, *this)));
+  return tool;
+}
+
+ToolCache::ToolCache(std::filesystem::path file) : file_(std::move(file)) {
+  std::ifstream in(file_);
+  if (!in) return;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  // A cache we cannot read is simply empty: it is rebuilt on the next save.
+  if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("entries") ||
+      !j["entries"].is_object())
+    return;
+  for (auto& [key, value] : j["entries"].items()) {
+    if (value.is_string()) entries_[key] = value.get<std::string>();
+    else if (value.is_null()) entries_[key] = std::nullopt;
+  }
+}
+
+std::optional<std::filesystem::path> ToolCache::default_file() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
+    return std::filesystem::path(xdg) / "mainboard" / "tools.json";
+  if (const char* home = std::getenv("HOME"); home && *home == '/')
+    return std::filesystem::path(home) / ".cache" / "mainboard" / "tools.json";
+  return std::nullopt;
+}
+
+std::optional<std::optional<std::string>> ToolCache::lookup(const std::string& key) const {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    ++misses_;
+    return std::nullopt;
+  }
+  ++hits_;
+  return it->second;
+}
+
+void ToolCache::store(const std::string& key, const std::optional<std::string>& version) {
+  auto it = entries_.find(key);
+  if (it != entries_.end() && it->second == version) return;
+  entries_[key] = version;
+  dirty_ = true;
+}
+
+void ToolCache::save() const {
+  if (!dirty_) return;
+  nlohmann::json entries = nlohmann::json::object();
+  for (const auto& [key, value] : entries_) {
+    if (value) entries[key] = *value;
+    else entries[key] = nullptr;
+  }
+  nlohmann::json j = {{"version", 1}, {"entries", entries}};
+  try {
+    std::error_code ec;
+    std::filesystem::create_directories(file_.parent_path(), ec);
+    core::write_file_atomic(file_, j.dump(1));
+  } catch (const std::exception& e) {
+    core::log().debug("toolchain cache not saved: {}", e.what());
+  }
+}
+
+std::optional<std::string> ToolCache::key_for(const std::string& path, const ToolProbe& probe) {
+  // Keyed by the file the path resolves to: an update (new size or mtime) or a symlink that
+  // now points elsewhere is a different key.
+  std::error_code ec;
+  auto real = std::filesystem::canonical(path, ec);
+  if (ec) return std::nullopt;
+  struct stat st {};
+  if (::stat(real.c_str(), &st) != 0) return std::nullopt;
+  std::string key = real.string() + "|" + std::to_string(st.st_size) + "|" +
+                    std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  for (const auto& a : probe.version_args) key += "|" + a;
+  key += "|" + probe.pattern;
+  return key;
+}
+
+Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> probes,
+                           ToolCache* cache) {
+  Toolchain tc;
+  std::vector<Command> commands;
+  std::vector<std::size_t> waiting;  // index into tc.tools for each command
+  std::vector<std::optional<std::string>> keys;
+  std::vector<const ToolProbe*> sources;
+  for (const auto& p : probes) {
+    DetectedTool tool;
+    tool.name = p.name;
+    tool.category = p.category;
+    for (const auto& bin : p.binaries) {
+      if (auto path = runner.find_executable(bin)) {
+        tool.path = *path;
+        break;
+      }
+    }
+    if (!tool.path) continue;  // only tools present on PATH are kept
+    tool.available = true;
+    std::optional<std::string> key;
+    if (cache) {
+      key = ToolCache::key_for(*tool.path, p);
+      if (key)
+        if (auto hit = cache->lookup(*key)) {
+          tool.version = *hit;
+          tc.tools.push_back(std::move(tool));
+          continue;
+        }
+    }
+    commands.push_back(version_command(*tool.path, p));
+    waiting.push_back(tc.tools.size());
+    keys.push_back(key);
+    sources.push_back(&p);
+    tc.tools.push_back(std::move(tool));
+  }
+  if (!commands.empty()) {
+    auto results = runner.run_all(commands);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      auto version = parse_version(*sources[i], results[i]);
+      tc.tools[waiting[i]].version = version;
+      // A timeout is not an answer worth remembering; anything else (even "no version") is.
+      if (cache && keys[i] && results[i].started && !results[i].timed_out)
+        cache->store(*keys[i], version);
+    }
+  }
+  if (cache) cache->save();
+  return tc;
+}
+
+std::map<ToolCategory, std::vector<DetectedTool>> Toolchain::by_category() const {
+  std::map<ToolCategory, std::vector<DetectedTool>> out;
+  for (const auto& t : tools) out[t.category].push_back(t);
+  return out;
+}
+
+const DetectedTool* Toolchain::find(const std::string& name) const {
+  for (const auto& t : tools)
+    if (t.name == name && t.available) return &t;
+  return nullptr;
+}
+
+std::vector<std::string> CompilerConfig::cmake_args() const {
+  std::vector<std::string> out;
+  if (c_compiler) out.push_back("-DCMAKE_C_COMPILER=" + *c_compiler);
+  if (cxx_compiler) out.push_back("-DCMAKE_CXX_COMPILER=" + *cxx_compiler);
+  if (cuda_compiler) out.push_back("-DCMAKE_CUDA_COMPILER=" + *cuda_compiler);
+  if (cuda_architectures) out.push_back("-DCMAKE_CUDA_ARCHITECTURES=" + *cuda_architectures);
+  return out;
+}
+
+}  // namespace mainboard

@@ -1,0 +1,172 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "mainboard/error.hpp"
+
+/// The machinery behind every model's to_json/from_json: a model lists its fields once, in a
+/// `fields(visitor, model)` function, and the same list writes and reads it. Loading ignores
+/// unknown keys, treats a missing std::optional as empty, and throws mainboard::Error naming
+/// the model and field for anything else missing or of the wrong type.
+namespace mainboard::json_detail {
+
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+template <class T>
+struct is_vector : std::false_type {};
+template <class T, class A>
+struct is_vector<std::vector<T, A>> : std::true_type {};
+
+template <class T>
+void put(nlohmann::json& j, const T& value) {
+  if constexpr (is_optional<T>::value) {
+    if (value) put(j, *value);
+    else j = nullptr;
+  } else if constexpr (is_vector<T>::value) {
+    j = nlohmann::json::array();
+    for (const auto& item : value) {
+      nlohmann::json e;
+      put(e, item);
+      j.push_back(std::move(e));
+    }
+  } else {
+    j = value;
+  }
+}
+
+[[noreturn]] inline void fail(const char* model, const std::string& field, const std::string& what) {
+  throw Error(std::string(model) + "." + field + ": " + what);
+}
+
+template <class T>
+void take(const nlohmann::json& j, T& out, const char* model, const std::string& field) {
+  if constexpr (is_optional<T>::value) {
+    if (j.is_null()) {
+      out.reset();
+      return;
+    }
+    typename T::value_type v{};
+    take(j, v, model, field);
+    out = std::move(v);
+  } else if constexpr (is_vector<T>::value) {
+    if (!j.is_array()) fail(model, field, "expected an array");
+    out.clear();
+    out.reserve(j.size());
+    std::size_t i = 0;
+    for (const auto& e : j) {
+      typename T::value_type v{};
+      take(e, v, model, field + "[" + std::to_string(i++) + "]");
+      out.push_back(std::move(v));
+    }
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!j.is_boolean()) fail(model, field, "expected true or false");
+    out = j.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!j.is_number_integer()) fail(model, field, "expected an integer");
+    // Range-checked: a hostile file must not wrap a count into something huge.
+    if (j.is_number_unsigned()) {
+      auto v = j.get<std::uint64_t>();
+      if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+        fail(model, field, "integer out of range");
+      out = static_cast<T>(v);
+    } else {
+      auto v = j.get<std::int64_t>();
+      if constexpr (std::is_unsigned_v<T>) {
+        if (v < 0) fail(model, field, "expected a non-negative integer");
+        if (static_cast<std::uint64_t>(v) > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+          fail(model, field, "integer out of range");
+      } else {
+        if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
+            v > static_cast<std::int64_t>(std::numeric_limits<T>::max()))
+          fail(model, field, "integer out of range");
+      }
+      out = static_cast<T>(v);
+    }
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!j.is_number()) fail(model, field, "expected a number");
+    out = j.get<T>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!j.is_string()) fail(model, field, "expected a string");
+    out = j.get<std::string>();
+  } else {
+    // A nested model or an enum: its own from_json reports problems inside it.
+    try {
+      from_json(j, out);
+    } catch (const Error& e) {
+      throw Error(std::string(model) + "." + field + " → " + e.what());
+    } catch (const nlohmann::json::exception& e) {
+      fail(model, field, e.what());
+    }
+  }
+}
+
+struct Writer {
+  nlohmann::json& j;
+  template <class T>
+  void operator()(const char* key, const T& value) {
+    put(j[key], value);
+  }
+};
+
+struct Reader {
+  const nlohmann::json& j;
+  const char* model;
+  template <class T>
+  void operator()(const char* key, T& value) {
+    auto it = j.find(key);
+    if (it == j.end()) {
+      if constexpr (is_optional<T>::value) {
+        value.reset();
+        return;
+      } else {
+        fail(model, key, "missing");
+      }
+    }
+    take(*it, value, model, key);
+  }
+};
+
+template <class Model>
+void write_model(nlohmann::json& j, const Model& m) {
+  j = nlohmann::json::object();
+  Writer w{j};
+  fields(w, const_cast<Model&>(m));
+}
+
+template <class Model>
+void read_model(const nlohmann::json& j, Model& m, const char* name) {
+  if (!j.is_object()) throw Error(std::string(name) + ": expected an object");
+  Reader r{j, name};
+  fields(r, m);
+}
+
+}  // namespace mainboard::json_detail
+
+/// Defines to_json/from_json for a model whose field list is `fields(v, m)`.
+#define MAINBOARD_DEFINE_JSON(Type)                                                        \
+  void to_json(nlohmann::json& j, const Type& value) { json_detail::write_model(j, value); } \
+  void from_json(const nlohmann::json& j, Type& value) {                                   \
+    json_detail::read_model(j, value, #Type);                                               \
+  }
+
+/// Enums travel as their names; an unknown name is an error, not a silent default.
+#define MAINBOARD_DEFINE_ENUM_JSON(Type, ...)                                              \
+  void to_json(nlohmann::json& j, const Type& value) { j = to_string(value); }             \
+  void from_json(const nlohmann::json& j, Type& value) {                                   \
+    if (!j.is_string()) throw Error(#Type ": expected a string");                          \
+    const auto name = j.get<std::string>();                                                \
+    for (Type candidate : {__VA_ARGS__})                                                   \
+      if (name == to_string(candidate)) {                                                  \
+        value = candidate;                                                                 \
+        return;                                                                            \
+      }                                                                                    \
+    throw Error(std::string(#Type ": unknown value '") + name + "'");                      \
+  }

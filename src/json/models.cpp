@@ -1,0 +1,434 @@
+// JSON field lists of every model. Each list is the single source of both directions.
+#include "json/fields.hpp"
+#include "mainboard/snapshot.hpp"
+
+namespace mainboard {
+
+const char* to_string(UnitKind kind) {
+  switch (kind) {
+    case UnitKind::cpu: return "cpu";
+    case UnitKind::gpu: return "gpu";
+    case UnitKind::npu: return "npu";
+  }
+  return "cpu";
+}
+
+const char* to_string(StorageTier tier) {
+  switch (tier) {
+    case StorageTier::memory: return "memory";
+    case StorageTier::local_ssd: return "local-ssd";
+    case StorageTier::local_disk: return "local-disk";
+    case StorageTier::local: return "local";
+    case StorageTier::network: return "network";
+    case StorageTier::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+const char* to_string(ProbeStatus status) {
+  switch (status) {
+    case ProbeStatus::ok: return "ok";
+    case ProbeStatus::unsupported: return "unsupported";
+    case ProbeStatus::failed: return "failed";
+  }
+  return "failed";
+}
+
+MAINBOARD_DEFINE_ENUM_JSON(UnitKind, UnitKind::cpu, UnitKind::gpu, UnitKind::npu)
+MAINBOARD_DEFINE_ENUM_JSON(StorageTier, StorageTier::memory, StorageTier::local_ssd,
+                           StorageTier::local_disk, StorageTier::local, StorageTier::network,
+                           StorageTier::unknown)
+MAINBOARD_DEFINE_ENUM_JSON(ProbeStatus, ProbeStatus::ok, ProbeStatus::unsupported,
+                           ProbeStatus::failed)
+MAINBOARD_DEFINE_ENUM_JSON(ToolCategory, ToolCategory::c, ToolCategory::cxx, ToolCategory::cuda,
+                           ToolCategory::hip, ToolCategory::fortran, ToolCategory::mpi,
+                           ToolCategory::build, ToolCategory::python)
+
+template <class V>
+void fields(V& v, Memory& m) {
+  v("total_bytes", m.total_bytes);
+  v("used_bytes", m.used_bytes);
+  v("free_bytes", m.free_bytes);
+  v("scope", m.scope);
+  v("unified", m.unified);
+  v("source", m.source);
+  v("supported", m.supported);
+  v("reason", m.reason);
+}
+MAINBOARD_DEFINE_JSON(Memory)
+
+template <class V>
+void fields(V& v, DimmCard& m) {
+  v("locator", m.locator);
+  v("bank_locator", m.bank_locator);
+  v("size_bytes", m.size_bytes);
+  v("type", m.type);
+  v("form_factor", m.form_factor);
+  v("speed_mts", m.speed_mts);
+  v("configured_speed_mts", m.configured_speed_mts);
+  v("manufacturer", m.manufacturer);
+  v("part_number", m.part_number);
+  v("rank", m.rank);
+}
+MAINBOARD_DEFINE_JSON(DimmCard)
+
+template <class V>
+void fields(V& v, MemoryHardware& m) {
+  v("cards", m.cards);
+  v("cards_supported", m.cards_supported);
+  v("cards_reason", m.cards_reason);
+  v("swap_total_bytes", m.swap_total_bytes);
+  v("swap_used_bytes", m.swap_used_bytes);
+}
+MAINBOARD_DEFINE_JSON(MemoryHardware)
+
+template <class V>
+void fields(V& v, ClockReading& m) {
+  v("domain", m.domain);
+  v("current_mhz", m.current_mhz);
+  v("min_mhz", m.min_mhz);
+  v("max_mhz", m.max_mhz);
+  v("source", m.source);
+}
+MAINBOARD_DEFINE_JSON(ClockReading)
+
+template <class V>
+void fields(V& v, Utilization& m) {
+  v("supported", m.supported);
+  v("compute_pct", m.compute_pct);
+  v("memory_pct", m.memory_pct);
+  v("reason", m.reason);
+}
+MAINBOARD_DEFINE_JSON(Utilization)
+
+template <class V>
+void fields(V& v, Energy& m) {
+  v("supported", m.supported);
+  v("power_w", m.power_w);
+  v("power_limit_w", m.power_limit_w);
+  v("energy_j", m.energy_j);
+  v("reason", m.reason);
+}
+MAINBOARD_DEFINE_JSON(Energy)
+
+template <class V>
+void fields(V& v, Thermal& m) {
+  v("supported", m.supported);
+  v("temperature_c", m.temperature_c);
+  v("slowdown_c", m.slowdown_c);
+  v("shutdown_c", m.shutdown_c);
+  v("throttle_reasons", m.throttle_reasons);
+  v("reason", m.reason);
+}
+MAINBOARD_DEFINE_JSON(Thermal)
+
+template <class V>
+void fields(V& v, UnitSnapshot& m) {
+  v("name", m.name);
+  v("unit_name", m.unit_name);
+  v("kind", m.kind);
+  v("vendor", m.vendor);
+  v("timestamp_ns", m.timestamp_ns);
+  v("clocks", m.clocks);
+  v("memory", m.memory);
+  v("utilization", m.utilization);
+  v("energy", m.energy);
+  v("thermal", m.thermal);
+}
+MAINBOARD_DEFINE_JSON(UnitSnapshot)
+
+template <class V>
+void fields(V& v, CacheInfo& m) {
+  v("level", m.level);
+  v("type", m.type);
+  v("size_bytes", m.size_bytes);
+  v("instances", m.instances);
+}
+MAINBOARD_DEFINE_JSON(CacheInfo)
+
+template <class V>
+void fields(V& v, CpuInfo& m) {
+  v("label", m.label);
+  v("vendor", m.vendor);
+  v("architecture", m.architecture);
+  v("microarchitecture", m.microarchitecture);
+  v("family", m.family);
+  v("model", m.model);
+  v("stepping", m.stepping);
+  v("packages", m.packages);
+  v("cores", m.cores);
+  v("threads", m.threads);
+  v("numa_nodes", m.numa_nodes);
+  v("caches", m.caches);
+  v("isa_extensions", m.isa_extensions);
+  v("topology_source", m.topology_source);
+}
+MAINBOARD_DEFINE_JSON(CpuInfo)
+
+template <class V>
+void fields(V& v, CpuSnapshot& m) {
+  v("info", m.info);
+  v("clocks", m.clocks);
+  v("load_1m", m.load_1m);
+  v("load_5m", m.load_5m);
+  v("load_15m", m.load_15m);
+}
+MAINBOARD_DEFINE_JSON(CpuSnapshot)
+
+template <class V>
+void fields(V& v, Board& m) {
+  v("vendor", m.vendor);
+  v("model", m.model);
+  v("version", m.version);
+  v("bios_vendor", m.bios_vendor);
+  v("bios_version", m.bios_version);
+  v("bios_date", m.bios_date);
+}
+MAINBOARD_DEFINE_JSON(Board)
+
+template <class V>
+void fields(V& v, Scheduler& m) {
+  v("name", m.name);
+  v("binary", m.binary);
+}
+MAINBOARD_DEFINE_JSON(Scheduler)
+
+template <class V>
+void fields(V& v, Job& m) {
+  v("scheduler", m.scheduler);
+  v("id", m.id);
+  v("name", m.name);
+  v("array_task", m.array_task);
+}
+MAINBOARD_DEFINE_JSON(Job)
+
+template <class V>
+void fields(V& v, Environment& m) {
+  v("user", m.user);
+  v("group", m.group);
+  v("groups", m.groups);
+  v("scheduler", m.scheduler);
+  v("schedulers", m.schedulers);
+  v("job", m.job);
+}
+MAINBOARD_DEFINE_JSON(Environment)
+
+template <class V>
+void fields(V& v, DetectedTool& m) {
+  v("name", m.name);
+  v("category", m.category);
+  v("path", m.path);
+  v("version", m.version);
+  v("available", m.available);
+}
+MAINBOARD_DEFINE_JSON(DetectedTool)
+
+template <class V>
+void fields(V& v, Toolchain& m) {
+  v("tools", m.tools);
+}
+MAINBOARD_DEFINE_JSON(Toolchain)
+
+template <class V>
+void fields(V& v, CompilerConfig& m) {
+  v("c_compiler", m.c_compiler);
+  v("cxx_compiler", m.cxx_compiler);
+  v("cuda_compiler", m.cuda_compiler);
+  v("cuda_architectures", m.cuda_architectures);
+}
+MAINBOARD_DEFINE_JSON(CompilerConfig)
+
+template <class V>
+void fields(V& v, CgroupMemory& m) {
+  v("supported", m.supported);
+  v("version", m.version);
+  v("path", m.path);
+  v("limit_bytes", m.limit_bytes);
+  v("usage_bytes", m.usage_bytes);
+  v("swap_limit_bytes", m.swap_limit_bytes);
+  v("limit_source", m.limit_source);
+  v("reason", m.reason);
+}
+MAINBOARD_DEFINE_JSON(CgroupMemory)
+
+template <class V>
+void fields(V& v, BlockDevice& m) {
+  v("name", m.name);
+  v("model", m.model);
+  v("size_bytes", m.size_bytes);
+  v("rotational", m.rotational);
+  v("nvme", m.nvme);
+  v("removable", m.removable);
+}
+MAINBOARD_DEFINE_JSON(BlockDevice)
+
+template <class V>
+void fields(V& v, Filesystem& m) {
+  v("role", m.role);
+  v("path", m.path);
+  v("mount_point", m.mount_point);
+  v("type", m.type);
+  v("device", m.device);
+  v("size_bytes", m.size_bytes);
+  v("free_bytes", m.free_bytes);
+}
+MAINBOARD_DEFINE_JSON(Filesystem)
+
+template <class V>
+void fields(V& v, Disk& m) {
+  v("devices", m.devices);
+  v("filesystems", m.filesystems);
+}
+MAINBOARD_DEFINE_JSON(Disk)
+
+template <class V>
+void fields(V& v, ScratchCandidate& m) {
+  v("path", m.path);
+  v("origin", m.origin);
+  v("fs_type", m.fs_type);
+  v("tier", m.tier);
+  v("free_bytes", m.free_bytes);
+  v("usable", m.usable);
+  v("reason", m.reason);
+}
+MAINBOARD_DEFINE_JSON(ScratchCandidate)
+
+template <class V>
+void fields(V& v, Scratch& m) {
+  v("found", m.found);
+  v("path", m.path);
+  v("fs_type", m.fs_type);
+  v("tier", m.tier);
+  v("free_bytes", m.free_bytes);
+  v("candidates", m.candidates);
+}
+MAINBOARD_DEFINE_JSON(Scratch)
+
+template <class V>
+void fields(V& v, PcieReading& m) {
+  v("supported", m.supported);
+  v("tx_kbps", m.tx_kbps);
+  v("rx_kbps", m.rx_kbps);
+  v("link_gen", m.link_gen);
+  v("link_width", m.link_width);
+  v("max_link_gen", m.max_link_gen);
+  v("max_link_width", m.max_link_width);
+  v("reason", m.reason);
+}
+MAINBOARD_DEFINE_JSON(PcieReading)
+
+template <class V>
+void fields(V& v, GpuProcess& m) {
+  v("pid", m.pid);
+  v("name", m.name);
+  v("used_memory_bytes", m.used_memory_bytes);
+}
+MAINBOARD_DEFINE_JSON(GpuProcess)
+
+template <class V>
+void fields(V& v, MigDevice& m) {
+  v("uuid", m.uuid);
+  v("gpu_instance_id", m.gpu_instance_id);
+  v("compute_instance_id", m.compute_instance_id);
+  v("memory_total_bytes", m.memory_total_bytes);
+}
+MAINBOARD_DEFINE_JSON(MigDevice)
+
+template <class V>
+void fields(V& v, GpuInfo& m) {
+  v("index", m.index);
+  v("provider", m.provider);
+  v("label", m.label);
+  v("vendor", m.vendor);
+  v("uuid", m.uuid);
+  v("pci_bus_id", m.pci_bus_id);
+  v("architecture", m.architecture);
+  v("arch_key", m.arch_key);
+  v("compute_capability", m.compute_capability);
+  v("sm_count", m.sm_count);
+  v("core_count", m.core_count);
+  v("peak_bandwidth_gbs", m.peak_bandwidth_gbs);
+  v("driver_version", m.driver_version);
+  v("memory_total_bytes", m.memory_total_bytes);
+  v("coherent", m.coherent);
+  v("mig_enabled", m.mig_enabled);
+  v("mig_devices", m.mig_devices);
+  v("metal_support", m.metal_support);
+}
+MAINBOARD_DEFINE_JSON(GpuInfo)
+
+template <class V>
+void fields(V& v, GpuSnapshot& m) {
+  v("info", m.info);
+  v("telemetry", m.telemetry);
+  v("pcie", m.pcie);
+  v("fan_speed_pct", m.fan_speed_pct);
+  v("processes", m.processes);
+}
+MAINBOARD_DEFINE_JSON(GpuSnapshot)
+
+template <class V>
+void fields(V& v, NpuInfo& m) {
+  v("index", m.index);
+  v("provider", m.provider);
+  v("label", m.label);
+  v("vendor", m.vendor);
+  v("architecture", m.architecture);
+  v("driver", m.driver);
+  v("pci_bus_id", m.pci_bus_id);
+}
+MAINBOARD_DEFINE_JSON(NpuInfo)
+
+template <class V>
+void fields(V& v, NpuSnapshot& m) {
+  v("info", m.info);
+  v("telemetry", m.telemetry);
+}
+MAINBOARD_DEFINE_JSON(NpuSnapshot)
+
+template <class V>
+void fields(V& v, Diagnostic& m) {
+  v("probe", m.probe);
+  v("status", m.status);
+  v("reason", m.reason);
+  v("duration_ns", m.duration_ns);
+}
+MAINBOARD_DEFINE_JSON(Diagnostic)
+
+template <class V>
+void fields(V& v, MachineSnapshot& m) {
+  v("schema_version", m.schema_version);
+  v("timestamp_ns", m.timestamp_ns);
+  v("unix_time_ns", m.unix_time_ns);
+  v("hostname", m.hostname);
+  v("cpu", m.cpu);
+  v("memory", m.memory);
+  v("memory_hardware", m.memory_hardware);
+  v("gpus", m.gpus);
+  v("npus", m.npus);
+  v("environment", m.environment);
+  v("board", m.board);
+  v("toolchain", m.toolchain);
+  v("compilers", m.compilers);
+  v("cgroup_memory", m.cgroup_memory);
+  v("disk", m.disk);
+  v("scratch", m.scratch);
+  v("diagnostics", m.diagnostics);
+}
+
+void to_json(nlohmann::json& j, const MachineSnapshot& value) {
+  json_detail::write_model(j, value);
+}
+
+void from_json(const nlohmann::json& j, MachineSnapshot& value) {
+  if (!j.is_object()) throw Error("MachineSnapshot: expected an object");
+  auto version = j.find("schema_version");
+  if (version == j.end() || !version->is_number_integer())
+    throw Error("MachineSnapshot: missing schema_version");
+  if (version->get<std::int64_t>() != kSnapshotSchemaVersion)
+    throw Error("MachineSnapshot: schema_version " + version->dump() + " is not supported (this "
+                "build reads " + std::to_string(kSnapshotSchemaVersion) + ")");
+  json_detail::read_model(j, value, "MachineSnapshot");
+}
+
+}  // namespace mainboard

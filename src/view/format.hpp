@@ -1,0 +1,30 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mainboard::view {
+
+/// 1536 → "1.5 KiB", 0 → "0 B": binary units, three significant digits.
+std::string bytes(std::uint64_t value);
+/// "12.0 / 80.0 GiB": used and total sharing one unit where they can.
+std::string capacity_pair(std::uint64_t used, std::uint64_t total);
+std::string mhz(double value);
+std::string percent(double value);
+
+/// Terminal styling that is a no-op when colour is off.
+struct Style {
+  bool color = false;
+  std::string label(const std::string& s) const;  // bold cyan
+  std::string dim(const std::string& s) const;
+  std::string good(const std::string& s) const;   // green
+  std::string warn(const std::string& s) const;   // yellow
+  std::string bold(const std::string& s) const;
+};
+
+/// Whether to colour: `mode` is auto, always or never; auto means stdout is a terminal, NO_COLOR
+/// is unset and TERM is not "dumb".
+bool want_color(const std::string& mode, int fd);
+
+}  // namespace mainboard::view

@@ -1,0 +1,206 @@
+#include "view/summary.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace mainboard::view {
+
+namespace {
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (p.empty()) continue;
+    if (!out.empty()) out += sep;
+    out += p;
+  }
+  return out;
+}
+
+std::string plural(std::uint64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+class Block {
+ public:
+  explicit Block(const Style& style) : style_(style) {}
+  void line(const std::string& label, const std::string& text) {
+    out_ += "  " + style_.label(fmt::format("{:<9}", label)) + text + "\n";
+  }
+  void more(const std::string& text) { out_ += "           " + text + "\n"; }
+  std::string take() { return std::move(out_); }
+
+ private:
+  const Style& style_;
+  std::string out_;
+};
+
+std::string cache_summary(const CpuInfo& cpu) {
+  std::vector<std::string> parts;
+  for (const auto& c : cpu.caches) {
+    std::string name = "L" + std::to_string(c.level);
+    if (c.type == "data") name += "d";
+    if (c.type == "instruction") name += "i";
+    parts.push_back(fmt::format("{} {} ×{}", name, bytes(c.size_bytes), c.instances));
+  }
+  return join(parts, ", ");
+}
+
+std::string unsupported(const Style& style, const std::string& reason) {
+  return style.warn("unavailable") + (reason.empty() ? "" : style.dim(": " + reason));
+}
+
+}  // namespace
+
+std::string render_summary(const MachineSnapshot& s, const Style& style) {
+  Block b(style);
+  const auto& cpu = s.cpu.info;
+  std::string title = join({s.hostname, cpu.label, cpu.architecture}, " · ");
+  std::string out = style.bold(title) + "\n";
+
+  std::string identity = cpu.label;
+  if (!cpu.microarchitecture.empty() && cpu.label.find(cpu.microarchitecture) == std::string::npos)
+    identity += " — " + cpu.microarchitecture;
+  b.line("CPU", identity);
+  b.more(join({plural(cpu.packages, "package", "packages"), plural(cpu.cores, "core", "cores"),
+               plural(cpu.threads, "thread", "threads"),
+               plural(cpu.numa_nodes, "NUMA node", "NUMA nodes")},
+              ", "));
+  if (auto caches = cache_summary(cpu); !caches.empty()) b.more("caches " + caches);
+  std::vector<std::string> live;
+  for (const auto& c : s.cpu.clocks) {
+    std::string text = c.domain + " ";
+    if (c.current_mhz) text += mhz(*c.current_mhz);
+    if (c.max_mhz) text += " (max " + mhz(*c.max_mhz) + ")";
+    live.push_back(text);
+  }
+  if (s.cpu.load_1m)
+    live.push_back(fmt::format("load {:.2f} {:.2f} {:.2f}", *s.cpu.load_1m, s.cpu.load_5m.value_or(0),
+                               s.cpu.load_15m.value_or(0)));
+  if (!live.empty()) b.more(join(live, " · "));
+  if (!cpu.isa_extensions.empty()) b.more("isa " + join(cpu.isa_extensions, " "));
+
+  if (s.memory.supported) {
+    b.line("Memory", fmt::format("{} used ({})", capacity_pair(s.memory.used_bytes.value_or(0),
+                                                              s.memory.total_bytes),
+                                 percent(s.memory.percent_used())));
+  } else {
+    b.line("Memory", unsupported(style, s.memory.reason));
+  }
+  const auto& hw = s.memory_hardware;
+  b.more(hw.swap_total_bytes ? "swap " + capacity_pair(hw.swap_used_bytes, hw.swap_total_bytes)
+                             : std::string("swap none"));
+  if (!hw.cards.empty()) {
+    std::map<std::string, int> kinds;
+    for (const auto& c : hw.cards)
+      if (c.populated())
+        ++kinds[join({bytes(*c.size_bytes), c.type,
+                      c.speed_mts ? std::to_string(*c.speed_mts) + " MT/s" : ""},
+                     " ")];
+    std::vector<std::string> parts;
+    for (const auto& [k, n] : kinds) parts.push_back(fmt::format("{} × {}", n, k));
+    b.more(fmt::format("DIMMs {} of {} slots: {}", hw.slots_used(), hw.slots_total(),
+                       join(parts, ", ")));
+  } else {
+    b.more("DIMMs " + unsupported(style, hw.cards_reason));
+  }
+
+  const auto& cg = s.cgroup_memory;
+  if (!cg.supported) {
+    b.line("cgroup", unsupported(style, cg.reason));
+  } else {
+    std::string cap = cg.limit_bytes ? style.warn("cap " + bytes(*cg.limit_bytes))
+                                     : std::string("no memory cap");
+    std::string usage = cg.usage_bytes ? ", using " + bytes(*cg.usage_bytes) : "";
+    b.line("cgroup", fmt::format("v{} {}: {}{}", cg.version, cg.path, cap, usage));
+  }
+
+  if (s.board.empty()) {
+    const auto* d = s.diagnostic("board");
+    b.line("Board", unsupported(style, d ? d->reason : ""));
+  } else {
+    b.line("Board", join({s.board.vendor, s.board.model, s.board.version}, " "));
+    b.more("BIOS " + join({s.board.bios_vendor, s.board.bios_version, s.board.bios_date}, " "));
+  }
+
+  const auto& env = s.environment;
+  std::string who = env.user + " (group " + env.group;
+  if (env.groups.size() > 1) who += "; also " + join({env.groups.begin() + 1, env.groups.end()}, ", ");
+  who += ")";
+  b.line("User", who);
+  std::vector<std::string> sched;
+  for (const auto& sc : env.schedulers) sched.push_back(sc.name);
+  std::string job = env.job ? fmt::format("in {} job {}{}", env.job->scheduler, env.job->id,
+                                          env.job->name.empty() ? "" : " (" + env.job->name + ")")
+                            : "not in a batch job";
+  b.more("scheduler " + (sched.empty() ? std::string("none on PATH") : join(sched, ", ")) + " · " +
+         job);
+
+  if (s.scratch.found) {
+    b.line("Scratch", fmt::format("{} ({}, {}){}", s.scratch.path, s.scratch.fs_type,
+                                  to_string(s.scratch.tier),
+                                  s.scratch.free_bytes ? ", " + bytes(*s.scratch.free_bytes) + " free"
+                                                       : ""));
+  } else {
+    b.line("Scratch", unsupported(style, "no writable scratch directory"));
+  }
+
+  std::vector<std::string> devs;
+  for (const auto& d : s.disk.devices)
+    devs.push_back(fmt::format("{} {}{}{}", d.name, bytes(d.size_bytes),
+                               d.nvme ? " NVMe" : (d.rotational ? " rotational" : " SSD"),
+                               d.model.empty() ? "" : " (" + d.model + ")"));
+  b.line("Disk", devs.empty() ? unsupported(style, "no block devices") : join(devs, ", "));
+  for (const auto& f : s.disk.filesystems) {
+    std::string space = f.free_bytes && f.size_bytes
+                            ? fmt::format(", {} free of {}", bytes(*f.free_bytes), bytes(*f.size_bytes))
+                            : "";
+    b.more(fmt::format("{} {} on {} ({}){}", f.role, f.path, f.mount_point, f.type, space));
+  }
+
+  if (s.gpus.empty()) {
+    b.line("GPUs", style.dim("none found"));
+  } else {
+    for (const auto& g : s.gpus) {
+      std::string mem = g.telemetry.memory.supported
+                            ? capacity_pair(g.telemetry.memory.used_bytes.value_or(0),
+                                            g.telemetry.memory.total_bytes)
+                            : "memory unavailable";
+      b.line(fmt::format("GPU {}", g.info.index),
+             join({g.info.label, g.info.arch_key, mem}, " · "));
+    }
+  }
+  for (const auto& n : s.npus) b.line(fmt::format("NPU {}", n.info.index), join({n.info.label, n.info.driver}, " · "));
+
+  if (s.toolchain) {
+    std::vector<std::string> tools;
+    for (const auto& t : s.toolchain->tools)
+      tools.push_back(t.name + (t.version ? " " + *t.version : ""));
+    b.line("Tools", tools.empty() ? style.dim("none found") : join(tools, ", "));
+  }
+
+  std::vector<std::string> problems;
+  for (const auto& d : s.diagnostics)
+    if (d.status == ProbeStatus::failed) problems.push_back(d.probe + ": " + d.reason);
+  if (!problems.empty()) b.line("Failed", style.warn(join(problems, "; ")));
+  return out + b.take();
+}
+
+std::string render_toolchain(const Toolchain& tc, const CompilerConfig& cfg, const Style& style) {
+  std::string out;
+  for (const auto& [category, tools] : tc.by_category()) {
+    out += style.label(fmt::format("{:<8}", to_string(category))) + "\n";
+    for (const auto& t : tools)
+      out += fmt::format("  {:<10} {:<12} {}\n", t.name, t.version.value_or("?"), t.path.value_or(""));
+  }
+  if (tc.tools.empty()) out += style.dim("no known build tool on PATH") + "\n";
+  auto args = cfg.cmake_args();
+  if (!args.empty()) {
+    out += style.label("cmake") + "\n";
+    for (const auto& a : args) out += "  " + a + "\n";
+  }
+  return out;
+}
+
+}  // namespace mainboard::view
