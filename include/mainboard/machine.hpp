@@ -94,6 +94,7 @@ class Machine {
   struct Impl;
 
  private:
+  friend struct Memory;
   std::unique_ptr<Impl> impl_;
 };
 

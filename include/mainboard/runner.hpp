@@ -17,6 +17,9 @@ struct Command {
   std::chrono::milliseconds timeout{5000};
   /// Output beyond this many bytes per stream is discarded and `truncated` is set.
   std::size_t max_output_bytes = 4u << 20;
+  /// Changes to the inherited environment: a value sets the variable, an empty optional
+  /// removes it.
+  std::map<std::string, std::optional<std::string>> environment;
 };
 
 struct CommandResult {

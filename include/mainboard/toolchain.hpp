@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -35,6 +36,8 @@ struct ToolProbe {
   std::vector<std::string> version_args = {"--version"};
   /// ECMAScript regex; its first group captures the version from stdout+stderr.
   std::string pattern = R"((\d+\.\d+(?:\.\d+)?))";
+  /// A tool that takes longer than this to print its version is reported without one.
+  std::chrono::milliseconds timeout{5000};
 
   /// Resolves the first binary on the runner's PATH and runs it for its version.
   DetectedTool detect(const Runner& runner) const;

@@ -55,14 +55,21 @@ struct Child {
   std::size_t max_bytes = 0;
 };
 
-/// The child environment: ours, with LC_ALL=C so tools print versions in one language.
-std::vector<std::string> child_environment() {
+/// The child environment: ours with the command's changes, and LC_ALL=C (unless the command
+/// sets it) so tools print versions in one language.
+std::vector<std::string> child_environment(const Command& command) {
+  auto changes = command.environment;
+  if (!changes.count("LC_ALL")) changes["LC_ALL"] = "C";
+  if (!changes.count("LANGUAGE")) changes["LANGUAGE"] = std::nullopt;
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
-    if (core::starts_with(*e, "LC_ALL=") || core::starts_with(*e, "LANGUAGE=")) continue;
-    env.emplace_back(*e);
+    std::string_view entry(*e);
+    auto name = entry.substr(0, entry.find('='));
+    if (changes.count(std::string(name))) continue;
+    env.emplace_back(entry);
   }
-  env.emplace_back("LC_ALL=C");
+  for (const auto& [name, value] : changes)
+    if (value) env.push_back(name + "=" + *value);
   return env;
 }
 
@@ -79,8 +86,8 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
-bool spawn(const std::string& exe, const Command& command, std::vector<std::string>& env,
-           Child& child, CommandResult& result) {
+bool spawn(const std::string& exe, const Command& command, Child& child, CommandResult& result) {
+  auto env = child_environment(command);
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0) {
     result.error = std::string("pipe: ") + std::strerror(errno);
@@ -149,7 +156,6 @@ void record_status(int status, CommandResult& result) {
 std::vector<CommandResult> LocalRunner::run_all(const std::vector<Command>& commands) const {
   std::vector<CommandResult> results(commands.size());
   std::vector<Child> children(commands.size());
-  auto env = child_environment();
 
   for (std::size_t i = 0; i < commands.size(); ++i) {
     const auto& argv = commands[i].argv;
@@ -164,7 +170,7 @@ std::vector<CommandResult> LocalRunner::run_all(const std::vector<Command>& comm
       results[i].error = argv[0] + ": not found on PATH";
       continue;
     }
-    spawn(*exe, commands[i], env, children[i], results[i]);
+    spawn(*exe, commands[i], children[i], results[i]);
   }
 
   // After the leader exits, descendants that still hold its pipes get this long to finish.

@@ -41,14 +41,25 @@ std::optional<CgroupMount> find_mount(std::string_view mountinfo, std::string_vi
 /// pages); anything this large is not a cap any machine could enforce.
 constexpr std::uint64_t kUnlimitedFloor = 1ull << 62;
 
-std::optional<std::uint64_t> read_limit(const core::Fs& fs, const std::string& file, bool& present) {
+struct Limit {
+  bool present = false;    // the file exists and was read
+  bool malformed = false;  // it held something that is not a limit
+  std::optional<std::uint64_t> bytes;  // empty: unlimited
+};
+
+Limit read_limit(const core::Fs& fs, const std::string& file) {
+  Limit l;
   auto line = fs.read_line(file);
-  present = line.has_value();
-  if (!line) return std::nullopt;
-  if (*line == "max") return std::nullopt;
+  if (!line) return l;
+  l.present = true;
+  if (*line == "max") return l;
   auto v = core::parse_u64(*line);
-  if (!v || *v >= kUnlimitedFloor) return std::nullopt;
-  return v;
+  if (!v) {
+    l.malformed = true;
+    return l;
+  }
+  if (*v < kUnlimitedFloor) l.bytes = v;
+  return l;
 }
 
 /// The directories from the process's own cgroup up to the mount point. A cgroup that is not
@@ -72,27 +83,30 @@ std::vector<std::string> cgroup_dirs(const core::Fs& fs, const CgroupMount& moun
 
 void fill(const core::Fs& fs, const std::vector<std::string>& dirs, const char* limit_file,
           const char* usage_file, const char* swap_file, CgroupMemory& out) {
-  bool any = false;
-  for (const auto& dir : dirs) {
-    bool present = false;
-    auto limit = read_limit(fs, dir + "/" + limit_file, present);
-    any = any || present;
-    if (limit && (!out.limit_bytes || *limit < *out.limit_bytes)) {
-      out.limit_bytes = limit;
-      out.limit_source = dir + "/" + limit_file;
-    }
-    bool swap_present = false;
-    auto swap = read_limit(fs, dir + "/" + swap_file, swap_present);
-    if (swap && (!out.swap_limit_bytes || *swap < *out.swap_limit_bytes)) out.swap_limit_bytes = swap;
-  }
-  if (!dirs.empty()) out.usage_bytes = fs.read_u64(dirs.front() + "/" + usage_file);
   if (dirs.empty()) {
     out.reason = "the process's cgroup is not visible under its mount";
     return;
   }
+  std::vector<std::string> malformed;
+  for (const auto& dir : dirs) {
+    auto limit = read_limit(fs, dir + "/" + limit_file);
+    if (limit.malformed) malformed.push_back(dir + "/" + limit_file);
+    if (limit.bytes && (!out.limit_bytes || *limit.bytes < *out.limit_bytes)) {
+      out.limit_bytes = limit.bytes;
+      out.limit_source = dir + "/" + limit_file;
+    }
+    auto swap = read_limit(fs, dir + "/" + swap_file);
+    if (swap.bytes && (!out.swap_limit_bytes || *swap.bytes < *out.swap_limit_bytes))
+      out.swap_limit_bytes = swap.bytes;
+  }
+  out.usage_bytes = fs.read_u64(dirs.front() + "/" + usage_file);
+  if (!malformed.empty() && !out.limit_bytes) {
+    // We could not read a limit that exists: claiming "no cap" would be a guess.
+    out.reason = "malformed " + malformed.front();
+    return;
+  }
   // Where no directory has the limit file, the controller is not enabled there (the v2 root
   // never has memory.max): nothing caps this process, which is a reading, not a failure.
-  (void)any;
   out.supported = true;
 }
 

@@ -92,10 +92,15 @@ struct Topology {
 std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
   std::unique_lock<std::mutex> lock(hwloc_env_mutex(), std::defer_lock);
   std::optional<std::string> saved_root;
+  bool set_hide = false;
   if (!fs.is_live()) {
     lock.lock();
     if (const char* old = std::getenv("HWLOC_FSROOT")) saved_root = old;
     ::setenv("HWLOC_FSROOT", fs.root().c_str(), 1);
+    // A partial recorded tree makes hwloc complain on stderr; we report it in diagnostics.
+    set_hide = std::getenv("HWLOC_HIDE_ERRORS") == nullptr;
+    // 2 hides hwloc's critical messages too (hwloc 2.x), such as a missing sysfs directory.
+    if (set_hide) ::setenv("HWLOC_HIDE_ERRORS", "2", 1);
   }
   hwloc_topology_t topo = nullptr;
   bool ok = hwloc_topology_init(&topo) == 0;
@@ -104,11 +109,19 @@ std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
     hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
     // Instruction caches are filtered out by default; we report L1i.
     hwloc_topology_set_icache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+    // For a recorded root, the x86 backend (this machine's CPUID) and the no-OS fallback (this
+    // machine's processor count) would describe the wrong host when the recorded sysfs is
+    // incomplete; we would rather count from the recorded /proc/cpuinfo.
+    if (!fs.is_live()) {
+      hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+      hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "no_os");
+    }
     ok = hwloc_topology_load(topo) == 0;
   }
   if (!fs.is_live()) {
     if (saved_root) ::setenv("HWLOC_FSROOT", saved_root->c_str(), 1);
     else ::unsetenv("HWLOC_FSROOT");
+    if (set_hide) ::unsetenv("HWLOC_HIDE_ERRORS");
   }
   if (!ok) {
     error = "hwloc could not load the topology";

@@ -66,7 +66,7 @@ Command version_command(const std::string& path, const ToolProbe& probe) {
   Command cmd;
   cmd.argv.push_back(path);
   cmd.argv.insert(cmd.argv.end(), probe.version_args.begin(), probe.version_args.end());
-  cmd.timeout = std::chrono::milliseconds(5000);
+  cmd.timeout = probe.timeout;
   cmd.max_output_bytes = 64u << 10;
   return cmd;
 }
@@ -84,21 +84,27 @@ std::optional<std::string> parse_version(const ToolProbe& probe, const CommandRe
   return std::nullopt;
 }
 
-}  // namespace
-
-DetectedTool ToolProbe::detect(const Runner& runner) const {
+/// The tool as found on PATH (first candidate binary that exists), without its version yet.
+DetectedTool locate(const ToolProbe& probe, const Runner& runner) {
   DetectedTool tool;
-  tool.name = name;
-  tool.category = category;
-  for (const auto& bin : binaries) {
+  tool.name = probe.name;
+  tool.category = probe.category;
+  for (const auto& bin : probe.binaries) {
     if (auto path = runner.find_executable(bin)) {
       tool.path = *path;
+      tool.available = true;
       break;
     }
   }
-  if (!tool.path) return tool;
-  tool.available = true;
-  tool.version = parse_version(*this, runner.run(version_command(*tool.path, *this)));
+  return tool;
+}
+
+}  // namespace
+
+DetectedTool ToolProbe::detect(const Runner& runner) const {
+  auto tool = locate(*this, runner);
+  if (tool.available)
+    tool.version = parse_version(*this, runner.run(version_command(*tool.path, *this)));
   return tool;
 }
 
@@ -183,17 +189,8 @@ Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> prob
   std::vector<std::optional<std::string>> keys;
   std::vector<const ToolProbe*> sources;
   for (const auto& p : probes) {
-    DetectedTool tool;
-    tool.name = p.name;
-    tool.category = p.category;
-    for (const auto& bin : p.binaries) {
-      if (auto path = runner.find_executable(bin)) {
-        tool.path = *path;
-        break;
-      }
-    }
-    if (!tool.path) continue;  // only tools present on PATH are kept
-    tool.available = true;
+    auto tool = locate(p, runner);
+    if (!tool.available) continue;  // only tools present on PATH are kept
     std::optional<std::string> key;
     if (cache) {
       key = ToolCache::key_for(*tool.path, p);

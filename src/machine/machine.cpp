@@ -8,6 +8,7 @@
 #include "core/fs.hpp"
 #include "core/log.hpp"
 #include "host/probes.hpp"
+#include "host/run_probe.hpp"
 #include "machine/record.hpp"
 #include "providers/provider.hpp"
 
@@ -23,26 +24,9 @@ struct Cached {
   Diagnostic diagnostic;
 };
 
-/// Runs a probe, timing it and turning an escaped exception into a "failed" diagnostic, so no
-/// probe can take the snapshot down.
-template <class T, class F>
-T run_probe(const char* name, Diagnostic& diag, F&& make) {
-  auto t0 = core::monotonic_ns();
-  host::Note note;
-  T value{};
-  try {
-    value = make(note);
-  } catch (const std::exception& e) {
-    note.failed(e.what());
-    core::log().warn("probe {} failed: {}", name, e.what());
-  }
-  diag = Diagnostic{name, note.status, note.reason, core::monotonic_ns() - t0};
-  return value;
-}
-
 template <class T, class F>
 const T& once(Cached<T>& c, const char* name, F&& make) {
-  std::call_once(c.once, [&] { c.value.emplace(run_probe<T>(name, c.diagnostic, make)); });
+  std::call_once(c.once, [&] { c.value.emplace(host::run_probe<T>(name, c.diagnostic, make)); });
   return *c.value;
 }
 
@@ -50,27 +34,6 @@ std::filesystem::path resolve_sysroot(const std::filesystem::path& requested) {
   if (!requested.empty()) return requested;
   if (const char* env = std::getenv("MAINBOARD_SYSROOT"); env && *env) return env;
   return "/";
-}
-
-template <class UnitT>
-std::vector<std::shared_ptr<UnitT>> fan_out(std::span<const providers::Provider<UnitT>> table,
-                                            const providers::Context& context, const char* kind,
-                                            std::vector<Diagnostic>& diagnostics) {
-  std::vector<std::shared_ptr<UnitT>> all;
-  for (const auto& provider : table) {
-    std::string name = std::string(kind) + ":" + provider.name;
-    Diagnostic diag;
-    auto units = run_probe<std::vector<std::shared_ptr<UnitT>>>(
-        name.c_str(), diag, [&](host::Note&) { return provider.probe(context); });
-    if (diag.status == ProbeStatus::ok && units.empty()) {
-      diag.status = ProbeStatus::unsupported;
-      diag.reason = std::string("no device (reads ") + provider.reads + ")";
-    }
-    diagnostics.push_back(std::move(diag));
-    for (auto& u : units)
-      if (u) all.push_back(std::move(u));
-  }
-  return all;
 }
 
 }  // namespace
@@ -95,8 +58,8 @@ struct Machine::Impl {
   void probe_units() {
     std::call_once(gpus_once, [&] {
       providers::Context context{fs, env, *runner};
-      gpus = fan_out<Gpu>(providers::gpu_providers(), context, "gpu", unit_diagnostics);
-      npus = fan_out<Npu>(providers::npu_providers(), context, "npu", unit_diagnostics);
+      gpus = providers::probe_all<Gpu>(providers::gpu_providers(), context, "gpu", unit_diagnostics);
+      npus = providers::probe_all<Npu>(providers::npu_providers(), context, "npu", unit_diagnostics);
     });
   }
 };
@@ -248,6 +211,10 @@ std::string Machine::hostname() const { return host::read_hostname(*impl_->fs); 
 
 Memory Machine::memory() const { return host::read_system_memory(*impl_->fs); }
 
+Memory Memory::system(std::string scope, bool unified) {
+  return host::read_system_memory(*Machine::instance().impl_->fs, std::move(scope), unified);
+}
+
 MemoryHardware Machine::memory_hardware() const {
   MemoryHardware hw;
   const auto& cards = once(impl_->dimms, "dimms", [&](host::Note& note) {
@@ -309,7 +276,7 @@ MachineSnapshot Machine::snapshot(const SnapshotOptions& options) const {
   std::vector<Diagnostic> live;
   auto timed = [&](const char* name, auto&& fn) {
     Diagnostic d;
-    auto value = run_probe<decltype(fn(std::declval<host::Note&>()))>(name, d, fn);
+    auto value = host::run_probe<decltype(fn(std::declval<host::Note&>()))>(name, d, fn);
     live.push_back(std::move(d));
     return value;
   };

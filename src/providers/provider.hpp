@@ -6,6 +6,8 @@
 
 #include "core/environ.hpp"
 #include "core/fs.hpp"
+#include "host/run_probe.hpp"
+#include "mainboard/snapshot.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/npu.hpp"
 #include "mainboard/runner.hpp"
@@ -34,5 +36,28 @@ using NpuProvider = Provider<Npu>;
 /// The explicit tables: adding a vendor is one line in registry.cpp.
 std::span<const GpuProvider> gpu_providers();
 std::span<const NpuProvider> npu_providers();
+
+/// Every provider's devices, best-effort: a provider that throws or finds nothing is recorded
+/// in `diagnostics` (as "<kind>:<name>") and the others carry on.
+template <class UnitT>
+std::vector<std::shared_ptr<UnitT>> probe_all(std::span<const providers::Provider<UnitT>> table,
+                                            const providers::Context& context, const char* kind,
+                                            std::vector<Diagnostic>& diagnostics) {
+  std::vector<std::shared_ptr<UnitT>> all;
+  for (const auto& provider : table) {
+    std::string name = std::string(kind) + ":" + provider.name;
+    Diagnostic diag;
+    auto units = host::run_probe<std::vector<std::shared_ptr<UnitT>>>(
+        name.c_str(), diag, [&](host::Note&) { return provider.probe(context); });
+    if (diag.status == ProbeStatus::ok && units.empty()) {
+      diag.status = ProbeStatus::unsupported;
+      diag.reason = std::string("no device (reads ") + provider.reads + ")";
+    }
+    diagnostics.push_back(std::move(diag));
+    for (auto& u : units)
+      if (u) all.push_back(std::move(u));
+  }
+  return all;
+}
 
 }  // namespace mainboard::providers

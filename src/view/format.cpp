@@ -41,7 +41,7 @@ std::string bytes(std::uint64_t value) {
 std::string capacity_pair(std::uint64_t used, std::uint64_t total) {
   auto u = unit_for(total);
   // When "used" would print as 0.00 in the total's unit, give it its own unit.
-  if (u > 0 && used > 0 && unit_for(used) + 1 < u) return bytes(used) + " / " + bytes(total);
+  if (used > 0 && scaled(used, u) == "0.00") return bytes(used) + " / " + bytes(total);
   return scaled(used, u) + " / " + scaled(total, u) + " " + kUnits[u];
 }
 

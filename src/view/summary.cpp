@@ -125,7 +125,8 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   }
 
   const auto& env = s.environment;
-  std::string who = env.user + " (group " + env.group;
+  std::string who = (env.user.empty() ? std::string("unknown user") : env.user) + " (group " +
+                    (env.group.empty() ? std::string("unknown") : env.group);
   if (env.groups.size() > 1) who += "; also " + join({env.groups.begin() + 1, env.groups.end()}, ", ");
   who += ")";
   b.line("User", who);
@@ -156,7 +157,9 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     std::string space = f.free_bytes && f.size_bytes
                             ? fmt::format(", {} free of {}", bytes(*f.free_bytes), bytes(*f.size_bytes))
                             : "";
-    b.more(fmt::format("{} {} on {} ({}){}", f.role, f.path, f.mount_point, f.type, space));
+    std::string where = f.mount_point.empty() ? std::string("an unknown filesystem")
+                                              : f.mount_point + " (" + f.type + ")";
+    b.more(fmt::format("{} {} on {}{}", f.role, f.path, where, space));
   }
 
   if (s.gpus.empty()) {

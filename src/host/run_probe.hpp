@@ -1,0 +1,31 @@
+#pragma once
+
+#include <exception>
+
+#include "core/clock.hpp"
+#include "core/log.hpp"
+#include "host/note.hpp"
+
+namespace mainboard::host {
+
+/// Runs a probe, timing it and turning an escaped exception into a "failed" diagnostic, so no
+/// probe can take the snapshot down.
+template <class T, class F>
+T run_probe(const char* name, Diagnostic& diag, F&& make) {
+  auto t0 = core::monotonic_ns();
+  host::Note note;
+  T value{};
+  try {
+    value = make(note);
+  } catch (const std::exception& e) {
+    note.failed(e.what());
+    core::log().warn("probe {} failed: {}", name, e.what());
+  } catch (...) {
+    note.failed("unknown exception");
+    core::log().warn("probe {} failed with an unknown exception", name);
+  }
+  diag = Diagnostic{name, note.status, note.reason, core::monotonic_ns() - t0};
+  return value;
+}
+
+}  // namespace mainboard::host

@@ -1,0 +1,148 @@
+// The mainboard command as a user runs it: exit codes, error messages, JSON and the human text
+// on the fixture hosts. Golden files regenerate with MAINBOARD_UPDATE_GOLDEN=1.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "mainboard/runner.hpp"
+#include "mainboard/snapshot.hpp"
+
+using namespace mainboard;
+
+namespace {
+
+CommandResult cli(std::vector<std::string> args, std::map<std::string, std::optional<std::string>> env = {}) {
+  Command c;
+  c.argv = {MAINBOARD_CLI};
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  c.timeout = std::chrono::seconds(60);
+  c.environment = std::move(env);
+  c.environment.emplace("MAINBOARD_SYSROOT", std::nullopt);
+  c.environment.emplace("NO_COLOR", std::nullopt);
+  return LocalRunner("/usr/bin:/bin").run(c);
+}
+
+std::string host(const std::string& name) { return std::string(MAINBOARD_FIXTURES) + "/hosts/" + name; }
+
+void check_golden(const std::string& name, const std::string& actual) {
+  std::string path = std::string(MAINBOARD_GOLDEN) + "/" + name;
+  if (const char* update = std::getenv("MAINBOARD_UPDATE_GOLDEN"); update && *update == '1') {
+    std::ofstream(path) << actual;
+    return;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "missing golden file " << path << " (run with MAINBOARD_UPDATE_GOLDEN=1)";
+  std::stringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str()) << "golden " << path
+                                    << " differs; review, then MAINBOARD_UPDATE_GOLDEN=1";
+}
+
+}  // namespace
+
+TEST(Cli, HelpAndVersion) {
+  auto help = cli({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("snapshot"), std::string::npos);
+  EXPECT_NE(help.out.find("toolchain"), std::string::npos);
+  EXPECT_EQ(cli({"snapshot", "--help"}).exit_code, 0);
+  EXPECT_EQ(cli({"toolchain", "--help"}).exit_code, 0);
+  auto version = cli({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find("mainboard 0."), std::string::npos);
+}
+
+TEST(Cli, UsageErrorsExitTwoWithAMessage) {
+  auto r = cli({"snapshot", "--no-such-flag"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("mainboard: error:"), std::string::npos);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(cli({"--color", "sometimes"}).exit_code, 2);
+  EXPECT_EQ(cli({"frobnicate"}).exit_code, 2);
+}
+
+TEST(Cli, FailuresExitOneAndNameTheFile) {
+  auto r = cli({"--sysroot", host("numa-2socket"), "snapshot", "-o", "/nonexistent/dir/snap.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("mainboard: error: cannot write /nonexistent/dir/snap.json"), std::string::npos)
+      << r.err;
+}
+
+TEST(Cli, SnapshotJsonOfAFixtureHost) {
+  auto r = cli({"--sysroot", host("cgroup2-capped"), "snapshot", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto snap = nlohmann::json::parse(r.out).get<MachineSnapshot>();
+  EXPECT_EQ(snap.hostname, "cn017");
+  EXPECT_EQ(snap.cpu.info.threads, 8u);
+  EXPECT_EQ(snap.cgroup_memory.limit_bytes, 8ull << 30);
+  EXPECT_EQ(snap.environment.job->id, "4242");
+}
+
+TEST(Cli, SysrootFromTheEnvironmentAndNoToolchain) {
+  auto r = cli({"snapshot", "--json", "--no-toolchain"},
+               {{"MAINBOARD_SYSROOT", host("vm-cgroup1-nodmi")}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["hostname"], "vm");
+  EXPECT_TRUE(j["toolchain"].is_null());
+}
+
+TEST(Cli, SnapshotToAFile) {
+  std::string path = ::testing::TempDir() + "/mainboard-cli-snap.json";
+  auto r = cli({"--sysroot", host("numa-2socket"), "snapshot", "-o", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  std::ifstream in(path);
+  auto snap = nlohmann::json::parse(in).get<MachineSnapshot>();
+  EXPECT_EQ(snap.cpu.info.numa_nodes, 2u);
+}
+
+TEST(Cli, ToolchainOutputs) {
+  auto json = cli({"--sysroot", host("cgroup2-capped"), "toolchain", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["toolchain"]["tools"].size(), 4u);
+  EXPECT_EQ(j["compilers"]["c_compiler"], "/usr/bin/clang");
+  auto cmake = cli({"--sysroot", host("cgroup2-capped"), "toolchain", "--cmake"});
+  EXPECT_EQ(cmake.out, "-DCMAKE_C_COMPILER=/usr/bin/clang -DCMAKE_CXX_COMPILER=/usr/bin/g++\n");
+}
+
+TEST(Cli, LiveSnapshotJsonIsValid) {
+  auto r = cli({"snapshot", "--json", "--no-toolchain"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto snap = nlohmann::json::parse(r.out).get<MachineSnapshot>();
+  EXPECT_GT(snap.cpu.info.threads, 0u);
+  EXPECT_TRUE(snap.memory.supported);
+}
+
+class Golden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Golden, SummaryText) {
+  auto r = cli({"--sysroot", host(GetParam()), "--color=never", "snapshot"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  check_golden(GetParam() + ".txt", r.out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, Golden,
+                         ::testing::Values("vm-cgroup1-nodmi", "cgroup2-capped", "numa-2socket",
+                                           "broken"),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST(Cli, ColourOnlyWhenAskedAndNeverWithNoColor) {
+  auto colored = cli({"--sysroot", host("cgroup2-capped"), "--color=always", "snapshot"});
+  EXPECT_NE(colored.out.find("\x1b["), std::string::npos);
+  check_golden("cgroup2-capped.color.txt", colored.out);
+  auto piped = cli({"--sysroot", host("cgroup2-capped"), "snapshot"});
+  EXPECT_EQ(piped.out.find("\x1b["), std::string::npos);  // not a terminal
+  auto no_color = cli({"--sysroot", host("cgroup2-capped"), "--color=always", "snapshot"},
+                      {{"NO_COLOR", "1"}});
+  EXPECT_EQ(no_color.out.find("\x1b["), std::string::npos);
+}

@@ -1,0 +1,142 @@
+#include <gtest/gtest.h>
+
+#include "host/microarch.hpp"
+#include "host/probes.hpp"
+#include "test_util.hpp"
+
+using namespace mainboard;
+
+namespace {
+const char* kGrace =
+    "processor\t: 0\nBogoMIPS\t: 2000.00\n"
+    "Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm "
+    "jscvt fcma lrcpc dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs "
+    "sb paca pacg dcpodp sve2 sveaes svepmull svebitperm svesha3 svesm4 flagm2 frint svei8mm "
+    "svebf16 i8mm bf16 dgh bti\n"
+    "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd4f\n"
+    "CPU revision\t: 0\n\nprocessor\t: 1\n";
+
+const char* kCascadeLake =
+    "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
+    "model name\t: Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz\nstepping\t: 7\n"
+    "flags\t\t: fpu lm avx avx2 avx512f avx512_vnni\n";
+}  // namespace
+
+TEST(CpuInfo, X86IdentityAndSteppingDisambiguation) {
+  auto info = host::parse_cpuinfo_identity(kCascadeLake);
+  EXPECT_EQ(info.vendor, "Intel");
+  EXPECT_EQ(info.family, 6);
+  EXPECT_EQ(info.model, 85);
+  EXPECT_EQ(info.stepping, 7);
+  EXPECT_EQ(info.label, "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz");
+  EXPECT_EQ(info.microarchitecture, "Cascade Lake");  // model 85 stepping 7, not Skylake-SP
+  EXPECT_EQ(info.isa_extensions, (std::vector<std::string>{"avx", "avx2", "avx512f", "avx512_vnni"}));
+}
+
+TEST(CpuInfo, GraceIsANeoverseV2WithSve2) {
+  auto info = host::parse_cpuinfo_identity(kGrace);
+  EXPECT_EQ(info.vendor, "ARM");
+  EXPECT_EQ(info.microarchitecture, "Neoverse-V2");
+  EXPECT_EQ(info.label, "ARM Neoverse-V2");
+  EXPECT_EQ(info.model, 0xd4f);
+  auto& isa = info.isa_extensions;
+  EXPECT_NE(std::find(isa.begin(), isa.end(), "sve2"), isa.end());
+  EXPECT_NE(std::find(isa.begin(), isa.end(), "bf16"), isa.end());
+}
+
+TEST(CpuInfo, MicroarchitectureTables) {
+  EXPECT_EQ(host::x86_microarchitecture("AMD", 0x19, 0x11, 1), "Zen 4");
+  EXPECT_EQ(host::x86_microarchitecture("AMD", 0x19, 0x01, 1), "Zen 3");
+  EXPECT_EQ(host::x86_microarchitecture("AMD", 0x17, 0x31, 0), "Zen 2");
+  EXPECT_EQ(host::x86_microarchitecture("AMD", 0x1A, 0x02, 0), "Zen 5");
+  EXPECT_EQ(host::x86_microarchitecture("Intel", 6, 0x8F, 8), "Sapphire Rapids");
+  EXPECT_EQ(host::x86_microarchitecture("Intel", 6, 0x55, 4), "Skylake-SP");
+  EXPECT_EQ(host::x86_microarchitecture("Intel", 6, 0x12345, 0), "");  // unknown stays blank
+  EXPECT_EQ(host::arm_microarchitecture(0x41, 0xd0c), "Neoverse-N1");
+  EXPECT_EQ(host::arm_microarchitecture(0xc0, 0xac3), "AmpereOne");
+  EXPECT_EQ(host::arm_microarchitecture(0x41, 0xfff), "");
+  EXPECT_EQ(host::arm_implementer_name(0x4e), "NVIDIA");
+}
+
+TEST(CpuInfo, OtherArchitecturesAndMalformedInput) {
+  EXPECT_EQ(host::parse_cpuinfo_identity("processor\t: 0\ncpu\t\t: POWER10 (architected)\n").label,
+            "POWER10 (architected)");
+  EXPECT_EQ(host::parse_cpuinfo_identity("").label, "");
+  EXPECT_EQ(host::parse_cpuinfo_identity("\x01\x02\x03 garbage : :: \n\n\n").label, "");
+  auto truncated = host::parse_cpuinfo_identity(
+      "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 999999999999999999999\n");
+  EXPECT_EQ(truncated.vendor, "Intel");
+  EXPECT_FALSE(truncated.model);
+  EXPECT_EQ(truncated.microarchitecture, "");
+  std::string huge(2u << 20, 'x');
+  EXPECT_EQ(host::parse_cpuinfo_identity(huge).label, "");
+}
+
+TEST(CpuProbe, CountsFromCpuinfoWhenTheTopologyIsMissing) {
+  TempDir root;
+  root.write("proc/cpuinfo",
+             "processor\t: 0\nvendor_id\t: AuthenticAMD\nphysical id\t: 0\ncore id\t: 0\n\n"
+             "processor\t: 1\nvendor_id\t: AuthenticAMD\nphysical id\t: 0\ncore id\t: 0\n\n"
+             "processor\t: 2\nvendor_id\t: AuthenticAMD\nphysical id\t: 1\ncore id\t: 0\n\n");
+  core::Fs fs(root.path());
+  host::Note note;
+  auto info = host::probe_cpu(fs, note);
+  EXPECT_EQ(info.topology_source, "/proc/cpuinfo");
+  EXPECT_EQ(info.threads, 3u);
+  EXPECT_EQ(info.packages, 2u);
+  EXPECT_EQ(info.cores, 2u);
+  EXPECT_EQ(note.status, ProbeStatus::unsupported);  // the hwloc failure is noted
+  EXPECT_EQ(info.label, "AMD CPU");
+}
+
+TEST(CpuProbe, NothingReadableStillYieldsAnInfo) {
+  TempDir root;
+  core::Fs fs(root.path());
+  host::Note note;
+  auto info = host::probe_cpu(fs, note);
+  EXPECT_EQ(info.threads, 0u);
+  EXPECT_EQ(info.label, "unknown CPU");
+  EXPECT_NE(note.reason.find("/proc/cpuinfo"), std::string::npos);
+}
+
+TEST(CpuClocks, PoliciesWithTheSameLimitsMerge) {
+  // A hybrid part: four performance cores and four efficiency cores.
+  TempDir root;
+  for (int cpu = 0; cpu < 8; ++cpu) {
+    auto dir = "sys/devices/system/cpu/cpufreq/policy" + std::to_string(cpu) + "/";
+    bool p_core = cpu < 4;
+    root.write(dir + "related_cpus", std::to_string(cpu));
+    root.write(dir + "cpuinfo_min_freq", "800000");
+    root.write(dir + "cpuinfo_max_freq", p_core ? "5000000" : "3800000");
+    root.write(dir + "scaling_cur_freq", p_core ? (cpu % 2 ? "4000000" : "3000000") : "1000000");
+  }
+  core::Fs fs(root.path());
+  auto clocks = host::read_cpu_clocks(fs);
+  ASSERT_EQ(clocks.size(), 2u);
+  EXPECT_EQ(clocks[0].domain, "cpu4-7");  // ordered by limits: the slower cores first
+  EXPECT_DOUBLE_EQ(*clocks[0].max_mhz, 3800);
+  EXPECT_DOUBLE_EQ(*clocks[0].current_mhz, 1000);
+  EXPECT_EQ(clocks[1].domain, "cpu0-3");
+  EXPECT_DOUBLE_EQ(*clocks[1].current_mhz, 3500);
+  EXPECT_DOUBLE_EQ(*clocks[1].min_mhz, 800);
+  EXPECT_EQ(clocks[1].source, "cpufreq");
+}
+
+TEST(CpuClocks, FallsBackToCpuinfoAndIgnoresNonsense) {
+  TempDir root;
+  root.write("proc/cpuinfo", "cpu MHz\t\t: 2000.0\ncpu MHz\t\t: 3000.0\ncpu MHz\t\t: -1\ncpu MHz : x\n");
+  core::Fs fs(root.path());
+  auto clocks = host::read_cpu_clocks(fs);
+  ASSERT_EQ(clocks.size(), 1u);
+  EXPECT_DOUBLE_EQ(*clocks[0].current_mhz, 2500);
+  EXPECT_EQ(clocks[0].source, "/proc/cpuinfo");
+  EXPECT_FALSE(clocks[0].max_mhz);
+}
+
+TEST(LoadAverage, ParsesAndRejects) {
+  TempDir root;
+  root.write("proc/loadavg", "0.50 1.00 1.50 2/300 4000\n");
+  EXPECT_DOUBLE_EQ(host::read_loadavg(core::Fs(root.path()))->five, 1.0);
+  root.write("proc/loadavg", "0.5\n");
+  EXPECT_FALSE(host::read_loadavg(core::Fs(root.path())));
+}

@@ -1,0 +1,240 @@
+// The machine probed over each fixture host: every value below is what that host's files say
+// (see tests/fixtures/hosts/generate.py, which writes them).
+#include <gtest/gtest.h>
+
+#include "mainboard/machine.hpp"
+#include "test_util.hpp"
+
+using namespace mainboard;
+
+namespace {
+
+MachineSnapshot probe(const std::string& host) {
+  Machine::Options o;
+  o.sysroot = fixture_host(host);
+  Machine m(o);
+  return m.snapshot();
+}
+
+const ScratchCandidate* candidate(const Scratch& s, const std::string& path) {
+  for (const auto& c : s.candidates)
+    if (c.path == path) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(FixtureHosts, CloudVmWithCgroupV1AndNoDmi) {
+  auto s = probe("vm-cgroup1-nodmi");
+  EXPECT_EQ(s.hostname, "vm");
+  const auto& cpu = s.cpu.info;
+  EXPECT_EQ(cpu.label, "AMD EPYC");
+  EXPECT_EQ(cpu.vendor, "AMD");
+  EXPECT_EQ(cpu.architecture, "x86_64");
+  EXPECT_EQ(cpu.microarchitecture, "Zen 4");
+  EXPECT_EQ(cpu.topology_source, "hwloc");
+  EXPECT_EQ(cpu.packages, 1u);
+  EXPECT_EQ(cpu.cores, 2u);
+  EXPECT_EQ(cpu.threads, 2u);
+  EXPECT_EQ(cpu.numa_nodes, 1u);
+  EXPECT_EQ(cpu.cache_bytes(1, "data"), 32u * 1024);
+  EXPECT_EQ(cpu.cache_bytes(1, "instruction"), 32u * 1024);
+  EXPECT_EQ(cpu.cache_bytes(2, "unified"), 1024u * 1024);
+  EXPECT_EQ(cpu.cache_bytes(3, "unified"), 32u * 1024 * 1024);
+  ASSERT_EQ(s.cpu.clocks.size(), 1u);
+  EXPECT_EQ(s.cpu.clocks[0].source, "/proc/cpuinfo");
+  EXPECT_DOUBLE_EQ(*s.cpu.clocks[0].current_mhz, 2596.142);
+  EXPECT_DOUBLE_EQ(*s.cpu.load_1m, 0.76);
+
+  EXPECT_TRUE(s.memory.supported);
+  EXPECT_EQ(s.memory.total_bytes, 24684084ull * 1024);
+  EXPECT_EQ(s.memory.used_bytes, (24684084ull - 24346384ull) * 1024);
+  EXPECT_EQ(s.memory_hardware.swap_total_bytes, 0u);
+  EXPECT_TRUE(s.memory_hardware.cards.empty());
+  EXPECT_FALSE(s.memory_hardware.cards_supported);
+  EXPECT_NE(s.memory_hardware.cards_reason.find("No such file"), std::string::npos);
+
+  EXPECT_TRUE(s.cgroup_memory.supported);
+  EXPECT_EQ(s.cgroup_memory.version, 1);
+  EXPECT_FALSE(s.cgroup_memory.capped());  // the v1 "unlimited" sentinel
+  EXPECT_EQ(s.cgroup_memory.usage_bytes, 748314624u);
+
+  EXPECT_TRUE(s.board.empty());
+  EXPECT_EQ(s.diagnostic("board")->status, ProbeStatus::unsupported);
+
+  EXPECT_EQ(s.environment.user, "root");
+  EXPECT_FALSE(s.environment.scheduler);
+  EXPECT_FALSE(s.environment.job);
+
+  ASSERT_TRUE(s.toolchain);
+  ASSERT_EQ(s.toolchain->tools.size(), 3u);
+  EXPECT_EQ(s.toolchain->find("gcc")->version, "12.2.0");
+  EXPECT_EQ(s.toolchain->find("cmake")->version, "3.25.1");
+  EXPECT_EQ(s.toolchain->find("python")->version, "3.11.2");
+  EXPECT_EQ(s.compilers.c_compiler, "/usr/bin/gcc");
+  EXPECT_FALSE(s.compilers.cxx_compiler);
+
+  ASSERT_EQ(s.disk.devices.size(), 1u);  // loop0 is not storage
+  EXPECT_EQ(s.disk.devices[0].name, "vda");
+  EXPECT_TRUE(s.disk.devices[0].rotational);
+  EXPECT_TRUE(s.scratch.found);
+  EXPECT_EQ(s.scratch.path, "/dev/shm");
+  EXPECT_EQ(s.scratch.tier, StorageTier::memory);
+  EXPECT_EQ(s.scratch.free_bytes, 25276502016u);
+  EXPECT_TRUE(s.gpus.empty());
+  EXPECT_EQ(s.unit_count(), 1u);
+}
+
+TEST(FixtureHosts, SlurmJobWithCgroupV2Cap) {
+  auto s = probe("cgroup2-capped");
+  const auto& cpu = s.cpu.info;
+  EXPECT_EQ(cpu.label, "Intel(R) Xeon(R) w5-3435X");
+  EXPECT_EQ(cpu.microarchitecture, "Sapphire Rapids");
+  EXPECT_EQ(cpu.packages, 1u);
+  EXPECT_EQ(cpu.cores, 4u);
+  EXPECT_EQ(cpu.threads, 8u);
+  EXPECT_EQ(cpu.cache_bytes(1, "data"), 48u * 1024);
+  EXPECT_EQ(cpu.cache_bytes(3, "unified"), 23040u * 1024);
+  auto amx = std::find(cpu.isa_extensions.begin(), cpu.isa_extensions.end(), "amx_tile");
+  EXPECT_NE(amx, cpu.isa_extensions.end());
+  ASSERT_EQ(s.cpu.clocks.size(), 1u);
+  EXPECT_EQ(s.cpu.clocks[0].domain, "cpu0-7");
+  EXPECT_DOUBLE_EQ(*s.cpu.clocks[0].current_mhz, 3000);
+  EXPECT_DOUBLE_EQ(*s.cpu.clocks[0].min_mhz, 800);
+  EXPECT_DOUBLE_EQ(*s.cpu.clocks[0].max_mhz, 4700);
+
+  EXPECT_EQ(s.memory.total_bytes, 65536000ull * 1024);
+  EXPECT_EQ(s.memory.used_bytes, 16ull << 30);
+  EXPECT_EQ(s.memory_hardware.swap_total_bytes, 8ull << 30);
+  EXPECT_EQ(s.memory_hardware.swap_used_bytes, 1ull << 30);
+  EXPECT_TRUE(s.memory_hardware.cards_supported);
+  EXPECT_EQ(s.memory_hardware.slots_total(), 8u);
+  EXPECT_EQ(s.memory_hardware.slots_used(), 4u);
+  EXPECT_EQ(s.memory_hardware.speed_mhz(), 4800u);
+  EXPECT_EQ(s.memory_hardware.cards[0].size_bytes, 16ull << 30);
+  EXPECT_EQ(s.memory_hardware.cards[0].configured_speed_mts, 4400u);
+  EXPECT_EQ(s.memory_hardware.cards[0].part_number, "M321R2GA3BB6-CQKET");
+
+  EXPECT_TRUE(s.cgroup_memory.supported);
+  EXPECT_EQ(s.cgroup_memory.version, 2);
+  EXPECT_EQ(s.cgroup_memory.limit_bytes, 8ull << 30);
+  EXPECT_EQ(s.cgroup_memory.limit_source,
+            "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_4242/memory.max");
+  EXPECT_EQ(s.cgroup_memory.usage_bytes, 1234567890u);
+  EXPECT_EQ(s.cgroup_memory.swap_limit_bytes, 0u);  // memory.swap.max "0": no swap at all
+
+  EXPECT_EQ(s.board.vendor, "Supermicro");
+  EXPECT_EQ(s.board.model, "X13SWA-TF");
+  EXPECT_EQ(s.board.version, "1.01");
+  EXPECT_EQ(s.board.bios_vendor, "American Megatrends International, LLC.");
+  EXPECT_EQ(s.board.bios_version, "2.1");
+  EXPECT_EQ(s.board.bios_date, "03/15/2024");
+
+  EXPECT_EQ(s.environment.user, "ada");
+  EXPECT_EQ(s.environment.group, "ada");
+  EXPECT_EQ(s.environment.groups, (std::vector<std::string>{"ada", "video", "slurm-users"}));
+  ASSERT_TRUE(s.environment.scheduler);
+  EXPECT_EQ(s.environment.scheduler->name, "slurm");
+  EXPECT_EQ(s.environment.scheduler->binary, "/opt/slurm/bin/sbatch");
+  ASSERT_TRUE(s.environment.job);
+  EXPECT_EQ(s.environment.job->id, "4242");
+  EXPECT_EQ(s.environment.job->name, "train");
+
+  // CC=clang in the job's environment overrides the table's first C compiler (gcc).
+  EXPECT_EQ(s.compilers.c_compiler, "/usr/bin/clang");
+  EXPECT_EQ(s.compilers.cxx_compiler, "/usr/bin/g++");
+
+  ASSERT_EQ(s.disk.devices.size(), 2u);
+  EXPECT_TRUE(s.disk.devices[0].nvme);
+  EXPECT_EQ(s.scratch.path, "/local/slurm/4242");
+  EXPECT_EQ(s.scratch.fs_type, "xfs");
+  EXPECT_EQ(s.scratch.tier, StorageTier::local_ssd);
+  EXPECT_EQ(candidate(s.scratch, "/scratch/ada")->tier, StorageTier::network);
+  EXPECT_EQ(candidate(s.scratch, "/tmp")->tier, StorageTier::local_ssd);
+  EXPECT_FALSE(candidate(s.scratch, "/dev/shm")->usable);
+  auto home = std::find_if(s.disk.filesystems.begin(), s.disk.filesystems.end(),
+                           [](const Filesystem& f) { return f.role == "home"; });
+  ASSERT_NE(home, s.disk.filesystems.end());
+  EXPECT_EQ(home->type, "nfs4");
+  EXPECT_EQ(home->free_bytes, 1099511627776u);
+}
+
+TEST(FixtureHosts, TwoSocketNumaServer) {
+  auto s = probe("numa-2socket");
+  const auto& cpu = s.cpu.info;
+  EXPECT_EQ(cpu.packages, 2u);
+  EXPECT_EQ(cpu.cores, 16u);
+  EXPECT_EQ(cpu.threads, 32u);
+  EXPECT_EQ(cpu.numa_nodes, 2u);
+  ASSERT_EQ(cpu.caches.size(), 4u);
+  EXPECT_EQ(cpu.caches[3].level, 3);
+  EXPECT_EQ(cpu.caches[3].instances, 2u);  // one L3 per socket
+  EXPECT_EQ(cpu.caches[0].instances, 16u);
+  ASSERT_EQ(s.cpu.clocks.size(), 1u);
+  EXPECT_EQ(s.cpu.clocks[0].domain, "cpu0-31");
+  EXPECT_DOUBLE_EQ(*s.cpu.clocks[0].max_mhz, 4100);
+  EXPECT_EQ(s.memory.total_bytes, 512ull << 30);
+  EXPECT_TRUE(s.cgroup_memory.supported);
+  EXPECT_EQ(s.cgroup_memory.version, 2);
+  EXPECT_FALSE(s.cgroup_memory.capped());
+  EXPECT_EQ(s.board.vendor, "Dell Inc.");
+  EXPECT_EQ(s.board.model, "0H1TJT");
+  EXPECT_NE(s.memory_hardware.cards_reason.find("not found"), std::string::npos);
+  ASSERT_TRUE(s.toolchain);
+  EXPECT_TRUE(s.toolchain->tools.empty());
+  EXPECT_EQ(s.diagnostic("toolchain")->status, ProbeStatus::unsupported);
+}
+
+TEST(FixtureHosts, BrokenFilesDegradeWithoutCrashing) {
+  auto s = probe("broken");
+  EXPECT_EQ(s.cpu.info.vendor, "Intel");
+  EXPECT_FALSE(s.cpu.info.model);            // 99999999999999999999999 does not fit
+  EXPECT_EQ(s.cpu.info.threads, 1u);          // counted from the one processor line
+  EXPECT_EQ(s.cpu.info.topology_source, "/proc/cpuinfo");
+  EXPECT_TRUE(s.cpu.clocks.empty());
+  EXPECT_FALSE(s.cpu.load_1m);
+  EXPECT_FALSE(s.memory.supported);
+  EXPECT_FALSE(s.memory.reason.empty());
+  EXPECT_FALSE(s.cgroup_memory.supported);
+  EXPECT_NE(s.cgroup_memory.reason.find("malformed"), std::string::npos);
+  EXPECT_EQ(s.board.vendor, "");   // NUL inside: binary, not text
+  EXPECT_EQ(s.board.model, "");    // a firmware placeholder
+  EXPECT_EQ(s.board.bios_version, "F12");
+  EXPECT_TRUE(s.disk.devices.empty());
+  EXPECT_EQ(s.environment.user, "");
+  ASSERT_TRUE(s.toolchain);
+  EXPECT_TRUE(s.toolchain->tools.empty());
+  EXPECT_FALSE(s.scratch.found);
+  for (const auto& d : s.diagnostics) EXPECT_NE(d.status, ProbeStatus::failed) << d.probe;
+}
+
+TEST(FixtureHosts, IdentityIsComputedOnceAndReadingsAreLive) {
+  Machine::Options o;
+  o.sysroot = fixture_host("cgroup2-capped");
+  Machine m(o);
+  EXPECT_EQ(&m.cpu(), &m.cpu());
+  EXPECT_EQ(&m.board(), &m.board());
+  EXPECT_EQ(&m.toolchain(), &m.toolchain());
+  EXPECT_EQ(m.units().size(), 1u);
+  EXPECT_EQ(m.units()[0]->kind(), UnitKind::cpu);
+  EXPECT_EQ(m.cpu().memory().total_bytes, 65536000ull * 1024);
+  auto host = m.host();
+  EXPECT_EQ(host.cpu.threads, 8u);
+  EXPECT_EQ(host.disk.devices.size(), 2u);
+  EXPECT_FALSE(m.nvcc_path());
+  EXPECT_FALSE(m.cuda_architecture());
+  auto snap = m.cpu().snapshot("step");
+  EXPECT_EQ(snap.name, "step");
+  EXPECT_EQ(snap.kind, UnitKind::cpu);
+  EXPECT_EQ(snap.unit_name, "Intel(R) Xeon(R) w5-3435X");
+  EXPECT_FALSE(snap.utilization.supported);
+}
+
+TEST(FixtureHosts, SysrootFromTheEnvironment) {
+  ::setenv("MAINBOARD_SYSROOT", fixture_host("numa-2socket").c_str(), 1);
+  Machine m;
+  ::unsetenv("MAINBOARD_SYSROOT");
+  EXPECT_FALSE(m.is_live());
+  EXPECT_EQ(m.hostname(), "r760-a");
+  EXPECT_EQ(Memory::system().total_bytes > 0, true);
+}

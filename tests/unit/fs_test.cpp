@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "core/atomic_file.hpp"
+#include "core/fs.hpp"
+#include "mainboard/error.hpp"
+#include "test_util.hpp"
+
+using mainboard::core::Fs;
+
+TEST(Fs, ReadsThroughTheRoot) {
+  TempDir root;
+  root.write("proc/meminfo", "MemTotal: 1 kB\n");
+  Fs fs(root.path());
+  EXPECT_FALSE(fs.is_live());
+  EXPECT_EQ(fs.read("/proc/meminfo"), "MemTotal: 1 kB\n");
+  EXPECT_EQ(fs.read_line("/proc/meminfo"), "MemTotal: 1 kB");
+  EXPECT_FALSE(fs.read("/proc/cpuinfo"));
+  EXPECT_EQ(fs.host_path("/proc/meminfo"), root.path() / "proc/meminfo");
+}
+
+TEST(Fs, RefusesTooLargeFilesInsteadOfTruncating) {
+  TempDir root;
+  root.write("big", std::string(5000, 'x'));
+  Fs fs(root.path());
+  EXPECT_FALSE(fs.read("/big", 4096));
+  EXPECT_TRUE(fs.read("/big", 5000));
+}
+
+TEST(Fs, RejectsEmbeddedNulButKeepsDeviceTreeStrings) {
+  TempDir root;
+  root.write("binary", std::string("ab\0cd", 5));
+  root.write("model", std::string("NVIDIA Jetson\0", 14));
+  Fs fs(root.path());
+  EXPECT_FALSE(fs.read("/binary"));
+  EXPECT_EQ(fs.read("/model"), "NVIDIA Jetson");
+}
+
+TEST(Fs, DoesNotBlockOnFifos) {
+  TempDir root;
+  auto fifo = root.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Fs fs(root.path());
+  EXPECT_FALSE(fs.read("/fifo"));  // would hang forever if opened for a blocking read
+}
+
+TEST(Fs, IntegersAndLists) {
+  TempDir root;
+  root.write("a/n", "123\n");
+  root.write("a/bad", "12x\n");
+  root.write("a/sub/x", "");
+  Fs fs(root.path());
+  EXPECT_EQ(fs.read_u64("/a/n"), 123u);
+  EXPECT_FALSE(fs.read_u64("/a/bad"));
+  EXPECT_EQ(fs.list("/a"), (std::vector<std::string>{"bad", "n", "sub"}));
+  EXPECT_TRUE(fs.list("/missing").empty());
+  EXPECT_TRUE(fs.is_dir("/a/sub"));
+}
+
+TEST(Fs, RecordedSpaceAndWritable) {
+  TempDir root;
+  root.write(".mainboard/space.json",
+             R"({"/": {"size_bytes": 100, "free_bytes": 40}, "/scratch": {"size_bytes": 9, "free_bytes": 3}})");
+  root.write(".mainboard/writable", "/tmp\n/scratch/me\n");
+  Fs fs(root.path());
+  EXPECT_EQ(fs.space("/scratch/me")->free_bytes, 3u);
+  EXPECT_EQ(fs.space("/scratchy")->free_bytes, 40u);  // a prefix is not a parent directory
+  EXPECT_EQ(fs.space("/home")->size_bytes, 100u);
+  EXPECT_TRUE(fs.writable("/tmp"));
+  EXPECT_FALSE(fs.writable("/var/tmp"));
+}
+
+TEST(Fs, MalformedSpaceRecordIsIgnored) {
+  TempDir root;
+  root.write(".mainboard/space.json", R"({"/": {"size_bytes": "big"}})");
+  Fs fs(root.path());
+  EXPECT_FALSE(fs.space("/"));
+}
+
+TEST(Fs, LiveSpaceAndWritable) {
+  Fs fs("/");
+  EXPECT_TRUE(fs.is_live());
+  TempDir dir;
+  auto space = fs.space(dir.path().string());
+  ASSERT_TRUE(space);
+  EXPECT_GT(space->size_bytes, 0u);
+  EXPECT_TRUE(fs.writable(dir.path().string()));
+  EXPECT_FALSE(fs.writable(dir.path().string() + "/missing"));
+}
+
+TEST(AtomicFile, ReplacesWholeFileAndReportsThePath) {
+  TempDir dir;
+  auto file = dir.path() / "out.json";
+  mainboard::core::write_file_atomic(file, "first");
+  mainboard::core::write_file_atomic(file, "second");
+  std::ifstream in(file);
+  std::string content((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(content, "second");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
+  try {
+    mainboard::core::write_file_atomic(dir.path() / "no/such/dir/file", "x");
+    FAIL() << "expected an error";
+  } catch (const mainboard::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no/such/dir/file"), std::string::npos);
+  }
+}

@@ -1,0 +1,159 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "mainboard/error.hpp"
+#include "mainboard/machine.hpp"
+#include "test_util.hpp"
+
+using namespace mainboard;
+using nlohmann::json;
+
+namespace {
+
+/// A snapshot with every field set to something other than its default, so a field that is
+/// written but not read (or read under another name) breaks the round trip.
+MachineSnapshot full_snapshot() {
+  MachineSnapshot s;
+  s.timestamp_ns = 123456789;
+  s.unix_time_ns = 1700000000000000000;
+  s.hostname = "node1";
+  s.cpu.info = CpuInfo{"Xeon", "Intel", "x86_64", "Sapphire Rapids", 6, 143, 8, 2, 96, 192, 4,
+                       {{1, "data", 49152, 96}, {3, "unified", 110100480, 2}},
+                       {"avx512f", "amx_tile"}, "hwloc"};
+  s.cpu.clocks = {{"cpu0-191", 2100.5, 800.0, 3800.0, "cpufreq"}};
+  s.cpu.load_1m = 1.5;
+  s.cpu.load_5m = 2.25;
+  s.cpu.load_15m = 0.125;
+  s.memory = Memory{1 << 30, 1 << 29, 1 << 29, "system", true, "/proc/meminfo", true, ""};
+  s.memory_hardware.cards = {{"DIMM_A1", "BANK 0", 16ull << 30, "DDR5", "DIMM", 4800, 4400,
+                              "Samsung", "M321", 2},
+                             {"DIMM_B1", "", std::nullopt, "", "", std::nullopt, std::nullopt, "",
+                              "", std::nullopt}};
+  s.memory_hardware.cards_supported = true;
+  s.memory_hardware.swap_total_bytes = 8;
+  s.memory_hardware.swap_used_bytes = 3;
+  GpuSnapshot g;
+  g.info = GpuInfo{3, "nvidia", "NVIDIA H100 80GB HBM3", "NVIDIA", "GPU-abc", "00000000:19:00.0",
+                   "Hopper", "sm_90", "9.0", 132, std::nullopt, 3352.3, "550.54", 85899345920ull,
+                   false, true, {{"MIG-1", 1, 0, 10ull << 30}}, ""};
+  g.telemetry.name = "step";
+  g.telemetry.unit_name = g.info.label;
+  g.telemetry.kind = UnitKind::gpu;
+  g.telemetry.vendor = "NVIDIA";
+  g.telemetry.timestamp_ns = 5;
+  g.telemetry.utilization = {true, 97.0, 40.0, ""};
+  g.telemetry.energy = {true, 650.5, 700.0, 123456.75, ""};
+  g.telemetry.thermal = {true, 71.0, 87.0, 92.0, {"SwPowerCap"}, ""};
+  g.pcie = {true, 1000.0, 2000.0, 5, 16, 5, 16, ""};
+  g.fan_speed_pct = 30.0;
+  g.processes = {{4242, "python", 1ull << 33}};
+  s.gpus = {g};
+  NpuSnapshot n;
+  n.info = NpuInfo{0, "accel", "Intel NPU", "Intel", "Meteor Lake", "intel_vpu", "0000:00:0b.0"};
+  n.telemetry.kind = UnitKind::npu;
+  s.npus = {n};
+  s.environment = Environment{"ada", "ada", {"ada", "video"}, Scheduler{"slurm", "/usr/bin/sbatch"},
+                              {{"slurm", "/usr/bin/sbatch"}}, Job{"slurm", "4242", "train", "7"}};
+  s.board = Board{"Supermicro", "X13", "1.0", "AMI", "2.1", "03/15/2024"};
+  s.toolchain = Toolchain{{{"gcc", ToolCategory::c, "/usr/bin/gcc", "12.2.0", true}}};
+  s.compilers = CompilerConfig{"/usr/bin/gcc", "/usr/bin/g++", "/usr/local/cuda/bin/nvcc", "90"};
+  s.cgroup_memory = CgroupMemory{true, 2, "/job", 8ull << 30, 1ull << 30, 0, "/sys/fs/cgroup/job/memory.max", ""};
+  s.disk.devices = {{"nvme0n1", "Samsung", 1ull << 40, false, true, false}};
+  s.disk.filesystems = {{"cwd", "/home/ada", "/home", "nfs4", "srv:/home", 100, 50}};
+  s.scratch = Scratch{true, "/local", "xfs", StorageTier::local_ssd, 99,
+                      {{"/local", "$TMPDIR", "xfs", StorageTier::local_ssd, 99, true, ""}}};
+  s.diagnostics = {{"cpu", ProbeStatus::ok, "", 1000}, {"board", ProbeStatus::unsupported, "no DMI", 5}};
+  return s;
+}
+
+}  // namespace
+
+TEST(Json, EveryFieldRoundTrips) {
+  auto s = full_snapshot();
+  json j = s;
+  auto back = j.get<MachineSnapshot>();
+  EXPECT_EQ(back, s);
+  // And through text, as a saved file would travel.
+  EXPECT_EQ(json::parse(j.dump()).get<MachineSnapshot>(), s);
+  EXPECT_EQ(j["schema_version"], kSnapshotSchemaVersion);
+  EXPECT_EQ(j["scratch"]["tier"], "local-ssd");
+  EXPECT_TRUE(j["gpus"][0]["info"]["sm_count"].is_number_unsigned());
+}
+
+TEST(Json, LiveSnapshotRoundTrips) {
+  Machine machine;
+  auto s = machine.snapshot({.toolchain = false});
+  json j = s;
+  EXPECT_EQ(j.get<MachineSnapshot>(), s);
+}
+
+TEST(Json, MissingRequiredFieldIsNamed) {
+  json j = full_snapshot();
+  j.erase("hostname");
+  try {
+    (void)j.get<MachineSnapshot>();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("MachineSnapshot.hostname: missing"), std::string::npos);
+  }
+}
+
+TEST(Json, WrongTypeDeepInsideNamesThePath) {
+  json j = full_snapshot();
+  j["cpu"]["info"]["threads"] = "many";
+  try {
+    (void)j.get<MachineSnapshot>();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("cpu"), std::string::npos) << what;
+    EXPECT_NE(what.find("CpuInfo.threads: expected an integer"), std::string::npos) << what;
+  }
+}
+
+TEST(Json, RangeAndEnumChecks) {
+  json j = full_snapshot();
+  j["cpu"]["info"]["cores"] = -1;
+  EXPECT_THROW((void)j.get<MachineSnapshot>(), Error);
+  j = full_snapshot();
+  j["cpu"]["info"]["cores"] = 1ull << 40;  // does not fit 32 bits
+  EXPECT_THROW((void)j.get<MachineSnapshot>(), Error);
+  j = full_snapshot();
+  j["scratch"]["tier"] = "warp-drive";
+  EXPECT_THROW((void)j.get<MachineSnapshot>(), Error);
+}
+
+TEST(Json, UnknownFieldsIgnoredAndOptionalsMayBeAbsent) {
+  json j = full_snapshot();
+  j["a_field_from_the_future"] = {1, 2, 3};
+  j["cpu"]["info"].erase("family");
+  auto back = j.get<MachineSnapshot>();
+  EXPECT_FALSE(back.cpu.info.family);
+  EXPECT_EQ(back.hostname, "node1");
+}
+
+TEST(Json, SchemaVersionIsChecked) {
+  json j = full_snapshot();
+  j["schema_version"] = 999;
+  try {
+    (void)j.get<MachineSnapshot>();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("schema_version 999"), std::string::npos);
+  }
+  j.erase("schema_version");
+  EXPECT_THROW((void)j.get<MachineSnapshot>(), Error);
+  EXPECT_THROW((void)json::array().get<MachineSnapshot>(), Error);
+}
+
+TEST(Json, SnapshotQueries) {
+  auto s = full_snapshot();
+  EXPECT_EQ(s.unit_count(), 3u);
+  EXPECT_EQ(s.kinds(), (std::vector<UnitKind>{UnitKind::cpu, UnitKind::gpu, UnitKind::npu}));
+  EXPECT_EQ(s.diagnostic("board")->reason, "no DMI");
+  EXPECT_EQ(s.diagnostic("nope"), nullptr);
+  MachineSnapshot empty;
+  EXPECT_EQ(empty.unit_count(), 1u);
+  EXPECT_EQ(empty.kinds(), (std::vector<UnitKind>{UnitKind::cpu}));
+}

@@ -1,0 +1,112 @@
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "mainboard/runner.hpp"
+#include "test_util.hpp"
+
+using namespace mainboard;
+
+namespace {
+LocalRunner system_runner() { return LocalRunner("/usr/bin:/bin"); }
+Command sh(const std::string& script, int timeout_ms = 5000) {
+  Command c;
+  c.argv = {"/bin/sh", "-c", script};
+  c.timeout = std::chrono::milliseconds(timeout_ms);
+  return c;
+}
+}  // namespace
+
+TEST(LocalRunner, CapturesStreamsAndExitCode) {
+  auto r = system_runner().run(sh("echo out; echo err >&2; exit 3"));
+  EXPECT_TRUE(r.started);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err, "err\n");
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(LocalRunner, ChildrenSeeCLocaleAndEmptyStdin) {
+  auto r = system_runner().run(sh("echo $LC_ALL; cat"));
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.out, "C\n");
+}
+
+TEST(LocalRunner, KillsAtTheDeadline) {
+  auto r = system_runner().run(sh("sleep 30", 200));
+  EXPECT_TRUE(r.started);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(LocalRunner, DoesNotWaitForABackgroundGrandchildHoldingThePipe) {
+  // The leader exits at once; its background child keeps stdout open for 30 s. We must return
+  // with the leader's status rather than wait for the pipe to close.
+  auto r = system_runner().run(sh("sleep 30 & echo done", 20000));
+  EXPECT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.out, "done\n");
+  EXPECT_FALSE(r.timed_out);
+}
+
+TEST(LocalRunner, BatchKeepsOrder) {
+  std::vector<Command> batch;
+  for (int i = 0; i < 6; ++i) batch.push_back(sh("echo " + std::to_string(i)));
+  batch.push_back(Command{{"definitely-not-a-program-7"}, std::chrono::milliseconds(1000)});
+  auto results = system_runner().run_all(batch);
+  ASSERT_EQ(results.size(), batch.size());
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(results[i].out, std::to_string(i) + "\n");
+  EXPECT_FALSE(results.back().started);
+  EXPECT_NE(results.back().error.find("not found on PATH"), std::string::npos);
+}
+
+TEST(LocalRunner, TruncatesHugeOutput) {
+  Command c = sh("head -c 200000 /dev/zero");
+  c.max_output_bytes = 1000;
+  auto r = system_runner().run(c);
+  EXPECT_TRUE(r.ok());
+  EXPECT_TRUE(r.truncated);
+  EXPECT_EQ(r.out.size(), 1000u);
+}
+
+TEST(LocalRunner, EmptyArgvIsAnErrorNotACrash) {
+  auto r = system_runner().run(Command{});
+  EXPECT_FALSE(r.started);
+  EXPECT_FALSE(r.error.empty());
+}
+
+TEST(LocalRunner, FindsOnlyExecutableRegularFiles) {
+  TempDir dir;
+  auto tool = dir.write("bin/tool", "#!/bin/sh\necho hi\n");
+  ::chmod(tool.c_str(), 0755);
+  dir.write("bin/plain", "not executable");
+  dir.mkdir("bin/adir");
+  LocalRunner runner((dir.path() / "bin").string() + "::relative/bin");
+  EXPECT_EQ(runner.find_executable("tool"), tool.string());
+  EXPECT_FALSE(runner.find_executable("plain"));
+  EXPECT_FALSE(runner.find_executable("adir"));
+  EXPECT_FALSE(runner.find_executable("../bin/tool"));
+  EXPECT_EQ(runner.run(Command{{"tool"}}).out, "hi\n");
+}
+
+TEST(ReplayRunner, AnswersFromTheRecord) {
+  CommandResult gcc;
+  gcc.exit_code = 0;
+  gcc.out = "gcc 12.2.0\n";
+  ReplayRunner runner({{"gcc", "/usr/bin/gcc"}}, {{{"/usr/bin/gcc", "--version"}, gcc}});
+  EXPECT_EQ(runner.find_executable("gcc"), "/usr/bin/gcc");
+  EXPECT_FALSE(runner.find_executable("clang"));
+  auto r = runner.run(Command{{"/usr/bin/gcc", "--version"}});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.out, "gcc 12.2.0\n");
+  auto missing = runner.run(Command{{"/usr/bin/gcc", "-v"}});
+  EXPECT_FALSE(missing.started);
+}
+
+TEST(LocalRunner, EnvironmentChangesSetAndUnset) {
+  ::setenv("MAINBOARD_TEST_INHERITED", "yes", 1);
+  Command c = sh("echo \"${MAINBOARD_TEST_INHERITED:-unset} $MAINBOARD_TEST_NEW\"");
+  c.environment["MAINBOARD_TEST_NEW"] = "new";
+  EXPECT_EQ(system_runner().run(c).out, "yes new\n");
+  c.environment["MAINBOARD_TEST_INHERITED"] = std::nullopt;
+  EXPECT_EQ(system_runner().run(c).out, "unset new\n");
+  ::unsetenv("MAINBOARD_TEST_INHERITED");
+}

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+/// A temporary directory removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "mainboard-test-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+  std::filesystem::path write(const std::string& rel, const std::string& content) const {
+    auto p = path_ / rel;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream out(p, std::ios::binary);
+    out << content;
+    return p;
+  }
+
+  void mkdir(const std::string& rel) const { std::filesystem::create_directories(path_ / rel); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string fixture_host(const std::string& name) {
+  // Built by appending: GCC 12 warns falsely (-Warray-bounds) on a chain of operator+ here.
+  std::string path = MAINBOARD_FIXTURES;
+  path += "/hosts/";
+  path += name;
+  return path;
+}

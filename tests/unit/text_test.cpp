@@ -1,0 +1,56 @@
+#include <gtest/gtest.h>
+
+#include "core/text.hpp"
+
+using namespace mainboard::core;
+
+TEST(Text, TrimAndSplit) {
+  EXPECT_EQ(trim("  a b \t\n"), "a b");
+  EXPECT_EQ(trim(""), "");
+  auto parts = split("a,,b", ',');
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[1], "");
+  EXPECT_EQ(split_ws("  x \t y  ").size(), 2u);
+  EXPECT_EQ(split_lines("a\r\nb\n").size(), 2u);
+  EXPECT_EQ(split_lines("a\r\nb\n")[0], "a");
+}
+
+TEST(Text, IntegersRejectJunkAndOverflow) {
+  EXPECT_EQ(parse_u64(" 42\n"), 42u);
+  EXPECT_FALSE(parse_u64("42abc"));
+  EXPECT_FALSE(parse_u64("-1"));
+  EXPECT_FALSE(parse_u64(""));
+  EXPECT_FALSE(parse_u64("18446744073709551616"));  // 2^64
+  EXPECT_EQ(parse_u64("18446744073709551615"), 18446744073709551615ull);
+  EXPECT_EQ(parse_u64_base("0xd4f", 16), 0xd4fu);
+  EXPECT_EQ(parse_i64("-5"), -5);
+  EXPECT_FALSE(parse_double("nan"));
+  EXPECT_FALSE(parse_double("1e999"));
+  EXPECT_DOUBLE_EQ(*parse_double("2596.142"), 2596.142);
+}
+
+TEST(Text, KeyValues) {
+  std::string text = "MemTotal:  100 kB\nnocolon\nMemFree: 5 kB\n";
+  EXPECT_EQ(find_value(text, "MemFree"), "5 kB");
+  EXPECT_FALSE(find_value(text, "Missing"));
+  EXPECT_EQ(parse_key_values(text).size(), 2u);
+}
+
+TEST(Text, CpuListsAreBoundedAgainstHostileRanges) {
+  EXPECT_EQ(*parse_cpu_list("0-3,8,10-11"),
+            (std::vector<std::uint32_t>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_TRUE(parse_cpu_list("")->empty());
+  EXPECT_FALSE(parse_cpu_list("0-4294967295"));  // would allocate 16 GiB if trusted
+  EXPECT_FALSE(parse_cpu_list("3-1"));
+  EXPECT_FALSE(parse_cpu_list("a-b"));
+}
+
+TEST(Text, Sizes) {
+  EXPECT_EQ(parse_size("32K"), 32u * 1024);
+  EXPECT_EQ(parse_size("1024 kB"), 1024u * 1024);
+  EXPECT_EQ(parse_size("16 GB"), 16ull << 30);
+  EXPECT_EQ(parse_size("512"), 512u);
+  EXPECT_FALSE(parse_size("No Module Installed"));
+  EXPECT_FALSE(parse_size("12 parsecs"));
+  EXPECT_FALSE(parse_size("99999999999999999 TB"));  // overflows 64 bits
+}

@@ -1,0 +1,38 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "view/format.hpp"
+
+using namespace mainboard::view;
+
+TEST(Format, Bytes) {
+  EXPECT_EQ(bytes(0), "0 B");
+  EXPECT_EQ(bytes(1023), "1023 B");
+  EXPECT_EQ(bytes(1536), "1.50 KiB");
+  EXPECT_EQ(bytes(80ull << 30), "80.0 GiB");
+  EXPECT_EQ(bytes(512ull << 30), "512 GiB");
+  EXPECT_EQ(bytes(~0ull), "16.0 EiB");
+}
+
+TEST(Format, CapacityPairSharesAUnit) {
+  EXPECT_EQ(capacity_pair(12ull << 30, 80ull << 30), "12.0 / 80.0 GiB");
+  EXPECT_EQ(capacity_pair(0, 80ull << 30), "0.00 / 80.0 GiB");
+  // 5 MiB of 80 GiB would print as 0.00 GiB: it keeps its own unit.
+  EXPECT_EQ(capacity_pair(5ull << 20, 80ull << 30), "5.00 MiB / 80.0 GiB");
+}
+
+TEST(Format, ColourDecision) {
+  ::unsetenv("NO_COLOR");
+  EXPECT_TRUE(want_color("always", -1));
+  EXPECT_FALSE(want_color("never", 1));
+  EXPECT_FALSE(want_color("auto", -1));  // not a terminal
+  ::setenv("NO_COLOR", "1", 1);
+  EXPECT_FALSE(want_color("always", 1));  // NO_COLOR wins
+  ::unsetenv("NO_COLOR");
+  Style plain{false};
+  EXPECT_EQ(plain.label("x"), "x");
+  Style colored{true};
+  EXPECT_NE(colored.label("x"), "x");
+  EXPECT_NE(colored.label("x").find("\x1b["), std::string::npos);
+}
