@@ -1,0 +1,62 @@
+// How much the machine probe costs: the live reads a snapshot repeats, and the one-time identity.
+#include <benchmark/benchmark.h>
+
+#include "mainboard/machine.hpp"
+#include "mainboard/runner.hpp"
+#include "mainboard/toolchain.hpp"
+
+using namespace mainboard;
+
+// One /proc/meminfo read and parse: what a meter pays per sample.
+static void BM_MemorySystem(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(Memory::system());
+}
+BENCHMARK(BM_MemorySystem);
+
+// A full live snapshot on a machine whose identity is already known (what a second call costs):
+// memory, clocks, load, cgroup, disks, scratch, and copies of the cached parts.
+static void BM_SnapshotWithoutToolchain(benchmark::State& state) {
+  Machine machine;
+  machine.snapshot({.toolchain = false});
+  for (auto _ : state) benchmark::DoNotOptimize(machine.snapshot({.toolchain = false}));
+}
+BENCHMARK(BM_SnapshotWithoutToolchain)->Unit(benchmark::kMicrosecond);
+
+// The first snapshot of a new Machine: hwloc topology, board, identity, then the live reads.
+static void BM_FirstSnapshotWithoutToolchain(benchmark::State& state) {
+  for (auto _ : state) {
+    Machine machine;
+    benchmark::DoNotOptimize(machine.snapshot({.toolchain = false}));
+  }
+}
+BENCHMARK(BM_FirstSnapshotWithoutToolchain)->Unit(benchmark::kMicrosecond);
+
+// The same on the two-socket fixture host (32 CPUs of sysfs through hwloc).
+static void BM_FirstSnapshotTwoSocketFixture(benchmark::State& state) {
+  Machine::Options options;
+  options.sysroot = MAINBOARD_FIXTURES "/hosts/numa-2socket";
+  for (auto _ : state) {
+    Machine machine(options);
+    benchmark::DoNotOptimize(machine.snapshot({.toolchain = false}));
+  }
+}
+BENCHMARK(BM_FirstSnapshotTwoSocketFixture)->Unit(benchmark::kMicrosecond);
+
+// The toolchain probe with every version answered by the on-disk cache: PATH lookups, stat()s
+// of the binaries and one small JSON file, no process started.
+static void BM_ToolchainWarmCache(benchmark::State& state) {
+  auto file = std::filesystem::temp_directory_path() / "mainboard-bench-tools.json";
+  LocalRunner runner(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
+  {
+    ToolCache cache(file);
+    Toolchain::probe(runner, tool_probes(), &cache);
+  }
+  for (auto _ : state) {
+    ToolCache cache(file);
+    benchmark::DoNotOptimize(Toolchain::probe(runner, tool_probes(), &cache));
+  }
+  std::filesystem::remove(file);
+}
+BENCHMARK(BM_ToolchainWarmCache)->Unit(benchmark::kMicrosecond);
+
+BENCHMARK_MAIN();

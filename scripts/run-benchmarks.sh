@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs every benchmark and prints the figures the README quotes. Ratios come from one run, side
+# by side: machines are noisy, so compare within a run, not across runs.
+#   scripts/run-benchmarks.sh            everything
+#   scripts/run-benchmarks.sh --quick    shorter runs (a smoke test of the benchmarks)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick=0
+[[ "${1:-}" == "--quick" ]] && quick=1
+build=build/default
+out=$build/bench-results
+mkdir -p "$out"
+cli=$build/src/cli/mainboard
+python=/usr/bin/python3  # Debian's, with python3-psutil
+
+min_time=0.5
+runs=30
+((quick)) && min_time=0.05 && runs=5
+
+echo "== Google Benchmark: snapshot_bench"
+"$build/bench/snapshot_bench" --benchmark_min_time="$min_time" \
+  --benchmark_out="$out/snapshot_bench.json" --benchmark_out_format=json
+
+echo
+echo "== mainboard snapshot --json vs a Python probe (psutil + platform + subprocess)"
+# A private cache file so the "cold" runs really are cold and the warm ones warm.
+cache_home=$(mktemp -d)
+trap 'rm -rf "$cache_home"' EXIT
+export XDG_CACHE_HOME=$cache_home
+"$cli" snapshot --json >/dev/null  # fills the toolchain cache
+hyperfine -N --warmup 3 --runs "$runs" --export-json "$out/snapshot_vs_python.json" \
+  -n "mainboard (warm cache)" "$cli snapshot --json" \
+  -n "mainboard (cold, --no-cache)" "$cli --no-cache snapshot --json" \
+  -n "python probe" "$python bench/python_probe.py"
+"$python" - "$out/snapshot_vs_python.json" <<'PY'
+import json, sys
+r = {x["command"]: x["mean"] for x in json.load(open(sys.argv[1]))["results"]}
+py = r["python probe"]
+for name in ("mainboard (warm cache)", "mainboard (cold, --no-cache)"):
+    print(f"{name}: {r[name]*1000:.1f} ms, python probe {py*1000:.1f} ms -> {py/r[name]:.1f}x faster")
+PY
