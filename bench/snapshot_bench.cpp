@@ -9,7 +9,8 @@ using namespace mainboard;
 
 // One /proc/meminfo read and parse: what a meter pays per sample.
 static void BM_MemorySystem(benchmark::State& state) {
-  for (auto _ : state) benchmark::DoNotOptimize(Memory::system());
+  for (auto _ : state)
+    benchmark::DoNotOptimize(Memory::system());
 }
 BENCHMARK(BM_MemorySystem);
 
@@ -18,7 +19,8 @@ BENCHMARK(BM_MemorySystem);
 static void BM_SnapshotWithoutToolchain(benchmark::State& state) {
   Machine machine;
   machine.snapshot({.toolchain = false});
-  for (auto _ : state) benchmark::DoNotOptimize(machine.snapshot({.toolchain = false}));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(machine.snapshot({.toolchain = false}));
 }
 BENCHMARK(BM_SnapshotWithoutToolchain)->Unit(benchmark::kMicrosecond);
 

@@ -12,8 +12,8 @@ namespace mainboard {
 /// ceiling for a job, often far below the machine's RAM.
 struct CgroupMemory {
   bool supported = false;
-  int version = 0;         ///< 1 or 2
-  std::string path;        ///< the cgroup, as /proc/self/cgroup names it
+  int version = 0;                           ///< 1 or 2
+  std::string path;                          ///< the cgroup, as /proc/self/cgroup names it
   std::optional<std::uint64_t> limit_bytes;  ///< empty: no cap ("max" or the v1 sentinel)
   std::optional<std::uint64_t> usage_bytes;  ///< current charge of the cgroup
   std::optional<std::uint64_t> swap_limit_bytes;

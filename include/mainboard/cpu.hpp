@@ -37,7 +37,7 @@ struct CpuInfo {
   std::uint32_t cores = 0;    ///< physical cores over all packages
   std::uint32_t threads = 0;  ///< hardware threads (logical CPUs)
   std::uint32_t numa_nodes = 0;
-  std::vector<CacheInfo> caches;  ///< L1d, L1i, L2, L3 … in that order, where present
+  std::vector<CacheInfo> caches;            ///< L1d, L1i, L2, L3 … in that order, where present
   std::vector<std::string> isa_extensions;  ///< notable vector/matrix extensions (avx512f, sve…)
   std::string topology_source;              ///< hwloc, or /proc/cpuinfo when hwloc failed
   bool operator==(const CpuInfo&) const = default;

@@ -27,11 +27,11 @@ struct Job {
 /// Who runs, and where work can be sent.
 struct Environment {
   std::string user;
-  std::string group;                ///< primary group
-  std::vector<std::string> groups;  ///< every group, primary first
-  std::optional<Scheduler> scheduler;        ///< the first one found, in the table's order
-  std::vector<Scheduler> schedulers;         ///< every one found
-  std::optional<Job> job;                    ///< set when running inside a batch job
+  std::string group;                   ///< primary group
+  std::vector<std::string> groups;     ///< every group, primary first
+  std::optional<Scheduler> scheduler;  ///< the first one found, in the table's order
+  std::vector<Scheduler> schedulers;   ///< every one found
+  std::optional<Job> job;              ///< set when running inside a batch job
   bool operator==(const Environment&) const = default;
 };
 

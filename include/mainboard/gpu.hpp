@@ -49,11 +49,11 @@ struct GpuInfo {
   std::string vendor;
   std::string uuid;
   std::string pci_bus_id;
-  std::string architecture;        ///< e.g. Hopper, CDNA 3, Apple M3 Max
-  std::string arch_key;            ///< dispatch key, e.g. sm_90, gfx942
-  std::string compute_capability;  ///< e.g. "9.0" (NVIDIA only)
-  std::optional<std::uint32_t> sm_count;    ///< streaming multiprocessors / compute units
-  std::optional<std::uint32_t> core_count;  ///< GPU cores where that is how it is counted
+  std::string architecture;                  ///< e.g. Hopper, CDNA 3, Apple M3 Max
+  std::string arch_key;                      ///< dispatch key, e.g. sm_90, gfx942
+  std::string compute_capability;            ///< e.g. "9.0" (NVIDIA only)
+  std::optional<std::uint32_t> sm_count;     ///< streaming multiprocessors / compute units
+  std::optional<std::uint32_t> core_count;   ///< GPU cores where that is how it is counted
   std::optional<double> peak_bandwidth_gbs;  ///< theoretical peak memory bandwidth
   std::string driver_version;
   std::optional<std::uint64_t> memory_total_bytes;

@@ -21,7 +21,7 @@ struct Memory {
   bool unified = false;          ///< CPU and accelerators share this pool
   std::string source;            ///< where the figure came from, e.g. /proc/meminfo
   bool supported = false;
-  std::string reason;            ///< why it is unsupported, when it is
+  std::string reason;  ///< why it is unsupported, when it is
 
   double total_gb() const { return static_cast<double>(total_bytes) / kBytesPerGiB; }
   double used_gb() const { return static_cast<double>(used_bytes.value_or(0)) / kBytesPerGiB; }
@@ -38,11 +38,11 @@ struct Memory {
 
 /// One DIMM slot as SMBIOS type 17 describes it. Serial numbers are never kept.
 struct DimmCard {
-  std::string locator;        ///< e.g. "DIMM_A1"
+  std::string locator;  ///< e.g. "DIMM_A1"
   std::string bank_locator;
-  std::optional<std::uint64_t> size_bytes;  ///< empty for an unpopulated slot
-  std::string type;           ///< e.g. DDR5
-  std::string form_factor;    ///< e.g. DIMM, SODIMM
+  std::optional<std::uint64_t> size_bytes;            ///< empty for an unpopulated slot
+  std::string type;                                   ///< e.g. DDR5
+  std::string form_factor;                            ///< e.g. DIMM, SODIMM
   std::optional<std::uint32_t> speed_mts;             ///< rated speed in MT/s
   std::optional<std::uint32_t> configured_speed_mts;  ///< speed it runs at
   std::string manufacturer;

@@ -23,14 +23,14 @@ struct Command {
 };
 
 struct CommandResult {
-  bool started = false;      ///< the program could be found and started
-  bool timed_out = false;    ///< killed at the deadline
-  bool truncated = false;    ///< output exceeded max_output_bytes
-  int exit_code = -1;        ///< exit status when it exited normally
-  int signal = 0;            ///< terminating signal when it was killed
-  std::string out;           ///< captured stdout
-  std::string err;           ///< captured stderr
-  std::string error;         ///< why it could not be started, if it was not
+  bool started = false;    ///< the program could be found and started
+  bool timed_out = false;  ///< killed at the deadline
+  bool truncated = false;  ///< output exceeded max_output_bytes
+  int exit_code = -1;      ///< exit status when it exited normally
+  int signal = 0;          ///< terminating signal when it was killed
+  std::string out;         ///< captured stdout
+  std::string err;         ///< captured stderr
+  std::string error;       ///< why it could not be started, if it was not
 
   bool ok() const { return started && !timed_out && signal == 0 && exit_code == 0; }
 };

@@ -11,7 +11,7 @@ namespace mainboard {
 
 /// A block device from /sys/block.
 struct BlockDevice {
-  std::string name;   ///< e.g. nvme0n1, sda, vda
+  std::string name;  ///< e.g. nvme0n1, sda, vda
   std::string model;
   std::uint64_t size_bytes = 0;
   bool rotational = false;

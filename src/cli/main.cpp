@@ -29,12 +29,16 @@ Machine::Options machine_options(const Global& g) {
   return o;
 }
 
-void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+void print(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
 
 void emit_json(const nlohmann::json& j, const std::string& output) {
   std::string text = j.dump(2) + "\n";
-  if (output.empty() || output == "-") print(text);
-  else mainboard::core::write_file_atomic(output, text);
+  if (output.empty() || output == "-")
+    print(text);
+  else
+    mainboard::core::write_file_atomic(output, text);
 }
 
 int run_snapshot(const Global& g, bool json, bool toolchain, const std::string& output) {
@@ -57,7 +61,8 @@ int run_toolchain(const Global& g, bool json, bool cmake_only) {
   const auto& cfg = machine.compilers();
   if (cmake_only) {
     std::string line;
-    for (const auto& a : cfg.cmake_args()) line += (line.empty() ? "" : " ") + a;
+    for (const auto& a : cfg.cmake_args())
+      line += (line.empty() ? "" : " ") + a;
     print(line + "\n");
     return 0;
   }

@@ -16,8 +16,7 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
   auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
   int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
-  if (fd < 0)
-    throw Error("cannot write " + path.string() + ": " + std::strerror(errno));
+  if (fd < 0) throw Error("cannot write " + path.string() + ": " + std::strerror(errno));
   auto fail = [&](const char* what) {
     int e = errno;
     ::close(fd);

@@ -12,7 +12,11 @@ std::int64_t read_clock(clockid_t id) {
 }
 }  // namespace
 
-std::int64_t monotonic_ns() { return read_clock(CLOCK_MONOTONIC); }
-std::int64_t unix_ns() { return read_clock(CLOCK_REALTIME); }
+std::int64_t monotonic_ns() {
+  return read_clock(CLOCK_MONOTONIC);
+}
+std::int64_t unix_ns() {
+  return read_clock(CLOCK_REALTIME);
+}
 
 }  // namespace mainboard::core

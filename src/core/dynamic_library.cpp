@@ -23,7 +23,8 @@ DynamicLibrary::~DynamicLibrary() {
   if (handle_) ::dlclose(handle_);
 }
 
-DynamicLibrary DynamicLibrary::open(const std::vector<std::string>& candidates, std::string* error) {
+DynamicLibrary DynamicLibrary::open(const std::vector<std::string>& candidates,
+                                    std::string* error) {
   DynamicLibrary lib;
   std::string errors;
   for (const auto& name : candidates) {

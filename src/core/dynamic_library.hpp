@@ -20,7 +20,8 @@ class DynamicLibrary {
 
   /// Opens the first candidate that loads (RTLD_NOW | RTLD_LOCAL). `error` describes every
   /// failed attempt when none loads.
-  static DynamicLibrary open(const std::vector<std::string>& candidates, std::string* error = nullptr);
+  static DynamicLibrary open(const std::vector<std::string>& candidates,
+                             std::string* error = nullptr);
 
   bool loaded() const { return handle_ != nullptr; }
   explicit operator bool() const { return loaded(); }

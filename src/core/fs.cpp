@@ -24,7 +24,8 @@ Fs::Fs(std::filesystem::path root) : root_(std::move(root)) {
 
 std::filesystem::path Fs::host_path(std::string_view path) const {
   if (live_) return std::filesystem::path(path);
-  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  while (!path.empty() && path.front() == '/')
+    path.remove_prefix(1);
   return root_ / std::filesystem::path(path);
 }
 
@@ -56,7 +57,8 @@ std::optional<std::string> Fs::read(std::string_view path, std::size_t max_bytes
   }
   ::close(fd);
   // Device-tree strings end in NUL; anything with a NUL inside is binary, not text.
-  while (!data.empty() && data.back() == '\0') data.pop_back();
+  while (!data.empty() && data.back() == '\0')
+    data.pop_back();
   if (data.find('\0') != std::string::npos) return std::nullopt;
   return data;
 }
@@ -131,8 +133,8 @@ std::optional<FsSpace> recorded_space(const Fs& fs, std::string_view path) {
   std::string best;
   const nlohmann::json* found = nullptr;
   for (auto& [mount, value] : j.items()) {
-    bool prefix = path == mount ||
-                  (starts_with(path, mount) && (mount == "/" || path.substr(mount.size(), 1) == "/"));
+    bool prefix = path == mount || (starts_with(path, mount) &&
+                                    (mount == "/" || path.substr(mount.size(), 1) == "/"));
     if (prefix && mount.size() >= best.size() && value.is_object()) {
       best = mount;
       found = &value;

@@ -21,6 +21,8 @@ spdlog::logger& log() {
   return *logger;
 }
 
-void set_log_level(spdlog::level::level_enum level) { log().set_level(level); }
+void set_log_level(spdlog::level::level_enum level) {
+  log().set_level(level);
+}
 
 }  // namespace mainboard::core

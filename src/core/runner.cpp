@@ -76,7 +76,8 @@ std::vector<std::string> child_environment(const Command& command) {
 std::vector<char*> pointers(std::vector<std::string>& strings) {
   std::vector<char*> out;
   out.reserve(strings.size() + 1);
-  for (auto& s : strings) out.push_back(s.data());
+  for (auto& s : strings)
+    out.push_back(s.data());
   out.push_back(nullptr);
   return out;
 }
@@ -117,8 +118,8 @@ bool spawn(const std::string& exe, const Command& command, Child& child, Command
   posix_spawnattr_setsigdefault(&attr, &defaults);
   // Its own process group, so a deadline kills whatever it started too.
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                      POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 
   std::vector<std::string> args(command.argv.begin(), command.argv.end());
   auto argv = pointers(args);
@@ -164,8 +165,10 @@ std::vector<CommandResult> LocalRunner::run_all(const std::vector<Command>& comm
       continue;
     }
     std::optional<std::string> exe;
-    if (argv[0].find('/') != std::string::npos) exe = argv[0];
-    else exe = find_executable(argv[0]);
+    if (argv[0].find('/') != std::string::npos)
+      exe = argv[0];
+    else
+      exe = find_executable(argv[0]);
     if (!exe) {
       results[i].error = argv[0] + ": not found on PATH";
       continue;
@@ -195,8 +198,8 @@ std::vector<CommandResult> LocalRunner::run_all(const std::vector<Command>& comm
         }
       }
       bool open = c.fds[0] >= 0 || c.fds[1] >= 0;
-      std::int64_t limit = c.reaped ? std::min(c.deadline_ns, c.exited_at_ns + kGraceNs)
-                                    : c.deadline_ns;
+      std::int64_t limit =
+          c.reaped ? std::min(c.deadline_ns, c.exited_at_ns + kGraceNs) : c.deadline_ns;
       if ((open || !c.reaped) && now >= limit) {
         ::kill(-c.pid, SIGKILL);
         if (!c.reaped) {
@@ -223,8 +226,8 @@ std::vector<CommandResult> LocalRunner::run_all(const std::vector<Command>& comm
     }
     if (!pending) break;
     // Without open pipes we still poll (on nothing) to wait for exits in small steps.
-    int wait_ms = static_cast<int>(std::clamp<std::int64_t>((next_wake - now) / 1'000'000, 1,
-                                                            pfds.empty() ? 2 : 50));
+    int wait_ms = static_cast<int>(
+        std::clamp<std::int64_t>((next_wake - now) / 1'000'000, 1, pfds.empty() ? 2 : 50));
     int n = ::poll(pfds.data(), pfds.size(), wait_ms);
     if (n < 0 && errno != EINTR) break;
     for (std::size_t p = 0; p < pfds.size(); ++p) {

@@ -8,12 +8,16 @@
 namespace mainboard::core {
 
 namespace {
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 }  // namespace
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  while (!s.empty() && is_space(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back()))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -49,9 +53,11 @@ std::vector<std::string_view> split_ws(std::string_view s) {
   std::vector<std::string_view> out;
   std::size_t i = 0;
   while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
+      ++i;
     std::size_t j = i;
-    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
+    while (j < s.size() && s[j] != ' ' && s[j] != '\t')
+      ++j;
     if (j > i) out.push_back(s.substr(i, j - i));
     i = j;
   }
@@ -64,7 +70,8 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 
 std::string to_lower(std::string_view s) {
   std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -78,7 +85,9 @@ std::optional<std::uint64_t> parse_u64_base(std::string_view s, int base) {
   return v;
 }
 
-std::optional<std::uint64_t> parse_u64(std::string_view s) { return parse_u64_base(s, 10); }
+std::optional<std::uint64_t> parse_u64(std::string_view s) {
+  return parse_u64_base(s, 10);
+}
 
 std::optional<std::int64_t> parse_i64(std::string_view s) {
   s = trim(s);
@@ -142,7 +151,8 @@ std::optional<std::vector<std::uint32_t>> parse_cpu_list(std::string_view s) {
       auto b = parse_u64(part.substr(dash + 1));
       if (!a || !b || *a > *b || *b >= kMaxCpus) return std::nullopt;
       if (out.size() + (*b - *a + 1) > kMaxCpus) return std::nullopt;
-      for (auto i = *a; i <= *b; ++i) out.push_back(static_cast<std::uint32_t>(i));
+      for (auto i = *a; i <= *b; ++i)
+        out.push_back(static_cast<std::uint32_t>(i));
     }
   }
   return out;
@@ -156,17 +166,24 @@ std::optional<std::uint64_t> checked_mul(std::uint64_t a, std::uint64_t b) {
 std::optional<std::uint64_t> parse_size(std::string_view s) {
   s = trim(s);
   std::size_t i = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
+    ++i;
   auto number = parse_u64(s.substr(0, i));
   if (!number) return std::nullopt;
   auto unit = to_lower(trim(s.substr(i)));
   std::uint64_t mult = 1;
-  if (unit.empty() || unit == "b" || unit == "bytes") mult = 1;
-  else if (unit == "k" || unit == "kb" || unit == "kib") mult = 1ull << 10;
-  else if (unit == "m" || unit == "mb" || unit == "mib") mult = 1ull << 20;
-  else if (unit == "g" || unit == "gb" || unit == "gib") mult = 1ull << 30;
-  else if (unit == "t" || unit == "tb" || unit == "tib") mult = 1ull << 40;
-  else return std::nullopt;
+  if (unit.empty() || unit == "b" || unit == "bytes")
+    mult = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib")
+    mult = 1ull << 10;
+  else if (unit == "m" || unit == "mb" || unit == "mib")
+    mult = 1ull << 20;
+  else if (unit == "g" || unit == "gb" || unit == "gib")
+    mult = 1ull << 30;
+  else if (unit == "t" || unit == "tb" || unit == "tib")
+    mult = 1ull << 40;
+  else
+    return std::nullopt;
   return checked_mul(*number, mult);
 }
 

@@ -10,10 +10,18 @@ namespace {
 std::string dmi_field(const core::Fs& fs, const char* name) {
   auto v = fs.read_line(std::string(core::paths::kSysDmiId) + "/" + name);
   if (!v) return {};
-  static constexpr const char* kPlaceholders[] = {
-      "To Be Filled By O.E.M.", "To be filled by O.E.M.", "Default string", "Not Specified",
-      "Not Applicable", "System Product Name", "System manufacturer", "N/A", "None", "0123456789",
-      "Type1ProductConfigId", "x.x"};
+  static constexpr const char* kPlaceholders[] = {"To Be Filled By O.E.M.",
+                                                  "To be filled by O.E.M.",
+                                                  "Default string",
+                                                  "Not Specified",
+                                                  "Not Applicable",
+                                                  "System Product Name",
+                                                  "System manufacturer",
+                                                  "N/A",
+                                                  "None",
+                                                  "0123456789",
+                                                  "Type1ProductConfigId",
+                                                  "x.x"};
   for (const char* p : kPlaceholders)
     if (*v == p) return {};
   return *v;

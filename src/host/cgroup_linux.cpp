@@ -42,8 +42,8 @@ std::optional<CgroupMount> find_mount(std::string_view mountinfo, std::string_vi
 constexpr std::uint64_t kUnlimitedFloor = 1ull << 62;
 
 struct Limit {
-  bool present = false;    // the file exists and was read
-  bool malformed = false;  // it held something that is not a limit
+  bool present = false;                // the file exists and was read
+  bool malformed = false;              // it held something that is not a limit
   std::optional<std::uint64_t> bytes;  // empty: unlimited
 };
 
@@ -67,8 +67,10 @@ Limit read_limit(const core::Fs& fs, const std::string& file) {
 /// by its nearest visible ancestor.
 std::vector<std::string> cgroup_dirs(const core::Fs& fs, const CgroupMount& mount,
                                      std::string path) {
-  if (mount.root != "/" && core::starts_with(path, mount.root)) path = path.substr(mount.root.size());
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  if (mount.root != "/" && core::starts_with(path, mount.root))
+    path = path.substr(mount.root.size());
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
   std::vector<std::string> dirs;
   std::string rel = path == "/" ? "" : path;
   while (true) {
@@ -137,8 +139,8 @@ CgroupMemory probe_cgroup_memory(const core::Fs& fs) {
     if (auto mount = find_mount(*mountinfo, "memory")) {
       out.version = 1;
       out.path = *v1_path;
-      fill(fs, cgroup_dirs(fs, *mount, *v1_path), "memory.limit_in_bytes",
-           "memory.usage_in_bytes", "memory.memsw.limit_in_bytes", out);
+      fill(fs, cgroup_dirs(fs, *mount, *v1_path), "memory.limit_in_bytes", "memory.usage_in_bytes",
+           "memory.memsw.limit_in_bytes", out);
       return out;
     }
   }
@@ -146,8 +148,8 @@ CgroupMemory probe_cgroup_memory(const core::Fs& fs) {
     if (auto mount = find_mount(*mountinfo, "")) {
       out.version = 2;
       out.path = *v2_path;
-      fill(fs, cgroup_dirs(fs, *mount, *v2_path), "memory.max", "memory.current",
-           "memory.swap.max", out);
+      fill(fs, cgroup_dirs(fs, *mount, *v2_path), "memory.max", "memory.current", "memory.swap.max",
+           out);
       return out;
     }
   }

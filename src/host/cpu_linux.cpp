@@ -38,16 +38,17 @@ std::optional<int> int_field(std::string_view block, std::string_view key, int b
 }
 
 /// Extensions that decide which kernels a machine can run, by the names the kernel prints.
-constexpr const char* kX86Extensions[] = {
-    "sse4_2",    "avx",         "avx2",        "fma",         "f16c",     "avx512f",
-    "avx512bw",  "avx512vl",    "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni",
-    "amx_tile",  "amx_bf16",    "amx_int8",    "sha_ni"};
-constexpr const char* kArmExtensions[] = {"asimd", "asimddp", "asimdfhm", "fphp", "bf16", "i8mm",
+constexpr const char* kX86Extensions[] = {"sse4_2",      "avx",         "avx2",        "fma",
+                                          "f16c",        "avx512f",     "avx512bw",    "avx512vl",
+                                          "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni",
+                                          "amx_tile",    "amx_bf16",    "amx_int8",    "sha_ni"};
+constexpr const char* kArmExtensions[] = {"asimd", "asimddp", "asimdfhm", "fphp", "bf16",   "i8mm",
                                           "sve",   "sve2",    "sme",      "sme2", "atomics"};
 
 std::vector<std::string> pick_extensions(std::string_view flags_line, bool arm) {
   std::set<std::string_view> present;
-  for (auto f : split_ws(flags_line)) present.insert(f);
+  for (auto f : split_ws(flags_line))
+    present.insert(f);
   std::vector<std::string> out;
   if (arm) {
     for (const char* e : kArmExtensions)
@@ -119,8 +120,10 @@ std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
     ok = hwloc_topology_load(topo) == 0;
   }
   if (!fs.is_live()) {
-    if (saved_root) ::setenv("HWLOC_FSROOT", saved_root->c_str(), 1);
-    else ::unsetenv("HWLOC_FSROOT");
+    if (saved_root)
+      ::setenv("HWLOC_FSROOT", saved_root->c_str(), 1);
+    else
+      ::unsetenv("HWLOC_FSROOT");
     if (set_hide) ::unsetenv("HWLOC_HIDE_ERRORS");
   }
   if (!ok) {
@@ -141,8 +144,10 @@ std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
     hwloc_obj_type_t type;
     int level;
   };
-  constexpr Level kLevels[] = {{HWLOC_OBJ_L1CACHE, 1}, {HWLOC_OBJ_L1ICACHE, 1},
-                               {HWLOC_OBJ_L2CACHE, 2}, {HWLOC_OBJ_L3CACHE, 3},
+  constexpr Level kLevels[] = {{HWLOC_OBJ_L1CACHE, 1},
+                               {HWLOC_OBJ_L1ICACHE, 1},
+                               {HWLOC_OBJ_L2CACHE, 2},
+                               {HWLOC_OBJ_L3CACHE, 3},
                                {HWLOC_OBJ_L4CACHE, 4}};
   for (auto [type, level] : kLevels) {
     int n = hwloc_get_nbobjs_by_type(topo, type);
@@ -179,7 +184,8 @@ Topology cpuinfo_topology(std::string_view cpuinfo) {
     if (pos == std::string_view::npos) continue;
     auto key = trim(line.substr(0, pos));
     auto value = std::string(trim(line.substr(pos + 1)));
-    if (key == "processor") ++t.threads;
+    if (key == "processor")
+      ++t.threads;
     else if (key == "physical id") {
       package = value;
       packages.insert(value);
@@ -219,8 +225,8 @@ CpuInfo parse_cpuinfo_identity(std::string_view cpuinfo) {
     info.stepping = int_field(block, "stepping");
     if (auto name = find_value(block, "model name")) info.label = std::string(*name);
     if (info.family && info.model)
-      info.microarchitecture = x86_microarchitecture(info.vendor, *info.family, *info.model,
-                                                     info.stepping.value_or(0));
+      info.microarchitecture =
+          x86_microarchitecture(info.vendor, *info.family, *info.model, info.stepping.value_or(0));
     if (auto flags = find_value(block, "flags"))
       info.isa_extensions = pick_extensions(*flags, /*arm=*/false);
     return info;
@@ -281,7 +287,8 @@ std::string cpu_list_label(const std::vector<std::uint32_t>& cpus) {
   std::size_t i = 0;
   while (i < cpus.size()) {
     std::size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1)
+      ++j;
     if (i > 0) out += ",";
     out += std::to_string(cpus[i]);
     if (j > i) out += "-" + std::to_string(cpus[j]);
@@ -313,7 +320,8 @@ std::vector<ClockReading> read_cpu_clocks(const core::Fs& fs) {
     auto related = fs.read_line(dir + "/related_cpus");
     auto& g = groups[{min.value_or(0), max.value_or(0)}];
     if (related)
-      if (auto cpus = core::parse_cpu_list(*related)) g.cpus.insert(g.cpus.end(), cpus->begin(), cpus->end());
+      if (auto cpus = core::parse_cpu_list(*related))
+        g.cpus.insert(g.cpus.end(), cpus->begin(), cpus->end());
     if (cur) {
       g.current_sum += static_cast<double>(*cur) / 1000.0;
       ++g.current_n;

@@ -24,7 +24,11 @@ struct SchedulerRow {
 };
 
 constexpr SchedulerRow kSchedulers[] = {
-    {"slurm", {"sbatch", "srun", "squeue"}, "SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_ARRAY_TASK_ID"},
+    {"slurm",
+     {"sbatch", "srun", "squeue"},
+     "SLURM_JOB_ID",
+     "SLURM_JOB_NAME",
+     "SLURM_ARRAY_TASK_ID"},
     // PBS Pro, OpenPBS and Torque share qsub; pbsnodes is theirs alone (SGE has no such command).
     {"pbs", {"pbsnodes", "qmgr", nullptr}, "PBS_JOBID", "PBS_JOBNAME", "PBS_ARRAY_INDEX"},
     {"lsf", {"bsub", "bjobs", nullptr}, "LSB_JOBID", "LSB_JOBNAME", "LSB_JOBINDEX"},

@@ -121,7 +121,8 @@ std::vector<DimmCard> parse_dmidecode_memory(std::string_view text) {
     } else if (key == "Part Number") {
       card->part_number = clean(value);
     } else if (key == "Rank") {
-      if (auto r = core::parse_u64(value); r && *r < 64) card->rank = static_cast<std::uint32_t>(*r);
+      if (auto r = core::parse_u64(value); r && *r < 64)
+        card->rank = static_cast<std::uint32_t>(*r);
     }
     // Serial Number and Asset Tag are deliberately never kept.
   }

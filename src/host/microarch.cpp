@@ -56,17 +56,27 @@ std::string x86_microarchitecture(const std::string& vendor, int family, int mod
       case 0xDD: return "Clearwater Forest";
       case 0x57: return "Knights Landing";
       case 0x85: return "Knights Mill";
-      case 0x4E: case 0x5E: return "Skylake";
-      case 0x8E: case 0x9E: return "Kaby Lake";
-      case 0xA5: case 0xA6: return "Comet Lake";
-      case 0x7D: case 0x7E: return "Ice Lake";
-      case 0x8C: case 0x8D: return "Tiger Lake";
+      case 0x4E:
+      case 0x5E: return "Skylake";
+      case 0x8E:
+      case 0x9E: return "Kaby Lake";
+      case 0xA5:
+      case 0xA6: return "Comet Lake";
+      case 0x7D:
+      case 0x7E: return "Ice Lake";
+      case 0x8C:
+      case 0x8D: return "Tiger Lake";
       case 0xA7: return "Rocket Lake";
-      case 0x97: case 0x9A: return "Alder Lake";
-      case 0xB7: case 0xBA: case 0xBF: return "Raptor Lake";
-      case 0xAA: case 0xAC: return "Meteor Lake";
+      case 0x97:
+      case 0x9A: return "Alder Lake";
+      case 0xB7:
+      case 0xBA:
+      case 0xBF: return "Raptor Lake";
+      case 0xAA:
+      case 0xAC: return "Meteor Lake";
       case 0xBD: return "Lunar Lake";
-      case 0xC5: case 0xC6: return "Arrow Lake";
+      case 0xC5:
+      case 0xC6: return "Arrow Lake";
       case 0xCC: return "Panther Lake";
       default: return "";
     }
@@ -92,15 +102,15 @@ std::string x86_microarchitecture(const std::string& vendor, int family, int mod
 
 std::string arm_microarchitecture(int implementer, int part) {
   static constexpr std::array<std::pair<int, const char*>, 26> kArm = {{
-      {0xd03, "Cortex-A53"},   {0xd07, "Cortex-A57"},   {0xd08, "Cortex-A72"},
-      {0xd0b, "Cortex-A76"},   {0xd0c, "Neoverse-N1"},  {0xd40, "Neoverse-V1"},
-      {0xd41, "Cortex-A78"},   {0xd44, "Cortex-X1"},    {0xd46, "Cortex-A510"},
-      {0xd47, "Cortex-A710"},  {0xd48, "Cortex-X2"},    {0xd49, "Neoverse-N2"},
-      {0xd4a, "Neoverse-E1"},  {0xd4d, "Cortex-A715"},  {0xd4e, "Cortex-X3"},
-      {0xd4f, "Neoverse-V2"},  {0xd80, "Cortex-A520"},  {0xd81, "Cortex-A720"},
-      {0xd82, "Cortex-X4"},    {0xd84, "Neoverse-V3"},  {0xd85, "Cortex-X925"},
-      {0xd87, "Cortex-A725"},  {0xd8e, "Neoverse-N3"},  {0xd0d, "Cortex-A77"},
-      {0xd05, "Cortex-A55"},   {0xd0a, "Cortex-A75"},
+      {0xd03, "Cortex-A53"},  {0xd07, "Cortex-A57"},  {0xd08, "Cortex-A72"},
+      {0xd0b, "Cortex-A76"},  {0xd0c, "Neoverse-N1"}, {0xd40, "Neoverse-V1"},
+      {0xd41, "Cortex-A78"},  {0xd44, "Cortex-X1"},   {0xd46, "Cortex-A510"},
+      {0xd47, "Cortex-A710"}, {0xd48, "Cortex-X2"},   {0xd49, "Neoverse-N2"},
+      {0xd4a, "Neoverse-E1"}, {0xd4d, "Cortex-A715"}, {0xd4e, "Cortex-X3"},
+      {0xd4f, "Neoverse-V2"}, {0xd80, "Cortex-A520"}, {0xd81, "Cortex-A720"},
+      {0xd82, "Cortex-X4"},   {0xd84, "Neoverse-V3"}, {0xd85, "Cortex-X925"},
+      {0xd87, "Cortex-A725"}, {0xd8e, "Neoverse-N3"}, {0xd0d, "Cortex-A77"},
+      {0xd05, "Cortex-A55"},  {0xd0a, "Cortex-A75"},
   }};
   switch (implementer) {
     case 0x41:

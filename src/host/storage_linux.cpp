@@ -19,8 +19,8 @@ std::string unescape_mount_field(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '\\' && i + 3 < s.size()) {
       auto oct = s.substr(i + 1, 3);
-      bool ok = oct.size() == 3 && std::all_of(oct.begin(), oct.end(),
-                                               [](char c) { return c >= '0' && c <= '7'; });
+      bool ok = oct.size() == 3 &&
+                std::all_of(oct.begin(), oct.end(), [](char c) { return c >= '0' && c <= '7'; });
       if (ok) {
         out.push_back(static_cast<char>((oct[0] - '0') * 64 + (oct[1] - '0') * 8 + (oct[2] - '0')));
         i += 3;
@@ -33,10 +33,11 @@ std::string unescape_mount_field(std::string_view s) {
 }
 
 constexpr std::array<const char*, 22> kNetworkFs = {
-    "nfs",   "nfs4",      "lustre", "gpfs",   "beegfs",    "cephfs", "ceph",   "cifs",
-    "smb3",  "smbfs",     "glusterfs", "fuse.glusterfs", "fuse.sshfs", "panfs", "wekafs",
-    "orangefs", "pvfs2", "afs", "davfs", "fuse.s3fs", "fuse.gcsfuse", "fuse.rclone"};
-constexpr std::array<const char*, 8> kBlockFs = {"ext4", "ext3", "ext2", "xfs",
+    "nfs",        "nfs4",      "lustre",       "gpfs",       "beegfs",    "cephfs",
+    "ceph",       "cifs",      "smb3",         "smbfs",      "glusterfs", "fuse.glusterfs",
+    "fuse.sshfs", "panfs",     "wekafs",       "orangefs",   "pvfs2",     "afs",
+    "davfs",      "fuse.s3fs", "fuse.gcsfuse", "fuse.rclone"};
+constexpr std::array<const char*, 8> kBlockFs = {"ext4",  "ext3", "ext2",     "xfs",
                                                  "btrfs", "f2fs", "bcachefs", "jfs"};
 
 const BlockDevice* device_for(const std::string& source, const std::vector<BlockDevice>& devices) {
@@ -66,8 +67,9 @@ std::optional<MountEntry> mount_for(const std::vector<MountEntry>& mounts, std::
   const MountEntry* best = nullptr;
   for (const auto& m : mounts) {
     const auto& mp = m.mount_point;
-    bool prefix = path == mp || mp == "/" ||
-                  (core::starts_with(path, mp) && path.size() > mp.size() && path[mp.size()] == '/');
+    bool prefix =
+        path == mp || mp == "/" ||
+        (core::starts_with(path, mp) && path.size() > mp.size() && path[mp.size()] == '/');
     // Later mounts of the same point hide earlier ones, hence >=.
     if (prefix && (!best || mp.size() >= best->mount_point.size())) best = &m;
   }
@@ -156,7 +158,8 @@ Disk probe_disk(const core::Fs& fs, const core::EnvMap& env, Note& note) {
   if (auto cwd = current_directory(fs, env); !cwd.empty()) wanted.emplace_back("cwd", cwd);
   if (auto home = core::env_value(env, "HOME")) wanted.emplace_back("home", *home);
   wanted.emplace_back("tmp", core::env_value(env, "TMPDIR").value_or("/tmp"));
-  for (auto& [role, path] : wanted) disk.filesystems.push_back(filesystem_for(fs, mounts, role, path));
+  for (auto& [role, path] : wanted)
+    disk.filesystems.push_back(filesystem_for(fs, mounts, role, path));
   if (disk.devices.empty()) note.unsupported("no block devices under /sys/block");
   return disk;
 }

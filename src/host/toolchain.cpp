@@ -119,8 +119,10 @@ ToolCache::ToolCache(std::filesystem::path file) : file_(std::move(file)) {
       !j["entries"].is_object())
     return;
   for (auto& [key, value] : j["entries"].items()) {
-    if (value.is_string()) entries_[key] = value.get<std::string>();
-    else if (value.is_null()) entries_[key] = std::nullopt;
+    if (value.is_string())
+      entries_[key] = value.get<std::string>();
+    else if (value.is_null())
+      entries_[key] = std::nullopt;
   }
 }
 
@@ -153,8 +155,10 @@ void ToolCache::save() const {
   if (!dirty_) return;
   nlohmann::json entries = nlohmann::json::object();
   for (const auto& [key, value] : entries_) {
-    if (value) entries[key] = *value;
-    else entries[key] = nullptr;
+    if (value)
+      entries[key] = *value;
+    else
+      entries[key] = nullptr;
   }
   nlohmann::json j = {{"version", 1}, {"entries", entries}};
   try {
@@ -176,7 +180,8 @@ std::optional<std::string> ToolCache::key_for(const std::string& path, const Too
   if (::stat(real.c_str(), &st) != 0) return std::nullopt;
   std::string key = real.string() + "|" + std::to_string(st.st_size) + "|" +
                     std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
-  for (const auto& a : probe.version_args) key += "|" + a;
+  for (const auto& a : probe.version_args)
+    key += "|" + a;
   key += "|" + probe.pattern;
   return key;
 }
@@ -223,7 +228,8 @@ Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> prob
 
 std::map<ToolCategory, std::vector<DetectedTool>> Toolchain::by_category() const {
   std::map<ToolCategory, std::vector<DetectedTool>> out;
-  for (const auto& t : tools) out[t.category].push_back(t);
+  for (const auto& t : tools)
+    out[t.category].push_back(t);
   return out;
 }
 

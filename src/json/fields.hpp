@@ -1,7 +1,7 @@
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -28,8 +28,10 @@ struct is_vector<std::vector<T, A>> : std::true_type {};
 template <class T>
 void put(nlohmann::json& j, const T& value) {
   if constexpr (is_optional<T>::value) {
-    if (value) put(j, *value);
-    else j = nullptr;
+    if (value)
+      put(j, *value);
+    else
+      j = nullptr;
   } else if constexpr (is_vector<T>::value) {
     j = nlohmann::json::array();
     for (const auto& item : value) {
@@ -42,7 +44,8 @@ void put(nlohmann::json& j, const T& value) {
   }
 }
 
-[[noreturn]] inline void fail(const char* model, const std::string& field, const std::string& what) {
+[[noreturn]] inline void fail(const char* model, const std::string& field,
+                              const std::string& what) {
   throw Error(std::string(model) + "." + field + ": " + what);
 }
 
@@ -81,7 +84,8 @@ void take(const nlohmann::json& j, T& out, const char* model, const std::string&
       auto v = j.get<std::int64_t>();
       if constexpr (std::is_unsigned_v<T>) {
         if (v < 0) fail(model, field, "expected a non-negative integer");
-        if (static_cast<std::uint64_t>(v) > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+        if (static_cast<std::uint64_t>(v) >
+            static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
           fail(model, field, "integer out of range");
       } else {
         if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
@@ -151,22 +155,26 @@ void read_model(const nlohmann::json& j, Model& m, const char* name) {
 }  // namespace mainboard::json_detail
 
 /// Defines to_json/from_json for a model whose field list is `fields(v, m)`.
-#define MAINBOARD_DEFINE_JSON(Type)                                                        \
-  void to_json(nlohmann::json& j, const Type& value) { json_detail::write_model(j, value); } \
-  void from_json(const nlohmann::json& j, Type& value) {                                   \
-    json_detail::read_model(j, value, #Type);                                               \
+#define MAINBOARD_DEFINE_JSON(Type)                      \
+  void to_json(nlohmann::json& j, const Type& value) {   \
+    json_detail::write_model(j, value);                  \
+  }                                                      \
+  void from_json(const nlohmann::json& j, Type& value) { \
+    json_detail::read_model(j, value, #Type);            \
   }
 
 /// Enums travel as their names; an unknown name is an error, not a silent default.
-#define MAINBOARD_DEFINE_ENUM_JSON(Type, ...)                                              \
-  void to_json(nlohmann::json& j, const Type& value) { j = to_string(value); }             \
-  void from_json(const nlohmann::json& j, Type& value) {                                   \
-    if (!j.is_string()) throw Error(#Type ": expected a string");                          \
-    const auto name = j.get<std::string>();                                                \
-    for (Type candidate : {__VA_ARGS__})                                                   \
-      if (name == to_string(candidate)) {                                                  \
-        value = candidate;                                                                 \
-        return;                                                                            \
-      }                                                                                    \
-    throw Error(std::string(#Type ": unknown value '") + name + "'");                      \
+#define MAINBOARD_DEFINE_ENUM_JSON(Type, ...)                         \
+  void to_json(nlohmann::json& j, const Type& value) {                \
+    j = to_string(value);                                             \
+  }                                                                   \
+  void from_json(const nlohmann::json& j, Type& value) {              \
+    if (!j.is_string()) throw Error(#Type ": expected a string");     \
+    const auto name = j.get<std::string>();                           \
+    for (Type candidate : {__VA_ARGS__})                              \
+      if (name == to_string(candidate)) {                             \
+        value = candidate;                                            \
+        return;                                                       \
+      }                                                               \
+    throw Error(std::string(#Type ": unknown value '") + name + "'"); \
   }

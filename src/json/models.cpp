@@ -426,8 +426,10 @@ void from_json(const nlohmann::json& j, MachineSnapshot& value) {
   if (version == j.end() || !version->is_number_integer())
     throw Error("MachineSnapshot: missing schema_version");
   if (version->get<std::int64_t>() != kSnapshotSchemaVersion)
-    throw Error("MachineSnapshot: schema_version " + version->dump() + " is not supported (this "
-                "build reads " + std::to_string(kSnapshotSchemaVersion) + ")");
+    throw Error("MachineSnapshot: schema_version " + version->dump() +
+                " is not supported (this "
+                "build reads " +
+                std::to_string(kSnapshotSchemaVersion) + ")");
   json_detail::read_model(j, value, "MachineSnapshot");
 }
 

@@ -58,8 +58,10 @@ struct Machine::Impl {
   void probe_units() {
     std::call_once(gpus_once, [&] {
       providers::Context context{fs, env, *runner};
-      gpus = providers::probe_all<Gpu>(providers::gpu_providers(), context, "gpu", unit_diagnostics);
-      npus = providers::probe_all<Npu>(providers::npu_providers(), context, "npu", unit_diagnostics);
+      gpus =
+          providers::probe_all<Gpu>(providers::gpu_providers(), context, "gpu", unit_diagnostics);
+      npus =
+          providers::probe_all<Npu>(providers::npu_providers(), context, "npu", unit_diagnostics);
     });
   }
 };
@@ -76,7 +78,8 @@ Machine::Machine(Options options) : impl_(std::make_unique<Impl>()) {
   impl_->fs = std::make_shared<core::Fs>(resolve_sysroot(impl_->options.sysroot));
   const auto& fs = *impl_->fs;
   if (impl_->options.environment) {
-    impl_->env = core::EnvMap(impl_->options.environment->begin(), impl_->options.environment->end());
+    impl_->env =
+        core::EnvMap(impl_->options.environment->begin(), impl_->options.environment->end());
   } else {
     impl_->env = fs.is_live() ? core::process_environment() : machine::recorded_environment(fs);
   }
@@ -91,8 +94,12 @@ Machine::Machine(Options options) : impl_(std::make_unique<Impl>()) {
 
 Machine::~Machine() = default;
 
-const std::filesystem::path& Machine::sysroot() const { return impl_->fs->root(); }
-bool Machine::is_live() const { return impl_->fs->is_live(); }
+const std::filesystem::path& Machine::sysroot() const {
+  return impl_->fs->root();
+}
+bool Machine::is_live() const {
+  return impl_->fs->is_live();
+}
 
 const Cpu& Machine::cpu() const {
   return *once(impl_->cpu, "cpu", [&](host::Note& note) {
@@ -106,7 +113,9 @@ const Cpu& Machine::cpu() const {
   });
 }
 
-Host Machine::host() const { return Host{cpu().info(), memory(), disk()}; }
+Host Machine::host() const {
+  return Host{cpu().info(), memory(), disk()};
+}
 
 const std::vector<std::shared_ptr<Gpu>>& Machine::gpus() const {
   impl_->probe_units();
@@ -120,8 +129,10 @@ const std::vector<std::shared_ptr<Npu>>& Machine::npus() const {
 
 std::vector<const Unit*> Machine::units() const {
   std::vector<const Unit*> out{&cpu()};
-  for (const auto& g : gpus()) out.push_back(g.get());
-  for (const auto& n : npus()) out.push_back(n.get());
+  for (const auto& g : gpus())
+    out.push_back(g.get());
+  for (const auto& n : npus())
+    out.push_back(n.get());
   return out;
 }
 
@@ -147,10 +158,11 @@ const Toolchain& Machine::toolchain() const {
       if (file) cache.emplace(*file);
     }
     auto tc = Toolchain::probe(*impl_->runner, tool_probes(), cache ? &*cache : nullptr);
-    if (tc.tools.empty()) note.unsupported("no known build tool on PATH");
+    if (tc.tools.empty())
+      note.unsupported("no known build tool on PATH");
     else if (cache)
-      note.reason = std::to_string(cache->hits()) + " cached, " + std::to_string(cache->misses()) +
-                    " probed";
+      note.reason =
+          std::to_string(cache->hits()) + " cached, " + std::to_string(cache->misses()) + " probed";
     return tc;
   });
 }
@@ -183,7 +195,8 @@ const CompilerConfig& Machine::compilers() const {
     }
     if (!archs.empty()) {
       std::string joined;
-      for (const auto& a : archs) joined += (joined.empty() ? "" : ";") + a;
+      for (const auto& a : archs)
+        joined += (joined.empty() ? "" : ";") + a;
       cfg.cuda_architectures = joined;
     }
     return cfg;
@@ -207,9 +220,13 @@ std::optional<std::string> Machine::cuda_architecture() const {
   return std::nullopt;
 }
 
-std::string Machine::hostname() const { return host::read_hostname(*impl_->fs); }
+std::string Machine::hostname() const {
+  return host::read_hostname(*impl_->fs);
+}
 
-Memory Machine::memory() const { return host::read_system_memory(*impl_->fs); }
+Memory Machine::memory() const {
+  return host::read_system_memory(*impl_->fs);
+}
 
 Memory Memory::system(std::string scope, bool unified) {
   return host::read_system_memory(*Machine::instance().impl_->fs, std::move(scope), unified);
@@ -230,7 +247,9 @@ MemoryHardware Machine::memory_hardware() const {
   return hw;
 }
 
-CgroupMemory Machine::cgroup_memory() const { return host::probe_cgroup_memory(*impl_->fs); }
+CgroupMemory Machine::cgroup_memory() const {
+  return host::probe_cgroup_memory(*impl_->fs);
+}
 
 Disk Machine::disk() const {
   host::Note note;
@@ -253,7 +272,8 @@ std::vector<Diagnostic> Machine::identity_diagnostics() const {
   add(impl_->environment);
   add(impl_->dimms);
   add(impl_->toolchain);
-  for (const auto& d : impl_->unit_diagnostics) out.push_back(d);
+  for (const auto& d : impl_->unit_diagnostics)
+    out.push_back(d);
   return out;
 }
 
@@ -298,13 +318,17 @@ MachineSnapshot Machine::snapshot(const SnapshotOptions& options) const {
     if (!c.supported) note.unsupported(c.reason);
     return c;
   });
-  s.disk = timed("disk", [&](host::Note& note) { return host::probe_disk(*impl_->fs, impl_->env, note); });
-  s.scratch = timed("scratch",
-                    [&](host::Note& note) { return host::probe_scratch(*impl_->fs, impl_->env, note); });
+  s.disk = timed("disk",
+                 [&](host::Note& note) { return host::probe_disk(*impl_->fs, impl_->env, note); });
+  s.scratch = timed("scratch", [&](host::Note& note) {
+    return host::probe_scratch(*impl_->fs, impl_->env, note);
+  });
   s.board = board();
   s.environment = environment();
-  for (const auto& g : gpus()) s.gpus.push_back(g->gpu_snapshot());
-  for (const auto& n : npus()) s.npus.push_back(n->npu_snapshot());
+  for (const auto& g : gpus())
+    s.gpus.push_back(g->gpu_snapshot());
+  for (const auto& n : npus())
+    s.npus.push_back(n->npu_snapshot());
 
   if (programs.valid()) programs.get();
   s.memory_hardware = memory_hardware();

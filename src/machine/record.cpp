@@ -13,7 +13,8 @@ core::EnvMap recorded_environment(const core::Fs& fs) {
   if (!text) return env;
   auto j = nlohmann::json::parse(*text, nullptr, false);
   if (!j.is_object()) {
-    core::log().warn("ignoring malformed {}", fs.host_path(core::paths::kRecordEnvironment).string());
+    core::log().warn("ignoring malformed {}",
+                     fs.host_path(core::paths::kRecordEnvironment).string());
     return env;
   }
   for (auto& [key, value] : j.items())
@@ -38,8 +39,10 @@ std::shared_ptr<const Runner> recorded_runner(const core::Fs& fs) {
         ReplayRunner::Entry e;
         bool ok = true;
         for (const auto& a : c["argv"]) {
-          if (!a.is_string()) ok = false;
-          else e.argv.push_back(a.get<std::string>());
+          if (!a.is_string())
+            ok = false;
+          else
+            e.argv.push_back(a.get<std::string>());
         }
         if (!ok || e.argv.empty()) continue;
         e.result.started = true;

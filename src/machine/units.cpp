@@ -49,8 +49,12 @@ PcieReading Gpu::pcie() const {
   return p;
 }
 
-std::optional<double> Gpu::fan_speed_pct() const { return std::nullopt; }
-std::vector<GpuProcess> Gpu::processes() const { return {}; }
+std::optional<double> Gpu::fan_speed_pct() const {
+  return std::nullopt;
+}
+std::vector<GpuProcess> Gpu::processes() const {
+  return {};
+}
 
 GpuSnapshot Gpu::gpu_snapshot(const std::string& name) const {
   GpuSnapshot s;
@@ -69,9 +73,13 @@ NpuSnapshot Npu::npu_snapshot(const std::string& name) const {
 Cpu::Cpu(CpuInfo info, std::shared_ptr<const core::Fs> fs)
     : info_(std::move(info)), fs_(std::move(fs)) {}
 
-Memory Cpu::memory() const { return host::read_system_memory(*fs_); }
+Memory Cpu::memory() const {
+  return host::read_system_memory(*fs_);
+}
 
-std::vector<ClockReading> Cpu::clock_readings() const { return host::read_cpu_clocks(*fs_); }
+std::vector<ClockReading> Cpu::clock_readings() const {
+  return host::read_cpu_clocks(*fs_);
+}
 
 CpuSnapshot Cpu::reading() const {
   CpuSnapshot s;

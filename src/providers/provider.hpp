@@ -7,10 +7,10 @@
 #include "core/environ.hpp"
 #include "core/fs.hpp"
 #include "host/run_probe.hpp"
-#include "mainboard/snapshot.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/npu.hpp"
 #include "mainboard/runner.hpp"
+#include "mainboard/snapshot.hpp"
 
 namespace mainboard::providers {
 
@@ -41,8 +41,8 @@ std::span<const NpuProvider> npu_providers();
 /// in `diagnostics` (as "<kind>:<name>") and the others carry on.
 template <class UnitT>
 std::vector<std::shared_ptr<UnitT>> probe_all(std::span<const providers::Provider<UnitT>> table,
-                                            const providers::Context& context, const char* kind,
-                                            std::vector<Diagnostic>& diagnostics) {
+                                              const providers::Context& context, const char* kind,
+                                              std::vector<Diagnostic>& diagnostics) {
   std::vector<std::shared_ptr<UnitT>> all;
   for (const auto& provider : table) {
     std::string name = std::string(kind) + ":" + provider.name;

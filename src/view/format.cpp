@@ -25,7 +25,8 @@ std::size_t unit_for(std::uint64_t value) {
 
 std::string scaled(std::uint64_t value, std::size_t unit) {
   double v = static_cast<double>(value);
-  for (std::size_t i = 0; i < unit; ++i) v /= 1024.0;
+  for (std::size_t i = 0; i < unit; ++i)
+    v /= 1024.0;
   if (unit == 0) return fmt::format("{}", value);
   if (v >= 100) return fmt::format("{:.0f}", v);
   if (v >= 10) return fmt::format("{:.1f}", v);
@@ -50,7 +51,9 @@ std::string mhz(double value) {
   return fmt::format("{:.0f} MHz", value);
 }
 
-std::string percent(double value) { return fmt::format("{:.0f} %", value); }
+std::string percent(double value) {
+  return fmt::format("{:.0f} %", value);
+}
 
 std::string Style::label(const std::string& s) const {
   return color ? fmt::format(fmt::emphasis::bold | fmt::fg(fmt::terminal_color::cyan), "{}", s) : s;

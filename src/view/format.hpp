@@ -18,8 +18,8 @@ struct Style {
   bool color = false;
   std::string label(const std::string& s) const;  // bold cyan
   std::string dim(const std::string& s) const;
-  std::string good(const std::string& s) const;   // green
-  std::string warn(const std::string& s) const;   // yellow
+  std::string good(const std::string& s) const;  // green
+  std::string warn(const std::string& s) const;  // yellow
   std::string bold(const std::string& s) const;
 };
 

@@ -63,10 +63,10 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   if (!cpu.microarchitecture.empty() && cpu.label.find(cpu.microarchitecture) == std::string::npos)
     identity += " — " + cpu.microarchitecture;
   b.line("CPU", identity);
-  b.more(join({plural(cpu.packages, "package", "packages"), plural(cpu.cores, "core", "cores"),
-               plural(cpu.threads, "thread", "threads"),
-               plural(cpu.numa_nodes, "NUMA node", "NUMA nodes")},
-              ", "));
+  b.more(join(
+      {plural(cpu.packages, "package", "packages"), plural(cpu.cores, "core", "cores"),
+       plural(cpu.threads, "thread", "threads"), plural(cpu.numa_nodes, "NUMA node", "NUMA nodes")},
+      ", "));
   if (auto caches = cache_summary(cpu); !caches.empty()) b.more("caches " + caches);
   std::vector<std::string> live;
   for (const auto& c : s.cpu.clocks) {
@@ -76,15 +76,16 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     live.push_back(text);
   }
   if (s.cpu.load_1m)
-    live.push_back(fmt::format("load {:.2f} {:.2f} {:.2f}", *s.cpu.load_1m, s.cpu.load_5m.value_or(0),
-                               s.cpu.load_15m.value_or(0)));
+    live.push_back(fmt::format("load {:.2f} {:.2f} {:.2f}", *s.cpu.load_1m,
+                               s.cpu.load_5m.value_or(0), s.cpu.load_15m.value_or(0)));
   if (!live.empty()) b.more(join(live, " · "));
   if (!cpu.isa_extensions.empty()) b.more("isa " + join(cpu.isa_extensions, " "));
 
   if (s.memory.supported) {
-    b.line("Memory", fmt::format("{} used ({})", capacity_pair(s.memory.used_bytes.value_or(0),
-                                                              s.memory.total_bytes),
-                                 percent(s.memory.percent_used())));
+    b.line("Memory",
+           fmt::format("{} used ({})",
+                       capacity_pair(s.memory.used_bytes.value_or(0), s.memory.total_bytes),
+                       percent(s.memory.percent_used())));
   } else {
     b.line("Memory", unsupported(style, s.memory.reason));
   }
@@ -99,7 +100,8 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
                       c.speed_mts ? std::to_string(*c.speed_mts) + " MT/s" : ""},
                      " ")];
     std::vector<std::string> parts;
-    for (const auto& [k, n] : kinds) parts.push_back(fmt::format("{} × {}", n, k));
+    for (const auto& [k, n] : kinds)
+      parts.push_back(fmt::format("{} × {}", n, k));
     b.more(fmt::format("DIMMs {} of {} slots: {}", hw.slots_used(), hw.slots_total(),
                        join(parts, ", ")));
   } else {
@@ -110,8 +112,8 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   if (!cg.supported) {
     b.line("cgroup", unsupported(style, cg.reason));
   } else {
-    std::string cap = cg.limit_bytes ? style.warn("cap " + bytes(*cg.limit_bytes))
-                                     : std::string("no memory cap");
+    std::string cap =
+        cg.limit_bytes ? style.warn("cap " + bytes(*cg.limit_bytes)) : std::string("no memory cap");
     std::string usage = cg.usage_bytes ? ", using " + bytes(*cg.usage_bytes) : "";
     b.line("cgroup", fmt::format("v{} {}: {}{}", cg.version, cg.path, cap, usage));
   }
@@ -127,11 +129,13 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   const auto& env = s.environment;
   std::string who = (env.user.empty() ? std::string("unknown user") : env.user) + " (group " +
                     (env.group.empty() ? std::string("unknown") : env.group);
-  if (env.groups.size() > 1) who += "; also " + join({env.groups.begin() + 1, env.groups.end()}, ", ");
+  if (env.groups.size() > 1)
+    who += "; also " + join({env.groups.begin() + 1, env.groups.end()}, ", ");
   who += ")";
   b.line("User", who);
   std::vector<std::string> sched;
-  for (const auto& sc : env.schedulers) sched.push_back(sc.name);
+  for (const auto& sc : env.schedulers)
+    sched.push_back(sc.name);
   std::string job = env.job ? fmt::format("in {} job {}{}", env.job->scheduler, env.job->id,
                                           env.job->name.empty() ? "" : " (" + env.job->name + ")")
                             : "not in a batch job";
@@ -139,10 +143,10 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
          job);
 
   if (s.scratch.found) {
-    b.line("Scratch", fmt::format("{} ({}, {}){}", s.scratch.path, s.scratch.fs_type,
-                                  to_string(s.scratch.tier),
-                                  s.scratch.free_bytes ? ", " + bytes(*s.scratch.free_bytes) + " free"
-                                                       : ""));
+    b.line(
+        "Scratch",
+        fmt::format("{} ({}, {}){}", s.scratch.path, s.scratch.fs_type, to_string(s.scratch.tier),
+                    s.scratch.free_bytes ? ", " + bytes(*s.scratch.free_bytes) + " free" : ""));
   } else {
     b.line("Scratch", unsupported(style, "no writable scratch directory"));
   }
@@ -154,9 +158,10 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
                                d.model.empty() ? "" : " (" + d.model + ")"));
   b.line("Disk", devs.empty() ? unsupported(style, "no block devices") : join(devs, ", "));
   for (const auto& f : s.disk.filesystems) {
-    std::string space = f.free_bytes && f.size_bytes
-                            ? fmt::format(", {} free of {}", bytes(*f.free_bytes), bytes(*f.size_bytes))
-                            : "";
+    std::string space =
+        f.free_bytes && f.size_bytes
+            ? fmt::format(", {} free of {}", bytes(*f.free_bytes), bytes(*f.size_bytes))
+            : "";
     std::string where = f.mount_point.empty() ? std::string("an unknown filesystem")
                                               : f.mount_point + " (" + f.type + ")";
     b.more(fmt::format("{} {} on {}{}", f.role, f.path, where, space));
@@ -174,7 +179,8 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
              join({g.info.label, g.info.arch_key, mem}, " · "));
     }
   }
-  for (const auto& n : s.npus) b.line(fmt::format("NPU {}", n.info.index), join({n.info.label, n.info.driver}, " · "));
+  for (const auto& n : s.npus)
+    b.line(fmt::format("NPU {}", n.info.index), join({n.info.label, n.info.driver}, " · "));
 
   if (s.toolchain) {
     std::vector<std::string> tools;
@@ -195,13 +201,15 @@ std::string render_toolchain(const Toolchain& tc, const CompilerConfig& cfg, con
   for (const auto& [category, tools] : tc.by_category()) {
     out += style.label(fmt::format("{:<8}", to_string(category))) + "\n";
     for (const auto& t : tools)
-      out += fmt::format("  {:<10} {:<12} {}\n", t.name, t.version.value_or("?"), t.path.value_or(""));
+      out +=
+          fmt::format("  {:<10} {:<12} {}\n", t.name, t.version.value_or("?"), t.path.value_or(""));
   }
   if (tc.tools.empty()) out += style.dim("no known build tool on PATH") + "\n";
   auto args = cfg.cmake_args();
   if (!args.empty()) {
     out += style.label("cmake") + "\n";
-    for (const auto& a : args) out += "  " + a + "\n";
+    for (const auto& a : args)
+      out += "  " + a + "\n";
   }
   return out;
 }

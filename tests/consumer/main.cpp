@@ -1,7 +1,7 @@
 // A program outside the project, built against the installed package.
+#include <iostream>
 #include <mainboard/mainboard.hpp>
 #include <nlohmann/json.hpp>
-#include <iostream>
 
 int main() {
   const auto& machine = mainboard::Machine::instance();

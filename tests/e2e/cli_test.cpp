@@ -14,7 +14,8 @@ using namespace mainboard;
 
 namespace {
 
-CommandResult cli(std::vector<std::string> args, std::map<std::string, std::optional<std::string>> env = {}) {
+CommandResult cli(std::vector<std::string> args,
+                  std::map<std::string, std::optional<std::string>> env = {}) {
   Command c;
   c.argv = {MAINBOARD_CLI};
   c.argv.insert(c.argv.end(), args.begin(), args.end());
@@ -25,7 +26,9 @@ CommandResult cli(std::vector<std::string> args, std::map<std::string, std::opti
   return LocalRunner("/usr/bin:/bin").run(c);
 }
 
-std::string host(const std::string& name) { return std::string(MAINBOARD_FIXTURES) + "/hosts/" + name; }
+std::string host(const std::string& name) {
+  return std::string(MAINBOARD_FIXTURES) + "/hosts/" + name;
+}
 
 void check_golden(const std::string& name, const std::string& actual) {
   std::string path = std::string(MAINBOARD_GOLDEN) + "/" + name;
@@ -37,8 +40,8 @@ void check_golden(const std::string& name, const std::string& actual) {
   ASSERT_TRUE(in) << "missing golden file " << path << " (run with MAINBOARD_UPDATE_GOLDEN=1)";
   std::stringstream expected;
   expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "golden " << path
-                                    << " differs; review, then MAINBOARD_UPDATE_GOLDEN=1";
+  EXPECT_EQ(actual, expected.str())
+      << "golden " << path << " differs; review, then MAINBOARD_UPDATE_GOLDEN=1";
 }
 
 }  // namespace
@@ -67,7 +70,8 @@ TEST(Cli, UsageErrorsExitTwoWithAMessage) {
 TEST(Cli, FailuresExitOneAndNameTheFile) {
   auto r = cli({"--sysroot", host("numa-2socket"), "snapshot", "-o", "/nonexistent/dir/snap.json"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("mainboard: error: cannot write /nonexistent/dir/snap.json"), std::string::npos)
+  EXPECT_NE(r.err.find("mainboard: error: cannot write /nonexistent/dir/snap.json"),
+            std::string::npos)
       << r.err;
 }
 
@@ -142,7 +146,7 @@ TEST(Cli, ColourOnlyWhenAskedAndNeverWithNoColor) {
   check_golden("cgroup2-capped.color.txt", colored.out);
   auto piped = cli({"--sysroot", host("cgroup2-capped"), "snapshot"});
   EXPECT_EQ(piped.out.find("\x1b["), std::string::npos);  // not a terminal
-  auto no_color = cli({"--sysroot", host("cgroup2-capped"), "--color=always", "snapshot"},
-                      {{"NO_COLOR", "1"}});
+  auto no_color =
+      cli({"--sysroot", host("cgroup2-capped"), "--color=always", "snapshot"}, {{"NO_COLOR", "1"}});
   EXPECT_EQ(no_color.out.find("\x1b["), std::string::npos);
 }

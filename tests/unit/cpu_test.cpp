@@ -30,7 +30,8 @@ TEST(CpuInfo, X86IdentityAndSteppingDisambiguation) {
   EXPECT_EQ(info.stepping, 7);
   EXPECT_EQ(info.label, "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz");
   EXPECT_EQ(info.microarchitecture, "Cascade Lake");  // model 85 stepping 7, not Skylake-SP
-  EXPECT_EQ(info.isa_extensions, (std::vector<std::string>{"avx", "avx2", "avx512f", "avx512_vnni"}));
+  EXPECT_EQ(info.isa_extensions,
+            (std::vector<std::string>{"avx", "avx2", "avx512f", "avx512_vnni"}));
 }
 
 TEST(CpuInfo, GraceIsANeoverseV2WithSve2) {
@@ -64,7 +65,8 @@ TEST(CpuInfo, OtherArchitecturesAndMalformedInput) {
   EXPECT_EQ(host::parse_cpuinfo_identity("").label, "");
   EXPECT_EQ(host::parse_cpuinfo_identity("\x01\x02\x03 garbage : :: \n\n\n").label, "");
   auto truncated = host::parse_cpuinfo_identity(
-      "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 999999999999999999999\n");
+      "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: "
+      "999999999999999999999\n");
   EXPECT_EQ(truncated.vendor, "Intel");
   EXPECT_FALSE(truncated.model);
   EXPECT_EQ(truncated.microarchitecture, "");
@@ -124,7 +126,8 @@ TEST(CpuClocks, PoliciesWithTheSameLimitsMerge) {
 
 TEST(CpuClocks, FallsBackToCpuinfoAndIgnoresNonsense) {
   TempDir root;
-  root.write("proc/cpuinfo", "cpu MHz\t\t: 2000.0\ncpu MHz\t\t: 3000.0\ncpu MHz\t\t: -1\ncpu MHz : x\n");
+  root.write("proc/cpuinfo",
+             "cpu MHz\t\t: 2000.0\ncpu MHz\t\t: 3000.0\ncpu MHz\t\t: -1\ncpu MHz : x\n");
   core::Fs fs(root.path());
   auto clocks = host::read_cpu_clocks(fs);
   ASSERT_EQ(clocks.size(), 1u);

@@ -6,8 +6,8 @@
 using namespace mainboard;
 
 TEST(Job, EachSchedulersVariables) {
-  auto slurm = host::detect_job({{"SLURM_JOB_ID", "77"}, {"SLURM_JOB_NAME", "train"},
-                                 {"SLURM_ARRAY_TASK_ID", "3"}});
+  auto slurm = host::detect_job(
+      {{"SLURM_JOB_ID", "77"}, {"SLURM_JOB_NAME", "train"}, {"SLURM_ARRAY_TASK_ID", "3"}});
   ASSERT_TRUE(slurm);
   EXPECT_EQ(slurm->scheduler, "slurm");
   EXPECT_EQ(slurm->id, "77");
@@ -34,9 +34,8 @@ TEST(Job, HtcondorIdComesFromTheJobAd) {
 }
 
 TEST(Schedulers, FoundOnPathInTableOrder) {
-  ReplayRunner runner({{"bsub", "/opt/lsf/bin/bsub"}, {"srun", "/usr/bin/srun"},
-                       {"flux", "/usr/bin/flux"}},
-                      {});
+  ReplayRunner runner(
+      {{"bsub", "/opt/lsf/bin/bsub"}, {"srun", "/usr/bin/srun"}, {"flux", "/usr/bin/flux"}}, {});
   auto found = host::detect_schedulers(runner);
   ASSERT_EQ(found.size(), 3u);
   EXPECT_EQ(found[0].name, "slurm");

@@ -188,8 +188,8 @@ TEST(FixtureHosts, TwoSocketNumaServer) {
 TEST(FixtureHosts, BrokenFilesDegradeWithoutCrashing) {
   auto s = probe("broken");
   EXPECT_EQ(s.cpu.info.vendor, "Intel");
-  EXPECT_FALSE(s.cpu.info.model);            // 99999999999999999999999 does not fit
-  EXPECT_EQ(s.cpu.info.threads, 1u);          // counted from the one processor line
+  EXPECT_FALSE(s.cpu.info.model);     // 99999999999999999999999 does not fit
+  EXPECT_EQ(s.cpu.info.threads, 1u);  // counted from the one processor line
   EXPECT_EQ(s.cpu.info.topology_source, "/proc/cpuinfo");
   EXPECT_TRUE(s.cpu.clocks.empty());
   EXPECT_FALSE(s.cpu.load_1m);
@@ -197,15 +197,16 @@ TEST(FixtureHosts, BrokenFilesDegradeWithoutCrashing) {
   EXPECT_FALSE(s.memory.reason.empty());
   EXPECT_FALSE(s.cgroup_memory.supported);
   EXPECT_NE(s.cgroup_memory.reason.find("malformed"), std::string::npos);
-  EXPECT_EQ(s.board.vendor, "");   // NUL inside: binary, not text
-  EXPECT_EQ(s.board.model, "");    // a firmware placeholder
+  EXPECT_EQ(s.board.vendor, "");  // NUL inside: binary, not text
+  EXPECT_EQ(s.board.model, "");   // a firmware placeholder
   EXPECT_EQ(s.board.bios_version, "F12");
   EXPECT_TRUE(s.disk.devices.empty());
   EXPECT_EQ(s.environment.user, "");
   ASSERT_TRUE(s.toolchain);
   EXPECT_TRUE(s.toolchain->tools.empty());
   EXPECT_FALSE(s.scratch.found);
-  for (const auto& d : s.diagnostics) EXPECT_NE(d.status, ProbeStatus::failed) << d.probe;
+  for (const auto& d : s.diagnostics)
+    EXPECT_NE(d.status, ProbeStatus::failed) << d.probe;
 }
 
 TEST(FixtureHosts, IdentityIsComputedOnceAndReadingsAreLive) {

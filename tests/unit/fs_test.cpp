@@ -61,8 +61,9 @@ TEST(Fs, IntegersAndLists) {
 
 TEST(Fs, RecordedSpaceAndWritable) {
   TempDir root;
-  root.write(".mainboard/space.json",
-             R"({"/": {"size_bytes": 100, "free_bytes": 40}, "/scratch": {"size_bytes": 9, "free_bytes": 3}})");
+  root.write(
+      ".mainboard/space.json",
+      R"({"/": {"size_bytes": 100, "free_bytes": 40}, "/scratch": {"size_bytes": 9, "free_bytes": 3}})");
   root.write(".mainboard/writable", "/tmp\n/scratch/me\n");
   Fs fs(root.path());
   EXPECT_EQ(fs.space("/scratch/me")->free_bytes, 3u);

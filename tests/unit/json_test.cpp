@@ -18,25 +18,50 @@ MachineSnapshot full_snapshot() {
   s.timestamp_ns = 123456789;
   s.unix_time_ns = 1700000000000000000;
   s.hostname = "node1";
-  s.cpu.info = CpuInfo{"Xeon", "Intel", "x86_64", "Sapphire Rapids", 6, 143, 8, 2, 96, 192, 4,
+  s.cpu.info = CpuInfo{"Xeon",
+                       "Intel",
+                       "x86_64",
+                       "Sapphire Rapids",
+                       6,
+                       143,
+                       8,
+                       2,
+                       96,
+                       192,
+                       4,
                        {{1, "data", 49152, 96}, {3, "unified", 110100480, 2}},
-                       {"avx512f", "amx_tile"}, "hwloc"};
+                       {"avx512f", "amx_tile"},
+                       "hwloc"};
   s.cpu.clocks = {{"cpu0-191", 2100.5, 800.0, 3800.0, "cpufreq"}};
   s.cpu.load_1m = 1.5;
   s.cpu.load_5m = 2.25;
   s.cpu.load_15m = 0.125;
   s.memory = Memory{1 << 30, 1 << 29, 1 << 29, "system", true, "/proc/meminfo", true, ""};
-  s.memory_hardware.cards = {{"DIMM_A1", "BANK 0", 16ull << 30, "DDR5", "DIMM", 4800, 4400,
-                              "Samsung", "M321", 2},
-                             {"DIMM_B1", "", std::nullopt, "", "", std::nullopt, std::nullopt, "",
-                              "", std::nullopt}};
+  s.memory_hardware.cards = {
+      {"DIMM_A1", "BANK 0", 16ull << 30, "DDR5", "DIMM", 4800, 4400, "Samsung", "M321", 2},
+      {"DIMM_B1", "", std::nullopt, "", "", std::nullopt, std::nullopt, "", "", std::nullopt}};
   s.memory_hardware.cards_supported = true;
   s.memory_hardware.swap_total_bytes = 8;
   s.memory_hardware.swap_used_bytes = 3;
   GpuSnapshot g;
-  g.info = GpuInfo{3, "nvidia", "NVIDIA H100 80GB HBM3", "NVIDIA", "GPU-abc", "00000000:19:00.0",
-                   "Hopper", "sm_90", "9.0", 132, std::nullopt, 3352.3, "550.54", 85899345920ull,
-                   false, true, {{"MIG-1", 1, 0, 10ull << 30}}, ""};
+  g.info = GpuInfo{3,
+                   "nvidia",
+                   "NVIDIA H100 80GB HBM3",
+                   "NVIDIA",
+                   "GPU-abc",
+                   "00000000:19:00.0",
+                   "Hopper",
+                   "sm_90",
+                   "9.0",
+                   132,
+                   std::nullopt,
+                   3352.3,
+                   "550.54",
+                   85899345920ull,
+                   false,
+                   true,
+                   {{"MIG-1", 1, 0, 10ull << 30}},
+                   ""};
   g.telemetry.name = "step";
   g.telemetry.unit_name = g.info.label;
   g.telemetry.kind = UnitKind::gpu;
@@ -53,17 +78,24 @@ MachineSnapshot full_snapshot() {
   n.info = NpuInfo{0, "accel", "Intel NPU", "Intel", "Meteor Lake", "intel_vpu", "0000:00:0b.0"};
   n.telemetry.kind = UnitKind::npu;
   s.npus = {n};
-  s.environment = Environment{"ada", "ada", {"ada", "video"}, Scheduler{"slurm", "/usr/bin/sbatch"},
-                              {{"slurm", "/usr/bin/sbatch"}}, Job{"slurm", "4242", "train", "7"}};
+  s.environment = Environment{"ada",
+                              "ada",
+                              {"ada", "video"},
+                              Scheduler{"slurm", "/usr/bin/sbatch"},
+                              {{"slurm", "/usr/bin/sbatch"}},
+                              Job{"slurm", "4242", "train", "7"}};
   s.board = Board{"Supermicro", "X13", "1.0", "AMI", "2.1", "03/15/2024"};
   s.toolchain = Toolchain{{{"gcc", ToolCategory::c, "/usr/bin/gcc", "12.2.0", true}}};
   s.compilers = CompilerConfig{"/usr/bin/gcc", "/usr/bin/g++", "/usr/local/cuda/bin/nvcc", "90"};
-  s.cgroup_memory = CgroupMemory{true, 2, "/job", 8ull << 30, 1ull << 30, 0, "/sys/fs/cgroup/job/memory.max", ""};
+  s.cgroup_memory =
+      CgroupMemory{true, 2, "/job", 8ull << 30, 1ull << 30, 0, "/sys/fs/cgroup/job/memory.max", ""};
   s.disk.devices = {{"nvme0n1", "Samsung", 1ull << 40, false, true, false}};
   s.disk.filesystems = {{"cwd", "/home/ada", "/home", "nfs4", "srv:/home", 100, 50}};
-  s.scratch = Scratch{true, "/local", "xfs", StorageTier::local_ssd, 99,
-                      {{"/local", "$TMPDIR", "xfs", StorageTier::local_ssd, 99, true, ""}}};
-  s.diagnostics = {{"cpu", ProbeStatus::ok, "", 1000}, {"board", ProbeStatus::unsupported, "no DMI", 5}};
+  s.scratch = Scratch{true,  "/local",
+                      "xfs", StorageTier::local_ssd,
+                      99,    {{"/local", "$TMPDIR", "xfs", StorageTier::local_ssd, 99, true, ""}}};
+  s.diagnostics = {{"cpu", ProbeStatus::ok, "", 1000},
+                   {"board", ProbeStatus::unsupported, "no DMI", 5}};
   return s;
 }
 

@@ -20,7 +20,8 @@ TEST(SystemMemory, UsedIsTotalMinusAvailable) {
 
 TEST(SystemMemory, OldKernelsWithoutMemAvailable) {
   TempDir root;
-  root.write("proc/meminfo", "MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 50 kB\nCached: 250 kB\n");
+  root.write("proc/meminfo",
+             "MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 50 kB\nCached: 250 kB\n");
   auto m = host::read_system_memory(core::Fs(root.path()));
   EXPECT_EQ(m.free_bytes, 400u * 1024);
 }
@@ -74,8 +75,8 @@ TEST(Dmidecode, ParsesCardsAndSkipsOtherStructures) {
   EXPECT_EQ(cards[0].part_number, "M321R8GA0BB0-CQKZJ");
   EXPECT_EQ(cards[0].rank, 2u);
   EXPECT_FALSE(cards[1].populated());
-  EXPECT_EQ(cards[1].type, "");           // "Unknown" is not a type
-  EXPECT_EQ(cards[1].manufacturer, "");   // nor is "Not Specified" a maker
+  EXPECT_EQ(cards[1].type, "");          // "Unknown" is not a type
+  EXPECT_EQ(cards[1].manufacturer, "");  // nor is "Not Specified" a maker
   EXPECT_EQ(cards[2].size_bytes, 16384ull << 20);
   EXPECT_EQ(cards[2].configured_speed_mts, 2400u);
 
@@ -101,13 +102,15 @@ TEST(Dmidecode, MalformedInputDegrades) {
   EXPECT_EQ(cut[0].size_bytes, 8ull << 30);
   EXPECT_FALSE(cut[0].speed_mts);
   auto nonsense = host::parse_dmidecode_memory(
-      "Handle 0x1, DMI type 17, 92 bytes\n\tSize: 99999999999999999999 GB\n\tSpeed: 0 MT/s\n\tRank: 900\n");
+      "Handle 0x1, DMI type 17, 92 bytes\n\tSize: 99999999999999999999 GB\n\tSpeed: 0 "
+      "MT/s\n\tRank: 900\n");
   ASSERT_EQ(nonsense.size(), 1u);
   EXPECT_FALSE(nonsense[0].size_bytes);
   EXPECT_FALSE(nonsense[0].speed_mts);
   EXPECT_FALSE(nonsense[0].rank);
   std::string huge;
-  for (int i = 0; i < 20000; ++i) huge += "Handle 0x1, DMI type 17, 92 bytes\n\tSize: 1 GB\n";
+  for (int i = 0; i < 20000; ++i)
+    huge += "Handle 0x1, DMI type 17, 92 bytes\n\tSize: 1 GB\n";
   EXPECT_EQ(host::parse_dmidecode_memory(huge).size(), 20000u);
 }
 

@@ -23,7 +23,9 @@ class FakeGpu final : public Gpu {
 std::vector<std::shared_ptr<Gpu>> throws(const providers::Context&) {
   throw std::runtime_error("driver exploded");
 }
-std::vector<std::shared_ptr<Gpu>> none(const providers::Context&) { return {}; }
+std::vector<std::shared_ptr<Gpu>> none(const providers::Context&) {
+  return {};
+}
 std::vector<std::shared_ptr<Gpu>> one(const providers::Context&) {
   return {std::make_shared<FakeGpu>(), nullptr};
 }

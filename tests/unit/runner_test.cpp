@@ -7,7 +7,9 @@
 using namespace mainboard;
 
 namespace {
-LocalRunner system_runner() { return LocalRunner("/usr/bin:/bin"); }
+LocalRunner system_runner() {
+  return LocalRunner("/usr/bin:/bin");
+}
 Command sh(const std::string& script, int timeout_ms = 5000) {
   Command c;
   c.argv = {"/bin/sh", "-c", script};
@@ -49,11 +51,13 @@ TEST(LocalRunner, DoesNotWaitForABackgroundGrandchildHoldingThePipe) {
 
 TEST(LocalRunner, BatchKeepsOrder) {
   std::vector<Command> batch;
-  for (int i = 0; i < 6; ++i) batch.push_back(sh("echo " + std::to_string(i)));
+  for (int i = 0; i < 6; ++i)
+    batch.push_back(sh("echo " + std::to_string(i)));
   batch.push_back(Command{{"definitely-not-a-program-7"}, std::chrono::milliseconds(1000)});
   auto results = system_runner().run_all(batch);
   ASSERT_EQ(results.size(), batch.size());
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(results[i].out, std::to_string(i) + "\n");
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(results[i].out, std::to_string(i) + "\n");
   EXPECT_FALSE(results.back().started);
   EXPECT_NE(results.back().error.find("not found on PATH"), std::string::npos);
 }

@@ -58,10 +58,12 @@ TEST(Scratch, PrefersFasterTiersThenMoreSpace) {
              "tmpfs /dev/shm tmpfs rw 0 0\nfs@o2ib:/lus /scratch lustre rw 0 0\n");
   root.write("sys/block/nvme0n1/size", "1000\n");
   root.write("sys/block/nvme0n1/queue/rotational", "0\n");
-  for (auto d : {"tmp", "local/scratch", "scratch/me", "dev/shm"}) root.mkdir(d);
+  for (auto d : {"tmp", "local/scratch", "scratch/me", "dev/shm"})
+    root.mkdir(d);
   root.write(".mainboard/writable", "/tmp\n/local/scratch\n/scratch/me\n");
-  root.write(".mainboard/space.json",
-             R"({"/": {"size_bytes": 10, "free_bytes": 5}, "/local": {"size_bytes": 100, "free_bytes": 90},
+  root.write(
+      ".mainboard/space.json",
+      R"({"/": {"size_bytes": 10, "free_bytes": 5}, "/local": {"size_bytes": 100, "free_bytes": 90},
                  "/scratch": {"size_bytes": 1000, "free_bytes": 900}})");
   core::EnvMap env{{"USER", "me"}};
   host::Note note;

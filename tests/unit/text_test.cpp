@@ -37,8 +37,7 @@ TEST(Text, KeyValues) {
 }
 
 TEST(Text, CpuListsAreBoundedAgainstHostileRanges) {
-  EXPECT_EQ(*parse_cpu_list("0-3,8,10-11"),
-            (std::vector<std::uint32_t>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(*parse_cpu_list("0-3,8,10-11"), (std::vector<std::uint32_t>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_TRUE(parse_cpu_list("")->empty());
   EXPECT_FALSE(parse_cpu_list("0-4294967295"));  // would allocate 16 GiB if trusted
   EXPECT_FALSE(parse_cpu_list("3-1"));

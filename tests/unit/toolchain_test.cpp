@@ -20,7 +20,8 @@ CommandResult printed(const std::string& out) {
 int count_lines(const std::filesystem::path& p) {
   std::ifstream in(p);
   int n = 0;
-  for (std::string line; std::getline(in, line);) ++n;
+  for (std::string line; std::getline(in, line);)
+    ++n;
   return n;
 }
 }  // namespace
@@ -63,8 +64,8 @@ TEST(ToolProbe, CandidateBinariesInOrderAndUnparseableVersions) {
 TEST(ToolCache, SecondProbeSpawnsNothingUntilTheBinaryChanges) {
   TempDir dir;
   auto counter = dir.path() / "runs";
-  auto tool = dir.write("bin/mytool", "#!/bin/sh\necho run >> '" + counter.string() +
-                                          "'\necho 'mytool 1.2.3'\n");
+  auto tool = dir.write("bin/mytool",
+                        "#!/bin/sh\necho run >> '" + counter.string() + "'\necho 'mytool 1.2.3'\n");
   ::chmod(tool.c_str(), 0755);
   LocalRunner runner((dir.path() / "bin").string());
   std::vector<ToolProbe> probes = {{"mytool", ToolCategory::build, {"mytool"}}};
@@ -86,8 +87,8 @@ TEST(ToolCache, SecondProbeSpawnsNothingUntilTheBinaryChanges) {
   EXPECT_EQ(count_lines(counter), 1);  // served from the cache
 
   // A new build of the tool (different size) is probed again.
-  dir.write("bin/mytool", "#!/bin/sh\necho run >> '" + counter.string() +
-                              "'\necho 'mytool 2.0.0 (rebuilt)'\n");
+  dir.write("bin/mytool",
+            "#!/bin/sh\necho run >> '" + counter.string() + "'\necho 'mytool 2.0.0 (rebuilt)'\n");
   ToolCache cache(cache_file);
   EXPECT_EQ(Toolchain::probe(runner, probes, &cache).tools.at(0).version, "2.0.0");
   EXPECT_EQ(count_lines(counter), 2);
@@ -125,5 +126,5 @@ TEST(CompilerConfig, CmakeArguments) {
   cfg.c_compiler = "/usr/bin/gcc";
   cfg.cuda_architectures = "90";
   EXPECT_EQ(cfg.cmake_args(), (std::vector<std::string>{"-DCMAKE_C_COMPILER=/usr/bin/gcc",
-                                                         "-DCMAKE_CUDA_ARCHITECTURES=90"}));
+                                                        "-DCMAKE_CUDA_ARCHITECTURES=90"}));
 }
