@@ -10,6 +10,7 @@
 #include "mainboard/board.hpp"
 #include "mainboard/cgroup.hpp"
 #include "mainboard/cpu.hpp"
+#include "mainboard/cuda.hpp"
 #include "mainboard/environment.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/memory.hpp"
@@ -74,6 +75,8 @@ class Machine {
   const Toolchain& toolchain() const;
   const CompilerConfig& compilers() const;
   std::optional<std::string> nvcc_path() const;
+  /// The NVIDIA libraries and toolkit found on the host, or why not (computed once).
+  const CudaStack& cuda_stack() const;
   /// Compute capability of the first visible GPU without the dot, e.g. "90".
   std::optional<std::string> cuda_architecture() const;
 

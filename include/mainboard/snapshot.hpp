@@ -8,6 +8,7 @@
 #include "mainboard/board.hpp"
 #include "mainboard/cgroup.hpp"
 #include "mainboard/cpu.hpp"
+#include "mainboard/cuda.hpp"
 #include "mainboard/environment.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/json_fwd.hpp"
@@ -44,6 +45,7 @@ struct MachineSnapshot {
   MemoryHardware memory_hardware;
   std::vector<GpuSnapshot> gpus;
   std::vector<NpuSnapshot> npus;
+  CudaStack cuda;  ///< the NVIDIA libraries found (or why not)
   Environment environment;
   Board board;
   std::optional<Toolchain> toolchain;  ///< empty when the snapshot skipped it

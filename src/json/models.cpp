@@ -387,6 +387,28 @@ void fields(V& v, NpuSnapshot& m) {
 MAINBOARD_DEFINE_JSON(NpuSnapshot)
 
 template <class V>
+void fields(V& v, LibraryInfo& m) {
+  v("found", m.found);
+  v("path", m.path);
+  v("version", m.version);
+  v("reason", m.reason);
+}
+MAINBOARD_DEFINE_JSON(LibraryInfo)
+
+template <class V>
+void fields(V& v, CudaStack& m) {
+  v("driver_version", m.driver_version);
+  v("cuda_driver_version", m.cuda_driver_version);
+  v("nvml", m.nvml);
+  v("cuda_driver", m.cuda_driver);
+  v("cupti", m.cupti);
+  v("cuda_runtime", m.cuda_runtime);
+  v("nvcc_path", m.nvcc_path);
+  v("nvcc_version", m.nvcc_version);
+}
+MAINBOARD_DEFINE_JSON(CudaStack)
+
+template <class V>
 void fields(V& v, Diagnostic& m) {
   v("probe", m.probe);
   v("status", m.status);
@@ -406,6 +428,7 @@ void fields(V& v, MachineSnapshot& m) {
   v("memory_hardware", m.memory_hardware);
   v("gpus", m.gpus);
   v("npus", m.npus);
+  v("cuda", m.cuda);
   v("environment", m.environment);
   v("board", m.board);
   v("toolchain", m.toolchain);

@@ -10,6 +10,7 @@
 #include "host/probes.hpp"
 #include "host/run_probe.hpp"
 #include "machine/record.hpp"
+#include "providers/nvidia/provider.hpp"
 #include "providers/provider.hpp"
 
 namespace mainboard {
@@ -50,6 +51,7 @@ struct Machine::Impl {
   Cached<Toolchain> toolchain;
   Cached<CompilerConfig> compilers;
   Cached<std::vector<DimmCard>> dimms;
+  Cached<CudaStack> cuda;
   std::once_flag gpus_once;
   std::vector<std::shared_ptr<Gpu>> gpus;
   std::vector<std::shared_ptr<Npu>> npus;
@@ -208,6 +210,19 @@ std::optional<std::string> Machine::nvcc_path() const {
   return std::nullopt;
 }
 
+const CudaStack& Machine::cuda_stack() const {
+  return once(impl_->cuda, "cuda", [&](host::Note& note) {
+    providers::Context context{impl_->fs, impl_->env, *impl_->runner};
+    auto stack = nvidia::probe_cuda_stack(context);
+    if (const auto* nvcc = toolchain().find("nvcc")) {
+      stack.nvcc_path = nvcc->path;
+      stack.nvcc_version = nvcc->version;
+    }
+    if (!stack.nvml.found && !stack.cuda_driver.found) note.unsupported("no NVIDIA driver libraries");
+    return stack;
+  });
+}
+
 std::optional<std::string> Machine::cuda_architecture() const {
   for (const auto& g : gpus()) {
     const auto& cc = g->info().compute_capability;
@@ -272,6 +287,7 @@ std::vector<Diagnostic> Machine::identity_diagnostics() const {
   add(impl_->environment);
   add(impl_->dimms);
   add(impl_->toolchain);
+  add(impl_->cuda);
   for (const auto& d : impl_->unit_diagnostics)
     out.push_back(d);
   return out;
@@ -336,6 +352,7 @@ MachineSnapshot Machine::snapshot(const SnapshotOptions& options) const {
     s.toolchain = toolchain();
     s.compilers = compilers();
   }
+  s.cuda = cuda_stack();
 
   s.diagnostics = identity_diagnostics();
   s.diagnostics.insert(s.diagnostics.end(), live.begin(), live.end());

@@ -27,7 +27,8 @@ template <class UnitT>
 struct Provider {
   const char* name;
   const char* reads;
-  std::vector<std::shared_ptr<UnitT>> (*probe)(const Context& context);
+  /// Lists the devices; says in `note` why there are none (library missing, no device…).
+  std::vector<std::shared_ptr<UnitT>> (*probe)(const Context& context, host::Note& note);
 };
 
 using GpuProvider = Provider<Gpu>;
@@ -48,9 +49,11 @@ std::vector<std::shared_ptr<UnitT>> probe_all(std::span<const providers::Provide
     std::string name = std::string(kind) + ":" + provider.name;
     Diagnostic diag;
     auto units = host::run_probe<std::vector<std::shared_ptr<UnitT>>>(
-        name.c_str(), diag, [&](host::Note&) { return provider.probe(context); });
+        name.c_str(), diag, [&](host::Note& note) { return provider.probe(context, note); });
     if (diag.status == ProbeStatus::ok && units.empty()) {
       diag.status = ProbeStatus::unsupported;
+      diag.reason = std::string("no device (reads ") + provider.reads + ")";
+    } else if (diag.status == ProbeStatus::unsupported && units.empty() && diag.reason.empty()) {
       diag.reason = std::string("no device (reads ") + provider.reads + ")";
     }
     diagnostics.push_back(std::move(diag));

@@ -1,13 +1,17 @@
+#include "providers/nvidia/provider.hpp"
 #include "providers/provider.hpp"
 
 namespace mainboard::providers {
 
-// No vendor backend is listed yet: each arrives as one line here.
-std::span<const GpuProvider> gpu_providers() {
-  return {};
-}
-std::span<const NpuProvider> npu_providers() {
-  return {};
-}
+// Adding a vendor is one line in a table.
+namespace {
+constexpr GpuProvider kGpuProviders[] = {
+    {"nvidia", "NVML (libnvidia-ml.so.1) and the CUDA driver (libcuda.so.1)",
+     nvidia::probe_gpus},
+};
+}  // namespace
+
+std::span<const GpuProvider> gpu_providers() { return kGpuProviders; }
+std::span<const NpuProvider> npu_providers() { return {}; }
 
 }  // namespace mainboard::providers

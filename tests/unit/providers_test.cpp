@@ -20,13 +20,13 @@ class FakeGpu final : public Gpu {
   GpuInfo info_;
 };
 
-std::vector<std::shared_ptr<Gpu>> throws(const providers::Context&) {
+std::vector<std::shared_ptr<Gpu>> throws(const providers::Context&, host::Note&) {
   throw std::runtime_error("driver exploded");
 }
-std::vector<std::shared_ptr<Gpu>> none(const providers::Context&) {
+std::vector<std::shared_ptr<Gpu>> none(const providers::Context&, host::Note&) {
   return {};
 }
-std::vector<std::shared_ptr<Gpu>> one(const providers::Context&) {
+std::vector<std::shared_ptr<Gpu>> one(const providers::Context&, host::Note&) {
   return {std::make_shared<FakeGpu>(), nullptr};
 }
 

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <memory>
+
+#include "mainboard/gpu.hpp"
+
+namespace mainboard {
+
+/// An NVIDIA GPU (or MIG instance) as CUDA numbers it: identity read once through NVML and the
+/// CUDA driver (both loaded at run time), telemetry read live through NVML. `index` in its info
+/// is the CUDA ordinal, after CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER.
+class NvidiaGpu final : public Gpu {
+ public:
+  struct State;  ///< library and device handles (private)
+
+  NvidiaGpu(GpuInfo info, std::shared_ptr<const State> state);
+  ~NvidiaGpu() override;
+
+  const GpuInfo& info() const override { return info_; }
+  /// NVML v2 (used excludes driver-reserved memory), else NVML v1, else the CUDA driver's
+  /// cuMemGetInfo; `source` names which. Coherent devices report `unified = true`.
+  Memory memory() const override;
+  /// graphics, sm, memory and video clocks: current and maximum.
+  std::vector<ClockReading> clock_readings() const override;
+  Utilization utilization() const override;
+  Energy energy() const override;
+  /// Temperature, slowdown and shutdown thresholds, and the decoded clock-event reasons.
+  Thermal thermal() const override;
+  PcieReading pcie() const override;
+  std::optional<double> fan_speed_pct() const override;
+  /// Compute processes, with names from /proc/<pid>/comm where it is readable.
+  std::vector<GpuProcess> processes() const override;
+
+  Memory nvml_memory() const;
+  /// cuMemGetInfo through the device's primary context: retaining it costs a context on the
+  /// device (hundreds of MB and tens of ms on real hardware), so it is only the fallback.
+  Memory runtime_memory() const;
+  /// Whether it sits on a cache-coherent fabric with the host (Grace Hopper, GB10).
+  bool coherent() const { return info_.coherent; }
+
+ private:
+  GpuInfo info_;
+  std::shared_ptr<const State> state_;
+};
+
+/// The clock-event (throttle) reason bits NVML reports, as names.
+std::vector<std::string> decode_clock_event_reasons(unsigned long long bits);
+
+}  // namespace mainboard

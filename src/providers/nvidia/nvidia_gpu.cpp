@@ -1,0 +1,327 @@
+#include <array>
+
+#include "core/text.hpp"
+#include "mainboard/nvidia.hpp"
+#include "providers/nvidia/state.hpp"
+
+namespace mainboard {
+
+using nvidia::nvml::Return;
+namespace nvml = nvidia::nvml;
+namespace cuda = nvidia::cuda;
+
+NvidiaGpu::NvidiaGpu(GpuInfo info, std::shared_ptr<const State> state)
+    : info_(std::move(info)), state_(std::move(state)) {}
+
+NvidiaGpu::~NvidiaGpu() = default;
+
+namespace {
+
+/// Why a reading is missing: NVML absent, the symbol absent, or NVML's own error text.
+struct Why {
+  const NvidiaGpu::State& s;
+  std::string missing_nvml() const {
+    return s.nvml && !s.nvml->error.empty() ? s.nvml->error : std::string("NVML not available");
+  }
+  std::string symbol(const char* name) const { return std::string("this NVML lacks ") + name; }
+  std::string error(Return r) const { return s.nvml->describe(r); }
+};
+
+bool usable(const NvidiaGpu::State& s) { return s.nvml && s.nvml->ok && s.device; }
+
+}  // namespace
+
+std::vector<std::string> decode_clock_event_reasons(unsigned long long bits) {
+  // nvmlClocksEventReasons bit values (nvml.h, "Clock Event Reasons").
+  static constexpr std::array<std::pair<unsigned long long, const char*>, 9> kNames = {{
+      {0x1, "GpuIdle"},
+      {0x2, "ApplicationsClocksSetting"},
+      {0x4, "SwPowerCap"},
+      {0x8, "HwSlowdown"},
+      {0x10, "SyncBoost"},
+      {0x20, "SwThermalSlowdown"},
+      {0x40, "HwThermalSlowdown"},
+      {0x80, "HwPowerBrakeSlowdown"},
+      {0x100, "DisplayClockSetting"},
+  }};
+  std::vector<std::string> out;
+  for (auto [bit, name] : kNames)
+    if (bits & bit) out.emplace_back(name);
+  return out;
+}
+
+Memory NvidiaGpu::nvml_memory() const {
+  const auto& s = *state_;
+  Memory m;
+  m.scope = "vram";
+  m.unified = info_.coherent;
+  Why why{s};
+  if (!usable(s)) {
+    m.reason = why.missing_nvml();
+    return m;
+  }
+  if (s.nvml->memory_v2) {
+    nvml::MemoryV2 v2{};
+    v2.version = nvml::kMemoryV2Version;
+    Return r = s.nvml->memory_v2(s.device, &v2);
+    if (r == nvml::kSuccess) {
+      m.total_bytes = v2.total;
+      m.used_bytes = v2.used;
+      m.free_bytes = v2.free;
+      m.source = "nvml_v2";
+      m.supported = true;
+      return m;
+    }
+    m.reason = "nvmlDeviceGetMemoryInfo_v2: " + why.error(r);
+  }
+  if (s.nvml->memory_v1) {
+    nvml::Memory v1{};
+    Return r = s.nvml->memory_v1(s.device, &v1);
+    if (r == nvml::kSuccess) {
+      m.total_bytes = v1.total;
+      m.used_bytes = v1.used;
+      m.free_bytes = v1.free;
+      m.source = "nvml";
+      m.supported = true;
+      m.reason.clear();
+      return m;
+    }
+    m.reason = "nvmlDeviceGetMemoryInfo: " + why.error(r);
+  }
+  if (m.reason.empty()) m.reason = why.symbol("nvmlDeviceGetMemoryInfo");
+  return m;
+}
+
+Memory NvidiaGpu::runtime_memory() const {
+  const auto& s = *state_;
+  Memory m;
+  m.scope = "vram";
+  m.unified = info_.coherent;
+  m.source = "cuda";
+  const auto* c = s.cuda.get();
+  if (!c || !c->ok || !s.cuda_device) {
+    m.reason = c && !c->error.empty() ? c->error : "CUDA driver not available";
+    return m;
+  }
+  if (!c->primary_ctx_retain || !c->primary_ctx_release || !c->ctx_push || !c->ctx_pop ||
+      !c->mem_get_info) {
+    m.reason = "this CUDA driver lacks the context or cuMemGetInfo_v2 entry points";
+    return m;
+  }
+  cuda::Context ctx = nullptr;
+  cuda::Result r = c->primary_ctx_retain(&ctx, *s.cuda_device);
+  if (r != cuda::kSuccess) {
+    m.reason = "cuDevicePrimaryCtxRetain: " + c->describe(r);
+    return m;
+  }
+  std::size_t free = 0, total = 0;
+  r = c->ctx_push(ctx);
+  if (r == cuda::kSuccess) {
+    r = c->mem_get_info(&free, &total);
+    cuda::Context popped = nullptr;
+    c->ctx_pop(&popped);
+  }
+  c->primary_ctx_release(*s.cuda_device);
+  if (r != cuda::kSuccess) {
+    m.reason = "cuMemGetInfo: " + c->describe(r);
+    return m;
+  }
+  m.total_bytes = total;
+  m.free_bytes = free;
+  m.used_bytes = total >= free ? total - free : 0;
+  m.supported = true;
+  return m;
+}
+
+Memory NvidiaGpu::memory() const {
+  auto m = nvml_memory();
+  if (m.supported) return m;
+  auto r = runtime_memory();
+  if (r.supported) return r;
+  r.reason = m.reason + "; " + r.reason;
+  return r;
+}
+
+std::vector<ClockReading> NvidiaGpu::clock_readings() const {
+  const auto& s = *state_;
+  std::vector<ClockReading> out;
+  if (!usable(s) || !s.nvml->clock) return out;
+  struct Domain {
+    unsigned type;
+    const char* name;
+  };
+  constexpr Domain kDomains[] = {{nvml::kClockGraphics, "graphics"},
+                                 {nvml::kClockSm, "sm"},
+                                 {nvml::kClockMem, "memory"},
+                                 {nvml::kClockVideo, "video"}};
+  for (auto [type, name] : kDomains) {
+    unsigned current = 0, max = 0;
+    ClockReading r;
+    r.domain = name;
+    r.source = "nvml";
+    if (s.nvml->clock(s.device, type, &current) == nvml::kSuccess) r.current_mhz = current;
+    if (s.nvml->max_clock && s.nvml->max_clock(s.device, type, &max) == nvml::kSuccess && max > 0)
+      r.max_mhz = max;
+    if (r.current_mhz || r.max_mhz) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Utilization NvidiaGpu::utilization() const {
+  const auto& s = *state_;
+  Utilization u;
+  Why why{s};
+  if (!usable(s)) {
+    u.reason = why.missing_nvml();
+    return u;
+  }
+  if (!s.nvml->utilization) {
+    u.reason = why.symbol("nvmlDeviceGetUtilizationRates");
+    return u;
+  }
+  nvml::Utilization rates{};
+  Return r = s.nvml->utilization(s.device, &rates);
+  if (r != nvml::kSuccess) {
+    // MIG instances report NOT_SUPPORTED here: NVML has no per-instance utilization.
+    u.reason = why.error(r);
+    return u;
+  }
+  u.supported = true;
+  u.compute_pct = rates.gpu;
+  u.memory_pct = rates.memory;
+  return u;
+}
+
+Energy NvidiaGpu::energy() const {
+  const auto& s = *state_;
+  Energy e;
+  Why why{s};
+  if (!usable(s)) {
+    e.reason = why.missing_nvml();
+    return e;
+  }
+  unsigned mw = 0;
+  Return r = s.nvml->power_usage ? s.nvml->power_usage(s.device, &mw) : nvml::kFunctionNotFound;
+  if (r == nvml::kSuccess) e.power_w = mw / 1000.0;  // a 1 s average on Ampere and newer
+  else e.reason = "power: " + why.error(r);
+  if (s.nvml->power_limit && s.nvml->power_limit(s.device, &mw) == nvml::kSuccess)
+    e.power_limit_w = mw / 1000.0;
+  unsigned long long mj = 0;
+  if (s.nvml->total_energy && s.nvml->total_energy(s.device, &mj) == nvml::kSuccess)
+    e.energy_j = static_cast<double>(mj) / 1000.0;  // since the driver was loaded
+  e.supported = e.power_w || e.energy_j;
+  if (e.supported) e.reason.clear();
+  return e;
+}
+
+Thermal NvidiaGpu::thermal() const {
+  const auto& s = *state_;
+  Thermal t;
+  Why why{s};
+  if (!usable(s)) {
+    t.reason = why.missing_nvml();
+    return t;
+  }
+  Return r = nvml::kFunctionNotFound;
+  if (s.nvml->temperature_v) {
+    nvml::TemperatureV v{};
+    v.version = nvml::kTemperatureVVersion;
+    v.sensorType = nvml::kTemperatureGpu;
+    r = s.nvml->temperature_v(s.device, &v);
+    if (r == nvml::kSuccess) t.temperature_c = v.temperature;
+  }
+  if (!t.temperature_c && s.nvml->temperature) {
+    unsigned c = 0;
+    r = s.nvml->temperature(s.device, nvml::kTemperatureGpu, &c);
+    if (r == nvml::kSuccess) t.temperature_c = c;
+  }
+  if (s.nvml->temperature_threshold) {
+    unsigned c = 0;
+    if (s.nvml->temperature_threshold(s.device, nvml::kThresholdSlowdown, &c) == nvml::kSuccess)
+      t.slowdown_c = c;
+    if (s.nvml->temperature_threshold(s.device, nvml::kThresholdShutdown, &c) == nvml::kSuccess)
+      t.shutdown_c = c;
+  }
+  unsigned long long reasons = 0;
+  if (s.nvml->clock_event_reasons &&
+      s.nvml->clock_event_reasons(s.device, &reasons) == nvml::kSuccess)
+    t.throttle_reasons = decode_clock_event_reasons(reasons);
+  t.supported = t.temperature_c.has_value();
+  if (!t.supported) t.reason = "temperature: " + why.error(r);
+  return t;
+}
+
+PcieReading NvidiaGpu::pcie() const {
+  const auto& s = *state_;
+  PcieReading p;
+  Why why{s};
+  if (!usable(s)) {
+    p.reason = why.missing_nvml();
+    return p;
+  }
+  unsigned v = 0;
+  Return r = nvml::kFunctionNotFound;
+  if (s.nvml->pcie_throughput) {
+    // KB/s over a 20 ms window (Maxwell and newer; not in vGPU guests).
+    r = s.nvml->pcie_throughput(s.device, nvml::kPcieTxBytes, &v);
+    if (r == nvml::kSuccess) p.tx_kbps = v;
+    if (s.nvml->pcie_throughput(s.device, nvml::kPcieRxBytes, &v) == nvml::kSuccess) p.rx_kbps = v;
+  }
+  auto read = [&](nvml::DeviceUintFn* fn, std::optional<int>& out) {
+    if (fn && fn(s.device, &v) == nvml::kSuccess) out = static_cast<int>(v);
+  };
+  read(s.nvml->pcie_link_gen, p.link_gen);
+  read(s.nvml->pcie_link_width, p.link_width);
+  read(s.nvml->pcie_max_link_gen, p.max_link_gen);
+  read(s.nvml->pcie_max_link_width, p.max_link_width);
+  p.supported = p.tx_kbps || p.link_gen;
+  if (!p.supported) p.reason = why.error(r);
+  return p;
+}
+
+std::optional<double> NvidiaGpu::fan_speed_pct() const {
+  const auto& s = *state_;
+  unsigned pct = 0;
+  // Passively cooled parts answer NOT_SUPPORTED; the value may exceed 100 by design.
+  if (usable(s) && s.nvml->fan_speed && s.nvml->fan_speed(s.device, &pct) == nvml::kSuccess)
+    return pct;
+  return std::nullopt;
+}
+
+std::vector<GpuProcess> NvidiaGpu::processes() const {
+  const auto& s = *state_;
+  std::vector<GpuProcess> out;
+  if (!usable(s)) return out;
+  auto add = [&](unsigned pid, unsigned long long used) {
+    GpuProcess p;
+    p.pid = pid;
+    if (used != nvml::kNotAvailable) p.used_memory_bytes = used;
+    if (s.fs)
+      if (auto comm = s.fs->read_line("/proc/" + std::to_string(pid) + "/comm")) p.name = *comm;
+    out.push_back(std::move(p));
+  };
+  // Ask for the count first; processes may start between the two calls, hence the slack.
+  if (s.nvml->processes) {
+    unsigned count = 0;
+    Return r = s.nvml->processes(s.device, &count, nullptr);
+    if (r == nvml::kSuccess) return out;
+    if (r != nvml::kInsufficientSize || count > 65536) return out;
+    std::vector<nvml::ProcessInfo> infos(count + 8);
+    count = static_cast<unsigned>(infos.size());
+    if (s.nvml->processes(s.device, &count, infos.data()) != nvml::kSuccess) return out;
+    for (unsigned i = 0; i < count && i < infos.size(); ++i) add(infos[i].pid, infos[i].usedGpuMemory);
+    return out;
+  }
+  if (s.nvml->processes_v1) {
+    unsigned count = 0;
+    Return r = s.nvml->processes_v1(s.device, &count, nullptr);
+    if (r != nvml::kInsufficientSize || count > 65536) return out;
+    std::vector<nvml::ProcessInfoV1> infos(count + 8);
+    count = static_cast<unsigned>(infos.size());
+    if (s.nvml->processes_v1(s.device, &count, infos.data()) != nvml::kSuccess) return out;
+    for (unsigned i = 0; i < count && i < infos.size(); ++i) add(infos[i].pid, infos[i].usedGpuMemory);
+  }
+  return out;
+}
+
+}  // namespace mainboard

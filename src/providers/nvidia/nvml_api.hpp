@@ -1,0 +1,108 @@
+#pragma once
+
+// The subset of NVML (libnvidia-ml.so.1) that mainboard calls, declared from NVIDIA's public
+// nvml.h (NVML 13; https://docs.nvidia.com/deploy/nvml-api/). We never include nvml.h nor link
+// the library: these are the types of the function pointers we look up with dlsym, by the
+// versioned names the library exports (the header #defines the plain names to them).
+#include <cstdint>
+
+namespace mainboard::nvidia::nvml {
+
+typedef struct nvmlDevice_st* Device;  // nvmlDevice_t
+using Return = int;                    // nvmlReturn_t
+
+// nvmlReturn_t values.
+constexpr Return kSuccess = 0;
+constexpr Return kUninitialized = 1;
+constexpr Return kInvalidArgument = 2;
+constexpr Return kNotSupported = 3;
+constexpr Return kNoPermission = 4;
+constexpr Return kNotFound = 6;
+constexpr Return kInsufficientSize = 7;
+constexpr Return kDriverNotLoaded = 9;
+constexpr Return kFunctionNotFound = 13;
+constexpr Return kGpuIsLost = 15;
+constexpr Return kUnknown = 999;
+
+// nvmlClockType_t
+constexpr unsigned kClockGraphics = 0, kClockSm = 1, kClockMem = 2, kClockVideo = 3;
+// nvmlTemperatureSensors_t / nvmlTemperatureThresholds_t
+constexpr unsigned kTemperatureGpu = 0;
+constexpr unsigned kThresholdShutdown = 0, kThresholdSlowdown = 1;
+// nvmlPcieUtilCounter_t
+constexpr unsigned kPcieTxBytes = 0, kPcieRxBytes = 1;
+
+// nvmlPciInfo_t (68 bytes on x86-64).
+struct PciInfo {
+  char busIdLegacy[16];
+  unsigned domain;
+  unsigned bus;
+  unsigned device;
+  unsigned pciDeviceId;  // device id << 16 | vendor id
+  unsigned pciSubSystemId;
+  char busId[32];  // "%08X:%02X:%02X.0"
+};
+static_assert(sizeof(PciInfo) == 68);
+
+struct Memory {  // nvmlMemory_t: used includes memory the driver reserves
+  unsigned long long total, free, used;
+};
+struct MemoryV2 {  // nvmlMemory_v2_t: used excludes `reserved`
+  unsigned version;
+  unsigned long long total, reserved, free, used;
+};
+static_assert(sizeof(MemoryV2) == 40);
+constexpr unsigned kMemoryV2Version = static_cast<unsigned>(sizeof(MemoryV2)) | (2u << 24);
+
+struct Utilization {  // nvmlUtilization_t, percent over the last sample period
+  unsigned gpu, memory;
+};
+
+struct ProcessInfo {  // nvmlProcessInfo_t as the _v2/_v3 process queries fill it
+  unsigned pid;
+  unsigned long long usedGpuMemory;  // ~0ull: not available (e.g. Windows WDDM, some MIG cases)
+  unsigned gpuInstanceId;
+  unsigned computeInstanceId;
+};
+static_assert(sizeof(ProcessInfo) == 24);
+struct ProcessInfoV1 {  // the original layout the unversioned query fills
+  unsigned pid;
+  unsigned long long usedGpuMemory;
+};
+static_assert(sizeof(ProcessInfoV1) == 16);
+
+struct TemperatureV {  // nvmlTemperature_t for nvmlDeviceGetTemperatureV
+  unsigned version;
+  int sensorType;
+  int temperature;
+};
+constexpr unsigned kTemperatureVVersion = static_cast<unsigned>(sizeof(TemperatureV)) | (1u << 24);
+
+constexpr unsigned long long kNotAvailable = ~0ull;
+
+using InitFn = Return();
+using ShutdownFn = Return();
+using ErrorStringFn = const char*(Return);
+using SystemStringFn = Return(char*, unsigned);       // driver / NVML version
+using SystemIntFn = Return(int*);                     // CUDA driver version
+using CountFn = Return(unsigned*);
+using HandleByIndexFn = Return(unsigned, Device*);
+using HandleByStringFn = Return(const char*, Device*);  // by PCI bus id, by UUID
+using DeviceStringFn = Return(Device, char*, unsigned);  // name, UUID
+using PciInfoFn = Return(Device, PciInfo*);
+using ComputeCapabilityFn = Return(Device, int*, int*);
+using MemoryFn = Return(Device, Memory*);
+using MemoryV2Fn = Return(Device, MemoryV2*);
+using DeviceUintFn = Return(Device, unsigned*);  // bus width, power, limits, fan, PCIe link…
+using DeviceUllFn = Return(Device, unsigned long long*);  // energy, clock event reasons
+using ClockFn = Return(Device, unsigned, unsigned*);      // clock info, temperature, thresholds
+using UtilizationFn = Return(Device, Utilization*);
+using PcieThroughputFn = Return(Device, unsigned, unsigned*);
+using ProcessesFn = Return(Device, unsigned*, ProcessInfo*);
+using ProcessesV1Fn = Return(Device, unsigned*, ProcessInfoV1*);
+using TemperatureVFn = Return(Device, TemperatureV*);
+using MigModeFn = Return(Device, unsigned*, unsigned*);
+using MigHandleFn = Return(Device, unsigned, Device*);
+using ParentHandleFn = Return(Device, Device*);
+
+}  // namespace mainboard::nvidia::nvml
