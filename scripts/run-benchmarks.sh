@@ -22,6 +22,11 @@ echo "== Google Benchmark: snapshot_bench"
   --benchmark_out="$out/snapshot_bench.json" --benchmark_out_format=json
 
 echo
+echo "== Google Benchmark: gpu_bench (fake NVML and CUDA driver)"
+"$build/bench/gpu_bench" --benchmark_min_time="$min_time" \
+  --benchmark_out="$out/gpu_bench.json" --benchmark_out_format=json
+
+echo
 echo "== mainboard snapshot --json vs a Python probe (psutil + platform + subprocess)"
 # A private cache file so the "cold" runs really are cold and the warm ones warm.
 cache_home=$(mktemp -d)

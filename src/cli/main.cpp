@@ -6,9 +6,11 @@
 
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
+#include "mainboard/busy.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/version.hpp"
+#include "view/gpus.hpp"
 #include "view/summary.hpp"
 
 namespace {
@@ -76,6 +78,41 @@ int run_toolchain(const Global& g, bool json, bool cmake_only) {
   return 0;
 }
 
+int run_gpus(const Global& g, bool json) {
+  Machine machine(machine_options(g));
+  std::vector<mainboard::GpuSnapshot> gpus;
+  for (const auto& gpu : machine.gpus()) gpus.push_back(gpu->gpu_snapshot());
+  std::vector<mainboard::NpuSnapshot> npus;
+  for (const auto& npu : machine.npus()) npus.push_back(npu->npu_snapshot());
+  const auto& cuda = machine.cuda_stack();
+  if (json) {
+    std::vector<mainboard::Diagnostic> diagnostics;
+    for (const auto& d : machine.identity_diagnostics())
+      if (d.probe.rfind("gpu:", 0) == 0 || d.probe.rfind("npu:", 0) == 0 || d.probe == "cuda")
+        diagnostics.push_back(d);
+    nlohmann::json j = {{"gpus", gpus}, {"npus", npus}, {"cuda", cuda}, {"diagnostics", diagnostics}};
+    print(j.dump(2) + "\n");
+    return 0;
+  }
+  mainboard::view::Style style{mainboard::view::want_color(g.color, 1)};
+  print(mainboard::view::render_gpus(gpus, npus, cuda, style));
+  return 0;
+}
+
+/// Exit status: 0 idle, 1 busy (or still busy at the timeout), 2 no such GPU.
+int run_busy(const Global& g, std::size_t index, const mainboard::BusyThresholds& thresholds,
+             std::optional<double> wait_timeout_s, double interval_s) {
+  Machine machine(machine_options(g));
+  if (!machine.gpus().empty() && index >= machine.gpus().size()) {
+    std::fprintf(stderr, "mainboard: error: no GPU %zu (this host has %zu)\n", index,
+                 machine.gpus().size());
+    return 2;
+  }
+  if (wait_timeout_s)
+    return mainboard::wait_for_idle(machine, index, *wait_timeout_s, interval_s, thresholds) ? 0 : 1;
+  return mainboard::gpu_busy(machine, index, thresholds) ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,6 +143,31 @@ int main(int argc, char** argv) {
   toolchain->add_flag("--json", tc_json, "as JSON");
   toolchain->add_flag("--cmake", tc_cmake, "only the -D arguments for CMake, on one line");
 
+  auto* gpus = app.add_subcommand("gpus", "GPUs and NPUs: identity and a telemetry reading each");
+  bool gpus_json = false;
+  gpus->add_flag("--json", gpus_json, "as JSON, with the CUDA stack and the providers' diagnostics");
+
+  std::size_t busy_index = 0;
+  mainboard::BusyThresholds thresholds;
+  double wait_timeout = 30.0, wait_interval = 0.5;
+  auto* busy = app.add_subcommand(
+      "busy", "exit 0 when GPU N is idle, 1 when it is busy, 2 when there is no such GPU");
+  auto* wait_idle = app.add_subcommand(
+      "wait-idle", "wait until GPU N is idle: exit 0 once idle, 1 at the timeout, 2 no such GPU");
+  for (auto* cmd : {busy, wait_idle}) {
+    cmd->add_option("--index", busy_index, "which GPU (CUDA ordinal)")->capture_default_str();
+    cmd->add_option("--util", thresholds.util_pct, "busy above this compute utilization (%)")
+        ->capture_default_str();
+    cmd->add_option("--memory", thresholds.memory_pct, "busy above this memory use (%)")
+        ->capture_default_str();
+  }
+  wait_idle->add_option("--timeout", wait_timeout, "give up after this many seconds")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  wait_idle->add_option("--interval", wait_interval, "poll every this many seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -122,6 +184,9 @@ int main(int argc, char** argv) {
 
   try {
     if (*toolchain) return run_toolchain(g, tc_json, tc_cmake);
+    if (*gpus) return run_gpus(g, gpus_json);
+    if (*busy) return run_busy(g, busy_index, thresholds, std::nullopt, wait_interval);
+    if (*wait_idle) return run_busy(g, busy_index, thresholds, wait_timeout, wait_interval);
     if (*snapshot) return run_snapshot(g, snap_json, !snap_no_tools, snap_output);
     return run_snapshot(g, false, true, "");
   } catch (const mainboard::Error& e) {

@@ -22,4 +22,10 @@ std::optional<std::string> env_value(const EnvMap& env, std::string_view name) {
   return it->second;
 }
 
+std::optional<std::string> env_set(const EnvMap& env, std::string_view name) {
+  auto it = env.find(name);
+  if (it == env.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace mainboard::core

@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "view/gpus.hpp"
+
 namespace mainboard::view {
 
 namespace {
@@ -167,20 +169,17 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     b.more(fmt::format("{} {} on {}{}", f.role, f.path, where, space));
   }
 
-  if (s.gpus.empty()) {
-    b.line("GPUs", style.dim("none found"));
-  } else {
-    for (const auto& g : s.gpus) {
-      std::string mem = g.telemetry.memory.supported
-                            ? capacity_pair(g.telemetry.memory.used_bytes.value_or(0),
-                                            g.telemetry.memory.total_bytes)
-                            : "memory unavailable";
-      b.line(fmt::format("GPU {}", g.info.index),
-             join({g.info.label, g.info.arch_key, mem}, " · "));
-    }
+  if (s.gpus.empty()) b.line("GPUs", style.dim("none found"));
+  for (const auto& g : s.gpus) {
+    const auto& m = g.telemetry.memory;
+    std::string mem = m.supported ? capacity_pair(m.used_bytes.value_or(0), m.total_bytes)
+                                  : std::string("memory unavailable");
+    b.line(fmt::format("GPU {}", g.info.index), join({g.info.label, g.info.arch_key, mem}, " · "));
   }
   for (const auto& n : s.npus)
     b.line(fmt::format("NPU {}", n.info.index), join({n.info.label, n.info.driver}, " · "));
+  if (s.cuda.nvml.found || s.cuda.cuda_driver.found || s.cuda.nvcc_version)
+    b.line("CUDA", cuda_stack_line(s.cuda));
 
   if (s.toolchain) {
     std::vector<std::string> tools;

@@ -150,3 +150,59 @@ TEST(Cli, ColourOnlyWhenAskedAndNeverWithNoColor) {
       cli({"--sysroot", host("cgroup2-capped"), "--color=always", "snapshot"}, {{"NO_COLOR", "1"}});
   EXPECT_EQ(no_color.out.find("\x1b["), std::string::npos);
 }
+
+namespace {
+std::map<std::string, std::optional<std::string>> fake_gpus(const std::string& scenario) {
+  return {{"MAINBOARD_FAKE_GPU_SCENARIO", std::string(MAINBOARD_FIXTURES) + "/gpus/" + scenario + ".json"},
+          {"MAINBOARD_NVML_LIBRARY", MAINBOARD_FAKE_NVML},
+          {"MAINBOARD_CUDA_LIBRARY", MAINBOARD_FAKE_CUDA},
+          {"CUDA_VISIBLE_DEVICES", std::nullopt}};
+}
+}  // namespace
+
+TEST(Cli, GpusJsonThroughTheFakeDrivers) {
+  auto r = cli({"gpus", "--json"}, fake_gpus("h100x8"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["gpus"].size(), 8u);
+  auto gpu3 = j["gpus"][3].get<GpuSnapshot>();
+  EXPECT_EQ(gpu3.info.arch_key, "sm_90");
+  EXPECT_EQ(gpu3.telemetry.utilization.compute_pct, 97);
+  EXPECT_EQ(gpu3.processes.at(0).pid, 4242u);
+  EXPECT_EQ(j["cuda"]["driver_version"], "550.54.15");
+  auto diagnostics = j["diagnostics"].get<std::vector<Diagnostic>>();
+  auto nvidia = std::find_if(diagnostics.begin(), diagnostics.end(),
+                             [](const Diagnostic& d) { return d.probe == "gpu:nvidia"; });
+  ASSERT_NE(nvidia, diagnostics.end());
+  EXPECT_EQ(nvidia->status, ProbeStatus::ok);
+}
+
+TEST(Cli, GpusHumanTextAndTheSummary) {
+  auto r = cli({"--color=never", "gpus"}, fake_gpus("gh200"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("NVIDIA GH200 480GB · Hopper sm_90 · 132 SMs · 4023 GB/s peak · coherent"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(unified)"), std::string::npos);
+  auto summary = cli({"--color=never", "snapshot", "--no-toolchain"}, fake_gpus("gh200"));
+  EXPECT_NE(summary.out.find("GPU 0    NVIDIA GH200 480GB · sm_90"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("driver 550.54.15 (CUDA 12.4)"), std::string::npos);
+}
+
+TEST(Cli, BusyAndWaitIdleExitCodes) {
+  auto env = fake_gpus("h100x8");
+  EXPECT_EQ(cli({"busy", "--index", "3"}, env).exit_code, 1);
+  EXPECT_EQ(cli({"busy", "--index", "0"}, env).exit_code, 0);
+  EXPECT_EQ(cli({"busy", "--index", "3", "--util", "99", "--memory", "95"}, env).exit_code, 0);
+  auto missing = cli({"busy", "--index", "9"}, env);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no GPU 9 (this host has 8)"), std::string::npos);
+  EXPECT_EQ(cli({"wait-idle", "--index", "0", "--timeout", "5"}, env).exit_code, 0);
+  EXPECT_EQ(cli({"wait-idle", "--index", "3", "--timeout", "0.3", "--interval", "0.1"}, env).exit_code, 1);
+  EXPECT_EQ(cli({"wait-idle", "--timeout", "-1"}, env).exit_code, 2);  // a usage error
+  // A host without GPUs reads as idle.
+  auto none = fake_gpus("h100x8");
+  none["MAINBOARD_NVML_LIBRARY"] = "/nonexistent.so";
+  none["MAINBOARD_CUDA_LIBRARY"] = "/nonexistent.so";
+  EXPECT_EQ(cli({"busy"}, none).exit_code, 0);
+}

@@ -64,8 +64,8 @@ std::string cuda_version_string(int v) {
 
 CudaStack probe_cuda_stack(const providers::Context& context) {
   CudaStack s;
-  auto nvml = load_nvml(context.env);
-  auto cuda = load_cuda(context.env);
+  auto nvml = load_nvml(context.env, context.fs->is_live());
+  auto cuda = load_cuda(context.env, context.fs->is_live());
   s.nvml.found = nvml->ok;
   s.nvml.path = nvml->lib.path();
   s.nvml.reason = nvml->error;

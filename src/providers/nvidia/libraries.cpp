@@ -165,23 +165,35 @@ std::shared_ptr<CudaLibrary> open_cuda(const std::string& path) {
   return c;
 }
 
-std::string library_path(const core::EnvMap& env, const char* variable, const char* fallback) {
+std::optional<std::string> library_path(const core::EnvMap& env, const char* variable,
+                                        const char* fallback, bool live) {
   if (auto v = core::env_value(env, variable)) return *v;
-  return fallback;
+  if (!live) return std::nullopt;
+  return std::string(fallback);
+}
+
+template <class Lib>
+std::shared_ptr<Lib> not_for_recorded_host(const char* variable) {
+  auto lib = std::make_shared<Lib>();
+  lib->error = std::string("a recorded host loads no driver library unless ") + variable +
+               " names one";
+  return lib;
 }
 
 }  // namespace
 
-std::shared_ptr<NvmlLibrary> load_nvml(const core::EnvMap& env) {
-  auto path = library_path(env, "MAINBOARD_NVML_LIBRARY", "libnvidia-ml.so.1");
-  auto n = shared<NvmlLibrary>(path, open_nvml);
+std::shared_ptr<NvmlLibrary> load_nvml(const core::EnvMap& env, bool live) {
+  auto path = library_path(env, "MAINBOARD_NVML_LIBRARY", "libnvidia-ml.so.1", live);
+  if (!path) return not_for_recorded_host<NvmlLibrary>("MAINBOARD_NVML_LIBRARY");
+  auto n = shared<NvmlLibrary>(*path, open_nvml);
   if (!n->ok) core::log().debug("nvidia: {}", n->error);
   return n;
 }
 
-std::shared_ptr<CudaLibrary> load_cuda(const core::EnvMap& env) {
-  auto path = library_path(env, "MAINBOARD_CUDA_LIBRARY", "libcuda.so.1");
-  auto c = shared<CudaLibrary>(path, open_cuda);
+std::shared_ptr<CudaLibrary> load_cuda(const core::EnvMap& env, bool live) {
+  auto path = library_path(env, "MAINBOARD_CUDA_LIBRARY", "libcuda.so.1", live);
+  if (!path) return not_for_recorded_host<CudaLibrary>("MAINBOARD_CUDA_LIBRARY");
+  auto c = shared<CudaLibrary>(*path, open_cuda);
   if (!c->ok) core::log().debug("nvidia: {}", c->error);
   return c;
 }

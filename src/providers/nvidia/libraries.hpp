@@ -95,9 +95,11 @@ struct CudaLibrary {
 
 /// Loads (or shares the already loaded) NVML: MAINBOARD_NVML_LIBRARY, else libnvidia-ml.so.1.
 /// Never null; check `ok`. One debug log line says why it is not usable.
-std::shared_ptr<NvmlLibrary> load_nvml(const core::EnvMap& env);
+/// A recorded host (`live == false`) loads only an explicitly named library: the machine we run
+/// on is not the one the sysroot describes.
+std::shared_ptr<NvmlLibrary> load_nvml(const core::EnvMap& env, bool live = true);
 /// Loads the CUDA driver: MAINBOARD_CUDA_LIBRARY, else libcuda.so.1. The toolkit's stub library
 /// (every call answers CUDA_ERROR_STUB_LIBRARY) counts as no driver.
-std::shared_ptr<CudaLibrary> load_cuda(const core::EnvMap& env);
+std::shared_ptr<CudaLibrary> load_cuda(const core::EnvMap& env, bool live = true);
 
 }  // namespace mainboard::nvidia

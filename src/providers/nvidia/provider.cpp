@@ -267,7 +267,7 @@ std::vector<std::shared_ptr<Gpu>> through_nvml(const std::shared_ptr<NvmlLibrary
     devices.push_back(std::move(desc));
   }
   auto selected = select_visible(candidates,
-                                 parse_visible_devices(core::env_value(context.env, "CUDA_VISIBLE_DEVICES")),
+                                 parse_visible_devices(core::env_set(context.env, "CUDA_VISIBLE_DEVICES")),
                                  parse_device_order(core::env_value(context.env, "CUDA_DEVICE_ORDER")));
   std::string driver = driver_version(*nvml);
   for (std::size_t ordinal = 0; ordinal < selected.size(); ++ordinal) {
@@ -287,8 +287,8 @@ std::vector<std::shared_ptr<Gpu>> through_nvml(const std::shared_ptr<NvmlLibrary
 }  // namespace
 
 std::vector<std::shared_ptr<Gpu>> probe_gpus(const providers::Context& context, host::Note& note) {
-  auto nvml = load_nvml(context.env);
-  auto cuda = load_cuda(context.env);
+  auto nvml = load_nvml(context.env, context.fs->is_live());
+  auto cuda = load_cuda(context.env, context.fs->is_live());
   if (!nvml->ok && !cuda->ok) {
     note.unsupported(nvml->error + "; " + cuda->error);
     return {};

@@ -1,0 +1,123 @@
+#include "view/gpus.hpp"
+
+#include <fmt/format.h>
+
+namespace mainboard::view {
+
+namespace {
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (p.empty()) continue;
+    if (!out.empty()) out += sep;
+    out += p;
+  }
+  return out;
+}
+
+std::string why(const Style& style, const std::string& what, const std::string& reason) {
+  return style.warn(what + " unavailable") + (reason.empty() ? "" : style.dim(" (" + reason + ")"));
+}
+
+std::string rate_kbps(double kbps) {
+  return bytes(static_cast<std::uint64_t>(kbps * 1024.0)) + "/s";
+}
+
+}  // namespace
+
+std::string cuda_stack_line(const CudaStack& c) {
+  std::vector<std::string> parts;
+  if (!c.driver_version.empty())
+    parts.push_back("driver " + c.driver_version +
+                    (c.cuda_driver_version.empty() ? "" : " (CUDA " + c.cuda_driver_version + ")"));
+  auto lib = [&](const char* name, const LibraryInfo& l) {
+    parts.push_back(l.found ? std::string(name) + (l.version.empty() ? "" : " " + l.version)
+                            : std::string("no ") + name);
+  };
+  lib("NVML", c.nvml);
+  lib("libcuda", c.cuda_driver);
+  lib("CUPTI", c.cupti);
+  lib("CUDA runtime", c.cuda_runtime);
+  if (c.nvcc_version) parts.push_back("nvcc " + *c.nvcc_version);
+  return join(parts, " · ");
+}
+
+std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<NpuSnapshot>& npus,
+                        const CudaStack& cuda, const Style& style) {
+  std::string out;
+  auto line = [&](const std::string& label, const std::string& text) {
+    out += "  " + style.label(fmt::format("{:<7}", label)) + text + "\n";
+  };
+  auto more = [&](const std::string& text) { out += "         " + text + "\n"; };
+  if (gpus.empty()) line("GPUs", style.dim("none found"));
+  for (const auto& g : gpus) {
+    const auto& i = g.info;
+    const auto& t = g.telemetry;
+    std::vector<std::string> id = {i.label};
+    if (!i.architecture.empty()) id.push_back(i.architecture + " " + i.arch_key);
+    if (i.sm_count) id.push_back(fmt::format("{} SMs", *i.sm_count));
+    if (i.peak_bandwidth_gbs) id.push_back(fmt::format("{:.0f} GB/s peak", *i.peak_bandwidth_gbs));
+    if (i.coherent) id.push_back("coherent with the host");
+    line(fmt::format("GPU {}", i.index), style.bold(join(id, " · ")));
+    more(join({i.uuid, i.pci_bus_id.empty() ? "" : "PCI " + i.pci_bus_id,
+               i.driver_version.empty() ? "" : "driver " + i.driver_version},
+              " · "));
+    if (i.mig_enabled && *i.mig_enabled) {
+      std::vector<std::string> migs;
+      for (const auto& m : i.mig_devices)
+        migs.push_back(m.uuid + (m.memory_total_bytes ? " " + bytes(*m.memory_total_bytes) : ""));
+      more("MIG " + join(migs, ", "));
+    }
+    std::vector<std::string> live;
+    if (t.memory.supported)
+      live.push_back("memory " + capacity_pair(t.memory.used_bytes.value_or(0), t.memory.total_bytes) +
+                     (t.memory.unified ? " (unified)" : ""));
+    else
+      live.push_back(why(style, "memory", t.memory.reason));
+    if (t.utilization.supported)
+      live.push_back(fmt::format("util {:.0f} % (memory controller {:.0f} %)",
+                                 t.utilization.compute_pct.value_or(0),
+                                 t.utilization.memory_pct.value_or(0)));
+    else
+      live.push_back(why(style, "utilization", t.utilization.reason));
+    more(join(live, " · "));
+    std::vector<std::string> clocks;
+    for (const auto& c : t.clocks)
+      if (c.domain == "sm" || c.domain == "memory")
+        clocks.push_back(fmt::format("{} {:.0f}{} MHz", c.domain, c.current_mhz.value_or(0),
+                                     c.max_mhz ? fmt::format("/{:.0f}", *c.max_mhz) : ""));
+    std::string thermal;
+    if (t.thermal.supported) {
+      thermal = fmt::format("{:.0f} °C", *t.thermal.temperature_c);
+      if (t.thermal.slowdown_c) thermal += fmt::format(" (slowdown {:.0f} °C)", *t.thermal.slowdown_c);
+      if (!t.thermal.throttle_reasons.empty()) thermal += " " + join(t.thermal.throttle_reasons, ",");
+    } else {
+      thermal = why(style, "temperature", t.thermal.reason);
+    }
+    more(join({join(clocks, ", "), thermal, g.fan_speed_pct ? fmt::format("fan {:.0f} %", *g.fan_speed_pct) : ""},
+              " · "));
+    std::vector<std::string> power;
+    if (t.energy.supported) {
+      if (t.energy.power_w)
+        power.push_back(fmt::format("{:.0f} W", *t.energy.power_w) +
+                        (t.energy.power_limit_w ? fmt::format(" of {:.0f} W", *t.energy.power_limit_w) : ""));
+      if (t.energy.energy_j) power.push_back(fmt::format("{:.1f} kJ since driver load", *t.energy.energy_j / 1000));
+    } else {
+      power.push_back(why(style, "power", t.energy.reason));
+    }
+    if (g.pcie.link_gen)
+      power.push_back(fmt::format("PCIe gen{} x{}", *g.pcie.link_gen, g.pcie.link_width.value_or(0)));
+    if (g.pcie.tx_kbps)
+      power.push_back("tx " + rate_kbps(*g.pcie.tx_kbps) + " rx " + rate_kbps(g.pcie.rx_kbps.value_or(0)));
+    more(join(power, " · "));
+    for (const auto& p : g.processes)
+      more(fmt::format("pid {} {}{}", p.pid, p.name.empty() ? "?" : p.name,
+                       p.used_memory_bytes ? " " + bytes(*p.used_memory_bytes) : ""));
+  }
+  for (const auto& n : npus) line(fmt::format("NPU {}", n.info.index), join({n.info.label, n.info.driver}, " · "));
+  line("CUDA", cuda_stack_line(cuda));
+  return out;
+}
+
+}  // namespace mainboard::view

@@ -1,0 +1,481 @@
+// A stand-in for libnvidia-ml.so.1: the same exported symbols, answering from the scenario in
+// scenario.hpp. Built twice: complete, and with FAKE_NVML_MINIMAL, an older NVML that lacks the
+// newer entry points (memory v2, energy, PCIe throughput, the _v3 process query,
+// TemperatureV), so the provider's fallbacks run.
+#include <cstdio>
+#include <mutex>
+
+#include "scenario.hpp"
+
+#define EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+using fake::Device;
+
+enum : int {
+  kSuccess = 0,
+  kUninitialized = 1,
+  kInvalidArgument = 2,
+  kNotSupported = 3,
+  kNotFound = 6,
+  kInsufficientSize = 7,
+  kGpuIsLost = 15,
+};
+
+std::mutex g_mutex;
+int g_init_count = 0;
+std::unique_ptr<fake::Scenario> g_scenario;
+
+Device* device(void* handle) {
+  if (!g_scenario || !handle || !g_scenario->owns(handle)) return nullptr;
+  return static_cast<Device*>(handle);
+}
+
+/// Identity and telemetry calls differ only in how a lost GPU answers.
+int telemetry(Device* d) {
+  if (!d) return g_scenario ? kInvalidArgument : kUninitialized;
+  return d->lost() ? kGpuIsLost : kSuccess;
+}
+
+int put_number(Device* d, const char* pointer, unsigned* out) {
+  int r = telemetry(d);
+  if (r != kSuccess) return r;
+  if (!out) return kInvalidArgument;
+  auto v = d->number(pointer);
+  if (!v) return kNotSupported;
+  *out = static_cast<unsigned>(*v);
+  return kSuccess;
+}
+
+bool parse_bus_id(const char* s, unsigned& domain, unsigned& bus, unsigned& dev) {
+  unsigned fn = 0;
+  return s && std::sscanf(s, "%x:%x:%x.%x", &domain, &bus, &dev, &fn) == 4;
+}
+
+const char* clock_key(unsigned type) {
+  switch (type) {
+    case 0: return "graphics";
+    case 1: return "sm";
+    case 2: return "memory";
+    case 3: return "video";
+    default: return nullptr;
+  }
+}
+
+struct PciInfo {
+  char busIdLegacy[16];
+  unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
+};
+struct Memory {
+  unsigned long long total, free, used;
+};
+struct MemoryV2 {
+  unsigned version;
+  unsigned long long total, reserved, free, used;
+};
+struct Utilization {
+  unsigned gpu, memory;
+};
+struct ProcessInfo {
+  unsigned pid;
+  unsigned long long usedGpuMemory;
+  unsigned gpuInstanceId, computeInstanceId;
+};
+struct ProcessInfoV1 {
+  unsigned pid;
+  unsigned long long usedGpuMemory;
+};
+struct TemperatureV {
+  unsigned version;
+  int sensorType;
+  int temperature;
+};
+
+template <class Info>
+int processes(void* handle, unsigned* count, Info* infos) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  int r = telemetry(d);
+  if (r != kSuccess) return r;
+  if (!count) return kInvalidArgument;
+  auto list = d->spec.value("processes", fake::json::array());
+  if (*count < list.size()) {
+    *count = static_cast<unsigned>(list.size());
+    return list.empty() ? kSuccess : kInsufficientSize;
+  }
+  *count = static_cast<unsigned>(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    infos[i] = Info{};
+    infos[i].pid = list[i].value("pid", 0u);
+    infos[i].usedGpuMemory = list[i].value("used_memory", ~0ull);
+    if constexpr (sizeof(Info) == sizeof(ProcessInfo)) {
+      infos[i].gpuInstanceId = 0xFFFFFFFFu;
+      infos[i].computeInstanceId = 0xFFFFFFFFu;
+    }
+  }
+  return kSuccess;
+}
+
+}  // namespace
+
+EXPORT int nvmlInit_v2() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_init_count++ == 0) g_scenario = fake::load_scenario();
+  return kSuccess;
+}
+
+EXPORT int nvmlShutdown() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_init_count == 0) return kUninitialized;
+  if (--g_init_count == 0) g_scenario.reset();
+  return kSuccess;
+}
+
+EXPORT const char* nvmlErrorString(int r) {
+  switch (r) {
+    case kSuccess: return "Success";
+    case kUninitialized: return "Uninitialized";
+    case kInvalidArgument: return "Invalid Argument";
+    case kNotSupported: return "Not Supported";
+    case kNotFound: return "Not Found";
+    case kInsufficientSize: return "Insufficient Size";
+    case kGpuIsLost: return "GPU is lost";
+    default: return "Unknown Error";
+  }
+}
+
+EXPORT int nvmlSystemGetDriverVersion(char* out, unsigned length) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_scenario) return kUninitialized;
+  fake::copy_string(g_scenario->root.value("driver_version", std::string("0.0")), out, length);
+  return kSuccess;
+}
+
+EXPORT int nvmlSystemGetNVMLVersion(char* out, unsigned length) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_scenario) return kUninitialized;
+  fake::copy_string(g_scenario->root.value("nvml_version", std::string("0.0")), out, length);
+  return kSuccess;
+}
+
+EXPORT int nvmlSystemGetCudaDriverVersion_v2(int* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_scenario) return kUninitialized;
+  *out = g_scenario->root.value("cuda_driver_version", 0);
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetCount_v2(unsigned* count) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_scenario) return kUninitialized;
+  *count = static_cast<unsigned>(g_scenario->devices.size());
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** handle) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_scenario) return kUninitialized;
+  if (index >= g_scenario->devices.size()) return kInvalidArgument;
+  *handle = g_scenario->devices[index].get();
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char* id, void** handle) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_scenario) return kUninitialized;
+  unsigned domain, bus, dev;
+  if (!parse_bus_id(id, domain, bus, dev)) return kInvalidArgument;
+  for (auto& d : g_scenario->devices) {
+    unsigned d2, b2, v2;
+    if (parse_bus_id(d->text("pci_bus_id").c_str(), d2, b2, v2) && d2 == domain && b2 == bus &&
+        v2 == dev) {
+      *handle = d.get();
+      return kSuccess;
+    }
+  }
+  return kNotFound;
+}
+
+EXPORT int nvmlDeviceGetHandleByUUID(const char* uuid, void** handle) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_scenario) return kUninitialized;
+  for (auto& d : g_scenario->devices) {
+    if (d->text("uuid") == uuid) {
+      *handle = d.get();
+      return kSuccess;
+    }
+    for (auto& m : d->migs)
+      if (m->text("uuid") == uuid) {
+        *handle = m.get();
+        return kSuccess;
+      }
+  }
+  return kNotFound;
+}
+
+EXPORT int nvmlDeviceGetName(void* handle, char* out, unsigned length) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  if (!d) return kInvalidArgument;
+  fake::copy_string(d->text("name"), out, length);
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetUUID(void* handle, char* out, unsigned length) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  if (!d) return kInvalidArgument;
+  fake::copy_string(d->text("uuid"), out, length);
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetPciInfo_v3(void* handle, PciInfo* pci) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  if (!d) return kInvalidArgument;
+  Device* phys = d->parent ? d->parent : d;
+  *pci = PciInfo{};
+  unsigned domain = 0, bus = 0, dev = 0;
+  parse_bus_id(phys->text("pci_bus_id").c_str(), domain, bus, dev);
+  pci->domain = domain;
+  pci->bus = bus;
+  pci->device = dev;
+  pci->pciDeviceId = static_cast<unsigned>(phys->spec.value("pci_device_id", 0ll));
+  std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", domain, bus, dev);
+  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0", domain & 0xffff,
+                bus, dev);
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetCudaComputeCapability(void* handle, int* major, int* minor) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  if (!d) return kInvalidArgument;
+  Device* phys = d->parent ? d->parent : d;
+  auto cc = phys->spec.value("cc", fake::json::array());
+  if (cc.size() != 2) return kNotSupported;
+  *major = cc[0].get<int>();
+  *minor = cc[1].get<int>();
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetMemoryBusWidth(void* handle, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  if (!d) return kInvalidArgument;
+  auto v = (d->parent ? d->parent : d)->number("/bus_width");
+  if (!v) return kNotSupported;
+  *out = static_cast<unsigned>(*v);
+  return kSuccess;
+}
+
+namespace {
+int read_memory(Device* d, unsigned long long& total, unsigned long long& reserved,
+                unsigned long long& used) {
+  int r = telemetry(d);
+  if (r != kSuccess) return r;
+  auto t = d->number("/memory/total");
+  if (!t) return kNotSupported;
+  total = static_cast<unsigned long long>(*t);
+  reserved = static_cast<unsigned long long>(d->number("/memory/reserved").value_or(0));
+  used = static_cast<unsigned long long>(d->number("/memory/used").value_or(0));
+  return kSuccess;
+}
+}  // namespace
+
+#ifndef FAKE_NVML_MINIMAL
+EXPORT int nvmlDeviceGetMemoryInfo_v2(void* handle, MemoryV2* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  if (!d) return kInvalidArgument;
+  if (out->version != (sizeof(MemoryV2) | (2u << 24))) return 25;  // ARGUMENT_VERSION_MISMATCH
+  unsigned long long total, reserved, used;
+  int r = read_memory(d, total, reserved, used);
+  if (r != kSuccess) return r;
+  out->total = total;
+  out->reserved = reserved;
+  out->used = used;
+  out->free = total - reserved - used;
+  return kSuccess;
+}
+#endif
+
+EXPORT int nvmlDeviceGetMemoryInfo(void* handle, Memory* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  if (!d) return kInvalidArgument;
+  unsigned long long total, reserved, used;
+  int r = read_memory(d, total, reserved, used);
+  if (r != kSuccess) return r;
+  out->total = total;
+  out->used = used + reserved;  // v1 counts the driver's reservation as used
+  out->free = total - reserved - used;
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetClockInfo(void* handle, unsigned type, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const char* key = clock_key(type);
+  if (!key) return kInvalidArgument;
+  return put_number(device(handle), (std::string("/clocks/") + key).c_str(), out);
+}
+
+EXPORT int nvmlDeviceGetMaxClockInfo(void* handle, unsigned type, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const char* key = clock_key(type);
+  if (!key) return kInvalidArgument;
+  return put_number(device(handle), (std::string("/max_clocks/") + key).c_str(), out);
+}
+
+EXPORT int nvmlDeviceGetUtilizationRates(void* handle, Utilization* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  int r = telemetry(d);
+  if (r != kSuccess) return r;
+  if (d->parent) return kNotSupported;  // NVML has no per-MIG-instance utilization
+  auto gpu = d->number("/utilization/gpu");
+  auto mem = d->number("/utilization/memory");
+  if (!gpu || !mem) return kNotSupported;
+  out->gpu = static_cast<unsigned>(*gpu);
+  out->memory = static_cast<unsigned>(*mem);
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetTemperature(void* handle, unsigned sensor, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (sensor != 0) return kInvalidArgument;
+  Device* d = device(handle);
+  return put_number(d && d->parent ? d->parent : d, "/temperature", out);
+}
+
+#ifndef FAKE_NVML_MINIMAL
+EXPORT int nvmlDeviceGetTemperatureV(void* handle, TemperatureV* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (out->version != (sizeof(TemperatureV) | (1u << 24)) || out->sensorType != 0)
+    return kInvalidArgument;
+  Device* d = device(handle);
+  unsigned t = 0;
+  int r = put_number(d && d->parent ? d->parent : d, "/temperature", &t);
+  if (r == kSuccess) out->temperature = static_cast<int>(t);
+  return r;
+}
+#endif
+
+EXPORT int nvmlDeviceGetTemperatureThreshold(void* handle, unsigned which, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const char* key = which == 0 ? "/shutdown" : which == 1 ? "/slowdown" : nullptr;
+  if (!key) return kNotSupported;
+  return put_number(device(handle), key, out);
+}
+
+EXPORT int nvmlDeviceGetCurrentClocksEventReasons(void* handle, unsigned long long* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  unsigned v = 0;
+  int r = put_number(device(handle), "/clock_event_reasons", &v);
+  if (r == kSuccess) *out = v;
+  return r;
+}
+
+EXPORT int nvmlDeviceGetPowerUsage(void* handle, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return put_number(device(handle), "/power_mw", out);
+}
+
+EXPORT int nvmlDeviceGetEnforcedPowerLimit(void* handle, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return put_number(device(handle), "/power_limit_mw", out);
+}
+
+#ifndef FAKE_NVML_MINIMAL
+EXPORT int nvmlDeviceGetTotalEnergyConsumption(void* handle, unsigned long long* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  int r = telemetry(d);
+  if (r != kSuccess) return r;
+  auto v = d->number("/energy_mj");
+  if (!v) return kNotSupported;
+  *out = static_cast<unsigned long long>(*v);
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetPcieThroughput(void* handle, unsigned counter, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return put_number(device(handle), counter == 0 ? "/pcie/tx_kbps" : "/pcie/rx_kbps", out);
+}
+#endif
+
+EXPORT int nvmlDeviceGetCurrPcieLinkGeneration(void* handle, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return put_number(device(handle), "/pcie/gen", out);
+}
+EXPORT int nvmlDeviceGetCurrPcieLinkWidth(void* handle, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return put_number(device(handle), "/pcie/width", out);
+}
+EXPORT int nvmlDeviceGetMaxPcieLinkGeneration(void* handle, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return put_number(device(handle), "/pcie/max_gen", out);
+}
+EXPORT int nvmlDeviceGetMaxPcieLinkWidth(void* handle, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return put_number(device(handle), "/pcie/max_width", out);
+}
+
+EXPORT int nvmlDeviceGetFanSpeed(void* handle, unsigned* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return put_number(device(handle), "/fan_pct", out);
+}
+
+#ifndef FAKE_NVML_MINIMAL
+EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void* handle, unsigned* count, ProcessInfo* infos) {
+  return processes(handle, count, infos);
+}
+#endif
+
+EXPORT int nvmlDeviceGetComputeRunningProcesses(void* handle, unsigned* count, ProcessInfoV1* infos) {
+  return processes(handle, count, infos);
+}
+
+EXPORT int nvmlDeviceGetMigMode(void* handle, unsigned* current, unsigned* pending) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  if (!d) return kInvalidArgument;
+  if (d->parent) return kNotSupported;
+  *current = *pending = d->migs.empty() ? 0 : 1;
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetMaxMigDeviceCount(void* handle, unsigned* count) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  if (!d || d->parent) return kInvalidArgument;
+  *count = 7;  // an A100/H100 partitions into at most seven instances
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetMigDeviceHandleByIndex(void* handle, unsigned index, void** mig) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  if (!d || d->parent) return kInvalidArgument;
+  if (index >= d->migs.size()) return kNotFound;
+  *mig = d->migs[index].get();
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetGpuInstanceId(void* handle, unsigned* id) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  if (!d || !d->parent) return kNotSupported;
+  *id = d->spec.value("gpu_instance_id", 0u);
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetComputeInstanceId(void* handle, unsigned* id) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  if (!d || !d->parent) return kNotSupported;
+  *id = d->spec.value("compute_instance_id", 0u);
+  return kSuccess;
+}
