@@ -94,6 +94,12 @@ class Gpu : public Unit {
 
   /// Every reading at once, labelled with `name`.
   GpuSnapshot gpu_snapshot(const std::string& name = "") const;
+
+  /// The GPUs of every provider on this host (Machine::instance().gpus()), best-effort: a
+  /// provider that fails is logged and skipped.
+  static const std::vector<std::shared_ptr<Gpu>>& all();
+  /// One provider's GPUs ("nvidia"), or none when it fails or is not known.
+  static std::vector<std::shared_ptr<Gpu>> probe(const std::string& provider);
 };
 
 MAINBOARD_DECLARE_JSON(PcieReading);

@@ -67,6 +67,8 @@ class Machine {
   Host host() const;
   const std::vector<std::shared_ptr<Gpu>>& gpus() const;
   const std::vector<std::shared_ptr<Npu>>& npus() const;
+  /// One GPU provider's devices ("nvidia"), probed afresh; none when it fails or is unknown.
+  std::vector<std::shared_ptr<Gpu>> probe_gpus(const std::string& provider) const;
   /// The CPU, then every GPU and NPU.
   std::vector<const Unit*> units() const;
 

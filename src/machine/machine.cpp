@@ -243,6 +243,22 @@ Memory Machine::memory() const {
   return host::read_system_memory(*impl_->fs);
 }
 
+const std::vector<std::shared_ptr<Gpu>>& Gpu::all() { return Machine::instance().gpus(); }
+
+std::vector<std::shared_ptr<Gpu>> Gpu::probe(const std::string& provider) {
+  return Machine::instance().probe_gpus(provider);
+}
+
+std::vector<std::shared_ptr<Gpu>> Machine::probe_gpus(const std::string& provider) const {
+  for (const auto& p : providers::gpu_providers()) {
+    if (provider != p.name) continue;
+    std::vector<Diagnostic> ignored;
+    providers::Context context{impl_->fs, impl_->env, *impl_->runner};
+    return providers::probe_all<Gpu>(std::span(&p, 1), context, "gpu", ignored);
+  }
+  return {};
+}
+
 Memory Memory::system(std::string scope, bool unified) {
   return host::read_system_memory(*Machine::instance().impl_->fs, std::move(scope), unified);
 }

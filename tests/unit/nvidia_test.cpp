@@ -339,3 +339,12 @@ TEST(Busy, ThresholdsAndInjectedSleep) {
   EXPECT_EQ(sleeps, 4);
   EXPECT_DOUBLE_EQ(slept, 2.0);
 }
+
+TEST(Nvidia, ProbeOneProviderByName) {
+  FakeGpus fake("rtx4090");
+  Machine m(fake.options());
+  auto gpus = m.probe_gpus("nvidia");
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_EQ(gpus[0]->label(), "NVIDIA GeForce RTX 4090");
+  EXPECT_TRUE(m.probe_gpus("no-such-vendor").empty());
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Checks mainboard against a real NVIDIA GPU. Run on a machine with the NVIDIA driver (the GPU
+# machine has nvcc and nvidia-smi, but maybe not our Debian packages: missing ones are installed
+# when apt can reach a mirror, else the build is reported as impossible). Writes everything under
+# $OUT (default ./device-check-out) and prints a comparison of mainboard's readings with
+# nvidia-smi's: name, uuid, total memory, driver version, compute capability.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/device-check-out}
+mkdir -p "$OUT"
+log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+
+log "host: $(uname -m) $(nproc) CPUs"
+nvidia-smi -L >"$OUT/nvidia-smi-L.txt" 2>&1 || log "nvidia-smi -L failed"
+
+build=build/device
+if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAINBOARD_BUILD_TESTS=OFF \
+     -DMAINBOARD_BUILD_BENCH=OFF >"$OUT/configure.txt" 2>&1; then
+  log "configure failed (missing packages?); trying scripts/install-deps.sh"
+  scripts/install-deps.sh >>"$OUT/configure.txt" 2>&1 || true
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAINBOARD_BUILD_TESTS=OFF \
+    -DMAINBOARD_BUILD_BENCH=OFF >>"$OUT/configure.txt" 2>&1 || { log "configure failed"; exit 1; }
+fi
+cmake --build "$build" -j "$(nproc)" >"$OUT/build.txt" 2>&1 || { log "build failed"; tail -30 "$OUT/build.txt"; exit 1; }
+mb=$build/src/cli/mainboard
+
+"$mb" gpus --json >"$OUT/gpus.json" 2>"$OUT/gpus.stderr" || log "mainboard gpus --json failed"
+"$mb" --color=never gpus >"$OUT/gpus.txt" 2>&1
+"$mb" --color=never snapshot >"$OUT/snapshot.txt" 2>&1
+"$mb" snapshot --json >"$OUT/snapshot.json" 2>&1
+for i in 1 2 3; do /usr/bin/time -f "%e s" "$mb" snapshot --json >/dev/null 2>>"$OUT/timing.txt"; done
+nvidia-smi --query-gpu=index,name,uuid,memory.total,driver_version,compute_cap,pci.bus_id \
+  --format=csv,noheader,nounits >"$OUT/nvidia-smi.csv" 2>&1
+
+python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.txt"
+import csv, json, sys
+out = sys.argv[1]
+gpus = json.load(open(out + "/gpus.json"))["gpus"]
+rows = list(csv.reader(open(out + "/nvidia-smi.csv")))
+ok = True
+for g, row in zip(gpus, rows):
+    idx, name, uuid, mem_mib, driver, cc, bus = [c.strip() for c in row]
+    info, mem = g["info"], g["telemetry"]["memory"]
+    checks = [("name", info["label"], name), ("uuid", info["uuid"], uuid),
+              ("memory MiB", str(info["memory_total_bytes"] // (1 << 20)), mem_mib),
+              ("driver", info["driver_version"], driver),
+              ("compute capability", info["compute_capability"], cc),
+              ("pci bus id", info["pci_bus_id"].upper(), bus.upper())]
+    for what, ours, theirs in checks:
+        same = ours == theirs
+        ok &= same
+        print(f"GPU {idx} {what}: mainboard={ours!r} nvidia-smi={theirs!r} {'OK' if same else 'DIFFERENT'}")
+    print(f"GPU {idx} sm_count={info['sm_count']} peak_bandwidth_gbs={info['peak_bandwidth_gbs']} "
+          f"coherent={info['coherent']} memory.source={mem['source']} used={mem['used_bytes']}")
+if len(gpus) != len(rows):
+    ok = False
+    print(f"GPU count: mainboard={len(gpus)} nvidia-smi={len(rows)} DIFFERENT")
+print("RESULT:", "all identical" if ok else "differences above")
+PY
+log "done; files in $OUT"
