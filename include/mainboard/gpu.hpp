@@ -68,6 +68,7 @@ struct GpuInfo {
 struct GpuSnapshot {
   GpuInfo info;
   UnitSnapshot telemetry;
+  std::vector<Memory> memory_regions;  ///< pools besides the main one, e.g. AMD's GTT
   PcieReading pcie;
   std::optional<double> fan_speed_pct;
   std::vector<GpuProcess> processes;
@@ -86,6 +87,9 @@ class Gpu : public Unit {
   const std::string& arch_key() const { return info().arch_key; }
   std::optional<double> peak_bandwidth_gbs() const { return info().peak_bandwidth_gbs; }
   virtual PcieReading pcie() const;
+  /// Memory pools besides memory(), each with its own scope (AMD: "gtt", host memory the GPU
+  /// maps). Empty for most GPUs.
+  virtual std::vector<Memory> memory_regions() const;
   virtual std::optional<double> fan_speed_pct() const;
   virtual std::vector<GpuProcess> processes() const;
 

@@ -2,6 +2,8 @@
 
 /// Everything in one include. Prefer the individual headers in code that cares about
 /// compile time.
+#include "mainboard/accel.hpp"
+#include "mainboard/amd.hpp"
 #include "mainboard/board.hpp"
 #include "mainboard/busy.hpp"
 #include "mainboard/cgroup.hpp"

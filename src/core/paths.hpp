@@ -21,6 +21,11 @@ inline constexpr const char* kSysNode = "/sys/devices/system/node";
 inline constexpr const char* kSysDmiId = "/sys/class/dmi/id";
 inline constexpr const char* kSysBlock = "/sys/block";
 inline constexpr const char* kSysFsCgroup = "/sys/fs/cgroup";
+inline constexpr const char* kSysClassDrm = "/sys/class/drm";
+inline constexpr const char* kSysClassAccel = "/sys/class/accel";
+inline constexpr const char* kSysClassHabanalabs = "/sys/class/habanalabs";
+inline constexpr const char* kSysKfdNodes = "/sys/class/kfd/kfd/topology/nodes";
+inline constexpr const char* kSysAmdgpuVersion = "/sys/module/amdgpu/version";
 
 inline constexpr const char* kEtcPasswd = "/etc/passwd";
 inline constexpr const char* kEtcGroup = "/etc/group";

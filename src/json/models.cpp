@@ -361,6 +361,7 @@ template <class V>
 void fields(V& v, GpuSnapshot& m) {
   v("info", m.info);
   v("telemetry", m.telemetry);
+  v("memory_regions", m.memory_regions);
   v("pcie", m.pcie);
   v("fan_speed_pct", m.fan_speed_pct);
   v("processes", m.processes);

@@ -52,6 +52,8 @@ PcieReading Gpu::pcie() const {
 std::optional<double> Gpu::fan_speed_pct() const {
   return std::nullopt;
 }
+std::vector<Memory> Gpu::memory_regions() const { return {}; }
+
 std::vector<GpuProcess> Gpu::processes() const {
   return {};
 }
@@ -60,6 +62,7 @@ GpuSnapshot Gpu::gpu_snapshot(const std::string& name) const {
   GpuSnapshot s;
   s.info = info();
   s.telemetry = snapshot(name);
+  s.memory_regions = memory_regions();
   s.pcie = pcie();
   s.fan_speed_pct = fan_speed_pct();
   s.processes = processes();

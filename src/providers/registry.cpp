@@ -1,3 +1,5 @@
+#include "providers/accel/accel_npu.hpp"
+#include "providers/amd/amd_gpu.hpp"
 #include "providers/nvidia/provider.hpp"
 #include "providers/provider.hpp"
 
@@ -8,10 +10,14 @@ namespace {
 constexpr GpuProvider kGpuProviders[] = {
     {"nvidia", "NVML (libnvidia-ml.so.1) and the CUDA driver (libcuda.so.1)",
      nvidia::probe_gpus},
+    {"amd", "amdgpu sysfs (/sys/class/drm/card*/device)", amd::probe_gpus},
+};
+constexpr NpuProvider kNpuProviders[] = {
+    {"accel", "the accel device class (/sys/class/accel)", accel::probe_npus},
 };
 }  // namespace
 
 std::span<const GpuProvider> gpu_providers() { return kGpuProviders; }
-std::span<const NpuProvider> npu_providers() { return {}; }
+std::span<const NpuProvider> npu_providers() { return kNpuProviders; }
 
 }  // namespace mainboard::providers

@@ -1,0 +1,168 @@
+// NPUs of the Linux accel class. Sources: the kernel's Documentation/accel/, the intel_vpu
+// (ivpu) driver's sysfs (npu_busy_time_us, npu_current_frequency_mhz, npu_max_frequency_mhz,
+// npu_memory_utilization), amdxdna's PCI table, and the habanalabs sysfs ABI
+// (Documentation/ABI/testing/sysfs-driver-habanalabs: device_type, clk_cur_freq_mhz,
+// clk_max_freq_mhz, max_power, status).
+#include "providers/accel/accel_npu.hpp"
+
+#include "core/clock.hpp"
+#include "core/paths.hpp"
+#include "core/text.hpp"
+#include "host/probes.hpp"
+#include "mainboard/accel.hpp"
+#include "providers/sysfs/pci.hpp"
+
+namespace mainboard {
+
+AccelNpu::AccelNpu(NpuInfo info, std::string device_dir, std::string class_dir,
+                   std::shared_ptr<const core::Fs> fs)
+    : info_(std::move(info)), dir_(std::move(device_dir)), class_dir_(std::move(class_dir)),
+      fs_(std::move(fs)) {}
+
+Memory AccelNpu::memory() const {
+  // None of these drivers reports a dedicated pool through sysfs: Intel and AMD client NPUs
+  // work out of system memory (unified); Gaudi's HBM size is not in its sysfs ABI.
+  Memory m = host::read_system_memory(*fs_, "unified", true);
+  if (info_.driver == "habanalabs") {
+    Memory unknown;
+    unknown.scope = "hbm";
+    unknown.reason = "the habanalabs sysfs ABI does not report device memory";
+    return unknown;
+  }
+  if (auto used = fs_->read_u64(dir_ + "/npu_memory_utilization")) {
+    // What the NPU has mapped, of the shared pool.
+    m.used_bytes = *used;
+    m.free_bytes = m.total_bytes > *used ? m.total_bytes - *used : 0;
+    m.source = "npu_memory_utilization";
+  }
+  return m;
+}
+
+std::vector<ClockReading> AccelNpu::clock_readings() const {
+  ClockReading r;
+  r.domain = "npu";
+  r.source = "sysfs";
+  auto read = [&](const std::string& path) -> std::optional<double> {
+    if (auto v = fs_->read_u64(path)) return static_cast<double>(*v);
+    return std::nullopt;
+  };
+  // intel_vpu reports 0 MHz while the NPU is power-gated: that is a real reading.
+  r.current_mhz = read(dir_ + "/npu_current_frequency_mhz");
+  r.max_mhz = read(dir_ + "/npu_max_frequency_mhz");
+  if (!r.current_mhz) r.current_mhz = read(class_dir_ + "/clk_cur_freq_mhz");
+  if (!r.max_mhz) r.max_mhz = read(class_dir_ + "/clk_max_freq_mhz");
+  if (!r.current_mhz && !r.max_mhz) return {};
+  return {r};
+}
+
+Utilization AccelNpu::utilization() const {
+  Utilization u;
+  auto busy = fs_->read_u64(dir_ + "/npu_busy_time_us");
+  if (!busy) {
+    u.reason = "this driver exposes no busy time";
+    return u;
+  }
+  auto now = core::monotonic_ns();
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto last = last_busy_;
+  last_busy_ = std::make_pair(now, *busy);
+  if (!last || now <= last->first || *busy < last->second) {
+    u.reason = "npu_busy_time_us is cumulative: a second reading gives the share";
+    return u;
+  }
+  double wall_us = static_cast<double>(now - last->first) / 1000.0;
+  double busy_us = static_cast<double>(*busy - last->second);
+  u.supported = true;
+  u.compute_pct = std::min(100.0, 100.0 * busy_us / wall_us);
+  return u;
+}
+
+Energy AccelNpu::energy() const {
+  Energy e;
+  if (auto mw = fs_->read_u64(class_dir_ + "/max_power")) e.power_limit_w = *mw / 1000.0;
+  e.reason = "power draw is not exposed by this driver's sysfs";
+  return e;
+}
+
+namespace accel {
+
+Identity identify(const std::string& driver, unsigned vendor_id, unsigned device_id,
+                  const std::string& device_type) {
+  (void)vendor_id;
+  if (driver == "intel_vpu") {
+    switch (device_id) {
+      case 0x7d1d: return {"Intel NPU (Meteor Lake)", "Intel", "NPU 3720"};
+      case 0xad1d: return {"Intel NPU (Arrow Lake)", "Intel", "NPU 3720"};
+      case 0x643e: return {"Intel NPU (Lunar Lake)", "Intel", "NPU 4000"};
+      case 0xb03e: return {"Intel NPU (Panther Lake)", "Intel", "NPU 5"};
+      default: return {"Intel NPU", "Intel", ""};
+    }
+  }
+  if (driver == "amdxdna") {
+    switch (device_id) {
+      case 0x1502: return {"AMD NPU (Phoenix / Hawk Point)", "AMD", "XDNA"};
+      case 0x17f0: return {"AMD NPU (Strix / Krackan)", "AMD", "XDNA 2"};
+      default: return {"AMD NPU", "AMD", "XDNA"};
+    }
+  }
+  if (driver == "habanalabs") {
+    // device_type: GOYA, GAUDI, GAUDI2, GAUDI2B, GAUDI3 …
+    auto type = core::to_lower(device_type);
+    if (type == "goya") return {"Habana Goya", "Intel", "Goya"};
+    std::string generation = core::starts_with(type, "gaudi") && device_type.size() > 5
+                                 ? " " + device_type.substr(5)
+                                 : std::string();
+    return {"Intel Gaudi" + generation, "Intel", "Gaudi" + generation};
+  }
+  if (driver == "qaic") return {"Qualcomm Cloud AI 100", "Qualcomm", "AIC100"};
+  return {driver.empty() ? "accelerator" : driver + " accelerator", "", ""};
+}
+
+namespace {
+
+void add(const providers::Context& context, const std::string& class_dir,
+         std::vector<std::shared_ptr<Npu>>& out) {
+  const auto& fs = *context.fs;
+  auto pci = providers::sysfs::pci_device(fs, class_dir);
+  NpuInfo info;
+  info.index = static_cast<std::uint32_t>(out.size());
+  info.provider = "accel";
+  std::string device_dir = class_dir + "/device";
+  if (pci) {
+    info.driver = pci->driver;
+    info.pci_bus_id = pci->bus_id;
+    device_dir = pci->dir;
+  } else {
+    info.driver = fs.link_name(device_dir + "/driver").value_or("");
+  }
+  // habanalabs puts its attributes on the class device or, on some kernels, the PCI device.
+  auto type = fs.read_line(class_dir + "/device_type")
+                  .value_or(fs.read_line(device_dir + "/device_type").value_or(""));
+  auto id = identify(info.driver, pci ? pci->vendor_id : 0, pci ? pci->device_id : 0, type);
+  info.label = id.label;
+  info.vendor = id.vendor;
+  info.architecture = id.architecture;
+  out.push_back(std::make_shared<AccelNpu>(std::move(info), device_dir, class_dir, context.fs));
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<Npu>> probe_npus(const providers::Context& context, host::Note& note) {
+  const auto& fs = *context.fs;
+  std::vector<std::shared_ptr<Npu>> out;
+  std::string accel = core::paths::kSysClassAccel;
+  for (const auto& name : fs.list(accel))
+    if (core::starts_with(name, "accel")) add(context, accel + "/" + name, out);
+  // Kernels before the accel class (6.2) register Gaudi devices under their own class.
+  if (out.empty()) {
+    std::string hl = core::paths::kSysClassHabanalabs;
+    for (const auto& name : fs.list(hl))
+      if (core::starts_with(name, "hl")) add(context, hl + "/" + name, out);
+  }
+  if (out.empty()) note.unsupported("no device under /sys/class/accel");
+  return out;
+}
+
+}  // namespace accel
+
+}  // namespace mainboard
