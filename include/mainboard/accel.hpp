@@ -18,8 +18,9 @@ class Fs;
 /// whatever else the class shows, identified by driver and PCI ids.
 class AccelNpu final : public Npu {
  public:
-  AccelNpu(NpuInfo info, std::string device_dir, std::string class_dir,
-           std::shared_ptr<const core::Fs> fs);
+  /// `attribute_dir` holds the driver's attributes: the PCI device for the accel class, the
+  /// class device itself for the older /sys/class/habanalabs.
+  AccelNpu(NpuInfo info, std::string attribute_dir, std::shared_ptr<const core::Fs> fs);
 
   const NpuInfo& info() const override { return info_; }
   /// NPUs without their own memory share system RAM; Intel's reports what it has mapped.
@@ -32,8 +33,7 @@ class AccelNpu final : public Npu {
 
  private:
   NpuInfo info_;
-  std::string dir_;        // the PCI device directory
-  std::string class_dir_;  // /sys/class/accel/accelN (or /sys/class/habanalabs/hlN)
+  std::string dir_;
   std::shared_ptr<const core::Fs> fs_;
   mutable std::mutex mutex_;
   mutable std::optional<std::pair<std::int64_t, std::uint64_t>> last_busy_;  // (ns, µs busy)

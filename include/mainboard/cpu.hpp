@@ -14,6 +14,7 @@ namespace mainboard {
 namespace core {
 class Fs;
 }
+class Runner;
 
 /// One cache level as the topology reports it; `instances` counts the copies on the machine.
 struct CacheInfo {
@@ -59,7 +60,8 @@ struct CpuSnapshot {
 /// The host CPU as a unit. Identity comes from the topology; clocks and memory are live.
 class Cpu final : public Unit {
  public:
-  Cpu(CpuInfo info, std::shared_ptr<const core::Fs> fs);
+  /// `runner` is used on hosts without /proc (macOS, recorded Macs): sysctl and vm_stat.
+  Cpu(CpuInfo info, std::shared_ptr<const core::Fs> fs, std::shared_ptr<const Runner> runner = nullptr);
   UnitKind kind() const override { return UnitKind::cpu; }
   const std::string& label() const override { return info_.label; }
   const std::string& architecture() const override { return info_.architecture; }
@@ -74,6 +76,7 @@ class Cpu final : public Unit {
  private:
   CpuInfo info_;
   std::shared_ptr<const core::Fs> fs_;
+  std::shared_ptr<const Runner> runner_;
 };
 
 MAINBOARD_DECLARE_JSON(CacheInfo);

@@ -4,6 +4,7 @@
 /// compile time.
 #include "mainboard/accel.hpp"
 #include "mainboard/amd.hpp"
+#include "mainboard/apple.hpp"
 #include "mainboard/board.hpp"
 #include "mainboard/busy.hpp"
 #include "mainboard/cgroup.hpp"

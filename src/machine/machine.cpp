@@ -7,6 +7,7 @@
 #include "core/clock.hpp"
 #include "core/fs.hpp"
 #include "core/log.hpp"
+#include "host/darwin.hpp"
 #include "host/probes.hpp"
 #include "host/run_probe.hpp"
 #include "machine/record.hpp"
@@ -60,6 +61,7 @@ struct Machine::Impl {
   void probe_units() {
     std::call_once(gpus_once, [&] {
       providers::Context context{fs, env, *runner};
+      context.shared_runner = runner;
       gpus =
           providers::probe_all<Gpu>(providers::gpu_providers(), context, "gpu", unit_diagnostics);
       npus =
@@ -107,11 +109,16 @@ const Cpu& Machine::cpu() const {
   return *once(impl_->cpu, "cpu", [&](host::Note& note) {
     CpuInfo info;
     try {
-      info = host::probe_cpu(*impl_->fs, note);
+      const auto& fs = *impl_->fs;
+      // A host without /proc is a Mac (live or recorded): sysctl tells its CPU.
+      if (!fs.exists("/proc") && host::darwin::available(*impl_->runner))
+        info = host::darwin::probe_cpu(*impl_->runner, note);
+      else
+        info = host::probe_cpu(fs, note);
     } catch (const std::exception& e) {
       note.failed(e.what());
     }
-    return std::make_shared<Cpu>(std::move(info), impl_->fs);
+    return std::make_shared<Cpu>(std::move(info), impl_->fs, impl_->runner);
   });
 }
 
@@ -240,7 +247,7 @@ std::string Machine::hostname() const {
 }
 
 Memory Machine::memory() const {
-  return host::read_system_memory(*impl_->fs);
+  return host::host_memory(*impl_->fs, impl_->runner.get());
 }
 
 const std::vector<std::shared_ptr<Gpu>>& Gpu::all() { return Machine::instance().gpus(); }
@@ -254,13 +261,17 @@ std::vector<std::shared_ptr<Gpu>> Machine::probe_gpus(const std::string& provide
     if (provider != p.name) continue;
     std::vector<Diagnostic> ignored;
     providers::Context context{impl_->fs, impl_->env, *impl_->runner};
+    context.shared_runner = impl_->runner;
     return providers::probe_all<Gpu>(std::span(&p, 1), context, "gpu", ignored);
   }
   return {};
 }
 
 Memory Memory::system(std::string scope, bool unified) {
-  return host::read_system_memory(*Machine::instance().impl_->fs, std::move(scope), unified);
+  auto m = Machine::instance().memory();
+  m.scope = std::move(scope);
+  m.unified = unified;
+  return m;
 }
 
 MemoryHardware Machine::memory_hardware() const {
@@ -341,7 +352,7 @@ MachineSnapshot Machine::snapshot(const SnapshotOptions& options) const {
     return r;
   });
   s.memory = timed("memory", [&](host::Note& note) {
-    auto m = host::read_system_memory(*impl_->fs);
+    auto m = host::host_memory(*impl_->fs, impl_->runner.get());
     if (!m.supported) note.unsupported(m.reason);
     return m;
   });

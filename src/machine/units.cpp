@@ -2,6 +2,7 @@
 
 #include "core/clock.hpp"
 #include "core/fs.hpp"
+#include "host/darwin.hpp"
 #include "host/probes.hpp"
 #include "mainboard/cpu.hpp"
 #include "mainboard/gpu.hpp"
@@ -73,12 +74,10 @@ NpuSnapshot Npu::npu_snapshot(const std::string& name) const {
   return NpuSnapshot{info(), snapshot(name)};
 }
 
-Cpu::Cpu(CpuInfo info, std::shared_ptr<const core::Fs> fs)
-    : info_(std::move(info)), fs_(std::move(fs)) {}
+Cpu::Cpu(CpuInfo info, std::shared_ptr<const core::Fs> fs, std::shared_ptr<const Runner> runner)
+    : info_(std::move(info)), fs_(std::move(fs)), runner_(std::move(runner)) {}
 
-Memory Cpu::memory() const {
-  return host::read_system_memory(*fs_);
-}
+Memory Cpu::memory() const { return host::host_memory(*fs_, runner_.get()); }
 
 std::vector<ClockReading> Cpu::clock_readings() const {
   return host::read_cpu_clocks(*fs_);
@@ -95,6 +94,18 @@ CpuSnapshot Cpu::reading() const {
   }
   return s;
 }
+
+namespace host {
+
+Memory host_memory(const core::Fs& fs, const Runner* runner) {
+  auto m = read_system_memory(fs);
+  // No /proc/meminfo: a Mac (live or recorded) answers through sysctl and vm_stat.
+  if (!m.supported && runner && !fs.exists("/proc") && darwin::available(*runner))
+    return darwin::read_memory(*runner);
+  return m;
+}
+
+}  // namespace host
 
 std::optional<std::uint64_t> CpuInfo::cache_bytes(int level, const std::string& type) const {
   for (const auto& c : caches)

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -14,12 +16,33 @@
 
 namespace mainboard::providers {
 
+/// Outputs of commands already run during one probe of the machine, so providers that need the
+/// same slow command (system_profiler for the Apple GPU and the Neural Engine) run it once.
+struct CommandCache {
+  std::mutex mutex;
+  std::map<std::vector<std::string>, CommandResult> results;
+};
+
 /// What a provider may read: the sysroot, the environment, external commands.
 struct Context {
   std::shared_ptr<const core::Fs> fs;
   const core::EnvMap& env;
   const Runner& runner;
+  std::shared_ptr<CommandCache> cache = std::make_shared<CommandCache>();
+  /// The same runner, owned, for units that run commands for their live readings.
+  std::shared_ptr<const Runner> shared_runner = nullptr;
 };
+
+/// Runs a command through the context's runner once; later calls with the same argv get the
+/// first result.
+inline CommandResult run_cached(const Context& context, const Command& command) {
+  std::lock_guard<std::mutex> lock(context.cache->mutex);
+  auto it = context.cache->results.find(command.argv);
+  if (it != context.cache->results.end()) return it->second;
+  auto result = context.runner.run(command);
+  context.cache->results[command.argv] = result;
+  return result;
+}
 
 /// One vendor backend. It describes itself (name, what it reads) and lists its devices;
 /// it may throw, and the registry then logs it once and carries on without it.

@@ -2,7 +2,8 @@
 // (ivpu) driver's sysfs (npu_busy_time_us, npu_current_frequency_mhz, npu_max_frequency_mhz,
 // npu_memory_utilization), amdxdna's PCI table, and the habanalabs sysfs ABI
 // (Documentation/ABI/testing/sysfs-driver-habanalabs: device_type, clk_cur_freq_mhz,
-// clk_max_freq_mhz, max_power, status).
+// clk_max_freq_mhz, max_power, status). Every driver puts its attributes on the PCI device
+// (accelN/device/…), not on the class device.
 #include "providers/accel/accel_npu.hpp"
 
 #include "core/clock.hpp"
@@ -14,10 +15,8 @@
 
 namespace mainboard {
 
-AccelNpu::AccelNpu(NpuInfo info, std::string device_dir, std::string class_dir,
-                   std::shared_ptr<const core::Fs> fs)
-    : info_(std::move(info)), dir_(std::move(device_dir)), class_dir_(std::move(class_dir)),
-      fs_(std::move(fs)) {}
+AccelNpu::AccelNpu(NpuInfo info, std::string attribute_dir, std::shared_ptr<const core::Fs> fs)
+    : info_(std::move(info)), dir_(std::move(attribute_dir)), fs_(std::move(fs)) {}
 
 Memory AccelNpu::memory() const {
   // None of these drivers reports a dedicated pool through sysfs: Intel and AMD client NPUs
@@ -49,8 +48,8 @@ std::vector<ClockReading> AccelNpu::clock_readings() const {
   // intel_vpu reports 0 MHz while the NPU is power-gated: that is a real reading.
   r.current_mhz = read(dir_ + "/npu_current_frequency_mhz");
   r.max_mhz = read(dir_ + "/npu_max_frequency_mhz");
-  if (!r.current_mhz) r.current_mhz = read(class_dir_ + "/clk_cur_freq_mhz");
-  if (!r.max_mhz) r.max_mhz = read(class_dir_ + "/clk_max_freq_mhz");
+  if (!r.current_mhz) r.current_mhz = read(dir_ + "/clk_cur_freq_mhz");
+  if (!r.max_mhz) r.max_mhz = read(dir_ + "/clk_max_freq_mhz");
   if (!r.current_mhz && !r.max_mhz) return {};
   return {r};
 }
@@ -79,7 +78,7 @@ Utilization AccelNpu::utilization() const {
 
 Energy AccelNpu::energy() const {
   Energy e;
-  if (auto mw = fs_->read_u64(class_dir_ + "/max_power")) e.power_limit_w = *mw / 1000.0;
+  if (auto mw = fs_->read_u64(dir_ + "/max_power")) e.power_limit_w = *mw / 1000.0;  // mW
   e.reason = "power draw is not exposed by this driver's sysfs";
   return e;
 }
@@ -90,29 +89,38 @@ Identity identify(const std::string& driver, unsigned vendor_id, unsigned device
                   const std::string& device_type) {
   (void)vendor_id;
   if (driver == "intel_vpu") {
+    // drivers/accel/ivpu/ivpu_drv.h: PCI ids by platform, and the NPU IP generation.
     switch (device_id) {
-      case 0x7d1d: return {"Intel NPU (Meteor Lake)", "Intel", "NPU 3720"};
-      case 0xad1d: return {"Intel NPU (Arrow Lake)", "Intel", "NPU 3720"};
-      case 0x643e: return {"Intel NPU (Lunar Lake)", "Intel", "NPU 4000"};
-      case 0xb03e: return {"Intel NPU (Panther Lake)", "Intel", "NPU 5"};
+      case 0x7d1d: return {"Intel NPU (Meteor Lake)", "Intel", "NPU 37xx"};
+      case 0xad1d: return {"Intel NPU (Arrow Lake)", "Intel", "NPU 37xx"};
+      case 0x643e: return {"Intel NPU (Lunar Lake)", "Intel", "NPU 40xx"};
+      case 0xb03e: return {"Intel NPU (Panther Lake)", "Intel", "NPU 50xx"};
+      case 0xfd3e: return {"Intel NPU (Wildcat Lake)", "Intel", "NPU 50xx"};
+      case 0xd71d: return {"Intel NPU (Nova Lake)", "Intel", "NPU 60xx"};
       default: return {"Intel NPU", "Intel", ""};
     }
   }
   if (driver == "amdxdna") {
-    switch (device_id) {
-      case 0x1502: return {"AMD NPU (Phoenix / Hawk Point)", "AMD", "XDNA"};
-      case 0x17f0: return {"AMD NPU (Strix / Krackan)", "AMD", "XDNA 2"};
-      default: return {"AMD NPU", "AMD", "XDNA"};
-    }
+    // device_type holds the vbnv here ("RyzenAI-npu5"): npu1 is the first XDNA (Phoenix, Hawk
+    // Point), npu4 and later XDNA 2 (Strix and newer).
+    std::string arch = device_id == 0x1502 ? "XDNA" : "XDNA 2";
+    if (device_type == "RyzenAI-npu1") arch = "XDNA";
+    std::string label = "AMD Ryzen AI NPU";
+    if (!device_type.empty()) label += " (" + device_type + ")";
+    return {label, "AMD", arch};
   }
   if (driver == "habanalabs") {
-    // device_type: GOYA, GAUDI, GAUDI2, GAUDI2B, GAUDI3 …
+    // device_type: GOYA, GAUDI, GAUDI2, GAUDI2B, GAUDI3, "GAUDI2 HL-288" …
     auto type = core::to_lower(device_type);
-    if (type == "goya") return {"Habana Goya", "Intel", "Goya"};
-    std::string generation = core::starts_with(type, "gaudi") && device_type.size() > 5
-                                 ? " " + device_type.substr(5)
-                                 : std::string();
-    return {"Intel Gaudi" + generation, "Intel", "Gaudi" + generation};
+    if (core::starts_with(type, "goya")) return {"Habana Goya", "Intel", "Goya"};
+    std::string generation;
+    if (core::starts_with(type, "gaudi3")) generation = " 3";
+    else if (core::starts_with(type, "gaudi2")) generation = " 2";
+    else if (type.empty())
+      generation = device_id == 0x1060 ? " 3" : device_id == 0x1020 ? " 2" : "";
+    std::string label = "Intel Gaudi" + generation;
+    if (!device_type.empty()) label += " (" + device_type + ")";
+    return {label, "Intel", "Gaudi" + generation};
   }
   if (driver == "qaic") return {"Qualcomm Cloud AI 100", "Qualcomm", "AIC100"};
   return {driver.empty() ? "accelerator" : driver + " accelerator", "", ""};
@@ -120,7 +128,7 @@ Identity identify(const std::string& driver, unsigned vendor_id, unsigned device
 
 namespace {
 
-void add(const providers::Context& context, const std::string& class_dir,
+void add(const providers::Context& context, const std::string& class_dir, bool legacy_class,
          std::vector<std::shared_ptr<Npu>>& out) {
   const auto& fs = *context.fs;
   auto pci = providers::sysfs::pci_device(fs, class_dir);
@@ -135,14 +143,17 @@ void add(const providers::Context& context, const std::string& class_dir,
   } else {
     info.driver = fs.link_name(device_dir + "/driver").value_or("");
   }
-  // habanalabs puts its attributes on the class device or, on some kernels, the PCI device.
-  auto type = fs.read_line(class_dir + "/device_type")
-                  .value_or(fs.read_line(device_dir + "/device_type").value_or(""));
+  // The drivers put their attributes on the PCI device: habanalabs' device_type, amdxdna's
+  // vbnv (its device_type is a number).
+  std::string attrs = legacy_class ? class_dir : device_dir;
+  std::string type = info.driver == "amdxdna" ? fs.read_line(attrs + "/vbnv").value_or("")
+                                              : fs.read_line(attrs + "/device_type").value_or("");
   auto id = identify(info.driver, pci ? pci->vendor_id : 0, pci ? pci->device_id : 0, type);
   info.label = id.label;
   info.vendor = id.vendor;
   info.architecture = id.architecture;
-  out.push_back(std::make_shared<AccelNpu>(std::move(info), device_dir, class_dir, context.fs));
+  out.push_back(
+      std::make_shared<AccelNpu>(std::move(info), legacy_class ? class_dir : device_dir, context.fs));
 }
 
 }  // namespace
@@ -152,12 +163,12 @@ std::vector<std::shared_ptr<Npu>> probe_npus(const providers::Context& context, 
   std::vector<std::shared_ptr<Npu>> out;
   std::string accel = core::paths::kSysClassAccel;
   for (const auto& name : fs.list(accel))
-    if (core::starts_with(name, "accel")) add(context, accel + "/" + name, out);
+    if (core::starts_with(name, "accel")) add(context, accel + "/" + name, false, out);
   // Kernels before the accel class (6.2) register Gaudi devices under their own class.
   if (out.empty()) {
     std::string hl = core::paths::kSysClassHabanalabs;
     for (const auto& name : fs.list(hl))
-      if (core::starts_with(name, "hl")) add(context, hl + "/" + name, out);
+      if (core::starts_with(name, "hl")) add(context, hl + "/" + name, true, out);
   }
   if (out.empty()) note.unsupported("no device under /sys/class/accel");
   return out;

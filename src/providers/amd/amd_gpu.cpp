@@ -20,11 +20,16 @@ namespace amd {
 
 std::optional<DpmTable> parse_dpm_table(std::string_view text) {
   DpmTable t;
-  for (auto line : core::split_lines(text)) {
-    // "1: 1800Mhz *" — the level, its clock, and a star on the current one. Some tables (the
-    // fclk of APUs) print "S: 1000Mhz"; the letter level is fine.
+  for (auto raw : core::split_lines(text)) {
+    // "1: 1800Mhz *", with a star on the current clock and, on some tables, a trailing space
+    // on the others. SMU 13 prints "S: 133Mhz *" while in deep sleep, and "0: min / 1: now * /
+    // 2: max" when the clock sits between levels: the middle line is then a reading, not a
+    // level. Levels are listed in rising order, so min is the first numbered line and max the
+    // last, whichever line carries the star.
+    auto line = core::trim(raw);
     auto colon = line.find(':');
     if (colon == std::string_view::npos) continue;
+    auto label = core::trim(line.substr(0, colon));
     auto rest = core::trim(line.substr(colon + 1));
     bool current = !rest.empty() && rest.back() == '*';
     if (current) rest = core::trim(rest.substr(0, rest.size() - 1));
@@ -33,10 +38,10 @@ std::optional<DpmTable> parse_dpm_table(std::string_view text) {
     if (pos == std::string::npos) continue;
     auto mhz = core::parse_double(lower.substr(0, pos));
     if (!mhz || *mhz <= 0 || *mhz > 1e6) continue;
-    t.levels_mhz.push_back(*mhz);
     if (current) t.current_mhz = *mhz;
+    if (core::parse_u64(label)) t.levels_mhz.push_back(*mhz);
   }
-  if (t.levels_mhz.empty()) return std::nullopt;
+  if (t.levels_mhz.empty() && !t.current_mhz) return std::nullopt;
   return t;
 }
 
@@ -55,6 +60,7 @@ std::string architecture_for(const std::string& gfx) {
   if (gfx == "gfx908") return "CDNA";
   if (gfx == "gfx90a") return "CDNA 2";
   if (gfx == "gfx940" || gfx == "gfx941" || gfx == "gfx942") return "CDNA 3";
+  if (gfx == "gfx906") return "GCN 5.1 (Vega 20)";
   if (gfx == "gfx950") return "CDNA 4";
   if (core::starts_with(gfx, "gfx103")) return "RDNA 2";
   if (core::starts_with(gfx, "gfx101")) return "RDNA";
@@ -64,21 +70,46 @@ std::string architecture_for(const std::string& gfx) {
   return {};
 }
 
-std::string marketing_name(unsigned device_id) {
-  // Device ids from the amdgpu driver's PCI table (amdgpu_drv.c) and AMD's product pages, for
-  // parts whose kernel exposes no product_name.
+std::string marketing_name(unsigned device_id, unsigned revision) {
+  // Device ids (and, where one id covers several cards, the revision) from the amdgpu driver's
+  // PCI table and libdrm's amdgpu.ids, for kernels that expose no product_name (consumer cards
+  // have no FRU data, and kernels since 6.6 do not create the file for them).
   switch (device_id) {
     case 0x74a1: return "AMD Instinct MI300X";
+    case 0x74b5: return "AMD Instinct MI300X VF";
     case 0x74a0: return "AMD Instinct MI300A";
+    case 0x74a2: return "AMD Instinct MI308X";
     case 0x74a5: return "AMD Instinct MI325X";
+    case 0x7408: return "AMD Instinct MI250X";
     case 0x740c: return "AMD Instinct MI250X / MI250";
     case 0x740f: return "AMD Instinct MI210";
     case 0x738c: return "AMD Instinct MI100";
-    case 0x744c: return "AMD Radeon RX 7900 XTX / XT";
+    case 0x744c:
+      switch (revision) {
+        case 0xc8: return "AMD Radeon RX 7900 XTX";
+        case 0xcc: return "AMD Radeon RX 7900 XT";
+        case 0xce: return "AMD Radeon RX 7900 GRE";
+        case 0xcf: return "AMD Radeon RX 7900M";
+        default: return "AMD Radeon RX 7900 series";
+      }
     case 0x7448: return "AMD Radeon PRO W7900";
     case 0x747e: return "AMD Radeon RX 7800 XT / 7700 XT";
     case 0x73bf: return "AMD Radeon RX 6900 XT / 6800 XT";
     case 0x7550: return "AMD Radeon RX 9070 XT / 9070";
+    default: return {};
+  }
+}
+
+std::string gfx_for_device(unsigned device_id) {
+  // When the KFD topology is absent (no compute driver loaded): the ISA of known parts.
+  switch (device_id) {
+    case 0x74a0: case 0x74a1: case 0x74a2: case 0x74a5: case 0x74b5: return "gfx942";
+    case 0x7408: case 0x740c: case 0x740f: return "gfx90a";
+    case 0x738c: return "gfx908";
+    case 0x744c: case 0x7448: return "gfx1100";
+    case 0x747e: return "gfx1101";
+    case 0x73bf: return "gfx1030";
+    case 0x7550: return "gfx1201";
     default: return {};
   }
 }
@@ -156,8 +187,10 @@ std::vector<ClockReading> AmdGpu::clock_readings() const {
     r.domain = domain;
     r.source = file;
     r.current_mhz = table->current_mhz;
-    r.min_mhz = *std::min_element(table->levels_mhz.begin(), table->levels_mhz.end());
-    r.max_mhz = *std::max_element(table->levels_mhz.begin(), table->levels_mhz.end());
+    if (!table->levels_mhz.empty()) {
+      r.min_mhz = table->levels_mhz.front();
+      r.max_mhz = table->levels_mhz.back();
+    }
     out.push_back(std::move(r));
   }
   return out;
@@ -281,13 +314,16 @@ std::vector<std::shared_ptr<Gpu>> probe_gpus(const providers::Context& context, 
     info.vendor = "AMD";
     info.pci_bus_id = pci->bus_id;
     info.driver_version = driver_version;
+    unsigned revision = static_cast<unsigned>(
+        core::parse_u64_base(fs.read_line(pci->dir + "/revision").value_or(""), 16).value_or(0));
     if (auto product = fs.read_line(pci->dir + "/product_name"); product && !product->empty())
       info.label = *product;
-    else if (auto m = marketing_name(pci->device_id); !m.empty())
+    else if (auto m = marketing_name(pci->device_id, revision); !m.empty())
       info.label = m;
     else
       info.label = "AMD GPU " + fmt_id(pci->vendor_id) + ":" + fmt_id(pci->device_id);
     info.arch_key = kfd_gfx_target(fs, pci->bus_id);
+    if (info.arch_key.empty()) info.arch_key = gfx_for_device(pci->device_id);
     info.architecture = architecture_for(info.arch_key);
     if (auto uid = fs.read_line(pci->dir + "/unique_id"); uid && !uid->empty()) info.uuid = *uid;
     if (auto total = fs.read_u64(pci->dir + "/mem_info_vram_total")) info.memory_total_bytes = *total;

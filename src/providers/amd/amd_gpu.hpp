@@ -23,7 +23,9 @@ std::string gfx_target(std::uint64_t version);
 /// gfx942 → "CDNA 3", gfx1100 → "RDNA 3"; empty when unknown.
 std::string architecture_for(const std::string& gfx);
 /// A marketing name for a PCI device id, for kernels that expose no product_name.
-std::string marketing_name(unsigned device_id);
+std::string marketing_name(unsigned device_id, unsigned revision = 0);
+/// The gfx target of known parts by PCI device id, when KFD is not there to say.
+std::string gfx_for_device(unsigned device_id);
 std::string fmt_id(unsigned id);
 
 std::vector<std::shared_ptr<Gpu>> probe_gpus(const providers::Context& context, host::Note& note);
