@@ -87,6 +87,22 @@ Identity live_identity() {
 
 /// A recorded host's identity: the effective uid from its /proc/self/status, names from its
 /// /etc/passwd and /etc/group.
+/// A host without /proc (a Mac): the login name from the environment, groups from `id`.
+Identity identity_from_commands(const core::EnvMap& env, const Runner& runner) {
+  Identity id;
+  id.user = core::env_value(env, "USER").value_or(core::env_value(env, "LOGNAME").value_or(""));
+  auto exe = runner.find_executable("id");
+  if (!exe) return id;
+  auto group = runner.run(Command{{*exe, "-gn"}, std::chrono::milliseconds(2000)});
+  auto groups = runner.run(Command{{*exe, "-Gn"}, std::chrono::milliseconds(2000)});
+  if (group.ok()) id.group = std::string(core::trim(group.out));
+  if (!id.group.empty()) id.groups.push_back(id.group);
+  if (groups.ok())
+    for (auto g : core::split_ws(core::trim(groups.out)))
+      if (g != id.group) id.groups.emplace_back(g);
+  return id;
+}
+
 Identity recorded_identity(const core::Fs& fs, Note& note) {
   Identity id;
   auto status = fs.read(core::paths::kProcSelfStatus);
@@ -182,7 +198,9 @@ std::vector<Scheduler> detect_schedulers(const Runner& runner) {
 Environment probe_environment(const core::Fs& fs, const core::EnvMap& env, const Runner& runner,
                               Note& note) {
   Environment e;
-  Identity id = fs.is_live() ? live_identity() : recorded_identity(fs, note);
+  Identity id = fs.is_live()                ? live_identity()
+                : fs.exists("/proc")         ? recorded_identity(fs, note)
+                                             : identity_from_commands(env, runner);
   e.user = std::move(id.user);
   e.group = std::move(id.group);
   e.groups = std::move(id.groups);

@@ -7,6 +7,7 @@
 #include "core/clock.hpp"
 #include "core/fs.hpp"
 #include "core/log.hpp"
+#include "core/text.hpp"
 #include "host/darwin.hpp"
 #include "host/probes.hpp"
 #include "host/run_probe.hpp"
@@ -243,7 +244,14 @@ std::optional<std::string> Machine::cuda_architecture() const {
 }
 
 std::string Machine::hostname() const {
-  return host::read_hostname(*impl_->fs);
+  auto name = host::read_hostname(*impl_->fs);
+  if (!name.empty()) return name;
+  // No /proc (macOS, or a recorded Mac): the hostname command answers.
+  if (auto exe = impl_->runner->find_executable("hostname")) {
+    auto r = impl_->runner->run(Command{{*exe}, std::chrono::milliseconds(2000)});
+    if (r.ok()) return std::string(core::trim(r.out));
+  }
+  return name;
 }
 
 Memory Machine::memory() const {
@@ -344,7 +352,7 @@ MachineSnapshot Machine::snapshot(const SnapshotOptions& options) const {
     return value;
   };
 
-  s.hostname = host::read_hostname(*impl_->fs);
+  s.hostname = hostname();
   const auto& cpu_unit = cpu();
   s.cpu = timed("cpu_clocks", [&](host::Note& note) {
     auto r = cpu_unit.reading();

@@ -41,8 +41,8 @@ std::string bytes(std::uint64_t value) {
 
 std::string capacity_pair(std::uint64_t used, std::uint64_t total) {
   auto u = unit_for(total);
-  // When "used" would print as 0.00 in the total's unit, give it its own unit.
-  if (used > 0 && scaled(used, u) == "0.00") return bytes(used) + " / " + bytes(total);
+  // Less than one of the total's units (0.32 GiB) reads better in its own (327 MiB).
+  if (used > 0 && unit_for(used) < u) return bytes(used) + " / " + bytes(total);
   return scaled(used, u) + " / " + scaled(total, u) + " " + kUnits[u];
 }
 

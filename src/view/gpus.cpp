@@ -49,7 +49,9 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
   auto line = [&](const std::string& label, const std::string& text) {
     out += "  " + style.label(fmt::format("{:<7}", label)) + text + "\n";
   };
-  auto more = [&](const std::string& text) { out += "         " + text + "\n"; };
+  auto more = [&](const std::string& text) {
+    if (!text.empty()) out += "         " + text + "\n";
+  };
   if (gpus.empty()) line("GPUs", style.dim("none found"));
   for (const auto& g : gpus) {
     const auto& i = g.info;
@@ -57,6 +59,8 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
     std::vector<std::string> id = {i.label};
     if (!i.architecture.empty()) id.push_back(i.architecture + " " + i.arch_key);
     if (i.sm_count) id.push_back(fmt::format("{} SMs", *i.sm_count));
+    if (i.core_count) id.push_back(fmt::format("{} GPU cores", *i.core_count));
+    if (!i.metal_support.empty()) id.push_back(i.metal_support);
     if (i.peak_bandwidth_gbs) id.push_back(fmt::format("{:.0f} GB/s peak", *i.peak_bandwidth_gbs));
     if (i.coherent) id.push_back("coherent with the host");
     line(fmt::format("GPU {}", i.index), style.bold(join(id, " · ")));
@@ -69,22 +73,38 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
         migs.push_back(m.uuid + (m.memory_total_bytes ? " " + bytes(*m.memory_total_bytes) : ""));
       more("MIG " + join(migs, ", "));
     }
+    // Readings that are missing for the same reason are said once.
+    std::vector<std::pair<std::string, std::string>> missing;  // (what, why)
+    auto unavailable = [&](const std::string& what, const std::string& reason) {
+      for (auto& m : missing)
+        if (m.second == reason) {
+          m.first += ", " + what;
+          return;
+        }
+      missing.emplace_back(what, reason);
+    };
     std::vector<std::string> live;
     if (t.memory.supported)
       live.push_back("memory " + capacity_pair(t.memory.used_bytes.value_or(0), t.memory.total_bytes) +
                      (t.memory.unified ? " (unified)" : ""));
     else
-      live.push_back(why(style, "memory", t.memory.reason));
+      unavailable("memory", t.memory.reason);
+    for (const auto& r : g.memory_regions)
+      if (r.supported)
+        live.push_back(r.scope + " " + capacity_pair(r.used_bytes.value_or(0), r.total_bytes));
     if (t.utilization.supported)
-      live.push_back(fmt::format("util {:.0f} % (memory controller {:.0f} %)",
-                                 t.utilization.compute_pct.value_or(0),
-                                 t.utilization.memory_pct.value_or(0)));
+      live.push_back(fmt::format("util {:.0f} %", t.utilization.compute_pct.value_or(0)) +
+                     (t.utilization.memory_pct
+                          ? fmt::format(" (memory controller {:.0f} %)", *t.utilization.memory_pct)
+                          : ""));
     else
-      live.push_back(why(style, "utilization", t.utilization.reason));
+      unavailable("utilization", t.utilization.reason);
     more(join(live, " · "));
     std::vector<std::string> clocks;
+    bool has_sm = false;
+    for (const auto& c : t.clocks) has_sm = has_sm || c.domain == "sm";
     for (const auto& c : t.clocks)
-      if (c.domain == "sm" || c.domain == "memory")
+      if (c.domain == "sm" || c.domain == "memory" || (!has_sm && c.domain == "graphics"))
         clocks.push_back(fmt::format("{} {:.0f}{} MHz", c.domain, c.current_mhz.value_or(0),
                                      c.max_mhz ? fmt::format("/{:.0f}", *c.max_mhz) : ""));
     std::string thermal;
@@ -93,9 +113,10 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
       if (t.thermal.slowdown_c) thermal += fmt::format(" (slowdown {:.0f} °C)", *t.thermal.slowdown_c);
       if (!t.thermal.throttle_reasons.empty()) thermal += " " + join(t.thermal.throttle_reasons, ",");
     } else {
-      thermal = why(style, "temperature", t.thermal.reason);
+      unavailable("temperature", t.thermal.reason);
     }
-    more(join({join(clocks, ", "), thermal, g.fan_speed_pct ? fmt::format("fan {:.0f} %", *g.fan_speed_pct) : ""},
+    more(join({join(clocks, ", "), thermal,
+               g.fan_speed_pct ? fmt::format("fan {:.0f} %", *g.fan_speed_pct) : ""},
               " · "));
     std::vector<std::string> power;
     if (t.energy.supported) {
@@ -104,19 +125,38 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
                         (t.energy.power_limit_w ? fmt::format(" of {:.0f} W", *t.energy.power_limit_w) : ""));
       if (t.energy.energy_j) power.push_back(fmt::format("{:.1f} kJ since driver load", *t.energy.energy_j / 1000));
     } else {
-      power.push_back(why(style, "power", t.energy.reason));
+      unavailable("power", t.energy.reason);
     }
     if (g.pcie.link_gen)
       power.push_back(fmt::format("PCIe gen{} x{}", *g.pcie.link_gen, g.pcie.link_width.value_or(0)));
     if (g.pcie.tx_kbps)
       power.push_back("tx " + rate_kbps(*g.pcie.tx_kbps) + " rx " + rate_kbps(g.pcie.rx_kbps.value_or(0)));
     more(join(power, " · "));
+    for (const auto& [what, reason] : missing) more(why(style, what, reason));
     for (const auto& p : g.processes)
       more(fmt::format("pid {} {}{}", p.pid, p.name.empty() ? "?" : p.name,
                        p.used_memory_bytes ? " " + bytes(*p.used_memory_bytes) : ""));
   }
-  for (const auto& n : npus) line(fmt::format("NPU {}", n.info.index), join({n.info.label, n.info.driver}, " · "));
-  line("CUDA", cuda_stack_line(cuda));
+  for (const auto& n : npus) {
+    const auto& i = n.info;
+    const auto& t = n.telemetry;
+    line(fmt::format("NPU {}", i.index),
+         style.bold(join({i.label, i.architecture, i.driver}, " · ")));
+    std::vector<std::string> parts;
+    if (!i.pci_bus_id.empty()) parts.push_back("PCI " + i.pci_bus_id);
+    for (const auto& c : t.clocks)
+      parts.push_back(fmt::format("clock {:.0f}{} MHz", c.current_mhz.value_or(0),
+                                  c.max_mhz ? fmt::format("/{:.0f}", *c.max_mhz) : ""));
+    if (t.memory.supported)
+      parts.push_back("memory " + capacity_pair(t.memory.used_bytes.value_or(0), t.memory.total_bytes) +
+                      (t.memory.unified ? " (unified)" : ""));
+    if (t.utilization.supported)
+      parts.push_back(fmt::format("busy {:.0f} %", t.utilization.compute_pct.value_or(0)));
+    if (!parts.empty()) more(join(parts, " · "));
+  }
+  bool any_cuda = cuda.nvml.found || cuda.cuda_driver.found || cuda.cupti.found ||
+                  cuda.cuda_runtime.found || cuda.nvcc_version;
+  line("CUDA", any_cuda ? cuda_stack_line(cuda) : style.dim("none found"));
   return out;
 }
 

@@ -147,7 +147,8 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   if (s.scratch.found) {
     b.line(
         "Scratch",
-        fmt::format("{} ({}, {}){}", s.scratch.path, s.scratch.fs_type, to_string(s.scratch.tier),
+        fmt::format("{} ({}){}", s.scratch.path,
+                    join({s.scratch.fs_type, to_string(s.scratch.tier)}, ", "),
                     s.scratch.free_bytes ? ", " + bytes(*s.scratch.free_bytes) + " free" : ""));
   } else {
     b.line("Scratch", unsupported(style, "no writable scratch directory"));

@@ -132,13 +132,21 @@ TEST_P(Golden, SummaryText) {
 
 INSTANTIATE_TEST_SUITE_P(Hosts, Golden,
                          ::testing::Values("vm-cgroup1-nodmi", "cgroup2-capped", "numa-2socket",
-                                           "broken"),
+                                           "broken", "apple-m3-max", "radeon-npu", "amd-mi300x"),
                          [](const auto& param_info) {
                            std::string n = param_info.param;
                            for (auto& c : n)
                              if (c == '-') c = '_';
                            return n;
                          });
+
+TEST(Cli, GpusTextOfOtherVendors) {
+  for (const char* name : {"apple-m3-max", "radeon-npu", "amd-mi300x", "gaudi2"}) {
+    auto r = cli({"--sysroot", host(name), "--color=never", "gpus"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    check_golden(std::string(name) + ".gpus.txt", r.out);
+  }
+}
 
 TEST(Cli, ColourOnlyWhenAskedAndNeverWithNoColor) {
   auto colored = cli({"--sysroot", host("cgroup2-capped"), "--color=always", "snapshot"});

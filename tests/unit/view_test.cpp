@@ -18,6 +18,7 @@ TEST(Format, Bytes) {
 TEST(Format, CapacityPairSharesAUnit) {
   EXPECT_EQ(capacity_pair(12ull << 30, 80ull << 30), "12.0 / 80.0 GiB");
   EXPECT_EQ(capacity_pair(0, 80ull << 30), "0.00 / 80.0 GiB");
+  EXPECT_EQ(capacity_pair(327ull << 20, 23ull << 30), "327 MiB / 23.0 GiB");
   // 5 MiB of 80 GiB would print as 0.00 GiB: it keeps its own unit.
   EXPECT_EQ(capacity_pair(5ull << 20, 80ull << 30), "5.00 MiB / 80.0 GiB");
 }
