@@ -1,5 +1,8 @@
 // The mainboard command: a thin layer that parses arguments, calls the library and formats.
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -9,6 +12,7 @@
 #include "mainboard/busy.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
+#include "mainboard/meter.hpp"
 #include "mainboard/version.hpp"
 #include "view/gpus.hpp"
 #include "view/summary.hpp"
@@ -113,6 +117,63 @@ int run_busy(const Global& g, std::size_t index, const mainboard::BusyThresholds
   return mainboard::gpu_busy(machine, index, thresholds) ? 1 : 0;
 }
 
+std::string shell_quote_for_display(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    bool plain = !a.empty() && a.find_first_of(" \t'\"\\$`") == std::string::npos;
+    out += plain ? a : "'" + a + "'";
+  }
+  return out;
+}
+
+/// The command's own output stays on stdout and stderr untouched; the report goes to stderr
+/// after it (as time(1) does), or as JSON to stderr or a file. Exit status: the command's.
+int run_meter(const Global& g, const std::vector<std::string>& command, bool json,
+              const std::string& output, int interval_ms) {
+  if (command.empty()) {
+    std::fprintf(stderr, "mainboard: error: meter needs a command: mainboard meter -- CMD ARGS…\n");
+    return 2;
+  }
+  Machine machine(machine_options(g));
+  mainboard::MeterOptions opts;
+  opts.interval = std::chrono::milliseconds(interval_ms);
+  auto m = mainboard::measure_command(machine, command, opts);
+  nlohmann::json j = m;
+  if (!output.empty()) mainboard::core::write_file_atomic(output, j.dump(2) + "\n");
+  if (json) {
+    std::fprintf(stderr, "%s\n", j.dump(2).c_str());
+    return m.exit_code;
+  }
+  using mainboard::view::bytes;
+  mainboard::view::Style style{mainboard::view::want_color(g.color, 2)};
+  std::string r = style.bold("mainboard meter: " + shell_quote_for_display(command)) + "\n";
+  auto row = [&](const char* label, const std::string& text) {
+    r += "  " + style.label(fmt::format("{:<13}", label)) + text + "\n";
+  };
+  row("exit", m.signal ? fmt::format("{} (signal {})", m.exit_code, *m.signal)
+                       : std::to_string(m.exit_code));
+  row("wall", fmt::format("{:.2f} s", m.wall_s));
+  double cpu = m.user_s + m.system_s;
+  row("cpu", fmt::format("user {:.2f} s, system {:.2f} s ({:.0f} % of one core)", m.user_s,
+                         m.system_s, m.wall_s > 0 ? 100.0 * cpu / m.wall_s : 0.0));
+  row("peak memory", fmt::format("{} for the whole tree (at most {} processes; largest single "
+                                 "process {})",
+                                 bytes(m.peak_rss_bytes), m.peak_processes,
+                                 bytes(m.max_process_rss_bytes)));
+  if (m.peak_gpu_bytes) {
+    std::string by;
+    for (const auto& [uuid, peak] : m.peak_gpu_bytes_by_gpu)
+      by += (by.empty() ? "" : ", ") + uuid + " " + bytes(peak);
+    row("peak GPU", bytes(*m.peak_gpu_bytes) + (by.empty() ? "" : " (" + by + ")"));
+  } else {
+    row("peak GPU", style.dim("no GPU to read"));
+  }
+  row("samples", fmt::format("{} every {:.0f} ms", m.samples, m.interval_ms));
+  std::fwrite(r.data(), 1, r.size(), stderr);
+  return m.exit_code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -168,8 +229,35 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
 
+  auto* meter = app.add_subcommand(
+      "meter", "run a command; report wall and CPU time, peak memory of its process tree and peak "
+               "GPU memory (on stderr), and exit with its status");
+  bool meter_json = false;
+  std::string meter_output;
+  int meter_interval = 50;
+  meter->add_flag("--json", meter_json, "the report as JSON on stderr");
+  meter->add_option("-o,--output", meter_output, "also write the JSON report to this file")
+      ->type_name("FILE");
+  meter->add_option("--interval", meter_interval, "sample the process tree every MS milliseconds")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 60000))
+      ->type_name("MS");
+  meter->prefix_command();  // everything from the first non-option on is the command
+  meter->footer("Example: mainboard meter --interval 20 -- python3 train.py --epochs 1");
+
+  // "mainboard meter [options] -- CMD ARGS": everything after the first "--" is the command,
+  // untouched by our option parser (it may have options of its own). Without "--", the first
+  // word that is not an option starts it (prefix_command).
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::string> after_dashes;
+  if (auto dashes = std::find(args.begin(), args.end(), "--"); dashes != args.end()) {
+    after_dashes.assign(dashes + 1, args.end());
+    args.erase(dashes, args.end());
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
+
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -185,6 +273,15 @@ int main(int argc, char** argv) {
   try {
     if (*toolchain) return run_toolchain(g, tc_json, tc_cmake);
     if (*gpus) return run_gpus(g, gpus_json);
+    if (*meter) {
+      auto command = meter->remaining();
+      command.insert(command.end(), after_dashes.begin(), after_dashes.end());
+      return run_meter(g, command, meter_json, meter_output, meter_interval);
+    }
+    if (!after_dashes.empty()) {
+      std::fprintf(stderr, "mainboard: error: only meter takes a command after --\n");
+      return 2;
+    }
     if (*busy) return run_busy(g, busy_index, thresholds, std::nullopt, wait_interval);
     if (*wait_idle) return run_busy(g, busy_index, thresholds, wait_timeout, wait_interval);
     if (*snapshot) return run_snapshot(g, snap_json, !snap_no_tools, snap_output);

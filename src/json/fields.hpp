@@ -1,6 +1,7 @@
 #pragma once
 
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -44,6 +45,11 @@ void put(nlohmann::json& j, const T& value) {
   }
 }
 
+template <class T>
+struct is_string_map : std::false_type {};
+template <class V, class C, class A>
+struct is_string_map<std::map<std::string, V, C, A>> : std::true_type {};
+
 [[noreturn]] inline void fail(const char* model, const std::string& field,
                               const std::string& what) {
   throw Error(std::string(model) + "." + field + ": " + what);
@@ -68,6 +74,14 @@ void take(const nlohmann::json& j, T& out, const char* model, const std::string&
       typename T::value_type v{};
       take(e, v, model, field + "[" + std::to_string(i++) + "]");
       out.push_back(std::move(v));
+    }
+  } else if constexpr (is_string_map<T>::value) {
+    if (!j.is_object()) fail(model, field, "expected an object");
+    out.clear();
+    for (const auto& [key, value] : j.items()) {
+      typename T::mapped_type v{};
+      take(value, v, model, field + "." + key);
+      out.emplace(key, std::move(v));
     }
   } else if constexpr (std::is_same_v<T, bool>) {
     if (!j.is_boolean()) fail(model, field, "expected true or false");

@@ -1,5 +1,6 @@
 // JSON field lists of every model. Each list is the single source of both directions.
 #include "json/fields.hpp"
+#include "mainboard/meter.hpp"
 #include "mainboard/snapshot.hpp"
 
 namespace mainboard {
@@ -417,6 +418,25 @@ void fields(V& v, Diagnostic& m) {
   v("duration_ns", m.duration_ns);
 }
 MAINBOARD_DEFINE_JSON(Diagnostic)
+
+template <class V>
+void fields(V& v, CommandMeasurement& m) {
+  v("argv", m.argv);
+  v("exit_code", m.exit_code);
+  v("signal", m.signal);
+  v("wall_s", m.wall_s);
+  v("user_s", m.user_s);
+  v("system_s", m.system_s);
+  v("peak_rss_bytes", m.peak_rss_bytes);
+  v("peak_tree_rss_bytes", m.peak_tree_rss_bytes);
+  v("max_process_rss_bytes", m.max_process_rss_bytes);
+  v("peak_processes", m.peak_processes);
+  v("peak_gpu_bytes", m.peak_gpu_bytes);
+  v("peak_gpu_bytes_by_gpu", m.peak_gpu_bytes_by_gpu);
+  v("samples", m.samples);
+  v("interval_ms", m.interval_ms);
+}
+MAINBOARD_DEFINE_JSON(CommandMeasurement)
 
 template <class V>
 void fields(V& v, MachineSnapshot& m) {

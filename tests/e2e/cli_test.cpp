@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "mainboard/runner.hpp"
+#include "mainboard/meter.hpp"
 #include "mainboard/snapshot.hpp"
 
 using namespace mainboard;
@@ -213,4 +214,32 @@ TEST(Cli, BusyAndWaitIdleExitCodes) {
   none["MAINBOARD_NVML_LIBRARY"] = "/nonexistent.so";
   none["MAINBOARD_CUDA_LIBRARY"] = "/nonexistent.so";
   EXPECT_EQ(cli({"busy"}, none).exit_code, 0);
+}
+
+TEST(Cli, MeterPassesOutputThroughAndReportsTheTree) {
+  auto r = cli({"meter", "--interval", "20", "--", MAINBOARD_ALLOC_TREE, "80", "3"});
+  EXPECT_EQ(r.exit_code, 3);                    // the command's own status
+  EXPECT_EQ(r.out, "alloc_tree done\n");        // its stdout, untouched
+  EXPECT_EQ(r.err.rfind("alloc_tree stderr\n", 0), 0u) << r.err;  // its stderr first
+  EXPECT_NE(r.err.find("peak memory"), std::string::npos) << r.err;
+}
+
+TEST(Cli, MeterJsonAndFile) {
+  std::string path = ::testing::TempDir() + "/mainboard-meter.json";
+  auto r = cli({"meter", "--json", "-o", path, "--interval", "20", MAINBOARD_ALLOC_TREE, "64"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto json_start = r.err.find('{');
+  ASSERT_NE(json_start, std::string::npos);
+  auto m = nlohmann::json::parse(r.err.substr(json_start)).get<CommandMeasurement>();
+  EXPECT_GE(m.peak_rss_bytes, 64ull << 20);
+  EXPECT_EQ(m.argv.back(), "64");
+  std::ifstream in(path);
+  EXPECT_EQ(nlohmann::json::parse(in).get<CommandMeasurement>().exit_code, 0);
+}
+
+TEST(Cli, MeterErrors) {
+  EXPECT_EQ(cli({"meter"}).exit_code, 2);
+  auto missing = cli({"meter", "--", "no-such-program-anywhere"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("cannot run no-such-program-anywhere"), std::string::npos);
 }

@@ -4,6 +4,7 @@
 
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
+#include "mainboard/meter.hpp"
 #include "test_util.hpp"
 
 using namespace mainboard;
@@ -177,6 +178,20 @@ TEST(Json, SchemaVersionIsChecked) {
   j.erase("schema_version");
   EXPECT_THROW((void)j.get<MachineSnapshot>(), Error);
   EXPECT_THROW((void)json::array().get<MachineSnapshot>(), Error);
+}
+
+TEST(Json, CommandMeasurementRoundTrips) {
+  CommandMeasurement m;
+  m.argv = {"python3", "train.py"};
+  m.exit_code = 137;
+  m.signal = 9;
+  m.wall_s = 1.5;
+  m.peak_gpu_bytes = 123;
+  m.peak_gpu_bytes_by_gpu = {{"GPU-1", 100}, {"GPU-2", 23}};
+  nlohmann::json j = m;
+  EXPECT_EQ(j.get<CommandMeasurement>(), m);
+  j["peak_gpu_bytes_by_gpu"] = {{"GPU-1", "lots"}};
+  EXPECT_THROW((void)j.get<CommandMeasurement>(), Error);
 }
 
 TEST(Json, SnapshotQueries) {

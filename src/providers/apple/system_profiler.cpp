@@ -86,7 +86,9 @@ std::optional<HardwareRecord> parse_hardware(std::string_view input) {
     } else if (procs->is_string()) {
       // "proc 8:4:4" (total:performance:efficiency); macOS 26 adds a fourth field.
       auto s = procs->get<std::string>();
-      auto fields = core::split(core::trim(s.substr(s.find(' ') == std::string::npos ? 0 : s.find(' ') + 1)), ':');
+      // Keep the text alive: the fields below are views into it.
+      std::string counts = s.substr(s.find(' ') == std::string::npos ? 0 : s.find(' ') + 1);
+      auto fields = core::split(core::trim(counts), ':');
       auto n = [&](std::size_t i) -> std::optional<std::uint32_t> {
         if (i >= fields.size()) return std::nullopt;
         auto v = core::parse_u64(fields[i]);

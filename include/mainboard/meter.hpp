@@ -1,0 +1,99 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mainboard/json_fwd.hpp"
+
+namespace mainboard {
+
+class Machine;
+
+/// Times a region and tracks the peak host and GPU memory in use across samples. Memory is read
+/// from the machine at construction, at every sample(), and at stop() (or destruction); there is
+/// no background thread: the caller decides when to look.
+///
+///   auto m = mainboard::meter();
+///   train_step();
+///   m.sample();
+///   evaluate();
+///   m.stop();
+///   fmt::print("{:.1f} s, peak GPU {:.1f} GiB\n", m.elapsed_s(), m.peak_gpu_gb());
+class Meter {
+ public:
+  explicit Meter(const Machine& machine);
+  ~Meter();
+  Meter(Meter&& other) noexcept;
+  Meter& operator=(Meter&&) = delete;
+  Meter(const Meter&) = delete;
+  Meter& operator=(const Meter&) = delete;
+
+  /// One host and GPU memory reading.
+  void sample();
+  /// The last sample; freezes elapsed time. Later calls do nothing.
+  void stop();
+  bool stopped() const { return stopped_; }
+
+  /// Seconds since construction, up to stop().
+  double elapsed_s() const;
+  /// Highest host memory in use over the samples, in GiB.
+  double peak_host_gb() const;
+  /// Highest total GPU memory in use (all GPUs together) over the samples, in GiB.
+  double peak_gpu_gb() const;
+  /// Host memory growth from the first sample to the last, in GiB (negative when it shrank).
+  double host_delta_gb() const;
+
+  std::uint64_t peak_host_bytes() const { return peak_host_; }
+  std::uint64_t peak_gpu_bytes() const { return peak_gpu_; }
+  std::size_t samples() const { return samples_; }
+
+ private:
+  const Machine* machine_;
+  std::chrono::steady_clock::time_point start_, end_;
+  bool stopped_ = false;
+  std::size_t samples_ = 0;
+  std::uint64_t peak_host_ = 0, peak_gpu_ = 0;
+  std::optional<std::uint64_t> first_host_, last_host_;
+};
+
+/// A meter on Machine::instance().
+Meter meter();
+
+/// What `mainboard meter -- CMD` measures of a command and every process it starts.
+struct CommandMeasurement {
+  std::vector<std::string> argv;
+  int exit_code = 0;                ///< the command's status (128 + signal when killed)
+  std::optional<int> signal;        ///< the signal that ended it
+  double wall_s = 0;
+  double user_s = 0;                ///< CPU time of the whole tree (waited-for descendants)
+  double system_s = 0;
+  std::uint64_t peak_rss_bytes = 0;       ///< peak of the summed RSS of the tree, or the largest
+                                          ///< single process's peak if that is higher
+  std::uint64_t peak_tree_rss_bytes = 0;  ///< the sampled peak of the tree's summed RSS
+  std::uint64_t max_process_rss_bytes = 0;  ///< largest single process's peak (getrusage)
+  std::uint32_t peak_processes = 0;         ///< most processes alive at once in the tree
+  std::optional<std::uint64_t> peak_gpu_bytes;  ///< empty when no GPU could be read
+  std::map<std::string, std::uint64_t> peak_gpu_bytes_by_gpu;  ///< by GPU uuid
+  std::size_t samples = 0;
+  double interval_ms = 50;
+  bool operator==(const CommandMeasurement&) const = default;
+};
+
+struct MeterOptions {
+  std::chrono::milliseconds interval{50};
+  bool gpus = true;  ///< read GPU process memory (through the machine's GPU providers)
+};
+
+/// Starts `argv` (no shell; stdin, stdout and stderr are the caller's), samples its process
+/// tree every interval until it exits, and returns the measurement. Throws mainboard::Error
+/// when the command cannot be started.
+CommandMeasurement measure_command(const Machine& machine, const std::vector<std::string>& argv,
+                                   const MeterOptions& options = {});
+
+MAINBOARD_DECLARE_JSON(CommandMeasurement);
+
+}  // namespace mainboard

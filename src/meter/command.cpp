@@ -1,0 +1,167 @@
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "core/fs.hpp"
+#include "mainboard/error.hpp"
+#include "mainboard/machine.hpp"
+#include "mainboard/meter.hpp"
+#include "meter/process_tree.hpp"
+
+extern char** environ;
+
+namespace mainboard {
+
+namespace {
+
+double seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
+
+/// While the command runs, the terminal's interrupt and quit keys are for it, not for us: we
+/// keep measuring and report how it ended (as time(1) does).
+class IgnoreTerminalSignals {
+ public:
+  IgnoreTerminalSignals() {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGINT, &ignore, &old_int_);
+    sigaction(SIGQUIT, &ignore, &old_quit_);
+  }
+  ~IgnoreTerminalSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGQUIT, &old_quit_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {}, old_quit_ {};
+};
+
+/// A descriptor that becomes readable when the process exits (Linux 5.3+), so the sampler wakes
+/// at once instead of at the next tick. -1 when the kernel has no pidfd_open.
+int pidfd_for(pid_t pid) {
+#ifdef SYS_pidfd_open
+  long fd = ::syscall(SYS_pidfd_open, pid, 0);
+  return fd >= 0 ? static_cast<int>(fd) : -1;
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+}  // namespace
+
+CommandMeasurement measure_command(const Machine& machine, const std::vector<std::string>& argv,
+                                   const MeterOptions& options) {
+  if (argv.empty() || argv[0].empty()) throw Error("no command to run");
+  std::string exe = argv[0];
+  if (exe.find('/') == std::string::npos) {
+    const char* path = std::getenv("PATH");
+    auto found = LocalRunner(path ? path : "/usr/local/bin:/usr/bin:/bin").find_executable(exe);
+    if (!found) throw Error("cannot run " + exe + ": not found on PATH");
+    exe = *found;
+  }
+  CommandMeasurement m;
+  m.argv = argv;
+  m.interval_ms = static_cast<double>(options.interval.count());
+
+  rusage before {};
+  ::getrusage(RUSAGE_CHILDREN, &before);
+  std::vector<std::string> args(argv.begin(), argv.end());
+  std::vector<char*> cargs;
+  for (auto& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+
+  IgnoreTerminalSignals ignore;
+  // The child gets default signal dispositions back: ours are ignored for the duration.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGQUIT);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, exe.c_str(), nullptr, &attr, cargs.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw Error("cannot run " + exe + ": " + std::strerror(rc));
+
+  core::Fs proc("/");
+  const long page = ::sysconf(_SC_PAGESIZE);
+  int pidfd = pidfd_for(pid);
+  int status = 0;
+  rusage leader {};
+  while (true) {
+    auto tree = proctree::process_tree(proc, pid);
+    if (!tree.empty()) {
+      ++m.samples;
+      std::uint64_t rss = 0;
+      std::set<std::uint32_t> pids;
+      for (const auto& p : tree) {
+        rss += p.rss_pages * static_cast<std::uint64_t>(page);
+        pids.insert(static_cast<std::uint32_t>(p.pid));
+      }
+      m.peak_tree_rss_bytes = std::max(m.peak_tree_rss_bytes, rss);
+      m.peak_processes = std::max(m.peak_processes, static_cast<std::uint32_t>(tree.size()));
+      if (options.gpus) {
+        std::uint64_t total = 0;
+        bool any = false;
+        for (const auto& gpu : machine.gpus()) {
+          std::uint64_t on_gpu = 0;
+          for (const auto& proc_on_gpu : gpu->processes())
+            if (pids.count(proc_on_gpu.pid) && proc_on_gpu.used_memory_bytes)
+              on_gpu += *proc_on_gpu.used_memory_bytes;
+          any = true;
+          auto& peak = m.peak_gpu_bytes_by_gpu[gpu->uuid().empty() ? std::to_string(gpu->info().index)
+                                                                   : gpu->uuid()];
+          peak = std::max(peak, on_gpu);
+          total += on_gpu;
+        }
+        if (any) m.peak_gpu_bytes = std::max(m.peak_gpu_bytes.value_or(0), total);
+      }
+    }
+    pid_t r = ::wait4(pid, &status, WNOHANG, &leader);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) throw Error("waiting for " + exe + ": " + std::strerror(errno));
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(options.interval.count()));
+    } else {
+      ::usleep(static_cast<useconds_t>(options.interval.count() * 1000));
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  rusage after {};
+  ::getrusage(RUSAGE_CHILDREN, &after);
+  // RUSAGE_CHILDREN adds up every descendant that was waited for; the difference is ours.
+  m.user_s = seconds(after.ru_utime) - seconds(before.ru_utime);
+  m.system_s = seconds(after.ru_stime) - seconds(before.ru_stime);
+  // ru_maxrss is the largest single process (KiB on Linux). For the children total it is a
+  // maximum over everything this process ever waited for, so it only counts when it grew.
+  std::uint64_t largest = static_cast<std::uint64_t>(leader.ru_maxrss) * 1024;
+  if (after.ru_maxrss > before.ru_maxrss)
+    largest = std::max(largest, static_cast<std::uint64_t>(after.ru_maxrss) * 1024);
+  m.max_process_rss_bytes = largest;
+  m.peak_rss_bytes = std::max(m.peak_tree_rss_bytes, m.max_process_rss_bytes);
+  if (WIFEXITED(status)) {
+    m.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    m.signal = WTERMSIG(status);
+    m.exit_code = 128 + WTERMSIG(status);
+  }
+  return m;
+}
+
+}  // namespace mainboard

@@ -1,0 +1,60 @@
+#include "mainboard/meter.hpp"
+
+#include "mainboard/machine.hpp"
+
+namespace mainboard {
+
+Meter::Meter(const Machine& machine) : machine_(&machine), start_(std::chrono::steady_clock::now()) {
+  sample();
+}
+
+Meter::Meter(Meter&& other) noexcept
+    : machine_(other.machine_), start_(other.start_), end_(other.end_), stopped_(other.stopped_),
+      samples_(other.samples_), peak_host_(other.peak_host_), peak_gpu_(other.peak_gpu_),
+      first_host_(other.first_host_), last_host_(other.last_host_) {
+  other.stopped_ = true;  // the moved-from meter takes no final sample
+}
+
+Meter::~Meter() { stop(); }
+
+void Meter::sample() {
+  if (stopped_) return;
+  ++samples_;
+  auto host = machine_->memory();
+  if (host.supported && host.used_bytes) {
+    peak_host_ = std::max(peak_host_, *host.used_bytes);
+    if (!first_host_) first_host_ = host.used_bytes;
+    last_host_ = host.used_bytes;
+  }
+  std::uint64_t gpu = 0;
+  for (const auto& g : machine_->gpus()) {
+    auto m = g->memory();
+    // A unified pool is the host's memory: counting it again would double it.
+    if (m.supported && m.used_bytes && !m.unified) gpu += *m.used_bytes;
+  }
+  peak_gpu_ = std::max(peak_gpu_, gpu);
+}
+
+void Meter::stop() {
+  if (stopped_) return;
+  sample();
+  end_ = std::chrono::steady_clock::now();
+  stopped_ = true;
+}
+
+double Meter::elapsed_s() const {
+  auto end = stopped_ ? end_ : std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(end - start_).count();
+}
+
+double Meter::peak_host_gb() const { return static_cast<double>(peak_host_) / kBytesPerGiB; }
+double Meter::peak_gpu_gb() const { return static_cast<double>(peak_gpu_) / kBytesPerGiB; }
+
+double Meter::host_delta_gb() const {
+  if (!first_host_ || !last_host_) return 0.0;
+  return (static_cast<double>(*last_host_) - static_cast<double>(*first_host_)) / kBytesPerGiB;
+}
+
+Meter meter() { return Meter(Machine::instance()); }
+
+}  // namespace mainboard

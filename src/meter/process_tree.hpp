@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/fs.hpp"
+
+namespace mainboard::proctree {
+
+/// One process of a tree, as /proc/<pid>/stat describes it.
+struct ProcessStat {
+  int pid = 0;
+  int ppid = 0;
+  std::uint64_t rss_pages = 0;
+};
+
+/// Parses /proc/<pid>/stat. The command name (field 2) is in parentheses and may itself hold
+/// spaces and parentheses, so fields are counted from the last ')'.
+std::optional<ProcessStat> parse_stat(std::string_view text);
+
+/// `root` and every descendant alive now, through /proc/<pid>/task/*/children (one read per
+/// thread), or, where the kernel lacks that file, by scanning every /proc/<pid>/stat.
+std::vector<ProcessStat> process_tree(const core::Fs& fs, int root);
+
+}  // namespace mainboard::proctree

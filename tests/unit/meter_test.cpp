@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include "fake_gpus.hpp"
+#include "mainboard/error.hpp"
+#include "mainboard/meter.hpp"
+#include "meter/process_tree.hpp"
+
+using namespace mainboard;
+
+TEST(Meter, PeaksAcrossSamplesWithGpuMemoryRising) {
+  // The RTX 4090 scenario's memory in use rises 1 → 6 → 12 GiB over successive readings.
+  FakeGpus fake("rtx4090");
+  Machine m(fake.options());
+  ASSERT_EQ(m.gpus().size(), 1u);
+  Meter meter(m);
+  EXPECT_EQ(meter.samples(), 1u);
+  meter.sample();
+  meter.sample();
+  meter.stop();
+  EXPECT_TRUE(meter.stopped());
+  EXPECT_EQ(meter.samples(), 4u);
+  EXPECT_EQ(meter.peak_gpu_bytes(), 12288ull << 20);
+  EXPECT_DOUBLE_EQ(meter.peak_gpu_gb(), 12.0);
+  EXPECT_GE(meter.elapsed_s(), 0.0);
+  double frozen = meter.elapsed_s();
+  meter.sample();  // after stop: nothing
+  EXPECT_EQ(meter.samples(), 4u);
+  EXPECT_DOUBLE_EQ(meter.elapsed_s(), frozen);
+}
+
+TEST(Meter, HostMemoryFromTheFixtureHost) {
+  Machine::Options o;
+  o.sysroot = fixture_host("cgroup2-capped");
+  Machine m(o);
+  Meter meter(m);
+  meter.stop();
+  EXPECT_EQ(meter.peak_host_bytes(), 16ull << 30);  // the fixture's MemTotal - MemAvailable
+  EXPECT_DOUBLE_EQ(meter.host_delta_gb(), 0.0);
+  EXPECT_EQ(meter.peak_gpu_bytes(), 0u);
+}
+
+TEST(Meter, UnifiedMemoryIsNotCountedTwice) {
+  Machine::Options o;
+  o.sysroot = fixture_host("apple-m3-max");
+  Machine m(o);
+  Meter meter(m);
+  meter.stop();
+  EXPECT_EQ(meter.peak_gpu_bytes(), 0u);  // the Apple GPU's pool is the host's memory
+  EXPECT_GT(meter.peak_host_bytes(), 0u);
+}
+
+TEST(Meter, MovedMeterKeepsMeasuring) {
+  Machine::Options o;
+  o.sysroot = fixture_host("cgroup2-capped");
+  Machine m(o);
+  Meter a(m);
+  Meter b(std::move(a));
+  b.sample();
+  EXPECT_EQ(b.samples(), 2u);
+}
+
+TEST(ProcessTree, StatParsing) {
+  auto s = proctree::parse_stat(
+      "4242 (python3 (worker)) S 4200 4242 4200 0 -1 4194560 1 0 0 0 5 3 0 0 20 0 1 0 100 "
+      "123456 789 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->pid, 4242);
+  EXPECT_EQ(s->ppid, 4200);
+  EXPECT_EQ(s->rss_pages, 789u);
+  EXPECT_FALSE(proctree::parse_stat(""));
+  EXPECT_FALSE(proctree::parse_stat("12 (x) S 1"));
+  EXPECT_FALSE(proctree::parse_stat("garbage)("));
+}
+
+TEST(ProcessTree, ThisProcessIsItsOwnRoot) {
+  auto tree = proctree::process_tree(core::Fs("/"), ::getpid());
+  ASSERT_FALSE(tree.empty());
+  EXPECT_EQ(tree[0].pid, ::getpid());
+  EXPECT_GT(tree[0].rss_pages, 0u);
+  EXPECT_TRUE(proctree::process_tree(core::Fs("/"), 0x7ffffff0).empty());
+}
+
+TEST(MeasureCommand, PeakCoversAGrandchildsAllocation) {
+  Machine::Options o;
+  o.sysroot = fixture_host("numa-2socket");  // no GPUs; the command itself runs on this host
+  Machine m(o);
+  MeterOptions opts;
+  opts.interval = std::chrono::milliseconds(20);
+  auto r = measure_command(m, {MAINBOARD_ALLOC_TREE, "96", "3"}, opts);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_FALSE(r.signal);
+  EXPECT_GE(r.peak_rss_bytes, 96ull << 20);       // the grandchild's 96 MiB
+  EXPECT_GE(r.peak_tree_rss_bytes, 96ull << 20);  // seen by sampling the tree
+  EXPECT_GE(r.peak_processes, 3u);
+  EXPECT_GE(r.wall_s, 0.5);
+  EXPECT_GT(r.samples, 5u);
+  EXPECT_FALSE(r.peak_gpu_bytes);  // no GPU to read
+}
+
+TEST(MeasureCommand, SignalsAndErrors) {
+  Machine::Options o;
+  o.sysroot = fixture_host("numa-2socket");
+  Machine m(o);
+  auto killed = measure_command(m, {"/bin/sh", "-c", "kill -TERM $$"});
+  EXPECT_EQ(killed.signal, SIGTERM);
+  EXPECT_EQ(killed.exit_code, 128 + SIGTERM);
+  try {
+    measure_command(m, {"no-such-command-here"});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-command-here: not found on PATH"), std::string::npos);
+  }
+  EXPECT_THROW(measure_command(m, {}), Error);
+  EXPECT_THROW(measure_command(m, {"/nonexistent/binary"}), Error);
+}
+
+TEST(MeasureCommand, GpuMemoryOfTheTreesProcesses) {
+  // The fake GPU lists pid 777 (not ours): nothing of it belongs to the measured tree.
+  FakeGpus fake("rtx4090");
+  Machine m(fake.options());
+  auto r = measure_command(m, {"/bin/true"});
+  ASSERT_TRUE(r.peak_gpu_bytes);
+  EXPECT_EQ(*r.peak_gpu_bytes, 0u);
+  EXPECT_EQ(r.peak_gpu_bytes_by_gpu.size(), 1u);
+}
