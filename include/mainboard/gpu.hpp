@@ -55,6 +55,8 @@ struct GpuInfo {
   std::optional<std::uint32_t> sm_count;     ///< streaming multiprocessors / compute units
   std::optional<std::uint32_t> core_count;   ///< GPU cores where that is how it is counted
   std::optional<double> peak_bandwidth_gbs;  ///< theoretical peak memory bandwidth
+  std::optional<std::uint32_t> memory_clock_mhz;      ///< the clock the peak is computed from
+  std::optional<std::uint32_t> memory_bus_width_bits;
   std::string driver_version;
   std::optional<std::uint64_t> memory_total_bytes;
   bool coherent = false;  ///< shares a cache-coherent pool with the host

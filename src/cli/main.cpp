@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "mainboard/busy.hpp"
 #include "mainboard/error.hpp"
+#include "mainboard/gather.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
 #include "mainboard/version.hpp"
@@ -174,6 +175,15 @@ int run_meter(const Global& g, const std::vector<std::string>& command, bool jso
   return m.exit_code;
 }
 
+int run_gather(const std::string& dir, const mainboard::GatherOptions& options) {
+  auto report = mainboard::gather_host(dir, options);
+  std::fprintf(stderr, "mainboard: gathered %zu files and %zu command outputs into %s\n",
+               report.files, report.commands, dir.c_str());
+  for (const auto& note : report.notes) std::fprintf(stderr, "mainboard: %s\n", note.c_str());
+  std::fprintf(stderr, "mainboard: replay with: MAINBOARD_SYSROOT=%s mainboard snapshot\n", dir.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -245,6 +255,16 @@ int main(int argc, char** argv) {
   meter->prefix_command();  // everything from the first non-option on is the command
   meter->footer("Example: mainboard meter --interval 20 -- python3 train.py --epochs 1");
 
+  auto* gather = app.add_subcommand(
+      "gather", "copy what mainboard reads on this host into DIR (scrubbed of serial numbers and "
+                "hostnames) so that --sysroot DIR reproduces it elsewhere");
+  std::string gather_dir;
+  mainboard::GatherOptions gather_options;
+  gather->add_option("DIR", gather_dir, "where to write the tree")->required();
+  gather->add_option("--hostname", gather_options.hostname, "the hostname the tree reports")
+      ->capture_default_str();
+  gather->add_flag("--force", gather_options.force, "write into a directory that is not empty");
+
   // "mainboard meter [options] -- CMD ARGS": everything after the first "--" is the command,
   // untouched by our option parser (it may have options of its own). Without "--", the first
   // word that is not an option starts it (prefix_command).
@@ -273,6 +293,7 @@ int main(int argc, char** argv) {
   try {
     if (*toolchain) return run_toolchain(g, tc_json, tc_cmake);
     if (*gpus) return run_gpus(g, gpus_json);
+    if (*gather) return run_gather(gather_dir, gather_options);
     if (*meter) {
       auto command = meter->remaining();
       command.insert(command.end(), after_dashes.begin(), after_dashes.end());

@@ -349,6 +349,8 @@ void fields(V& v, GpuInfo& m) {
   v("sm_count", m.sm_count);
   v("core_count", m.core_count);
   v("peak_bandwidth_gbs", m.peak_bandwidth_gbs);
+  v("memory_clock_mhz", m.memory_clock_mhz);
+  v("memory_bus_width_bits", m.memory_bus_width_bits);
   v("driver_version", m.driver_version);
   v("memory_total_bytes", m.memory_total_bytes);
   v("coherent", m.coherent);

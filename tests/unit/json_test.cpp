@@ -57,6 +57,8 @@ MachineSnapshot full_snapshot() {
                    132,
                    std::nullopt,
                    3352.3,
+                   2619,
+                   5120,
                    "550.54",
                    85899345920ull,
                    false,

@@ -127,8 +127,11 @@ void fill_from_nvml(const NvmlLibrary& n, const NvmlDevice& dev, nvml::Device ha
   if (!info.peak_bandwidth_gbs) {
     unsigned mem_mhz = 0;
     auto width = nvml_uint(n.memory_bus_width, dev.handle);
-    if (n.max_clock && n.max_clock(dev.handle, nvml::kClockMem, &mem_mhz) == nvml::kSuccess && width)
+    if (n.max_clock && n.max_clock(dev.handle, nvml::kClockMem, &mem_mhz) == nvml::kSuccess && width) {
       info.peak_bandwidth_gbs = peak_bandwidth_gbs(static_cast<long long>(mem_mhz) * 1000, *width);
+      info.memory_clock_mhz = mem_mhz;
+      info.memory_bus_width_bits = *width;
+    }
   }
 }
 
@@ -148,9 +151,13 @@ void fill_from_cuda(const CudaLibrary& c, cuda::Device dev, GpuInfo& info) {
   }
   if (auto sms = attr(cuda::kAttrMultiprocessorCount); sms && *sms > 0)
     info.sm_count = static_cast<std::uint32_t>(*sms);
-  if (auto bw = peak_bandwidth_gbs(attr(cuda::kAttrMemoryClockRate),
-                                   attr(cuda::kAttrGlobalMemoryBusWidth)))
+  auto clock_khz = attr(cuda::kAttrMemoryClockRate);
+  auto width = attr(cuda::kAttrGlobalMemoryBusWidth);
+  if (auto bw = peak_bandwidth_gbs(clock_khz, width)) {
     info.peak_bandwidth_gbs = bw;
+    info.memory_clock_mhz = static_cast<std::uint32_t>(*clock_khz / 1000);
+    info.memory_bus_width_bits = static_cast<std::uint32_t>(*width);
+  }
   // Coherent: pageable host memory is accessed through the host's own page tables (ATS, as on
   // Grace Hopper and GB10), with concurrent managed access. HMM on x86 also reports pageable
   // access but through device page tables, so the host-page-table attribute tells them apart.

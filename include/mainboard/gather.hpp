@@ -1,0 +1,31 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace mainboard {
+
+struct GatherOptions {
+  /// The hostname the gathered tree reports (the real one is never written).
+  std::string hostname = "gathered-host";
+  /// Write into a directory that is not empty.
+  bool force = false;
+};
+
+struct GatherReport {
+  std::size_t files = 0;     ///< files and links written
+  std::size_t commands = 0;  ///< command outputs recorded
+  bool gpu_scenario = false;  ///< NVIDIA readings written as .mainboard/gpu-scenario.json
+  std::vector<std::string> notes;
+};
+
+/// Copies what mainboard reads on this host — an explicit list of /proc and /sys files, the
+/// outputs of the commands its probes run, the statvfs figures and the environment variables
+/// that matter — into `dir` as a sysroot, scrubbed of serial numbers and hostnames, so that
+/// `MAINBOARD_SYSROOT=dir mainboard snapshot` reproduces this host elsewhere. On a host with
+/// NVIDIA GPUs the NVML and CUDA readings are also written as a scenario for the fake driver
+/// libraries of the test suite. Throws mainboard::Error when `dir` cannot be written.
+GatherReport gather_host(const std::filesystem::path& dir, const GatherOptions& options = {});
+
+}  // namespace mainboard
