@@ -15,6 +15,7 @@
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
 #include "mainboard/version.hpp"
+#include "mainboard/view.hpp"
 #include "view/gpus.hpp"
 #include "view/summary.hpp"
 
@@ -23,6 +24,7 @@ namespace {
 using mainboard::Machine;
 
 struct Global {
+  int width = 0;  // 0: the terminal's
   std::string sysroot;
   std::string color = "auto";
   bool verbose = false;
@@ -59,6 +61,15 @@ int run_snapshot(const Global& g, bool json, bool toolchain, const std::string& 
     mainboard::view::Style style{mainboard::view::want_color(g.color, 1)};
     print(mainboard::view::render_summary(snap, style));
   }
+  return 0;
+}
+
+int run_view(const Global& g) {
+  Machine machine(machine_options(g));
+  mainboard::ViewOptions options;
+  options.color = mainboard::view::want_color(g.color, 1);
+  options.width = g.width > 0 ? g.width : mainboard::terminal_width(1);
+  mainboard::MachineView::of(machine).print(options);
   return 0;
 }
 
@@ -199,6 +210,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->type_name("WHEN");
   app.add_flag("-v,--verbose", g.verbose, "log what each probe does on stderr");
+  app.add_option("--width", g.width, "columns for the schematic (default: the terminal's, or 80)")
+      ->check(CLI::Range(20, 400))
+      ->type_name("N");
   app.add_flag("--no-cache", g.no_cache, "probe tool versions afresh, ignoring the on-disk cache");
 
   auto* snapshot = app.add_subcommand("snapshot", "probe the whole machine; a summary, or --json");
@@ -306,7 +320,7 @@ int main(int argc, char** argv) {
     if (*busy) return run_busy(g, busy_index, thresholds, std::nullopt, wait_interval);
     if (*wait_idle) return run_busy(g, busy_index, thresholds, wait_timeout, wait_interval);
     if (*snapshot) return run_snapshot(g, snap_json, !snap_no_tools, snap_output);
-    return run_snapshot(g, false, true, "");
+    return run_view(g);
   } catch (const mainboard::Error& e) {
     std::fprintf(stderr, "mainboard: error: %s\n", e.what());
     return 1;

@@ -443,6 +443,10 @@ GatherReport gather_host(const fs::path& dir, const GatherOptions& options) {
   core::write_file_atomic(w.root() / ".mainboard/space.json", space.dump(1) + "\n");
   core::write_file_atomic(w.root() / ".mainboard/writable", writable);
 
+  // The CUDA libraries are found by name: an empty file of the same name stands for each.
+  for (const auto* lib : {&snapshot.cuda.cupti, &snapshot.cuda.cuda_runtime})
+    if (lib->found && !lib->path.empty() && lib->path[0] == '/') w.file(lib->path, "");
+
   // Process names of whatever runs on the GPUs, and the NVIDIA readings as a fake scenario.
   for (const auto& g : snapshot.gpus)
     for (const auto& p : g.processes) w.copy(live, "/proc/" + std::to_string(p.pid) + "/comm");

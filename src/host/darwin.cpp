@@ -125,8 +125,7 @@ CpuInfo probe_cpu(const Runner& runner, Note& note) {
   info.threads = count("hw.logicalcpu");
   info.numa_nodes = 1;
   if (auto p = number(*m, "hw.perflevel0.physicalcpu"), e = number(*m, "hw.perflevel1.physicalcpu"); p)
-    info.microarchitecture = std::to_string(*p) + " performance + " + std::to_string(e.value_or(0)) +
-                             " efficiency cores";
+    info.microarchitecture = std::to_string(*p) + "P + " + std::to_string(e.value_or(0)) + "E cores";
   auto cache = [&](int level, const char* type, const char* key, std::uint32_t instances) {
     if (auto bytes = number(*m, key); bytes && *bytes > 0)
       info.caches.push_back({level, type, *bytes, instances});

@@ -87,6 +87,11 @@ Machine::Machine(Options options) : impl_(std::make_unique<Impl>()) {
         core::EnvMap(impl_->options.environment->begin(), impl_->options.environment->end());
   } else {
     impl_->env = fs.is_live() ? core::process_environment() : machine::recorded_environment(fs);
+    // Our own variables say how to replay a recorded host (which fake driver library to load),
+    // not what the host was: this process's always apply.
+    if (!fs.is_live())
+      for (const auto& [name, value] : core::process_environment())
+        if (core::starts_with(name, "MAINBOARD_")) impl_->env[name] = value;
   }
   if (impl_->options.runner) {
     impl_->runner = impl_->options.runner;

@@ -45,6 +45,33 @@ void check_golden(const std::string& name, const std::string& actual) {
       << "golden " << path << " differs; review, then MAINBOARD_UPDATE_GOLDEN=1";
 }
 
+std::vector<std::string> split_lines_for_test(const std::string& text) {
+  std::vector<std::string> out;
+  std::string line;
+  for (char c : text) {
+    if (c == '\n') {
+      out.push_back(line);
+      line.clear();
+    } else {
+      line += c;
+    }
+  }
+  return out;
+}
+
+/// Columns on screen: code points, ANSI escapes excluded.
+std::size_t display_width(const std::string& s) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\x1b') {
+      while (i < s.size() && s[i] != 'm') ++i;
+      continue;
+    }
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) ++n;
+  }
+  return n;
+}
+
 }  // namespace
 
 TEST(Cli, HelpAndVersion) {
@@ -242,4 +269,53 @@ TEST(Cli, MeterErrors) {
   auto missing = cli({"meter", "--", "no-such-program-anywhere"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("cannot run no-such-program-anywhere"), std::string::npos);
+}
+
+namespace {
+struct SchematicCase {
+  const char* host;
+  const char* scenario;  // GPU scenario for the fake drivers, or nullptr for none
+};
+}  // namespace
+
+class Schematic : public ::testing::TestWithParam<SchematicCase> {};
+
+TEST_P(Schematic, At80ColumnsWithAndWithoutColour) {
+  auto c = GetParam();
+  auto env = c.scenario ? fake_gpus(c.scenario)
+                        : std::map<std::string, std::optional<std::string>>{
+                              {"MAINBOARD_NVML_LIBRARY", std::nullopt}, {"MAINBOARD_CUDA_LIBRARY", std::nullopt}};
+  auto plain = cli({"--sysroot", host(c.host), "--color=never", "--width", "80"}, env);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  check_golden(std::string("schematic/") + c.host + ".txt", plain.out);
+  for (const auto& line : split_lines_for_test(plain.out))
+    EXPECT_LE(display_width(line), 80u) << line;
+  auto colored = cli({"--sysroot", host(c.host), "--color=always", "--width", "80"}, env);
+  EXPECT_NE(colored.out.find("\x1b["), std::string::npos);
+  check_golden(std::string("schematic/") + c.host + ".color.txt", colored.out);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Hosts, Schematic,
+    ::testing::Values(SchematicCase{"vm-cgroup1-nodmi", nullptr}, SchematicCase{"gpu-procs", "h100x8"},
+                      SchematicCase{"grace-hopper", "gh200"}, SchematicCase{"apple-m3-max", nullptr},
+                      SchematicCase{"radeon-npu", nullptr}),
+    [](const auto& param_info) {
+      std::string n = param_info.param.host;
+      for (auto& ch : n)
+        if (ch == '-') ch = '_';
+      return n;
+    });
+
+TEST(Cli, SchematicUsesWiderTerminalsAndDegradesBelowSixty) {
+  auto wide = cli({"--sysroot", host("radeon-npu"), "--color=never", "--width", "120"});
+  check_golden("schematic/radeon-npu.120.txt", wide.out);
+  std::size_t widest = 0;
+  for (const auto& line : split_lines_for_test(wide.out)) widest = std::max(widest, display_width(line));
+  EXPECT_GT(widest, 100u);
+  EXPECT_LE(widest, 120u);
+  auto narrow = cli({"--sysroot", host("radeon-npu"), "--color=never", "--width", "50"});
+  check_golden("schematic/radeon-npu.50.txt", narrow.out);
+  EXPECT_EQ(narrow.out.find("╭"), std::string::npos);  // a list, not boxes
+  for (const auto& line : split_lines_for_test(narrow.out)) EXPECT_LE(display_width(line), 50u) << line;
 }

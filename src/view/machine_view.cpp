@@ -1,0 +1,468 @@
+#include "mainboard/view.hpp"
+
+#include <fmt/color.h>
+#include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "mainboard/machine.hpp"
+#include "providers/apple/system_profiler.hpp"
+#include "view/format.hpp"
+
+namespace mainboard {
+
+namespace {
+
+using view::bytes;
+using view::capacity_pair;
+
+// ---------------------------------------------------------------------------------------------
+// Text that knows its width on screen. Everything we draw is one column per code point (box
+// drawing, ·, °, ×, …, ▶, █, ░), so the width is the number of code points, colour aside.
+
+std::size_t width_of(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+/// Cuts `s` to `width` columns, ending in "…" when something was cut.
+std::string fit(const std::string& s, std::size_t width) {
+  if (width_of(s) <= width) return s + std::string(width - width_of(s), ' ');
+  if (width == 0) return {};
+  std::string out;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t len = 1;
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0xF0) len = 4;
+    else if (c >= 0xE0) len = 3;
+    else if (c >= 0xC0) len = 2;
+    if (n + 1 == width) break;
+    out.append(s, i, len);
+    ++n;
+    i += len;
+  }
+  return out + "…";
+}
+
+std::string repeat(const char* glyph, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += glyph;
+  return out;
+}
+
+std::string join(const std::vector<std::string>& parts, const char* sep = " · ") {
+  std::string out;
+  for (const auto& p : parts) {
+    if (p.empty()) continue;
+    if (!out.empty()) out += sep;
+    out += p;
+  }
+  return out;
+}
+
+/// Colours: one per kind of cell, none at all when colour is off.
+struct Paint {
+  bool on = false;
+  std::string operator()(const std::string& s, fmt::text_style style) const {
+    return on ? fmt::format(style, "{}", s) : s;
+  }
+  fmt::text_style memory() const { return fmt::fg(fmt::terminal_color::yellow); }
+  fmt::text_style cpu() const { return fmt::fg(fmt::terminal_color::cyan); }
+  fmt::text_style gpu() const { return fmt::fg(fmt::terminal_color::green); }
+  fmt::text_style npu() const { return fmt::fg(fmt::terminal_color::magenta); }
+  fmt::text_style arrow() const { return fmt::fg(fmt::terminal_color::bright_black); }
+  fmt::text_style title() const { return fmt::emphasis::bold; }
+  fmt::text_style dim() const { return fmt::emphasis::faint; }
+};
+
+/// A bordered cell: a title in its top border, one content row per line.
+struct Cell {
+  std::string title;
+  std::vector<std::string> rows;
+  fmt::text_style border;
+
+  std::size_t height() const { return rows.size() + 2; }
+
+  /// Line `i` of the cell drawn `width` columns wide (borders included).
+  std::string line(std::size_t i, std::size_t width, const Paint& paint) const {
+    std::size_t inner = width - 2;
+    if (i == 0) {
+      std::string t = " " + fit(title, inner > 4 ? inner - 4 : 0);
+      while (!t.empty() && t.back() == ' ') t.pop_back();
+      t += " ";
+      std::size_t rest = inner > width_of(t) + 1 ? inner - width_of(t) - 1 : 0;
+      return paint("╭─", border) + paint(t, paint.title()) + paint(repeat("─", rest) + "╮", border);
+    }
+    if (i + 1 == height()) return paint("╰" + repeat("─", inner) + "╯", border);
+    return paint("│", border) + " " + fit(rows[i - 1], inner - 2) + " " + paint("│", border);
+  }
+};
+
+std::string percent(double v) { return fmt::format("{:.0f} %", v); }
+
+/// fit() pads to the column; lines end without trailing blanks.
+std::string rstrip_lines(const std::string& text) {
+  std::string out, line;
+  for (char c : text) {
+    if (c != '\n') {
+      line += c;
+      continue;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+    line.clear();
+  }
+  return out;
+}
+
+/// A ten-block gauge of a fraction: "███░░░░░░░".
+std::string gauge(double fraction) {
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  int full = static_cast<int>(fraction * 10 + 0.5);
+  return repeat("█", static_cast<std::size_t>(full)) + repeat("░", static_cast<std::size_t>(10 - full));
+}
+
+std::string memory_use(const Memory& m) {
+  if (!m.supported) return "memory unavailable";
+  if (!m.used_bytes) return bytes(m.total_bytes);
+  return gauge(m.percent_used() / 100.0) + " " + capacity_pair(*m.used_bytes, m.total_bytes);
+}
+
+std::string pcie_label(const PcieReading& p) {
+  if (!p.link_gen) return "PCIe";
+  return fmt::format("PCIe {} x{}", *p.link_gen, p.link_width.value_or(0));
+}
+
+}  // namespace
+
+// -----------------------------------------------------------------------------------------------
+
+MachineView::MachineView(MachineSnapshot snapshot) : snapshot_(std::move(snapshot)) {}
+
+MachineView MachineView::of(const Machine& machine) {
+  return MachineView(machine.snapshot({.toolchain = false}));
+}
+
+std::string MachineView::metal_label(const std::string& value) { return apple::metal_label(value); }
+
+std::string MachineView::memory_title() const {
+  bool unified = std::any_of(snapshot_.gpus.begin(), snapshot_.gpus.end(),
+                             [](const GpuSnapshot& g) { return g.telemetry.memory.scope == "unified"; });
+  return unified ? "Unified memory" : "Memory";
+}
+
+std::vector<std::string> MachineView::memory_rows() const {
+  const auto& s = snapshot_;
+  std::vector<std::string> rows;
+  std::string total = s.memory.supported ? bytes(s.memory.total_bytes) : "size unknown";
+  const auto& hw = s.memory_hardware;
+  if (!hw.cards.empty()) {
+    std::string type;
+    for (const auto& c : hw.cards)
+      if (c.populated() && !c.type.empty()) type = c.type;
+    total += " " + type + (hw.speed_mhz() ? "-" + std::to_string(*hw.speed_mhz()) : "");
+  }
+  rows.push_back(total);
+  if (!hw.cards.empty()) rows.push_back(fmt::format("{} of {} DIMM slots", hw.slots_used(), hw.slots_total()));
+  if (s.memory.supported && s.memory.used_bytes)
+    rows.push_back(gauge(s.memory.percent_used() / 100.0) + " " + percent(s.memory.percent_used()) + " used");
+  rows.push_back(swap_label());
+  if (s.cgroup_memory.supported)
+    rows.push_back(s.cgroup_memory.limit_bytes ? "cgroup cap " + bytes(*s.cgroup_memory.limit_bytes)
+                                               : std::string("no cgroup cap"));
+  if (s.cpu.info.numa_nodes > 1) rows.push_back(fmt::format("{} NUMA nodes", s.cpu.info.numa_nodes));
+  std::vector<std::string> sharing;
+  for (const auto& g : s.gpus)
+    if (g.telemetry.memory.scope == "unified") sharing.push_back(fmt::format("GPU {}", g.info.index));
+  for (const auto& n : s.npus)
+    if (n.telemetry.memory.unified) sharing.push_back(fmt::format("NPU {}", n.info.index));
+  if (!sharing.empty()) rows.push_back("shared: " + join(sharing, ", "));
+  return rows;
+}
+
+std::string MachineView::swap_label() const {
+  const auto& hw = snapshot_.memory_hardware;
+  if (hw.swap_total_bytes == 0) return "swap none";
+  return "swap " + capacity_pair(hw.swap_used_bytes, hw.swap_total_bytes);
+}
+
+std::string MachineView::cpu_title() const { return "CPU · " + snapshot_.cpu.info.label; }
+
+std::vector<std::string> MachineView::cpu_rows() const {
+  const auto& c = snapshot_.cpu.info;
+  std::vector<std::string> rows;
+  rows.push_back(join({c.microarchitecture, c.architecture}));
+  auto plural = [](std::uint32_t n, const char* what) {
+    return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
+  };
+  std::string counts = c.packages > 1 ? fmt::format("{} × {}", c.packages,
+                                                    plural(c.cores / std::max(c.packages, 1u), "core"))
+                                      : plural(c.cores, "core");
+  rows.push_back(join({counts, plural(c.threads, "thread"),
+                       c.numa_nodes > 1 ? plural(c.numa_nodes, "NUMA node") : ""}));
+  std::vector<std::string> live;
+  // The last-level cache says most about a machine; the others are in `mainboard snapshot`.
+  const CacheInfo* last = nullptr;
+  for (const auto& cache : c.caches)
+    if (cache.type == "unified" && (!last || cache.level > last->level)) last = &cache;
+  if (last) live.push_back(fmt::format("L{} {}", last->level, bytes(last->size_bytes)));
+  if (!snapshot_.cpu.clocks.empty() && snapshot_.cpu.clocks.front().current_mhz)
+    live.push_back(view::mhz(*snapshot_.cpu.clocks.front().current_mhz));
+  if (snapshot_.cpu.load_1m) live.push_back(fmt::format("load {:.2f}", *snapshot_.cpu.load_1m));
+  rows.push_back(join(live));
+  return rows;
+}
+
+std::string MachineView::gpu_title(std::size_t index) const {
+  const auto& g = snapshot_.gpus.at(index);
+  return fmt::format("GPU {} · {}", g.info.index, g.info.label);
+}
+
+std::vector<std::string> MachineView::gpu_rows(std::size_t index) const {
+  const auto& g = snapshot_.gpus.at(index);
+  const auto& i = g.info;
+  const auto& t = g.telemetry;
+  std::vector<std::string> rows;
+  // The dispatch key (sm_90, gfx942) says something the family name does not; Apple's does not.
+  bool key = !i.arch_key.empty() && i.provider != "apple" && i.arch_key != i.architecture;
+  std::vector<std::string> id = {key ? join({i.architecture, i.arch_key}, " ") : i.architecture};
+  if (i.sm_count) id.push_back(fmt::format("{} SMs", *i.sm_count));
+  if (i.core_count) id.push_back(fmt::format("{} cores", *i.core_count));
+  if (!i.metal_support.empty()) id.push_back(i.metal_support);
+  if (i.peak_bandwidth_gbs) id.push_back(fmt::format("{:.0f} GB/s", *i.peak_bandwidth_gbs));
+  rows.push_back(join(id));
+  rows.push_back(t.memory.scope == "unified" ? "unified with the CPU" : memory_use(t.memory));
+  // Most telling first, so a narrow cell cuts the least useful.
+  std::vector<std::string> live;
+  if (t.utilization.supported && t.utilization.compute_pct)
+    live.push_back(percent(*t.utilization.compute_pct) + " busy");
+  if (t.thermal.temperature_c) live.push_back(fmt::format("{:.0f} °C", *t.thermal.temperature_c));
+  if (t.energy.power_w) live.push_back(fmt::format("{:.0f} W", *t.energy.power_w));
+  for (const auto& c : t.clocks)
+    if ((c.domain == "sm" || c.domain == "graphics") && c.current_mhz) {
+      live.push_back(fmt::format("{:.0f} MHz", *c.current_mhz));
+      break;
+    }
+  if (g.fan_speed_pct) live.push_back(fmt::format("fan {:.0f} %", *g.fan_speed_pct));
+  if (!g.processes.empty())
+    live.push_back(fmt::format("{} process{}", g.processes.size(), g.processes.size() == 1 ? "" : "es"));
+  if (live.empty() && !t.utilization.supported)
+    live.push_back(t.utilization.reason.find("privileged") != std::string::npos
+                       ? "clocks, power: privileged only"
+                       : "no live readings");
+  rows.push_back(join(live));
+  return rows;
+}
+
+std::string MachineView::npu_title(std::size_t index) const {
+  const auto& n = snapshot_.npus.at(index);
+  return fmt::format("NPU {} · {}", n.info.index, n.info.label);
+}
+
+std::vector<std::string> MachineView::npu_rows(std::size_t index) const {
+  const auto& n = snapshot_.npus.at(index);
+  const auto& t = n.telemetry;
+  std::vector<std::string> live;
+  for (const auto& c : t.clocks)
+    live.push_back(fmt::format("{:.0f}{} MHz", c.current_mhz.value_or(0),
+                               c.max_mhz ? fmt::format(" / {:.0f}", *c.max_mhz) : ""));
+  if (t.utilization.supported && t.utilization.compute_pct)
+    live.push_back(percent(*t.utilization.compute_pct) + " busy");
+  if (t.memory.supported && t.memory.used_bytes && t.memory.source == "npu_memory_utilization")
+    live.push_back(bytes(*t.memory.used_bytes) + " mapped");
+  return {join({n.info.architecture, n.info.driver}), live.empty() ? "no live readings" : join(live)};
+}
+
+std::string MachineView::connection_label(UnitKind kind, std::size_t index) const {
+  const auto& s = snapshot_;
+  switch (kind) {
+    case UnitKind::cpu: {
+      for (const auto& c : s.memory_hardware.cards)
+        if (c.populated() && !c.type.empty())
+          return s.memory_hardware.speed_mhz() ? fmt::format("{}-{}", c.type, *s.memory_hardware.speed_mhz())
+                                               : c.type;
+      return "memory bus";
+    }
+    case UnitKind::gpu: {
+      const auto& g = s.gpus.at(index);
+      if (g.telemetry.memory.scope == "unified") return "unified";
+      if (g.info.coherent) return "NVLink-C2C";
+      return pcie_label(g.pcie);
+    }
+    case UnitKind::npu: {
+      const auto& n = s.npus.at(index);
+      if (n.telemetry.memory.scope == "unified" && n.info.provider == "apple") return "unified";
+      if (n.info.driver == "intel_vpu" || n.info.driver == "amdxdna") return "on-die";
+      return "PCIe";
+    }
+  }
+  return {};
+}
+
+std::string MachineView::fabric_label() const {
+  std::map<std::string, int> count;
+  for (std::size_t i = 0; i < snapshot_.gpus.size(); ++i) ++count[connection_label(UnitKind::gpu, i)];
+  for (std::size_t i = 0; i < snapshot_.npus.size(); ++i) ++count[connection_label(UnitKind::npu, i)];
+  std::string best;
+  int most = 0;
+  for (const auto& [label, n] : count)
+    if (n > most) {
+      best = label;
+      most = n;
+    }
+  return best;
+}
+
+std::string MachineView::compact_summary() const {
+  const auto& s = snapshot_;
+  std::vector<std::string> parts;
+  parts.push_back(s.cpu.info.label);
+  if (s.cpu.info.cores) parts.push_back(fmt::format("{} core{}", s.cpu.info.cores, s.cpu.info.cores == 1 ? "" : "s"));
+  if (s.memory.supported) parts.push_back(bytes(s.memory.total_bytes));
+  // Accelerators grouped by name: "8 × NVIDIA H100 80GB HBM3".
+  std::vector<std::pair<std::string, int>> groups;
+  auto add = [&](const std::string& label) {
+    for (auto& g : groups)
+      if (g.first == label) {
+        ++g.second;
+        return;
+      }
+    groups.emplace_back(label, 1);
+  };
+  for (const auto& g : s.gpus) add(g.info.label);
+  for (const auto& n : s.npus) add(n.info.label);
+  if (groups.empty()) parts.push_back("no accelerator");
+  for (const auto& [label, n] : groups) parts.push_back(n > 1 ? fmt::format("{} × {}", n, label) : label);
+  if (auto fabric = fabric_label(); !fabric.empty() && !s.gpus.empty()) parts.push_back(fabric);
+  if (s.cgroup_memory.limit_bytes) parts.push_back("cap " + bytes(*s.cgroup_memory.limit_bytes));
+  if (s.scratch.found)
+    parts.push_back("scratch " + s.scratch.path +
+                    (s.scratch.free_bytes ? " (" + bytes(*s.scratch.free_bytes) + " free)" : ""));
+  if (!s.hostname.empty()) parts.insert(parts.begin(), s.hostname);
+  return join(parts);
+}
+
+std::string MachineView::render(const ViewOptions& options) const {
+  Paint paint{options.color};
+  const auto& s = snapshot_;
+  std::size_t width = static_cast<std::size_t>(std::clamp(options.width, 20, 200));
+
+  struct Placed {
+    UnitKind kind;
+    std::size_t index;
+    Cell cell;
+  };
+  std::vector<Placed> units;
+  units.push_back({UnitKind::cpu, 0, {cpu_title(), cpu_rows(), paint.cpu()}});
+  for (std::size_t i = 0; i < s.gpus.size(); ++i)
+    units.push_back({UnitKind::gpu, i, {gpu_title(i), gpu_rows(i), paint.gpu()}});
+  for (std::size_t i = 0; i < s.npus.size(); ++i)
+    units.push_back({UnitKind::npu, i, {npu_title(i), npu_rows(i), paint.npu()}});
+  Cell memory{memory_title(), memory_rows(), paint.memory()};
+
+  std::string out;
+  if (width < 60) {
+    // Too narrow for boxes side by side: each part as a labelled block, the connection in
+    // brackets after its name.
+    auto block = [&](const std::string& label, const std::string& title,
+                     const std::vector<std::string>& rows) {
+      out += paint(fit(label, 7), paint.title()) + " " + fit(title, width - 8) + "\n";
+      for (const auto& r : rows)
+        if (!r.empty()) out += std::string(8, ' ') + fit(r, width - 8) + "\n";
+    };
+    block("Memory", memory.rows.empty() ? "" : memory.rows.front(),
+          std::vector<std::string>(memory.rows.begin() + (memory.rows.empty() ? 0 : 1), memory.rows.end()));
+    for (const auto& u : units) {
+      std::string label = u.kind == UnitKind::cpu ? "CPU"
+                          : u.kind == UnitKind::gpu ? fmt::format("GPU {}", s.gpus[u.index].info.index)
+                                                    : fmt::format("NPU {}", s.npus[u.index].info.index);
+      auto dot = u.cell.title.find(" · ");
+      std::string title = dot == std::string::npos ? u.cell.title : u.cell.title.substr(dot + 4);
+      block(label, title + " [" + connection_label(u.kind, u.index) + "]", u.cell.rows);
+    }
+    out += fit(compact_summary(), width) + "\n";
+    return rstrip_lines(out);
+  }
+
+  // Columns: memory on the left, a gap for the arrows and their labels, the units on the right.
+  std::size_t left = std::clamp<std::size_t>(width * 3 / 10, 24, 30);
+  std::size_t gap = 12;
+  std::size_t right = width - left - gap;
+
+  std::size_t right_height = 0;
+  for (const auto& u : units) right_height += u.cell.height();
+  std::size_t height = std::max(right_height, memory.height());
+  // The memory cell stretches to the height of the units beside it.
+  while (memory.height() < height) memory.rows.emplace_back();
+
+  // Which right-hand line carries which unit's arrow (its first row) and label (the next).
+  std::map<std::size_t, std::size_t> arrow_at, label_at;
+  std::size_t y = 0;
+  for (std::size_t k = 0; k < units.size(); ++k) {
+    arrow_at[y + 1] = k;
+    if (units[k].cell.height() > 3) label_at[y + 2] = k;
+    y += units[k].cell.height();
+  }
+
+  y = 0;
+  std::size_t unit = 0, unit_line = 0;
+  for (std::size_t line = 0; line < height; ++line) {
+    std::string mem = memory.line(line, left, paint);
+    bool arrow = arrow_at.count(line) > 0;
+    if (arrow && line + 1 < memory.height()) {
+      // The memory cell's right border becomes a junction where an arrow leaves it.
+      auto border = paint("│", memory.border);
+      auto pos = mem.rfind(border);
+      if (pos != std::string::npos) mem.replace(pos, border.size(), paint("├", memory.border));
+    }
+    std::string mid;
+    if (arrow) {
+      mid = paint(repeat("─", gap - 1) + "▶", paint.arrow());
+    } else if (label_at.count(line)) {
+      const auto& u = units[label_at[line]];
+      std::string label = fit(connection_label(u.kind, u.index), gap - 2);
+      while (!label.empty() && label.back() == ' ') label.pop_back();
+      std::size_t pad = (gap - width_of(label)) / 2;
+      mid = std::string(pad, ' ') + paint(label, paint.dim()) + std::string(gap - pad - width_of(label), ' ');
+    } else {
+      mid = std::string(gap, ' ');
+    }
+    std::string rhs;
+    if (unit < units.size()) {
+      rhs = units[unit].cell.line(unit_line, right, paint);
+      if (++unit_line == units[unit].cell.height()) {
+        ++unit;
+        unit_line = 0;
+      }
+    }
+    std::string full = mem + mid + rhs;
+    while (!full.empty() && full.back() == ' ') full.pop_back();
+    out += full + "\n";
+  }
+  out += paint(fit(compact_summary(), width), paint.dim());
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out + "\n";
+}
+
+void MachineView::print(const ViewOptions& options) const {
+  auto text = render(options);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+int terminal_width(int fd) {
+  winsize ws{};
+  if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* columns = std::getenv("COLUMNS"))
+    if (int n = std::atoi(columns); n > 0) return n;
+  return 80;
+}
+
+}  // namespace mainboard
