@@ -14,6 +14,7 @@
 #include "mainboard/gather.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
+#include "mainboard/profile.hpp"
 #include "mainboard/version.hpp"
 #include "mainboard/view.hpp"
 #include "view/gpus.hpp"
@@ -195,6 +196,39 @@ int run_gather(const std::string& dir, const mainboard::GatherOptions& options) 
   return 0;
 }
 
+int run_profile_report(const std::string& file, std::size_t top, bool json) {
+  auto profile = mainboard::Profile::load(file);
+  if (json) {
+    nlohmann::json j = {{"stats", profile.bottlenecks(top)},
+                        {"timeline", profile.timeline(top)},
+                        {"dropped_spans", profile.dropped_spans},
+                        {"unavailable", profile.unavailable}};
+    print(j.dump(2) + "\n");
+    return 0;
+  }
+  if (top < profile.span_stats.size()) {
+    // The report lists every region; --top trims the table to the slowest.
+    auto kept = profile.bottlenecks(top);
+    profile.span_stats = kept;
+    profile.paths.clear();
+    for (const auto& s : kept) profile.paths.push_back(s.path);
+    profile.spans.clear();
+  }
+  print(profile.report());
+  return 0;
+}
+
+int run_profile_diff(const std::string& base, const std::string& next, bool json) {
+  auto d = mainboard::Profile::load(next).diff(mainboard::Profile::load(base));
+  if (json) {
+    nlohmann::json j = d;
+    print(j.dump(2) + "\n");
+  } else {
+    print(d.report());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -279,6 +313,27 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   gather->add_flag("--force", gather_options.force, "write into a directory that is not empty");
 
+  auto* profile = app.add_subcommand("profile", "read, compare and export saved profiles");
+  profile->require_subcommand(1);
+  auto* report = profile->add_subcommand("report", "the report of a saved profile");
+  std::string report_file;
+  std::size_t report_top = 20;
+  bool report_json = false;
+  report->add_option("FILE", report_file, "a profile saved by Profile::save")->required();
+  report->add_option("--top", report_top, "regions to list")->capture_default_str();
+  report->add_flag("--json", report_json, "the slowest regions and the timeline as JSON");
+  auto* diff = profile->add_subcommand("diff", "change of every region from BASE to NEW");
+  std::string diff_base, diff_new;
+  bool diff_json = false;
+  diff->add_option("BASE", diff_base, "the baseline profile")->required();
+  diff->add_option("NEW", diff_new, "the profile to compare")->required();
+  diff->add_flag("--json", diff_json, "as JSON");
+  auto* perfetto = profile->add_subcommand("perfetto", "export a profile as a Chrome/Perfetto trace");
+  std::string perfetto_in, perfetto_out;
+  perfetto->add_option("FILE", perfetto_in, "a saved profile")->required();
+  perfetto->add_option("-o,--output", perfetto_out, "the trace file to write (open at ui.perfetto.dev)")
+      ->required();
+
   // "mainboard meter [options] -- CMD ARGS": everything after the first "--" is the command,
   // untouched by our option parser (it may have options of its own). Without "--", the first
   // word that is not an option starts it (prefix_command).
@@ -308,6 +363,12 @@ int main(int argc, char** argv) {
     if (*toolchain) return run_toolchain(g, tc_json, tc_cmake);
     if (*gpus) return run_gpus(g, gpus_json);
     if (*gather) return run_gather(gather_dir, gather_options);
+    if (*report) return run_profile_report(report_file, report_top, report_json);
+    if (*diff) return run_profile_diff(diff_base, diff_new, diff_json);
+    if (*perfetto) {
+      mainboard::Profile::load(perfetto_in).perfetto(perfetto_out);
+      return 0;
+    }
     if (*meter) {
       auto command = meter->remaining();
       command.insert(command.end(), after_dashes.begin(), after_dashes.end());

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mainboard/profile.hpp"
+#include "mainboard/span.hpp"
+
+namespace mainboard {
+
+class Machine;
+
+/// What a session may collect. Only what is observed ends up in the Profile.
+enum class Feature : std::uint32_t {
+  spans = 1u << 0,         ///< span timings
+  device = 1u << 1,        ///< the process's GPU memory and utilization while spans are open
+  gpu_activity = 1u << 2,  ///< kernels and copies through CUPTI
+  stacks = 1u << 3,        ///< stack samples (run / attach)
+  all = spans | device | gpu_activity | stacks,
+  defaults = spans | device,
+};
+constexpr Feature operator|(Feature a, Feature b) {
+  return static_cast<Feature>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
+}
+constexpr bool has(Feature set, Feature f) {
+  return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(f)) != 0;
+}
+
+/// How a session collects: one value rather than six loose arguments, so that code holding a
+/// policy hands it over whole (Profiler::under).
+struct Collection {
+  Feature features = Feature::defaults;
+  std::uint32_t device_index = 0;      ///< which GPU (Machine::gpus() order) to sample
+  std::uint32_t sample_interval_ms = 50;
+  std::uint64_t max_spans = 100000;    ///< stored spans; statistics are exact regardless
+  /// A requested feature that cannot be collected throws mainboard::Error naming it, instead of
+  /// being listed in Profile::unavailable.
+  bool strict = false;
+  /// The machine to read GPUs from; null means Machine::instance().
+  const Machine* machine = nullptr;
+};
+
+/// A handle for a span opened with Profiler::enter, for code that cannot use scopes.
+struct SpanToken {
+  std::uint32_t depth = 0;
+  std::uint64_t session = 0;
+};
+
+/// A bounded profiling session, active from construction until stop() or destruction. Spans
+/// anywhere in the process (any thread) are recorded while it is active. Only one session can
+/// be active at a time: constructing a second throws mainboard::Error.
+class Profiler {
+ public:
+  explicit Profiler(const Collection& collection = {});
+  /// The same, from one collection policy.
+  static std::unique_ptr<Profiler> under(const Collection& collection);
+  ~Profiler();
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+
+  bool active() const;
+  /// Ends the session: spans stop recording, the sampler stops, the Profile is frozen.
+  void stop();
+  /// Stops only the background device sampler.
+  void stop_sampler();
+  /// Takes one device reading now (when the device feature is on and a GPU exists).
+  void sample();
+
+  /// Opens a span named at run time on this thread (the name is copied and interned).
+  SpanToken enter(std::string_view name);
+  /// Closes the span of `token` on this thread, and any still open inside it.
+  void exit(const SpanToken& token);
+
+  /// The evidence so far (stops the session first if it is still active).
+  const Profile& result();
+  std::vector<SpanStat> stats();
+  std::vector<SpanStat> bottlenecks(std::size_t top = 10);
+  std::string report();
+  void show(bool color = true);
+
+  struct Session;
+
+ private:
+  std::unique_ptr<Session> session_;
+  std::unique_ptr<Profile> result_;
+};
+
+}  // namespace mainboard

@@ -1,0 +1,262 @@
+// What a Profile says: statistics ordering, busy/idle accounting, diffs and the text report.
+// Pure functions of the evidence; nothing here reads the system.
+#include <fmt/color.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+#include "mainboard/profile.hpp"
+#include "view/format.hpp"
+
+namespace mainboard {
+
+namespace {
+
+std::string duration(std::int64_t ns) {
+  double v = static_cast<double>(ns);
+  if (ns < 0) return "-" + duration(-ns);
+  if (v < 1e3) return fmt::format("{} ns", ns);
+  if (v < 1e6) return fmt::format("{:.1f} µs", v / 1e3);
+  if (v < 1e9) return fmt::format("{:.2f} ms", v / 1e6);
+  return fmt::format("{:.2f} s", v / 1e9);
+}
+
+std::size_t depth_of(const std::string& path) { return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/')); }
+
+struct Interval {
+  std::int64_t start, end;
+};
+
+/// Sorted, merged intervals.
+std::vector<Interval> merge(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::vector<Interval> out;
+  for (const auto& i : v) {
+    if (i.end <= i.start) continue;
+    if (!out.empty() && i.start <= out.back().end) out.back().end = std::max(out.back().end, i.end);
+    else out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<double> RegionDiff::total_change_pct() const {
+  if (kind != Kind::changed || baseline_total_ns == 0) return std::nullopt;
+  return 100.0 * static_cast<double>(total_ns - baseline_total_ns) / static_cast<double>(baseline_total_ns);
+}
+
+std::vector<SpanStat> Profile::stats() const {
+  auto out = span_stats;
+  std::stable_sort(out.begin(), out.end(), [](const SpanStat& a, const SpanStat& b) { return a.total_ns > b.total_ns; });
+  return out;
+}
+
+std::vector<SpanStat> Profile::bottlenecks(std::size_t top) const {
+  auto out = stats();
+  if (out.size() > top) out.resize(top);
+  return out;
+}
+
+Timeline Profile::timeline(std::size_t top_gaps) const {
+  Timeline t;
+  t.start_ns = start_ns;
+  t.end_ns = end_ns;
+  std::vector<Interval> busy;
+
+  bool have_utilization = std::any_of(device_samples.begin(), device_samples.end(),
+                                      [](const DeviceSample& s) { return s.utilization_pct.has_value(); });
+  if (have_utilization) {
+    // A utilization figure covers the sample period before it: busy when above zero.
+    t.source = "device samples";
+    std::int64_t previous = start_ns;
+    for (const auto& s : device_samples) {
+      if (s.utilization_pct && *s.utilization_pct > 0) busy.push_back({std::max(previous, start_ns), s.t_ns});
+      previous = s.t_ns;
+    }
+  } else if (!spans.empty()) {
+    // The innermost spans are the work; a gap between them, even inside a parent span, is time
+    // nothing annotated was running.
+    t.source = "spans";
+    std::unordered_map<std::uint32_t, std::vector<const SpanEvent*>> by_thread;
+    for (const auto& e : spans) by_thread[e.thread].push_back(&e);
+    for (auto& [thread, events] : by_thread) {
+      std::sort(events.begin(), events.end(), [](const SpanEvent* a, const SpanEvent* b) {
+        return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
+      });
+      for (std::size_t i = 0; i < events.size(); ++i) {
+        // Spans on one thread nest: the next one to start either starts inside this one (a
+        // child) or after it ends.
+        bool leaf = i + 1 == events.size() || events[i + 1]->start_ns >= events[i]->end_ns;
+        if (leaf) busy.push_back({events[i]->start_ns, events[i]->end_ns});
+      }
+    }
+  } else {
+    return t;
+  }
+  auto merged = merge(std::move(busy));
+  std::vector<IdleGap> gaps;
+  std::int64_t cursor = start_ns;
+  for (const auto& b : merged) {
+    auto s = std::max(b.start, start_ns), e = std::min(b.end, end_ns);
+    if (e <= s) continue;
+    t.busy_ns += e - s;
+    if (s > cursor) gaps.push_back({cursor, s, ""});
+    cursor = std::max(cursor, e);
+  }
+  if (end_ns > cursor) gaps.push_back({cursor, end_ns, ""});
+  t.idle_ns = (end_ns - start_ns) - t.busy_ns;
+  std::sort(gaps.begin(), gaps.end(), [](const IdleGap& a, const IdleGap& b) { return a.duration_ns() > b.duration_ns(); });
+  if (gaps.size() > top_gaps) gaps.resize(top_gaps);
+  // What was open during each gap: the deepest stored span around its middle.
+  for (auto& g : gaps) {
+    std::int64_t mid = g.start_ns + g.duration_ns() / 2;
+    std::size_t best_depth = 0;
+    for (const auto& e : spans) {
+      if (e.start_ns > mid) break;  // spans are sorted by start
+      if (e.end_ns <= mid) continue;
+      const auto& path = paths[e.path];
+      if (g.open_span.empty() || depth_of(path) >= best_depth) {
+        g.open_span = path;
+        best_depth = depth_of(path);
+      }
+    }
+  }
+  t.gaps = std::move(gaps);
+  return t;
+}
+
+ProfileDiff Profile::diff(const Profile& baseline) const {
+  std::map<std::string, const SpanStat*> before, after;
+  for (const auto& s : baseline.span_stats) before[s.path] = &s;
+  for (const auto& s : span_stats) after[s.path] = &s;
+  ProfileDiff d;
+  for (const auto& [path, now] : after) {
+    RegionDiff r;
+    r.path = path;
+    r.calls = now->calls;
+    r.total_ns = now->total_ns;
+    r.avg_ns = now->avg_ns();
+    auto it = before.find(path);
+    if (it == before.end()) {
+      r.kind = RegionDiff::Kind::added;
+    } else {
+      r.baseline_calls = it->second->calls;
+      r.baseline_total_ns = it->second->total_ns;
+      r.baseline_avg_ns = it->second->avg_ns();
+    }
+    d.regions.push_back(r);
+  }
+  for (const auto& [path, was] : before) {
+    if (after.count(path)) continue;
+    RegionDiff r;
+    r.path = path;
+    r.kind = RegionDiff::Kind::removed;
+    r.baseline_calls = was->calls;
+    r.baseline_total_ns = was->total_ns;
+    r.baseline_avg_ns = was->avg_ns();
+    d.regions.push_back(r);
+  }
+  std::stable_sort(d.regions.begin(), d.regions.end(), [](const RegionDiff& a, const RegionDiff& b) {
+    return std::llabs(a.total_change_ns()) > std::llabs(b.total_change_ns());
+  });
+  return d;
+}
+
+std::string ProfileDiff::report() const {
+  if (regions.empty()) return "no regions in either profile\n";
+  std::string out = fmt::format("{:<40} {:>9} {:>11} {:>11} {:>11} {:>9}\n", "region", "calls", "baseline",
+                                "total", "change", "change");
+  for (const auto& r : regions) {
+    std::string pct;
+    if (r.kind == RegionDiff::Kind::added) pct = "new";
+    else if (r.kind == RegionDiff::Kind::removed) pct = "gone";
+    else if (auto p = r.total_change_pct()) pct = fmt::format("{:+.1f} %", *p);
+    std::string calls = r.kind == RegionDiff::Kind::changed && r.calls != r.baseline_calls
+                            ? fmt::format("{}→{}", r.baseline_calls, r.calls)
+                            : std::to_string(r.kind == RegionDiff::Kind::removed ? r.baseline_calls : r.calls);
+    out += fmt::format("{:<40} {:>9} {:>11} {:>11} {:>11} {:>9}\n", r.path, calls,
+                       r.kind == RegionDiff::Kind::added ? "-" : duration(r.baseline_total_ns),
+                       r.kind == RegionDiff::Kind::removed ? "-" : duration(r.total_ns),
+                       (r.total_change_ns() >= 0 ? "+" : "") + duration(r.total_change_ns()), pct);
+  }
+  return out;
+}
+
+std::string Profile::report() const {
+  std::string out;
+  auto wall = end_ns - start_ns;
+  out += fmt::format("Profile: {} wall, {} thread{}, {} region{}, {} span{} stored", duration(wall),
+                     threads.size(), threads.size() == 1 ? "" : "s", span_stats.size(),
+                     span_stats.size() == 1 ? "" : "s", spans.size(), spans.size() == 1 ? "" : "s");
+  if (dropped_spans) out += fmt::format(" ({} more not stored: max_spans reached)", dropped_spans);
+  out += "\n";
+
+  if (!span_stats.empty()) {
+    out += "\nRegions (slowest total first)\n";
+    out += fmt::format("  {:<44} {:>8} {:>10} {:>10} {:>10} {:>10} {:>7}\n", "path", "calls", "total",
+                       "avg", "max", "self", "share");
+    for (const auto& s : stats()) {
+      double share = wall > 0 ? 100.0 * static_cast<double>(s.total_ns) / static_cast<double>(wall) : 0.0;
+      out += fmt::format("  {:<44} {:>8} {:>10} {:>10} {:>10} {:>10} {:>6.1f}%\n", s.path, s.calls,
+                         duration(s.total_ns), duration(static_cast<std::int64_t>(s.avg_ns())),
+                         duration(s.max_ns), duration(s.self_ns), share);
+    }
+  }
+  if (!device_samples.empty()) {
+    std::uint64_t peak_process = 0, peak_device = 0;
+    double util_sum = 0, util_peak = 0;
+    int util_n = 0;
+    for (const auto& s : device_samples) {
+      peak_process = std::max(peak_process, s.process_memory_bytes.value_or(0));
+      peak_device = std::max(peak_device, s.device_memory_used_bytes.value_or(0));
+      if (s.utilization_pct) {
+        util_sum += *s.utilization_pct;
+        util_peak = std::max(util_peak, *s.utilization_pct);
+        ++util_n;
+      }
+    }
+    out += fmt::format("\nDevice (GPU {})\n  {} samples · this process peak {} · device peak {}",
+                       device_samples.front().gpu, device_samples.size(), view::bytes(peak_process),
+                       view::bytes(peak_device));
+    if (util_n) out += fmt::format(" · utilization avg {:.0f} %, peak {:.0f} %", util_sum / util_n, util_peak);
+    out += "\n";
+  }
+  auto t = timeline(5);
+  if (!t.source.empty()) {
+    out += fmt::format("\nTimeline ({})\n  busy {:.1f} % of {}, idle {}\n", t.source, t.busy_pct(),
+                       duration(t.end_ns - t.start_ns), duration(t.idle_ns));
+    for (const auto& g : t.gaps)
+      out += fmt::format("  idle {:>10} at +{}{}\n", duration(g.duration_ns()), duration(g.start_ns - start_ns),
+                         g.open_span.empty() ? "" : " in " + g.open_span);
+  }
+  if (!unavailable.empty()) {
+    out += "\nNot collected\n";
+    for (const auto& u : unavailable) out += "  " + u + "\n";
+  }
+  return out;
+}
+
+void Profile::show(bool color) const {
+  auto text = report();
+  if (color) {
+    // Section titles in bold; the table stays plain so it aligns everywhere.
+    std::string painted;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      auto end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      std::string line = text.substr(start, end - start);
+      bool title = !line.empty() && line[0] != ' ';
+      painted += (title ? fmt::format(fmt::emphasis::bold, "{}", line) : line) + "\n";
+      start = end + 1;
+    }
+    text = painted;
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+}  // namespace mainboard
