@@ -1,5 +1,5 @@
 # The quick start: `make run` and `make test`. Both install missing Debian packages first.
-.PHONY: run test test-sanitize build bench deps format clean
+.PHONY: run test test-sanitize test-tsan fuzz-smoke fuzz build bench deps format clean
 
 ARGS ?=
 
@@ -18,11 +18,33 @@ run: build
 test: build
 	ctest --preset default
 	$(MAKE) --no-print-directory test-sanitize
+	$(MAKE) --no-print-directory test-tsan
+	$(MAKE) --no-print-directory fuzz-smoke
 
 test-sanitize: deps
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan
 	ctest --preset asan -LE nosanitize
+
+# The profiler's hot path and session under ThreadSanitizer.
+test-tsan: deps
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan
+	ctest --preset tsan
+
+# Profile::parse under libFuzzer: a bounded run in `make test`, longer with `make fuzz`.
+FUZZ_SECONDS ?= 30
+fuzz-smoke: deps
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz
+	mkdir -p build/fuzz/corpus
+	build/fuzz/fuzz/fuzz_profile_parse build/fuzz/corpus fuzz/corpus -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=build/fuzz/ \
+	  > build/fuzz/fuzz.log 2>&1; \
+	  rc=$$?; tail -n 12 build/fuzz/fuzz.log; exit $$rc
+
+fuzz:
+	$(MAKE) --no-print-directory fuzz-smoke FUZZ_SECONDS=600
 
 bench: build
 	scripts/run-benchmarks.sh

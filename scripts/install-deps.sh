@@ -8,8 +8,9 @@ packages=(
   g++ cmake ninja-build pkg-config make
   # libraries (see README: why each one)
   libhwloc-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libdw-dev libelf-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev hyperfine python3 python3-psutil
+  # tests and benchmarks (clang: the libFuzzer target)
+  libgtest-dev libgmock-dev libbenchmark-dev hyperfine python3 python3-psutil clang
+  libclang-rt-14-dev
   # run time, optional readings (DIMMs)
   dmidecode
 )
@@ -19,6 +20,10 @@ for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   [[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
+
+# Node.js and npm run the trace-format checks; any installation on PATH will do.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 if ((${#missing[@]} == 0)); then
   exit 0

@@ -14,20 +14,6 @@
 
 namespace mainboard {
 
-const char* to_string(ToolCategory category) {
-  switch (category) {
-    case ToolCategory::c: return "c";
-    case ToolCategory::cxx: return "cxx";
-    case ToolCategory::cuda: return "cuda";
-    case ToolCategory::hip: return "hip";
-    case ToolCategory::fortran: return "fortran";
-    case ToolCategory::mpi: return "mpi";
-    case ToolCategory::build: return "build";
-    case ToolCategory::python: return "python";
-  }
-  return "build";
-}
-
 std::span<const ToolProbe> tool_probes() {
   using C = ToolCategory;
   static const std::vector<ToolProbe> kProbes = {

@@ -14,6 +14,20 @@ const char* to_string(UnitKind kind) {
   return "cpu";
 }
 
+const char* to_string(ToolCategory category) {
+  switch (category) {
+    case ToolCategory::c: return "c";
+    case ToolCategory::cxx: return "cxx";
+    case ToolCategory::cuda: return "cuda";
+    case ToolCategory::hip: return "hip";
+    case ToolCategory::fortran: return "fortran";
+    case ToolCategory::mpi: return "mpi";
+    case ToolCategory::build: return "build";
+    case ToolCategory::python: return "python";
+  }
+  return "build";
+}
+
 const char* to_string(StorageTier tier) {
   switch (tier) {
     case StorageTier::memory: return "memory";

@@ -171,6 +171,9 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
     // byte position tells a truncated file from a corrupt one.
     throw Error(origin + ": not valid JSON (" + (e.byte >= text.size() ? "truncated" : "corrupt") +
                 " at byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::exception& e) {
+    // A number too large for any type (found by the fuzzer) and the like.
+    throw Error(origin + ": not a readable profile (" + e.what() + ")");
   }
   if (!j.is_object()) throw Error(origin + ": not a profile (expected a JSON object)");
   auto version = j.find("schema_version");

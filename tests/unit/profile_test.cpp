@@ -1,0 +1,200 @@
+// The Profile model: analysis on hand-built evidence, save/load round trips and hostile files.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "mainboard/error.hpp"
+#include "mainboard/profile.hpp"
+#include "test_util.hpp"
+
+using namespace mainboard;
+
+namespace {
+
+/// One thread: step [0,100) containing forward [10,40) and backward [50,90); a second step
+/// [100,200) with forward [110,140); nothing in [200,250).
+Profile sample_profile() {
+  Profile p;
+  p.pid = 1234;
+  p.start_ns = 0;
+  p.end_ns = 250;
+  p.paths = {"step", "step/forward", "step/backward"};
+  p.span_stats = {{"step", "step", 2, 200, 100, 100, 100},
+                  {"step/forward", "forward", 2, 60, 60, 30, 30},
+                  {"step/backward", "backward", 1, 40, 40, 40, 40}};
+  p.threads = {{0, 1234, "main"}};
+  p.spans = {{0, 0, 0, 100}, {1, 0, 10, 40}, {2, 0, 50, 90}, {0, 0, 100, 200}, {1, 0, 110, 140}};
+  return p;
+}
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+}  // namespace
+
+TEST(Profile, StatsAndBottlenecks) {
+  auto p = sample_profile();
+  auto s = p.stats();
+  EXPECT_EQ(s[0].path, "step");
+  EXPECT_EQ(s[1].path, "step/forward");
+  EXPECT_DOUBLE_EQ(s[1].avg_ns(), 30.0);
+  EXPECT_EQ(p.bottlenecks(1).size(), 1u);
+}
+
+TEST(Profile, TimelineOverInnermostSpans) {
+  auto t = sample_profile().timeline(10);
+  EXPECT_EQ(t.source, "spans");
+  // Busy: the leaves forward [10,40), backward [50,90), forward [110,140).
+  EXPECT_EQ(t.busy_ns, 30 + 40 + 30);
+  EXPECT_EQ(t.idle_ns, 250 - 100);
+  ASSERT_FALSE(t.gaps.empty());
+  EXPECT_EQ(t.gaps[0].start_ns, 140);  // [140, 250): the longest
+  EXPECT_EQ(t.gaps[0].end_ns, 250);
+  EXPECT_EQ(t.gaps[0].open_span, "step");  // its middle (195) is inside the second step
+  auto between = std::find_if(t.gaps.begin(), t.gaps.end(), [](const IdleGap& g) { return g.start_ns == 40; });
+  ASSERT_NE(between, t.gaps.end());
+  EXPECT_EQ(between->end_ns, 50);
+  EXPECT_EQ(between->open_span, "step");
+  EXPECT_EQ(sample_profile().timeline(2).gaps.size(), 2u);
+  EXPECT_NEAR(t.busy_pct(), 40.0, 1e-9);
+}
+
+TEST(Profile, TimelineOverDeviceUtilization) {
+  auto p = sample_profile();
+  p.device_samples = {{50, 0, std::nullopt, std::nullopt, 80.0, 10.0},
+                      {100, 0, std::nullopt, std::nullopt, 0.0, 0.0},
+                      {150, 0, std::nullopt, std::nullopt, 90.0, 20.0}};
+  auto t = p.timeline();
+  EXPECT_EQ(t.source, "device samples");
+  EXPECT_EQ(t.busy_ns, 50 + 50);  // [0,50) and [100,150)
+}
+
+TEST(Profile, TimelineWithoutEvidenceIsEmpty) {
+  Profile p;
+  p.end_ns = 10;
+  EXPECT_EQ(p.timeline().source, "");
+  EXPECT_EQ(p.report().find("Timeline"), std::string::npos);
+}
+
+TEST(Profile, DiffNewVanishedAndChanged) {
+  auto base = sample_profile();
+  auto next = sample_profile();
+  next.span_stats[0].total_ns = 500;  // step got slower by 300
+  next.span_stats[2] = {"step/optimizer", "optimizer", 1, 25, 25, 25, 25};
+  next.paths[2] = "step/optimizer";
+  auto d = next.diff(base);
+  ASSERT_EQ(d.regions.size(), 4u);
+  EXPECT_EQ(d.regions[0].path, "step");
+  EXPECT_EQ(d.regions[0].total_change_ns(), 300);
+  EXPECT_DOUBLE_EQ(*d.regions[0].total_change_pct(), 150.0);
+  auto find = [&](const std::string& path) {
+    return *std::find_if(d.regions.begin(), d.regions.end(), [&](const RegionDiff& r) { return r.path == path; });
+  };
+  EXPECT_EQ(find("step/backward").kind, RegionDiff::Kind::removed);
+  EXPECT_EQ(find("step/optimizer").kind, RegionDiff::Kind::added);
+  EXPECT_FALSE(find("step/optimizer").total_change_pct());
+  EXPECT_EQ(find("step/forward").total_change_ns(), 0);
+  auto text = d.report();
+  EXPECT_NE(text.find("new"), std::string::npos);
+  EXPECT_NE(text.find("gone"), std::string::npos);
+  EXPECT_NE(text.find("+150.0 %"), std::string::npos);
+}
+
+TEST(Profile, ReportHasOnlyPopulatedSections) {
+  auto p = sample_profile();
+  auto text = p.report();
+  EXPECT_NE(text.find("Regions"), std::string::npos);
+  EXPECT_NE(text.find("step/forward"), std::string::npos);
+  EXPECT_NE(text.find("Timeline (spans)"), std::string::npos);
+  EXPECT_EQ(text.find("Device"), std::string::npos);
+  EXPECT_EQ(text.find("Not collected"), std::string::npos);
+  p.unavailable = {"device: no GPU at index 0 (0 found)"};
+  EXPECT_NE(p.report().find("Not collected"), std::string::npos);
+}
+
+TEST(Profile, SaveLoadRoundTrip) {
+  TempDir dir;
+  auto p = sample_profile();
+  p.device_samples = {{50, 1, 1024, 2048, 55.5, 12.0}};
+  p.unavailable = {"x"};
+  p.dropped_spans = 3;
+  p.save(dir.path() / "run.json");
+  EXPECT_EQ(Profile::load(dir.path() / "run.json"), p);
+  // Atomic: no temporary file left behind.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
+}
+
+TEST(Profile, HostileAndBrokenFilesGiveErrorsNamingTheFile) {
+  TempDir dir;
+  auto p = sample_profile();
+  p.save(dir.path() / "good.json");
+  std::string good = read(dir.path() / "good.json");
+  auto expect_error = [&](const std::string& name, const std::string& content, const std::string& words) {
+    auto file = dir.write(name, content);
+    try {
+      (void)Profile::load(file);
+      FAIL() << name << " loaded";
+    } catch (const Error& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find(name), std::string::npos) << what;
+      EXPECT_NE(what.find(words), std::string::npos) << what;
+    }
+  };
+  expect_error("empty.json", "", "empty");
+  expect_error("truncated.json", good.substr(0, good.size() / 2), "truncated");
+  expect_error("corrupt.json", "{\"schema_version\": 1, @}", "corrupt");
+  expect_error("array.json", "[1, 2, 3]", "not a profile");
+  expect_error("version.json", "{\"schema_version\": 99}", "schema_version 99");
+  // Found by the fuzzer: a number no integer type holds is an error, not a crash.
+  expect_error("overflow.json", "{\"schema_version\": 1, \"end_ns\": 57074335e52082}", "not a readable profile");
+  expect_error("deep.json", std::string(100000, '[') + std::string(100000, ']'), "nested too deeply");
+  auto j = nlohmann::json::parse(good);
+  j["spans"][0][0] = 42;  // a path index past the end
+  expect_error("index.json", j.dump(), "names path 42");
+  j = nlohmann::json::parse(good);
+  j["spans"][1] = {1, 0, 50, 10};
+  expect_error("backwards.json", j.dump(), "ends before it starts");
+  j = nlohmann::json::parse(good);
+  j.erase("paths");
+  expect_error("missing.json", j.dump(), "Profile.paths: missing");
+  j = nlohmann::json::parse(good);
+  j["span_stats"][0]["calls"] = -1;
+  expect_error("negative.json", j.dump(), "calls");
+  try {
+    (void)Profile::load(dir.path() / "absent.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("absent.json"), std::string::npos);
+  }
+}
+
+TEST(Profile, PerfettoJsonIsWellFormed) {
+  auto p = sample_profile();
+  p.device_samples = {{50, 0, 1024, 2048, 55.5, 12.0}};
+  p.paths[1] = "step/for\"ward";  // quoting survives
+  auto j = nlohmann::json::parse(p.perfetto_json());
+  const auto& events = j["traceEvents"];
+  int complete = 0, counters = 0, thread_names = 0;
+  for (const auto& e : events) {
+    if (e["ph"] == "X") {
+      ++complete;
+      EXPECT_EQ(e["pid"], 1234);
+      EXPECT_EQ(e["tid"], 1234);
+    }
+    if (e["ph"] == "C") ++counters;
+    if (e["ph"] == "M" && e["name"] == "thread_name") {
+      ++thread_names;
+      EXPECT_EQ(e["args"]["name"], "main");
+    }
+  }
+  EXPECT_EQ(complete, 5);
+  EXPECT_EQ(counters, 3);
+  EXPECT_EQ(thread_names, 1);
+  // Microseconds from the start, nanosecond precision kept.
+  EXPECT_EQ(events[2]["ts"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(events[2]["dur"].get<double>(), 0.1);
+  EXPECT_EQ(j["metadata"]["producer"], "mainboard");
+}

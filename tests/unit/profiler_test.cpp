@@ -1,0 +1,254 @@
+// The profiling session: spans on any thread, exact statistics under a span budget, device
+// sampling through the fake GPU, and the rules of one session per process.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "fake_gpus.hpp"
+#include "mainboard/error.hpp"
+#include "mainboard/profiler.hpp"
+
+using namespace mainboard;
+
+namespace {
+
+/// A machine without GPUs, so sessions need no driver.
+Machine& quiet_machine() {
+  static Machine m([] {
+    Machine::Options o;
+    o.sysroot = fixture_host("numa-2socket");
+    return o;
+  }());
+  return m;
+}
+
+Collection spans_only() {
+  Collection c;
+  c.features = Feature::spans;
+  c.machine = &quiet_machine();
+  return c;
+}
+
+const SpanStat* stat(const Profile& p, const std::string& path) {
+  for (const auto& s : p.span_stats)
+    if (s.path == path) return &s;
+  return nullptr;
+}
+
+void busy_for(std::chrono::microseconds d) {
+  auto end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+}  // namespace
+
+TEST(Spans, DormantSpansRecordNothing) {
+  { MAINBOARD_SPAN("before"); }
+  Profiler p(spans_only());
+  { MAINBOARD_SPAN("during"); }
+  p.stop();
+  { MAINBOARD_SPAN("after"); }
+  const auto& r = p.result();
+  ASSERT_EQ(r.span_stats.size(), 1u);
+  EXPECT_EQ(r.span_stats[0].path, "during");
+}
+
+TEST(Spans, NestedSpansBuildPathsWithSelfTime) {
+  Profiler p(spans_only());
+  for (int i = 0; i < 3; ++i) {
+    MAINBOARD_SPAN("train");
+    {
+      MAINBOARD_SPAN("step");
+      {
+        MAINBOARD_SPAN("forward");
+        busy_for(std::chrono::microseconds(300));
+      }
+      busy_for(std::chrono::microseconds(200));
+    }
+  }
+  int value = spanned("compute", [] { return 41 + 1; });
+  EXPECT_EQ(value, 42);
+  const auto& r = p.result();
+  ASSERT_NE(stat(r, "train/step/forward"), nullptr);
+  const auto& forward = *stat(r, "train/step/forward");
+  const auto& step = *stat(r, "train/step");
+  const auto& train = *stat(r, "train");
+  EXPECT_EQ(forward.calls, 3u);
+  EXPECT_EQ(forward.name, "forward");
+  EXPECT_GE(forward.min_ns, 300'000);
+  EXPECT_GE(forward.max_ns, forward.min_ns);
+  EXPECT_GE(step.total_ns, forward.total_ns);
+  // Self time excludes children: step's own 200 µs per call, the forward's 300 µs not.
+  EXPECT_GE(step.self_ns, 3 * 200'000);
+  EXPECT_LT(step.self_ns, step.total_ns);
+  EXPECT_EQ(step.self_ns + forward.total_ns, step.total_ns);
+  EXPECT_LE(train.self_ns, train.total_ns - step.total_ns + 1);
+  EXPECT_EQ(stat(r, "compute")->calls, 1u);
+  EXPECT_EQ(r.spans.size(), 3u * 3 + 1);  // every span stored: far below max_spans
+  EXPECT_EQ(r.dropped_spans, 0u);
+  // The slowest total first.
+  EXPECT_EQ(r.stats().front().path, "train");
+  EXPECT_EQ(r.bottlenecks(2).size(), 2u);
+}
+
+TEST(Spans, StatisticsStayExactPastTheSpanBudget) {
+  auto c = spans_only();
+  c.max_spans = 100;
+  Profiler p(c);
+  for (int i = 0; i < 5000; ++i) MAINBOARD_SPAN("tiny");
+  const auto& r = p.result();
+  EXPECT_EQ(stat(r, "tiny")->calls, 5000u);
+  EXPECT_LE(r.spans.size(), 100u);
+  EXPECT_EQ(r.spans.size() + r.dropped_spans, 5000u);
+  EXPECT_NE(r.report().find("max_spans reached"), std::string::npos);
+}
+
+TEST(Spans, ManyThreadsAndThreadsThatExitEarly) {
+  Profiler p(spans_only());
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 4; ++t)
+    workers.emplace_back([] {
+      for (int i = 0; i < 1000; ++i) {
+        MAINBOARD_SPAN("worker");
+        MAINBOARD_SPAN("inner");
+      }
+    });
+  for (auto& w : workers) w.join();  // all gone before the session ends
+  { MAINBOARD_SPAN("main"); }
+  const auto& r = p.result();
+  EXPECT_EQ(stat(r, "worker")->calls, 4000u);
+  EXPECT_EQ(stat(r, "worker/inner")->calls, 4000u);
+  EXPECT_EQ(stat(r, "main")->calls, 1u);
+  EXPECT_EQ(r.threads.size(), 5u);
+  for (const auto& e : r.spans) {
+    EXPECT_LT(e.thread, r.threads.size());
+    EXPECT_LE(e.start_ns, e.end_ns);
+    EXPECT_GE(e.start_ns, r.start_ns);
+    EXPECT_LE(e.end_ns, r.end_ns);
+  }
+}
+
+TEST(Spans, SpansOpenAcrossTheStopAreSafe) {
+  auto p = std::make_unique<Profiler>(spans_only());
+  {
+    MAINBOARD_SPAN("outlives");
+    p->stop();
+  }  // closes after the session ended: unwinds, records nothing
+  EXPECT_EQ(stat(p->result(), "outlives"), nullptr);
+  p.reset();
+  // A new session on the same thread starts clean.
+  Profiler q(spans_only());
+  { MAINBOARD_SPAN("fresh"); }
+  EXPECT_EQ(stat(q.result(), "fresh")->calls, 1u);
+  EXPECT_EQ(q.result().span_stats.size(), 1u);
+}
+
+TEST(Spans, EnterAndExitTokensForCodeWithoutScopes) {
+  Profiler p(spans_only());
+  std::string dynamic = "batch-" + std::to_string(7);
+  auto outer = p.enter(dynamic);
+  auto inner = p.enter("load");
+  p.exit(inner);
+  auto left_open = p.enter("left open");
+  (void)left_open;
+  p.exit(outer);  // closes "left open" too
+  const auto& r = p.result();
+  EXPECT_EQ(stat(r, "batch-7")->calls, 1u);
+  EXPECT_EQ(stat(r, "batch-7/load")->calls, 1u);
+  EXPECT_EQ(stat(r, "batch-7/left open")->calls, 1u);
+}
+
+TEST(Profiler, OnlyOneSessionAtATime) {
+  Profiler p(spans_only());
+  try {
+    Profiler second(spans_only());
+    FAIL() << "a second session started";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("already active"), std::string::npos);
+  }
+  p.stop();
+  Profiler third(spans_only());  // fine once the first stopped
+  EXPECT_TRUE(third.active());
+}
+
+TEST(Profiler, UnavailableFeaturesAreListedOrThrownInStrictMode) {
+  Collection c = spans_only();
+  c.features = Feature::spans | Feature::device;
+  c.device_index = 3;
+  {
+    Profiler p(c);
+    const auto& r = p.result();
+    ASSERT_EQ(r.unavailable.size(), 1u);
+    EXPECT_NE(r.unavailable[0].find("no GPU at index 3"), std::string::npos);
+    EXPECT_TRUE(r.device_samples.empty());
+  }
+  c.strict = true;
+  try {
+    Profiler strict(c);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("device"), std::string::npos);
+  }
+  Profiler after(spans_only());  // a refused strict session left nothing active
+  EXPECT_TRUE(after.active());
+}
+
+TEST(Profiler, UnderTakesOneCollectionPolicy) {
+  auto c = spans_only();
+  c.max_spans = 7;
+  auto p = Profiler::under(c);
+  for (int i = 0; i < 10; ++i) MAINBOARD_SPAN("x");
+  EXPECT_EQ(p->result().spans.size(), 7u);
+}
+
+TEST(Profiler, DeviceSamplesWhileSpansAreOpen) {
+  FakeGpus fake("h100x8");
+  Machine m(fake.options());
+  ASSERT_EQ(m.gpus().size(), 8u);
+  Collection c;
+  c.machine = &m;
+  c.device_index = 3;
+  c.sample_interval_ms = 5;
+  Profiler p(c);
+  {
+    MAINBOARD_SPAN("work");
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  auto before_idle = p.result().device_samples.size();
+  EXPECT_GE(before_idle, 3u);  // sampled every 5 ms during 60 ms of an open span
+  const auto& s = p.result().device_samples.front();
+  EXPECT_EQ(s.gpu, 3u);
+  EXPECT_EQ(s.utilization_pct, 97);
+  EXPECT_EQ(s.device_memory_used_bytes, 40ull << 30);
+  EXPECT_FALSE(s.process_memory_bytes);  // pid 4242 is not this process
+  EXPECT_TRUE(p.result().unavailable.empty());
+  EXPECT_NE(p.report().find("Device (GPU 3)"), std::string::npos);
+}
+
+TEST(Profiler, NoDeviceSamplesWhenNoSpanIsOpen) {
+  FakeGpus fake("h100x8");
+  Machine m(fake.options());
+  Collection c;
+  c.machine = &m;
+  c.sample_interval_ms = 2;
+  Profiler p(c);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_TRUE(p.result().device_samples.empty());
+}
+
+TEST(Profiler, SampleOnDemandAndTheMachineSnapshot) {
+  FakeGpus fake("rtx4090");
+  Machine m(fake.options());
+  Collection c;
+  c.machine = &m;
+  Profiler p(c);
+  p.sample();
+  p.sample();
+  const auto& r = p.result();
+  ASSERT_EQ(r.device_samples.size(), 2u);
+  ASSERT_TRUE(r.machine);
+  EXPECT_EQ(r.machine->gpus.size(), 1u);
+  EXPECT_GT(r.pid, 0);
+}
