@@ -4,7 +4,8 @@ function(mainboard_warnings target)
   # -O2 (GCC bugs 105651, 105329); the warnings stay on for other compilers and versions.
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 12
      AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
-    target_compile_options(${target} PRIVATE -Wno-array-bounds -Wno-stringop-overflow)
+    target_compile_options(${target} PRIVATE -Wno-array-bounds -Wno-stringop-overflow
+                           -Wno-stringop-overread)
   endif()
   target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wshadow -Wnon-virtual-dtor
                          -Wold-style-cast -Wcast-align -Woverloaded-virtual -Wformat=2

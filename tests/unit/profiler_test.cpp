@@ -252,3 +252,33 @@ TEST(Profiler, SampleOnDemandAndTheMachineSnapshot) {
   EXPECT_EQ(r.machine->gpus.size(), 1u);
   EXPECT_GT(r.pid, 0);
 }
+
+TEST(Spans, StopWhileOtherThreadsAreInsideSpans) {
+  // Workers keep opening and closing spans across the stop: the session reads their buffers
+  // while they write (checked for races under ThreadSanitizer in `make test`).
+  std::atomic<bool> run{true};
+  std::atomic<int> started{0};
+  auto p = std::make_unique<Profiler>(spans_only());
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 3; ++t)
+    workers.emplace_back([&] {
+      started.fetch_add(1);
+      while (run.load(std::memory_order_relaxed)) {
+        MAINBOARD_SPAN("spin");
+        MAINBOARD_SPAN("inner");
+      }
+    });
+  while (started.load() < 3) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto& r = p->result();  // stops with the workers still running
+  run = false;
+  for (auto& w : workers) w.join();
+  const SpanStat* spin = stat(r, "spin");
+  ASSERT_NE(spin, nullptr);
+  EXPECT_GT(spin->calls, 0u);
+  for (const auto& e : r.spans) EXPECT_LT(e.path, r.paths.size());
+  p.reset();
+  Profiler next(spans_only());  // the workers' stale states do not leak into a new session
+  { MAINBOARD_SPAN("only"); }
+  EXPECT_EQ(next.result().span_stats.size(), 1u);
+}
