@@ -64,10 +64,16 @@ ThreadState* register_thread() noexcept {
 }
 
 /// Takes up to 256 stored-span slots from the session at once: one shared atomic per batch.
+/// Once the session has none left, the thread stops asking (quota -1) so that the statistics of
+/// a long session do not pay for an atomic on every span.
 bool take_quota(ThreadState& t) noexcept {
   constexpr std::int64_t kBatch = 256;
+  if (t.quota < 0) return false;
   std::int64_t before = g_budget.fetch_sub(kBatch, std::memory_order_relaxed);
-  if (before <= 0) return false;
+  if (before <= 0) {
+    t.quota = -1;
+    return false;
+  }
   t.quota = std::min(before, kBatch);
   return true;
 }
@@ -114,7 +120,7 @@ void span_exit(ThreadState* t) noexcept {
   n.self.store(n.self.load(relaxed) + (duration > open.child ? duration - open.child : 0), relaxed);
   if (duration < n.min.load(relaxed)) n.min.store(duration, relaxed);
   if (duration > n.max.load(relaxed)) n.max.store(duration, relaxed);
-  if (t->quota == 0 && !take_quota(*t)) {
+  if (t->quota <= 0 && !take_quota(*t)) {
     t->dropped.store(t->dropped.load(relaxed) + 1, relaxed);
     return;
   }

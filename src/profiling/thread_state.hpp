@@ -5,6 +5,8 @@
 // touches is either an atomic or lives in storage that never moves (chunks published with a
 // release store). Nothing here takes a lock after the thread's first span of a session.
 
+#include <sys/mman.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -45,7 +47,8 @@ class ChunkedLog {
   ChunkedLog(const ChunkedLog&) = delete;
   ChunkedLog& operator=(const ChunkedLog&) = delete;
   ~ChunkedLog() {
-    for (auto& c : chunks_) delete[] c.load(std::memory_order_relaxed);
+    for (auto& c : chunks_)
+      if (T* p = c.load(std::memory_order_relaxed)) release(p);
   }
 
   /// The next slot to fill, or null when full or out of memory. Writer only.
@@ -55,7 +58,7 @@ class ChunkedLog {
     if (chunk >= MaxChunks) return nullptr;
     T* c = chunks_[chunk].load(std::memory_order_relaxed);
     if (!c) {
-      c = new (std::nothrow) T[ChunkSize];
+      c = allocate();
       if (!c) return nullptr;
       chunks_[chunk].store(c, std::memory_order_release);
     }
@@ -74,6 +77,22 @@ class ChunkedLog {
   }
 
  private:
+  static constexpr std::size_t kBytes = sizeof(T) * ChunkSize;
+
+  /// A chunk straight from the kernel, populated in one call: one page fault per span would cost
+  /// more than the span itself. Large chunks may also get transparent huge pages.
+  static T* allocate() noexcept {
+    void* p = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                     -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    if (kBytes >= (2u << 20)) ::madvise(p, kBytes, MADV_HUGEPAGE);
+    return new (p) T[ChunkSize];
+  }
+  static void release(T* p) noexcept {
+    for (std::size_t i = 0; i < ChunkSize; ++i) p[i].~T();
+    ::munmap(p, kBytes);
+  }
+
   std::atomic<T*> chunks_[MaxChunks] = {};
   std::atomic<std::size_t> count_{0};
 };
@@ -104,7 +123,7 @@ struct ThreadState {
   std::string name;
 
   ChunkedLog<PathNode, 1024, 1024> nodes;
-  ChunkedLog<RawEvent, 4096, 4096> events;
+  ChunkedLog<RawEvent, 65536, 1024> events;  // 1.5 MiB chunks, up to 64 Mi events a thread
   std::atomic<std::uint64_t> dropped{0};
 
   // Owner-only from here on.
