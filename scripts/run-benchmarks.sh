@@ -27,6 +27,11 @@ echo "== Google Benchmark: gpu_bench (fake NVML and CUDA driver)"
   --benchmark_out="$out/gpu_bench.json" --benchmark_out_format=json
 
 echo
+echo "== Google Benchmark: span_bench (span cost dormant and active, save/load/export)"
+"$build/bench/span_bench" --benchmark_min_time="$min_time" \
+  --benchmark_out="$out/span_bench.json" --benchmark_out_format=json
+
+echo
 echo "== mainboard snapshot --json vs a Python probe (psutil + platform + subprocess)"
 # A private cache file so the "cold" runs really are cold and the warm ones warm.
 cache_home=$(mktemp -d)
