@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -11,8 +12,8 @@
 
 namespace mainboard {
 
-/// Version of the profile's JSON layout.
-inline constexpr int kProfileSchemaVersion = 1;
+/// Version of the profile's JSON layout. Version 1 (no GPU activity) still loads.
+inline constexpr int kProfileSchemaVersion = 2;
 
 /// Exact statistics of one span path over the whole session (whatever max_spans was).
 struct SpanStat {
@@ -54,6 +55,120 @@ struct DeviceSample {
   bool operator==(const DeviceSample&) const = default;
 };
 
+/// One GPU activity record (CUPTI), on the profile's clock.
+struct GpuActivity {
+  enum class Kind { kernel, memcpy, memset, synchronization, overhead } kind = Kind::kernel;
+  /// Index into Profile::activity_names: the demangled kernel name, "memcpy HtoD (pageable →
+  /// device)", "memset (device)", "sync: stream", "overhead: CUPTI buffer flush", …
+  std::uint32_t name = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint32_t device = 0;  ///< CUDA device ordinal
+  std::uint32_t stream = 0;
+  std::uint32_t correlation = 0;  ///< ties the record to its API call
+  // Kernels: the launch shape.
+  std::array<std::uint32_t, 3> grid{};
+  std::array<std::uint32_t, 3> block{};
+  std::uint32_t registers_per_thread = 0;
+  std::uint32_t static_shared_bytes = 0;
+  std::uint32_t dynamic_shared_bytes = 0;
+  // Copies and sets.
+  std::uint64_t bytes = 0;
+  std::int64_t duration_ns() const { return end_ns - start_ns; }
+  std::uint64_t blocks() const { return std::uint64_t{grid[0]} * grid[1] * grid[2]; }
+  std::uint64_t threads_per_block() const { return std::uint64_t{block[0]} * block[1] * block[2]; }
+  /// Kernels, copies and sets occupy the device; synchronization and overhead do not.
+  bool occupies_device() const { return kind == Kind::kernel || kind == Kind::memcpy || kind == Kind::memset; }
+  bool operator==(const GpuActivity&) const = default;
+};
+const char* to_string(GpuActivity::Kind kind);
+
+/// One kernel name over a profile.
+struct KernelSummary {
+  std::string name;
+  std::uint64_t calls = 0;
+  std::int64_t total_ns = 0;
+  std::int64_t min_ns = 0;
+  std::int64_t max_ns = 0;
+  double share_pct = 0;  ///< of all kernel time
+  bool operator==(const KernelSummary&) const = default;
+};
+
+/// GPU time attributed to one span path (or "(outside spans)").
+struct RegionGpuTime {
+  std::string path;
+  std::int64_t kernel_ns = 0;
+  std::int64_t copy_ns = 0;  ///< memcpy and memset
+  std::uint64_t activities = 0;
+  double share_pct = 0;  ///< of all GPU time (kernels and copies)
+  bool operator==(const RegionGpuTime&) const = default;
+};
+
+/// Where the GPU's time went: compute against copies, the hottest kernels, and each span's share.
+struct TraceReport {
+  std::int64_t kernel_ns = 0;  ///< summed kernel durations (overlapping kernels both count)
+  std::int64_t copy_ns = 0;    ///< summed memcpy and memset durations
+  std::uint64_t kernel_count = 0;
+  std::uint64_t copy_count = 0;
+  std::uint64_t copy_bytes = 0;
+  std::vector<KernelSummary> kernels;  ///< hottest first
+  std::vector<RegionGpuTime> regions;  ///< most GPU time first
+  std::string report() const;
+  bool operator==(const TraceReport&) const = default;
+};
+
+/// How efficiency() scores kernels.
+struct EfficiencyOptions {
+  std::uint32_t sm_count = 0;          ///< the device's SMs (GpuInfo::multiprocessor_count)
+  double peak_bandwidth_gbs = 0;       ///< device peak, 0 to skip the bandwidth score
+  std::uint64_t bytes_moved = 0;       ///< bytes one launch moves, 0 to skip
+  std::uint32_t blocks_per_sm = 1;     ///< resident blocks per SM the kernel achieves
+  std::size_t top = 12;
+};
+
+/// One kernel's launch shape, wave quantisation and achieved bandwidth (its last-seen launch).
+struct KernelEfficiency {
+  std::string name;
+  std::uint64_t calls = 0;
+  std::int64_t total_ns = 0;
+  std::int64_t avg_ns = 0;
+  std::array<std::uint32_t, 3> grid{};
+  std::array<std::uint32_t, 3> block{};
+  std::uint32_t registers_per_thread = 0;
+  std::uint32_t shared_bytes = 0;  ///< static plus dynamic, per block
+  std::uint64_t blocks = 0;
+  double waves = 0;               ///< blocks / (SMs × blocks per SM)
+  double last_wave_fill_pct = 0;  ///< block slots the final wave fills; low means SMs sit idle
+  std::optional<double> achieved_gbs;
+  std::optional<double> bandwidth_pct;  ///< achieved against the peak
+  bool operator==(const KernelEfficiency&) const = default;
+};
+
+/// Hardware-counter readings of one kernel name (from a counter pass).
+struct KernelCounters {
+  std::string name;
+  std::uint64_t calls = 0;
+  std::int64_t duration_ns = 0;
+  std::optional<double> sm_throughput_pct;    ///< of peak SM throughput
+  std::optional<double> dram_throughput_pct;  ///< of peak DRAM bandwidth
+  std::optional<double> achieved_occupancy_pct;
+  /// "memory" or "compute" by the busier of the two throughputs, "latency" when both are low
+  /// (under 60 %), empty without readings.
+  std::string limiter() const;
+  bool operator==(const KernelCounters&) const = default;
+};
+
+/// One kernel name's change against a baseline.
+struct KernelDiff {
+  std::string name;
+  enum class Kind { changed, added, removed } kind = Kind::changed;
+  std::uint64_t baseline_calls = 0, calls = 0;
+  std::int64_t baseline_total_ns = 0, total_ns = 0;
+  std::int64_t total_change_ns() const { return total_ns - baseline_total_ns; }
+  std::optional<double> total_change_pct() const;
+  bool operator==(const KernelDiff&) const = default;
+};
+
 /// A window in which the observed activity stopped.
 struct IdleGap {
   std::int64_t start_ns = 0;
@@ -65,7 +180,7 @@ struct IdleGap {
 
 /// Busy and idle time over the observed activity, and the longest idle windows.
 struct Timeline {
-  std::string source;  ///< what counted as activity: "spans", "device samples", "gpu activity"
+  std::string source;  ///< what counted as activity: "gpu activity", "device samples", "spans"
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   std::int64_t busy_ns = 0;
@@ -93,6 +208,7 @@ struct RegionDiff {
 
 struct ProfileDiff {
   std::vector<RegionDiff> regions;  ///< largest absolute change of total first
+  std::vector<KernelDiff> kernels;  ///< the same for kernel names
   std::string report() const;
   bool operator==(const ProfileDiff&) const = default;
 };
@@ -111,6 +227,10 @@ struct Profile {
   std::uint64_t dropped_spans = 0;    ///< spans past max_spans (their statistics still count)
   std::vector<ThreadInfo> threads;
   std::vector<DeviceSample> device_samples;
+  std::vector<std::string> activity_names;  ///< interned, indexed by GpuActivity::name
+  std::vector<GpuActivity> activities;      ///< GPU activity records, by start time
+  std::uint64_t dropped_activities = 0;     ///< records lost (CUPTI's count plus max_activities)
+  std::vector<KernelCounters> counters;     ///< from a hardware-counter pass, when one ran
   std::vector<std::string> unavailable;  ///< "device: no GPU at index 0", …
   std::optional<MachineSnapshot> machine;
 
@@ -118,13 +238,24 @@ struct Profile {
   std::vector<SpanStat> stats() const;
   /// The `top` slowest paths by total time.
   std::vector<SpanStat> bottlenecks(std::size_t top = 10) const;
-  /// Busy/idle accounting: over device samples when there are some (utilization above zero is
-  /// busy), else over the innermost spans; the `top_gaps` longest idle windows.
+  /// Busy/idle accounting over the best evidence there is: GPU activity (kernels, copies and
+  /// sets occupy the device), else device samples (utilization above zero is busy), else the
+  /// innermost spans; the `top_gaps` longest idle windows and the span open in each.
   Timeline timeline(std::size_t top_gaps = 10) const;
-  /// Change of every region against `baseline`, largest absolute change first.
+  /// GPU time split into compute and copies, the `top` hottest kernels, and each span path's
+  /// share: an activity belongs to the innermost stored span whose window holds its start.
+  TraceReport trace_report(std::size_t top = 10) const;
+  /// Per kernel name: launch shape, waves and last-wave fill, achieved bandwidth; most time first.
+  std::vector<KernelEfficiency> efficiency(const EfficiencyOptions& options) const;
+  /// The `top` kernels of the counter pass by duration; empty when no pass ran (see unavailable).
+  std::vector<KernelCounters> counter_bottlenecks(std::size_t top = 10) const;
+  /// Every kernel name with its calls and time, hottest first.
+  std::vector<KernelSummary> kernel_summaries() const;
+  /// Change of every region and kernel against `baseline`, largest absolute change first.
   ProfileDiff diff(const Profile& baseline) const;
-  /// Plain text with only the sections that have evidence.
-  std::string report() const;
+  /// Plain text with only the sections that have evidence; the region table lists the
+  /// `top_regions` slowest.
+  std::string report(std::size_t top_regions = SIZE_MAX) const;
   /// Prints the report, coloured when `color`.
   void show(bool color = true) const;
 
@@ -147,6 +278,13 @@ MAINBOARD_DECLARE_JSON(SpanStat);
 MAINBOARD_DECLARE_JSON(SpanEvent);
 MAINBOARD_DECLARE_JSON(ThreadInfo);
 MAINBOARD_DECLARE_JSON(DeviceSample);
+MAINBOARD_DECLARE_JSON(GpuActivity);
+MAINBOARD_DECLARE_JSON(KernelSummary);
+MAINBOARD_DECLARE_JSON(RegionGpuTime);
+MAINBOARD_DECLARE_JSON(TraceReport);
+MAINBOARD_DECLARE_JSON(KernelEfficiency);
+MAINBOARD_DECLARE_JSON(KernelCounters);
+MAINBOARD_DECLARE_JSON(KernelDiff);
 MAINBOARD_DECLARE_JSON(IdleGap);
 MAINBOARD_DECLARE_JSON(Timeline);
 MAINBOARD_DECLARE_JSON(RegionDiff);

@@ -29,6 +29,34 @@ constexpr bool has(Feature set, Feature f) {
   return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(f)) != 0;
 }
 
+/// GPU activity kinds a session may trace through CUPTI (with Feature::gpu_activity).
+enum class Activity : std::uint32_t {
+  kernel = 1u << 0,           ///< kernels, traced concurrently (streams keep overlapping)
+  memcpy = 1u << 1,           ///< copies, with bytes and direction
+  memset = 1u << 2,
+  synchronization = 1u << 3,  ///< stream, event and context synchronization calls
+  overhead = 1u << 4,         ///< time CUPTI and the driver spend on tracing itself
+  counters = 1u << 5,         ///< a hardware-counter pass (not in defaults)
+  defaults = kernel | memcpy | memset,
+  all = kernel | memcpy | memset | synchronization | overhead | counters,
+};
+constexpr Activity operator|(Activity a, Activity b) {
+  return static_cast<Activity>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
+}
+constexpr bool has(Activity set, Activity a) {
+  return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(a)) != 0;
+}
+/// "kernel", "memcpy", …; for a set, the names joined with "|".
+std::string to_string(Activity set);
+
+/// Whether spans also push and pop NVTX ranges, so that an NVTX tool (Nsight Systems) shows
+/// them on its timeline.
+enum class NvtxBridge {
+  off,
+  when_attached,  ///< only when a tool is attached (NVTX_INJECTION64_PATH is set)
+  always,         ///< even without a tool (each range is then a call into an empty function)
+};
+
 /// How a session collects: one value rather than six loose arguments, so that code holding a
 /// policy hands it over whole (Profiler::under).
 struct Collection {
@@ -36,6 +64,9 @@ struct Collection {
   std::uint32_t device_index = 0;      ///< which GPU (Machine::gpus() order) to sample
   std::uint32_t sample_interval_ms = 50;
   std::uint64_t max_spans = 100000;    ///< stored spans; statistics are exact regardless
+  Activity activities = Activity::defaults;  ///< what Feature::gpu_activity traces
+  std::uint64_t max_activities = 1000000;    ///< GPU activity records kept; the rest are counted
+  NvtxBridge nvtx = NvtxBridge::when_attached;
   /// A requested feature that cannot be collected throws mainboard::Error naming it, instead of
   /// being listed in Profile::unavailable.
   bool strict = false;
@@ -78,6 +109,10 @@ class Profiler {
   const Profile& result();
   std::vector<SpanStat> stats();
   std::vector<SpanStat> bottlenecks(std::size_t top = 10);
+  /// GPU activity attributed to span windows (empty without Feature::gpu_activity).
+  TraceReport trace_report(std::size_t top = 10);
+  /// The activity kinds CUPTI accepted for this session (none without gpu_activity).
+  Activity traced_activities() const;
   std::string report();
   void show(bool color = true);
 

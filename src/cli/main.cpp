@@ -203,18 +203,15 @@ int run_profile_report(const std::string& file, std::size_t top, bool json) {
                         {"timeline", profile.timeline(top)},
                         {"dropped_spans", profile.dropped_spans},
                         {"unavailable", profile.unavailable}};
+    if (!profile.activities.empty() || profile.dropped_activities) {
+      j["gpu"] = profile.trace_report(top);
+      j["dropped_activities"] = profile.dropped_activities;
+    }
+    if (!profile.counters.empty()) j["counter_bottlenecks"] = profile.counter_bottlenecks(top);
     print(j.dump(2) + "\n");
     return 0;
   }
-  if (top < profile.span_stats.size()) {
-    // The report lists every region; --top trims the table to the slowest.
-    auto kept = profile.bottlenecks(top);
-    profile.span_stats = kept;
-    profile.paths.clear();
-    for (const auto& s : kept) profile.paths.push_back(s.path);
-    profile.spans.clear();
-  }
-  print(profile.report());
+  print(profile.report(top));
   return 0;
 }
 

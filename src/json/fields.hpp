@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -27,13 +28,18 @@ template <class T, class A>
 struct is_vector<std::vector<T, A>> : std::true_type {};
 
 template <class T>
+struct is_array : std::false_type {};
+template <class T, std::size_t N>
+struct is_array<std::array<T, N>> : std::true_type {};
+
+template <class T>
 void put(nlohmann::json& j, const T& value) {
   if constexpr (is_optional<T>::value) {
     if (value)
       put(j, *value);
     else
       j = nullptr;
-  } else if constexpr (is_vector<T>::value) {
+  } else if constexpr (is_vector<T>::value || is_array<T>::value) {
     j = nlohmann::json::array();
     for (const auto& item : value) {
       nlohmann::json e;
@@ -75,6 +81,10 @@ void take(const nlohmann::json& j, T& out, const char* model, const std::string&
       take(e, v, model, field + "[" + std::to_string(i++) + "]");
       out.push_back(std::move(v));
     }
+  } else if constexpr (is_array<T>::value) {
+    if (!j.is_array() || j.size() != out.size())
+      fail(model, field, "expected an array of " + std::to_string(out.size()));
+    for (std::size_t i = 0; i < out.size(); ++i) take(j[i], out[i], model, field + "[" + std::to_string(i) + "]");
   } else if constexpr (is_string_map<T>::value) {
     if (!j.is_object()) fail(model, field, "expected an object");
     out.clear();

@@ -9,22 +9,15 @@
 #include <unordered_map>
 
 #include "mainboard/profile.hpp"
+#include "profiling/analysis_util.hpp"
 #include "view/format.hpp"
 
 namespace mainboard {
 
 namespace {
 
-std::string duration(std::int64_t ns) {
-  double v = static_cast<double>(ns);
-  if (ns < 0) return "-" + duration(-ns);
-  if (v < 1e3) return fmt::format("{} ns", ns);
-  if (v < 1e6) return fmt::format("{:.1f} µs", v / 1e3);
-  if (v < 1e9) return fmt::format("{:.2f} ms", v / 1e6);
-  return fmt::format("{:.2f} s", v / 1e9);
-}
-
-std::size_t depth_of(const std::string& path) { return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/')); }
+using detail::duration;
+std::size_t depth_of(const std::string& path) { return detail::path_depth(path); }
 
 struct Interval {
   std::int64_t start, end;
@@ -67,9 +60,16 @@ Timeline Profile::timeline(std::size_t top_gaps) const {
   t.end_ns = end_ns;
   std::vector<Interval> busy;
 
+  bool have_activity = std::any_of(activities.begin(), activities.end(),
+                                   [](const GpuActivity& a) { return a.occupies_device(); });
   bool have_utilization = std::any_of(device_samples.begin(), device_samples.end(),
                                       [](const DeviceSample& s) { return s.utilization_pct.has_value(); });
-  if (have_utilization) {
+  if (have_activity) {
+    // The device works while a kernel, copy or set runs: exact, from the activity records.
+    t.source = "gpu activity";
+    for (const auto& a : activities)
+      if (a.occupies_device()) busy.push_back({a.start_ns, a.end_ns});
+  } else if (have_utilization) {
     // A utilization figure covers the sample period before it: busy when above zero.
     t.source = "device samples";
     std::int64_t previous = start_ns;
@@ -163,30 +163,79 @@ ProfileDiff Profile::diff(const Profile& baseline) const {
   std::stable_sort(d.regions.begin(), d.regions.end(), [](const RegionDiff& a, const RegionDiff& b) {
     return std::llabs(a.total_change_ns()) > std::llabs(b.total_change_ns());
   });
+
+  std::map<std::string, KernelSummary> kernels_before, kernels_after;
+  for (auto& k : baseline.kernel_summaries()) kernels_before[k.name] = k;
+  for (auto& k : kernel_summaries()) kernels_after[k.name] = k;
+  for (const auto& [name, now] : kernels_after) {
+    KernelDiff k;
+    k.name = name;
+    k.calls = now.calls;
+    k.total_ns = now.total_ns;
+    auto it = kernels_before.find(name);
+    if (it == kernels_before.end()) {
+      k.kind = KernelDiff::Kind::added;
+    } else {
+      k.baseline_calls = it->second.calls;
+      k.baseline_total_ns = it->second.total_ns;
+    }
+    d.kernels.push_back(std::move(k));
+  }
+  for (const auto& [name, was] : kernels_before) {
+    if (kernels_after.count(name)) continue;
+    KernelDiff k;
+    k.name = name;
+    k.kind = KernelDiff::Kind::removed;
+    k.baseline_calls = was.calls;
+    k.baseline_total_ns = was.total_ns;
+    d.kernels.push_back(std::move(k));
+  }
+  std::stable_sort(d.kernels.begin(), d.kernels.end(), [](const KernelDiff& a, const KernelDiff& b) {
+    return std::llabs(a.total_change_ns()) > std::llabs(b.total_change_ns());
+  });
   return d;
 }
 
-std::string ProfileDiff::report() const {
-  if (regions.empty()) return "no regions in either profile\n";
-  std::string out = fmt::format("{:<40} {:>9} {:>11} {:>11} {:>11} {:>9}\n", "region", "calls", "baseline",
-                                "total", "change", "change");
-  for (const auto& r : regions) {
+namespace {
+
+/// One table of changes: regions and kernels share the layout.
+template <class Row, class Kind>
+void diff_table(std::string& out, const char* title, std::size_t width, const std::vector<Row>& rows,
+                const std::string& (*label)(const Row&)) {
+  out += fmt::format("{:<{}} {:>9} {:>11} {:>11} {:>11} {:>9}\n", title, width, "calls", "baseline", "total",
+                     "change", "change");
+  for (const auto& r : rows) {
     std::string pct;
-    if (r.kind == RegionDiff::Kind::added) pct = "new";
-    else if (r.kind == RegionDiff::Kind::removed) pct = "gone";
+    if (r.kind == Kind::added) pct = "new";
+    else if (r.kind == Kind::removed) pct = "gone";
     else if (auto p = r.total_change_pct()) pct = fmt::format("{:+.1f} %", *p);
-    std::string calls = r.kind == RegionDiff::Kind::changed && r.calls != r.baseline_calls
+    std::string calls = r.kind == Kind::changed && r.calls != r.baseline_calls
                             ? fmt::format("{}→{}", r.baseline_calls, r.calls)
-                            : std::to_string(r.kind == RegionDiff::Kind::removed ? r.baseline_calls : r.calls);
-    out += fmt::format("{:<40} {:>9} {:>11} {:>11} {:>11} {:>9}\n", r.path, calls,
-                       r.kind == RegionDiff::Kind::added ? "-" : duration(r.baseline_total_ns),
-                       r.kind == RegionDiff::Kind::removed ? "-" : duration(r.total_ns),
+                            : std::to_string(r.kind == Kind::removed ? r.baseline_calls : r.calls);
+    out += fmt::format("{:<{}} {:>9} {:>11} {:>11} {:>11} {:>9}\n", detail::clip(label(r), width), width, calls,
+                       r.kind == Kind::added ? "-" : duration(r.baseline_total_ns),
+                       r.kind == Kind::removed ? "-" : duration(r.total_ns),
                        (r.total_change_ns() >= 0 ? "+" : "") + duration(r.total_change_ns()), pct);
+  }
+}
+
+const std::string& region_label(const RegionDiff& r) { return r.path; }
+const std::string& kernel_label(const KernelDiff& k) { return k.name; }
+
+}  // namespace
+
+std::string ProfileDiff::report() const {
+  if (regions.empty() && kernels.empty()) return "no regions or kernels in either profile\n";
+  std::string out;
+  if (!regions.empty()) diff_table<RegionDiff, RegionDiff::Kind>(out, "region", 40, regions, region_label);
+  if (!kernels.empty()) {
+    if (!out.empty()) out += "\n";
+    diff_table<KernelDiff, KernelDiff::Kind>(out, "kernel", 52, kernels, kernel_label);
   }
   return out;
 }
 
-std::string Profile::report() const {
+std::string Profile::report(std::size_t top_regions) const {
   std::string out;
   auto wall = end_ns - start_ns;
   out += fmt::format("Profile: {} wall, {} thread{}, {} region{}, {} span{} stored", duration(wall),
@@ -199,12 +248,16 @@ std::string Profile::report() const {
     out += "\nRegions (slowest total first)\n";
     out += fmt::format("  {:<44} {:>8} {:>10} {:>10} {:>10} {:>10} {:>7}\n", "path", "calls", "total",
                        "avg", "max", "self", "share");
-    for (const auto& s : stats()) {
+    auto rows = stats();
+    std::size_t more = rows.size() > top_regions ? rows.size() - top_regions : 0;
+    if (more) rows.resize(top_regions);
+    for (const auto& s : rows) {
       double share = wall > 0 ? 100.0 * static_cast<double>(s.total_ns) / static_cast<double>(wall) : 0.0;
       out += fmt::format("  {:<44} {:>8} {:>10} {:>10} {:>10} {:>10} {:>6.1f}%\n", s.path, s.calls,
                          duration(s.total_ns), duration(static_cast<std::int64_t>(s.avg_ns())),
                          duration(s.max_ns), duration(s.self_ns), share);
     }
+    if (more) out += fmt::format("  … {} more region{}\n", more, more == 1 ? "" : "s");
   }
   if (!device_samples.empty()) {
     std::uint64_t peak_process = 0, peak_device = 0;
@@ -224,6 +277,46 @@ std::string Profile::report() const {
                        view::bytes(peak_device));
     if (util_n) out += fmt::format(" · utilization avg {:.0f} %, peak {:.0f} %", util_sum / util_n, util_peak);
     out += "\n";
+  }
+  if (!activities.empty() || dropped_activities) {
+    auto tr = trace_report(10);
+    out += fmt::format("\nGPU activity ({} record{}", activities.size(), activities.size() == 1 ? "" : "s");
+    if (dropped_activities) out += fmt::format(", {} lost", dropped_activities);
+    out += ")\n" + tr.report();
+    if (dropped_spans && !spans.empty())
+      out += "  (spans past max_spans are not stored, so their GPU time counts toward their parents)\n";
+    // Launch shapes against the SMs of the GPU that ran the hottest kernel, when the profile's
+    // machine snapshot knows them.
+    if (!tr.kernels.empty() && machine) {
+      std::uint32_t device = 0;
+      for (const auto& a : activities)
+        if (a.kind == GpuActivity::Kind::kernel && a.name < activity_names.size() &&
+            activity_names[a.name] == tr.kernels.front().name) {
+          device = a.device;
+          break;
+        }
+      if (device < machine->gpus.size() && machine->gpus[device].info.sm_count) {
+        EfficiencyOptions o;
+        o.sm_count = *machine->gpus[device].info.sm_count;
+        o.top = 5;
+        out += fmt::format("  {:<52} {:>15} {:>12} {:>5} {:>7} {:>10}\n",
+                           fmt::format("launch shape on {} SMs (1 block per SM)", o.sm_count), "grid", "block", "regs",
+                           "waves", "last wave");
+        for (const auto& e : efficiency(o))
+          out += fmt::format("  {:<52} {:>15} {:>12} {:>5} {:>7.2f} {:>9.0f}%\n", detail::clip(e.name, 52),
+                             fmt::format("{}×{}×{}", e.grid[0], e.grid[1], e.grid[2]),
+                             fmt::format("{}×{}×{}", e.block[0], e.block[1], e.block[2]), e.registers_per_thread,
+                             e.waves, e.last_wave_fill_pct);
+      }
+    }
+  }
+  if (!counters.empty()) {
+    out += "\nCounter bottlenecks\n";
+    out += fmt::format("  {:<52} {:>10} {:>7} {:>7} {:>9}\n", "kernel", "time", "SM", "DRAM", "limiter");
+    auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v) : std::string("-"); };
+    for (const auto& c : counter_bottlenecks(10))
+      out += fmt::format("  {:<52} {:>10} {:>7} {:>7} {:>9}\n", detail::clip(c.name, 52), duration(c.duration_ns),
+                         pct(c.sm_throughput_pct), pct(c.dram_throughput_pct), c.limiter());
   }
   auto t = timeline(5);
   if (!t.source.empty()) {

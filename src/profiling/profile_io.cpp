@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/atomic_file.hpp"
 #include "core/fs.hpp"
@@ -87,9 +88,35 @@ void fields(V& v, RegionDiff& m) {
 }
 MAINBOARD_DEFINE_JSON(RegionDiff)
 
+const char* to_string(KernelDiff::Kind kind) {
+  switch (kind) {
+    case KernelDiff::Kind::changed: return "changed";
+    case KernelDiff::Kind::added: return "added";
+    case KernelDiff::Kind::removed: return "removed";
+  }
+  return "changed";
+}
+MAINBOARD_DEFINE_ENUM_JSON(KernelDiff::Kind, KernelDiff::Kind::changed, KernelDiff::Kind::added,
+                           KernelDiff::Kind::removed)
+MAINBOARD_DEFINE_ENUM_JSON(GpuActivity::Kind, GpuActivity::Kind::kernel, GpuActivity::Kind::memcpy,
+                           GpuActivity::Kind::memset, GpuActivity::Kind::synchronization,
+                           GpuActivity::Kind::overhead)
+
+template <class V>
+void fields(V& v, KernelDiff& m) {
+  v("name", m.name);
+  v("kind", m.kind);
+  v("baseline_calls", m.baseline_calls);
+  v("calls", m.calls);
+  v("baseline_total_ns", m.baseline_total_ns);
+  v("total_ns", m.total_ns);
+}
+MAINBOARD_DEFINE_JSON(KernelDiff)
+
 template <class V>
 void fields(V& v, ProfileDiff& m) {
   v("regions", m.regions);
+  v("kernels", m.kernels);
 }
 MAINBOARD_DEFINE_JSON(ProfileDiff)
 
@@ -107,6 +134,107 @@ void from_json(const nlohmann::json& j, SpanEvent& e) {
 }
 
 template <class V>
+void fields(V& v, KernelSummary& m) {
+  v("name", m.name);
+  v("calls", m.calls);
+  v("total_ns", m.total_ns);
+  v("min_ns", m.min_ns);
+  v("max_ns", m.max_ns);
+  v("share_pct", m.share_pct);
+}
+MAINBOARD_DEFINE_JSON(KernelSummary)
+
+template <class V>
+void fields(V& v, RegionGpuTime& m) {
+  v("path", m.path);
+  v("kernel_ns", m.kernel_ns);
+  v("copy_ns", m.copy_ns);
+  v("activities", m.activities);
+  v("share_pct", m.share_pct);
+}
+MAINBOARD_DEFINE_JSON(RegionGpuTime)
+
+template <class V>
+void fields(V& v, TraceReport& m) {
+  v("kernel_ns", m.kernel_ns);
+  v("copy_ns", m.copy_ns);
+  v("kernel_count", m.kernel_count);
+  v("copy_count", m.copy_count);
+  v("copy_bytes", m.copy_bytes);
+  v("kernels", m.kernels);
+  v("regions", m.regions);
+}
+MAINBOARD_DEFINE_JSON(TraceReport)
+
+template <class V>
+void fields(V& v, KernelEfficiency& m) {
+  v("name", m.name);
+  v("calls", m.calls);
+  v("total_ns", m.total_ns);
+  v("avg_ns", m.avg_ns);
+  v("grid", m.grid);
+  v("block", m.block);
+  v("registers_per_thread", m.registers_per_thread);
+  v("shared_bytes", m.shared_bytes);
+  v("blocks", m.blocks);
+  v("waves", m.waves);
+  v("last_wave_fill_pct", m.last_wave_fill_pct);
+  v("achieved_gbs", m.achieved_gbs);
+  v("bandwidth_pct", m.bandwidth_pct);
+}
+MAINBOARD_DEFINE_JSON(KernelEfficiency)
+
+template <class V>
+void fields(V& v, KernelCounters& m) {
+  v("name", m.name);
+  v("calls", m.calls);
+  v("duration_ns", m.duration_ns);
+  v("sm_throughput_pct", m.sm_throughput_pct);
+  v("dram_throughput_pct", m.dram_throughput_pct);
+  v("achieved_occupancy_pct", m.achieved_occupancy_pct);
+}
+MAINBOARD_DEFINE_JSON(KernelCounters)
+
+// Activity records can number millions: one array each, in this order (docs/profile.md).
+//   [kind, name, start_ns, end_ns, device, stream, correlation, grid_x, grid_y, grid_z,
+//    block_x, block_y, block_z, registers_per_thread, static_shared, dynamic_shared, bytes]
+void to_json(nlohmann::json& j, const GpuActivity& a) {
+  j = nlohmann::json::array({to_string(a.kind), a.name, a.start_ns, a.end_ns, a.device, a.stream, a.correlation,
+                             a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2],
+                             a.registers_per_thread, a.static_shared_bytes, a.dynamic_shared_bytes, a.bytes});
+}
+void from_json(const nlohmann::json& j, GpuActivity& a) {
+  constexpr std::size_t kFields = 17;
+  if (!j.is_array() || j.size() != kFields) throw Error("GpuActivity: expected an array of 17 values");
+  from_json(j[0], a.kind);
+  auto u32 = [&](std::size_t i) -> std::uint32_t {
+    if (!j[i].is_number_unsigned() || j[i].get<std::uint64_t>() > 0xffffffffu)
+      throw Error("GpuActivity: value " + std::to_string(i) + " is not a 32-bit count");
+    return static_cast<std::uint32_t>(j[i].get<std::uint64_t>());
+  };
+  auto i64 = [&](std::size_t i) -> std::int64_t {
+    if (!j[i].is_number_integer() || (j[i].is_number_unsigned() && j[i].get<std::uint64_t>() > INT64_MAX))
+      throw Error("GpuActivity: value " + std::to_string(i) + " is not a time");
+    return j[i].get<std::int64_t>();
+  };
+  a.name = u32(1);
+  a.start_ns = i64(2);
+  a.end_ns = i64(3);
+  a.device = u32(4);
+  a.stream = u32(5);
+  a.correlation = u32(6);
+  for (std::size_t k = 0; k < 3; ++k) {
+    a.grid[k] = u32(7 + k);
+    a.block[k] = u32(10 + k);
+  }
+  a.registers_per_thread = u32(13);
+  a.static_shared_bytes = u32(14);
+  a.dynamic_shared_bytes = u32(15);
+  if (!j[16].is_number_unsigned()) throw Error("GpuActivity: value 16 is not a byte count");
+  a.bytes = j[16].get<std::uint64_t>();
+}
+
+template <class V>
 void fields(V& v, Profile& m) {
   v("schema_version", m.schema_version);
   v("pid", m.pid);
@@ -118,6 +246,10 @@ void fields(V& v, Profile& m) {
   v("dropped_spans", m.dropped_spans);
   v("threads", m.threads);
   v("device_samples", m.device_samples);
+  v("activity_names", m.activity_names);
+  v("activities", m.activities);
+  v("dropped_activities", m.dropped_activities);
+  v("counters", m.counters);
   v("unavailable", m.unavailable);
   v("machine", m.machine);
 }
@@ -156,6 +288,12 @@ void validate(const Profile& p, const std::string& origin) {
       bad(fmt::format("spans[{}] names thread {} of {}", i, e.thread, p.threads.size()));
     if (e.end_ns < e.start_ns) bad(fmt::format("spans[{}] ends before it starts", i));
   }
+  for (std::size_t i = 0; i < p.activities.size(); ++i) {
+    const auto& a = p.activities[i];
+    if (a.name >= p.activity_names.size())
+      bad(fmt::format("activities[{}] names {} of {} activity names", i, a.name, p.activity_names.size()));
+    if (a.end_ns < a.start_ns) bad(fmt::format("activities[{}] ends before it starts", i));
+  }
   if (p.end_ns < p.start_ns) bad("the profile ends before it starts");
 }
 
@@ -179,9 +317,16 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
   auto version = j.find("schema_version");
   if (version == j.end() || !version->is_number_integer())
     throw Error(origin + ": not a profile (no schema_version)");
-  if (version->get<std::int64_t>() != kProfileSchemaVersion)
-    throw Error(origin + ": schema_version " + version->dump() + " is not supported (this build reads " +
+  auto v = version->get<std::int64_t>();
+  if (v != kProfileSchemaVersion && v != 1)
+    throw Error(origin + ": schema_version " + version->dump() + " is not supported (this build reads 1 to " +
                 std::to_string(kProfileSchemaVersion) + ")");
+  if (v == 1) {
+    // Version 1 had no GPU activity: the same profile with none.
+    for (const char* key : {"activity_names", "activities", "counters"}) j[key] = nlohmann::json::array();
+    j["dropped_activities"] = 0;
+    j["schema_version"] = kProfileSchemaVersion;
+  }
   Profile p;
   try {
     p = j.get<Profile>();
@@ -243,7 +388,7 @@ void micros(std::string& out, std::int64_t ns) {
 
 std::string Profile::perfetto_json() const {
   std::string out;
-  out.reserve(256 + spans.size() * 120 + device_samples.size() * 160);
+  out.reserve(256 + spans.size() * 120 + device_samples.size() * 160 + activities.size() * 220);
   auto process = pid ? pid : 1;
   out += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   fmt::format_to(std::back_inserter(out),
@@ -283,8 +428,42 @@ std::string Profile::perfetto_json() const {
     if (s.device_memory_used_bytes) counter("memory used", "bytes", static_cast<double>(*s.device_memory_used_bytes));
     if (s.utilization_pct) counter("utilization", "percent", *s.utilization_pct);
   }
+  // GPU activity: a track per device and stream, under a pseudo-process per device (trace pids
+  // above any real pid_max).
+  constexpr std::int64_t kGpuPid = 2'000'000'000;
+  std::set<std::pair<std::uint32_t, std::uint32_t>> tracks;
+  for (const auto& a : activities) tracks.emplace(a.device, a.stream);
+  std::set<std::uint32_t> devices;
+  for (const auto& [device, stream] : tracks) {
+    if (devices.insert(device).second)
+      fmt::format_to(std::back_inserter(out),
+                     ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":\"GPU {}\"}}}}",
+                     kGpuPid + device, device);
+    fmt::format_to(std::back_inserter(out),
+                   ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"stream {}\"}}}}",
+                   kGpuPid + device, stream, stream);
+  }
+  std::vector<std::string> activity_labels(activity_names.size());
+  for (std::size_t i = 0; i < activity_names.size(); ++i) escape(activity_labels[i], activity_names[i]);
+  for (const auto& a : activities) {
+    fmt::format_to(std::back_inserter(out), ",\n{{\"ph\":\"X\",\"cat\":\"gpu_{}\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":",
+                   to_string(a.kind), kGpuPid + a.device, a.stream,
+                   a.name < activity_labels.size() ? activity_labels[a.name] : std::string("(unnamed)"));
+    micros(out, a.start_ns - start_ns);
+    out += ",\"dur\":";
+    micros(out, a.end_ns - a.start_ns);
+    if (a.kind == GpuActivity::Kind::kernel)
+      fmt::format_to(std::back_inserter(out),
+                     ",\"args\":{{\"grid\":\"{}x{}x{}\",\"block\":\"{}x{}x{}\",\"registers_per_thread\":{},\"shared_bytes\":{},\"correlation\":{}}}}}",
+                     a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2], a.registers_per_thread,
+                     a.static_shared_bytes + a.dynamic_shared_bytes, a.correlation);
+    else if (a.bytes)
+      fmt::format_to(std::back_inserter(out), ",\"args\":{{\"bytes\":{},\"correlation\":{}}}}}", a.bytes, a.correlation);
+    else
+      fmt::format_to(std::back_inserter(out), ",\"args\":{{\"correlation\":{}}}}}", a.correlation);
+  }
   out += "\n],\"metadata\":";
-  nlohmann::json meta = {{"producer", "mainboard"}, {"dropped_spans", dropped_spans},
+  nlohmann::json meta = {{"producer", "mainboard"}, {"dropped_spans", dropped_spans}, {"dropped_activities", dropped_activities},
                          {"start_ns", start_ns}, {"end_ns", end_ns}};
   if (machine) meta["machine"] = *machine;
   out += meta.dump();

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -13,6 +14,10 @@
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
 #include "profiling/session.hpp"
+
+#ifdef MAINBOARD_HAVE_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
 
 namespace mainboard {
 
@@ -23,6 +28,7 @@ std::atomic<std::uint64_t> g_epoch{0};
 std::atomic<std::int64_t> g_budget{0};
 std::atomic<std::int64_t> g_open_outermost{0};
 std::atomic<bool> g_count_open{false};
+std::atomic<bool> g_nvtx{false};
 
 Registry& registry() {
   static Registry r;
@@ -92,8 +98,13 @@ ThreadState* span_enter(const char* name) noexcept {
   std::uint32_t node = t->child(parent, name);
   if (t->stack.empty() && g_count_open.load(std::memory_order_relaxed))
     g_open_outermost.fetch_add(1, std::memory_order_relaxed);
+  bool nvtx = g_nvtx.load(std::memory_order_relaxed);
+#ifdef MAINBOARD_HAVE_NVTX
+  if (nvtx) [[unlikely]]
+    nvtxRangePushA(name);
+#endif
   try {
-    t->stack.push_back({node, ticks(), 0});
+    t->stack.push_back({node, nvtx, ticks(), 0});
   } catch (...) {
     return nullptr;
   }
@@ -105,6 +116,10 @@ void span_exit(ThreadState* t) noexcept {
   if (t->stack.empty()) return;
   auto open = t->stack.back();
   t->stack.pop_back();
+#ifdef MAINBOARD_HAVE_NVTX
+  if (open.nvtx) [[unlikely]]
+    nvtxRangePop();
+#endif
   bool outermost = t->stack.empty();
   // A span of an ended session only unwinds its stack.
   if (t->epoch != g_epoch.load(std::memory_order_relaxed)) return;
@@ -212,10 +227,26 @@ Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Ses
       refuse("device: no GPU at index " + std::to_string(collection.device_index) + " (" +
              std::to_string(gpus.size()) + " found)");
   }
-  if (has(collection.features, Feature::gpu_activity))
-    refuse("gpu_activity: not collected by this build (CUPTI tracing is not implemented yet)");
+  if (has(collection.features, Feature::gpu_activity)) {
+    std::vector<std::string> why;
+    s.tracer = detail::GpuTracer::start(collection.activities, collection.max_activities, why);
+    if (!s.tracer && collection.strict) {
+      refuse(why.empty() ? "gpu_activity: unavailable" : why.back());
+    }
+    s.unavailable.insert(s.unavailable.end(), why.begin(), why.end());
+  }
   if (has(collection.features, Feature::stacks))
     refuse("stacks: stack sampling applies to Profiler::run and attach, not an in-process session");
+
+  const char* nvtx_tool = std::getenv("NVTX_INJECTION64_PATH");
+  bool nvtx = collection.nvtx == NvtxBridge::always ||
+              (collection.nvtx == NvtxBridge::when_attached && nvtx_tool && *nvtx_tool);
+#ifndef MAINBOARD_HAVE_NVTX
+  if (nvtx) {
+    s.unavailable.push_back("nvtx: spans cannot appear in the attached NVTX tool: this build has no NVTX headers");
+    nvtx = false;
+  }
+#endif
 
   // Start: reset the globals, then open the gate.
   static std::atomic<std::uint64_t> next_epoch{1};
@@ -229,6 +260,7 @@ Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Ses
   detail::g_budget.store(static_cast<std::int64_t>(collection.max_spans), std::memory_order_relaxed);
   detail::g_open_outermost.store(0, std::memory_order_relaxed);
   detail::g_count_open.store(s.gpu != nullptr, std::memory_order_relaxed);
+  detail::g_nvtx.store(nvtx, std::memory_order_relaxed);
   s.start_ns = core::monotonic_ns();
   s.start_ticks = detail::ticks();
   s.active = true;
@@ -304,6 +336,7 @@ void Profiler::stop() {
   s.stop_ns = core::monotonic_ns();
   detail::g_profiling.store(0, std::memory_order_release);
   detail::g_epoch.store(0, std::memory_order_release);
+  detail::g_nvtx.store(false, std::memory_order_relaxed);
   stop_sampler();
   std::vector<std::shared_ptr<detail::ThreadState>> threads;
   {
@@ -316,6 +349,13 @@ void Profiler::stop() {
   {
     std::lock_guard<std::mutex> lock(g_active_mutex);
     if (g_active == this) g_active = nullptr;
+  }
+
+  detail::GpuTraceResult trace;
+  if (s.tracer) {
+    s.traced = s.tracer->traced();
+    trace = s.tracer->finish();
+    s.tracer.reset();
   }
 
   // Ticks to the monotonic clock through the two calibration points.
@@ -391,6 +431,9 @@ void Profiler::stop() {
     std::lock_guard<std::mutex> lock(s.samples_mutex);
     profile->device_samples = std::move(s.samples);
   }
+  profile->activity_names = std::move(trace.names);
+  profile->activities = std::move(trace.activities);
+  profile->dropped_activities = trace.dropped;
   try {
     profile->machine = s.machine->snapshot({.toolchain = false});
   } catch (const std::exception& e) {
@@ -406,7 +449,30 @@ const Profile& Profiler::result() {
 
 std::vector<SpanStat> Profiler::stats() { return result().stats(); }
 std::vector<SpanStat> Profiler::bottlenecks(std::size_t top) { return result().bottlenecks(top); }
+TraceReport Profiler::trace_report(std::size_t top) { return result().trace_report(top); }
+Activity Profiler::traced_activities() const {
+  if (!session_) return Activity{};
+  return session_->tracer ? session_->tracer->traced() : session_->traced;
+}
 std::string Profiler::report() { return result().report(); }
+
+std::string to_string(Activity set) {
+  static constexpr std::pair<Activity, const char*> kNames[] = {
+      {Activity::kernel, "kernel"},
+      {Activity::memcpy, "memcpy"},
+      {Activity::memset, "memset"},
+      {Activity::synchronization, "synchronization"},
+      {Activity::overhead, "overhead"},
+      {Activity::counters, "counters"},
+  };
+  std::string out;
+  for (const auto& [bit, name] : kNames) {
+    if (!has(set, bit)) continue;
+    if (!out.empty()) out += "|";
+    out += name;
+  }
+  return out;
+}
 void Profiler::show(bool color) { result().show(color); }
 
 }  // namespace mainboard

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mainboard/profiler.hpp"
+#include "profiling/gpu_trace.hpp"
 #include "profiling/thread_state.hpp"
 
 namespace mainboard::detail {
@@ -18,6 +19,7 @@ extern std::atomic<std::uint64_t> g_epoch;            // id of the active sessio
 extern std::atomic<std::int64_t> g_budget;            // stored spans left to hand out
 extern std::atomic<std::int64_t> g_open_outermost;    // threads inside at least one span
 extern std::atomic<bool> g_count_open;                // whether to keep g_open_outermost
+extern std::atomic<bool> g_nvtx;                      // spans also push NVTX ranges
 
 /// Every ThreadState of the active session, so it can read them at stop. Threads register on
 /// their first span of a session (the one lock of the hot path's life).
@@ -51,6 +53,10 @@ struct Profiler::Session {
   std::mutex sampler_mutex;
   std::condition_variable sampler_wake;
   bool sampler_stop = false;
+
+  // GPU activity.
+  std::unique_ptr<detail::GpuTracer> tracer;
+  Activity traced{};  // what the tracer traced, kept after it finished
 
   void take_sample();
 };

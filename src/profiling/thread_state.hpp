@@ -129,6 +129,7 @@ struct ThreadState {
   // Owner-only from here on.
   struct Open {
     std::uint32_t node;
+    bool nvtx;  // an NVTX range was pushed for it (fits in the padding)
     std::uint64_t start;
     std::uint64_t child;  // ticks spent in child spans
   };

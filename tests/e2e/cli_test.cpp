@@ -9,6 +9,7 @@
 
 #include "mainboard/runner.hpp"
 #include "mainboard/meter.hpp"
+#include "mainboard/profile.hpp"
 #include "mainboard/snapshot.hpp"
 
 using namespace mainboard;
@@ -318,4 +319,123 @@ TEST(Cli, SchematicUsesWiderTerminalsAndDegradesBelowSixty) {
   check_golden("schematic/radeon-npu.50.txt", narrow.out);
   EXPECT_EQ(narrow.out.find("╭"), std::string::npos);  // a list, not boxes
   for (const auto& line : split_lines_for_test(narrow.out)) EXPECT_LE(display_width(line), 50u) << line;
+}
+
+// --- profile report / diff / perfetto on saved profiles ---------------------------------------
+
+namespace {
+
+/// A profile with two regions and some GPU activity, as Profile::save writes it.
+Profile saved_profile(std::int64_t gemm_ms, bool with_new_kernel) {
+  auto ms = [](std::int64_t v) { return v * 1'000'000; };
+  Profile p;
+  p.pid = 4321;
+  p.start_ns = 0;
+  p.end_ns = ms(100);
+  p.threads = {{0, 4321, "trainer"}};
+  p.paths = {"step", "step/forward"};
+  p.span_stats = {{"step", "step", 2, ms(80), ms(20), ms(40), ms(40)},
+                  {"step/forward", "forward", 2, ms(60), ms(60), ms(30), ms(30)}};
+  p.spans = {{0, 0, 0, ms(40)}, {1, 0, ms(1), ms(31)}, {0, 0, ms(50), ms(90)}, {1, 0, ms(51), ms(81)}};
+  p.activity_names = {"gemm(float const*, float*)", "memcpy HtoD (pinned → device)", "new_kernel()"};
+  GpuActivity k;
+  k.kind = GpuActivity::Kind::kernel;
+  k.start_ns = ms(2);
+  k.end_ns = ms(2 + gemm_ms);
+  k.grid = {133, 1, 1};
+  k.block = {256, 1, 1};
+  GpuActivity c;
+  c.kind = GpuActivity::Kind::memcpy;
+  c.name = 1;
+  c.start_ns = ms(45);
+  c.end_ns = ms(47);
+  c.bytes = 1 << 30;
+  p.activities = {k, c};
+  if (with_new_kernel) {
+    GpuActivity n = k;
+    n.name = 2;
+    n.start_ns = ms(60);
+    n.end_ns = ms(61);
+    p.activities.push_back(n);
+  }
+  return p;
+}
+
+}  // namespace
+
+TEST(Cli, ProfileReportOfASavedProfile) {
+  std::string dir = ::testing::TempDir();
+  auto file = dir + "/mainboard-profile.json";
+  saved_profile(20, false).save(file);
+  auto r = cli({"profile", "report", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("step/forward"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU activity (2 records)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gemm(float const*, float*)"), std::string::npos);
+  EXPECT_NE(r.out.find("Timeline (gpu activity)"), std::string::npos);
+
+  auto top = cli({"profile", "report", "--top", "1", file});
+  ASSERT_EQ(top.exit_code, 0);
+  EXPECT_NE(top.out.find("1 more region"), std::string::npos) << top.out;
+  // Trimming the table does not lose the GPU attribution to the trimmed region.
+  EXPECT_NE(top.out.find("step/forward"), std::string::npos) << top.out;
+
+  auto json = cli({"profile", "report", "--json", file});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["stats"][0]["path"], "step");
+  EXPECT_EQ(j["gpu"]["kernel_ns"], 20'000'000);
+  EXPECT_EQ(j["gpu"]["regions"][0]["path"], "step/forward");
+  EXPECT_EQ(j["timeline"]["source"], "gpu activity");
+}
+
+TEST(Cli, ProfileDiffShowsRegionsAndKernels) {
+  std::string dir = ::testing::TempDir();
+  auto base = dir + "/mainboard-base.json", next = dir + "/mainboard-next.json";
+  saved_profile(20, false).save(base);
+  auto changed = saved_profile(10, true);
+  changed.span_stats[1].total_ns = 30'000'000;
+  changed.save(next);
+  auto r = cli({"profile", "diff", base, next});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("step/forward"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-50.0 %"), std::string::npos) << r.out;  // forward and gemm both halved
+  EXPECT_NE(r.out.find("new_kernel()"), std::string::npos) << r.out;
+  auto json = cli({"profile", "diff", "--json", base, next});
+  ASSERT_EQ(json.exit_code, 0);
+  auto d = nlohmann::json::parse(json.out).get<ProfileDiff>();
+  ASSERT_EQ(d.kernels.size(), 2u);
+  EXPECT_EQ(d.kernels[0].name, "gemm(float const*, float*)");
+  EXPECT_EQ(d.kernels[0].total_change_ns(), -10'000'000);
+}
+
+TEST(Cli, ProfilePerfettoWritesATrace) {
+  std::string dir = ::testing::TempDir();
+  auto file = dir + "/mainboard-trace-in.json", trace = dir + "/mainboard-trace.json";
+  saved_profile(20, false).save(file);
+  auto r = cli({"profile", "perfetto", file, "-o", trace});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(trace);
+  auto t = nlohmann::json::parse(in);
+  int spans = 0, kernels = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "X" && e["cat"] == "span") ++spans;
+    if (e["ph"] == "X" && e["cat"] == "gpu_kernel") ++kernels;
+  }
+  EXPECT_EQ(spans, 4);
+  EXPECT_EQ(kernels, 1);
+}
+
+TEST(Cli, ProfileErrorsNameTheFile) {
+  std::string dir = ::testing::TempDir();
+  auto missing = cli({"profile", "report", dir + "/no-such-profile.json"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("no-such-profile.json"), std::string::npos) << missing.err;
+  auto corrupt_file = dir + "/mainboard-corrupt.json";
+  std::ofstream(corrupt_file) << "{\"schema_version\": 2, \"pid\": ";
+  auto corrupt = cli({"profile", "report", corrupt_file});
+  EXPECT_EQ(corrupt.exit_code, 1);
+  EXPECT_NE(corrupt.err.find("truncated"), std::string::npos) << corrupt.err;
+  EXPECT_EQ(cli({"profile", "perfetto", corrupt_file}).exit_code, 2);  // -o is required
+  EXPECT_EQ(cli({"profile"}).exit_code, 2);
 }

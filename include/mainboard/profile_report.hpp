@@ -1,0 +1,101 @@
+#pragma once
+
+/// The verdict on one GPU workload: run a function under the profiler with GPU activity traced,
+/// and say which kernel dominates and whether it is bound by memory or compute.
+///
+///   auto r = mainboard::profile([&] { step(); }, {.iters = 20, .warmup = 3});
+///   std::cout << r.report();   // "MEMORY-bound: copy_kernel 92.1 % of kernel time …"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mainboard/json_fwd.hpp"
+#include "mainboard/profile.hpp"
+#include "mainboard/profiler.hpp"
+
+namespace mainboard {
+
+/// Whether the dominant work is limited by memory traffic or by compute.
+enum class Bound { memory, compute, unknown };
+const char* to_string(Bound bound);
+
+/// One kernel name over the run: its share and its (last-seen) launch shape.
+struct KernelStat {
+  std::string name;
+  std::uint64_t calls = 0;
+  std::int64_t total_ns = 0;
+  double share_pct = 0;  ///< of all kernel time
+  std::array<std::uint32_t, 3> grid{};
+  std::array<std::uint32_t, 3> block{};
+  std::uint32_t registers_per_thread = 0;
+  std::uint32_t shared_memory_bytes = 0;  ///< static plus dynamic, per block
+  /// A launch-shape proxy, not achieved occupancy: threads per block over the 1024 maximum
+  /// (the activity record carries the launch configuration, not what the SMs achieved).
+  double occupancy_pct = 0;
+  bool operator==(const KernelStat&) const = default;
+};
+
+/// The verdict on one profiled workload.
+struct ProfileReport {
+  std::uint32_t iterations = 0;
+  std::string dominant_kernel;  ///< the kernel with the most time, empty without kernels
+  double dominant_share_pct = 0;
+  Bound bound = Bound::unknown;
+  std::string bound_reason;  ///< the rule that decided, with its figures
+  std::int64_t total_kernel_ns = 0;
+  std::int64_t total_memcpy_ns = 0;  ///< copies and sets
+  std::uint64_t memcpy_bytes = 0;
+  double achieved_bandwidth_gbps = 0;  ///< copy bytes over copy time, 0 without copies
+  double peak_bandwidth_gbps = 0;      ///< the device's, 0 when unknown
+  std::uint64_t peak_memory_bytes = 0;  ///< device memory high-water mark over the run
+  std::uint64_t avg_memory_bytes = 0;
+  std::optional<double> sm_utilization_pct;      ///< mean over the busy device samples
+  std::optional<double> memory_utilization_pct;  ///< mean memory-controller utilization
+  std::vector<KernelStat> kernels;  ///< hottest first
+  std::vector<std::string> unavailable;  ///< requested activity kinds the device could not trace
+
+  /// Distils a profile. `peak_bandwidth_gbps` 0 disables the bandwidth score; `requested` kinds
+  /// missing from `supported` are listed in `unavailable` (with the profile's own reasons).
+  static ProfileReport from_profile(const Profile& profile, std::uint32_t iterations, double peak_bandwidth_gbps,
+                                    std::optional<Activity> supported = std::nullopt,
+                                    std::optional<Activity> requested = std::nullopt);
+  /// A compact verdict and the kernel table.
+  std::string report() const;
+  bool operator==(const ProfileReport&) const = default;
+};
+
+/// The verdict rule, on its own: copies dominate → memory; else a memory controller busy at
+/// least kMemoryBoundRatio as often as the SMs → memory; else kernels → compute; else unknown.
+inline constexpr double kMemoryBoundRatio = 0.5;
+Bound classify(std::int64_t kernel_ns, std::int64_t copy_ns, std::optional<double> sm_utilization_pct,
+               std::optional<double> memory_utilization_pct, std::string* reason = nullptr);
+
+/// How profile() runs its function.
+struct ProfileOptions {
+  std::uint32_t iters = 1;   ///< timed runs, in one trace pass
+  std::uint32_t warmup = 0;  ///< untimed runs first
+  /// A device barrier after each run (e.g. cudaDeviceSynchronize), so the asynchronous GPU work
+  /// is captured rather than only its launch. Without one, the CUDA driver's cuCtxSynchronize
+  /// runs once at the end when the driver is loaded in the process.
+  std::function<void()> sync;
+  Activity kinds = Activity::defaults;
+  std::uint32_t device_index = 0;  ///< which GPU (Machine::gpus() order) to score against
+  std::uint32_t sample_interval_ms = 20;
+  const Machine* machine = nullptr;  ///< null: Machine::instance()
+};
+
+/// Runs `fn` under a profiler with GPU activity and device sampling, and returns the verdict.
+/// Throws mainboard::Error when another profiling session is active.
+ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options = {});
+/// The same, also handing back the full Profile (for save(), perfetto(), efficiency()).
+ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options, Profile* evidence);
+
+MAINBOARD_DECLARE_JSON(Bound);
+MAINBOARD_DECLARE_JSON(KernelStat);
+MAINBOARD_DECLARE_JSON(ProfileReport);
+
+}  // namespace mainboard
