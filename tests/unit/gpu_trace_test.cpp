@@ -15,6 +15,7 @@
 #include "mainboard/error.hpp"
 #include "mainboard/profile_report.hpp"
 #include "mainboard/profiler.hpp"
+#include "mainboard/runner.hpp"
 #include "profiling/gpu_trace.hpp"
 #include "test_util.hpp"
 
@@ -647,3 +648,40 @@ TEST(GpuTracer, ProfileFunctionGivesAVerdict) {
 }
 
 #endif  // MAINBOARD_FAKE_CUPTI
+
+#ifdef MAINBOARD_INJECT
+
+TEST(GpuTracer, InjectionLibraryWritesTheTraceOfALaunchedProgramAtExit) {
+  TempDir dir;
+  auto out = dir.path() / "trace.json";
+  Command c;
+  c.argv = {MAINBOARD_INJECT_TARGET, MAINBOARD_INJECT, MAINBOARD_FAKE_CUPTI};
+  c.environment = {{"MAINBOARD_CUPTI_LIBRARY", std::string(MAINBOARD_FAKE_CUPTI)},
+                   {"MAINBOARD_INJECT_OUTPUT", out.string()},
+                   {"MAINBOARD_INJECT_ACTIVITIES", std::string("kernel|memcpy")}};
+  c.timeout = std::chrono::seconds(30);
+  auto r = LocalRunner("/usr/bin:/bin").run(c);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "target done\n");
+  auto p = Profile::load(out);
+  ASSERT_EQ(p.activities.size(), 2u) << p.report();
+  EXPECT_EQ(p.activity_names[p.activities[0].name], "stencil(float const*, float*, int)");
+  EXPECT_EQ(p.activities[0].stream, 13u);
+  EXPECT_EQ(p.activities[0].dynamic_shared_bytes, 4096u);
+  EXPECT_GT(p.pid, 0);
+  // On the monotonic clock, inside the program's lifetime.
+  EXPECT_GE(p.activities[0].start_ns, p.start_ns);
+  EXPECT_LE(p.activities[1].end_ns, p.end_ns);
+  EXPECT_TRUE(p.unavailable.empty()) << testing::PrintToString(p.unavailable);
+}
+
+TEST(GpuTracer, InjectionWithoutAnOutputDoesNothing) {
+  Command c;
+  c.argv = {MAINBOARD_INJECT_TARGET, MAINBOARD_INJECT, MAINBOARD_FAKE_CUPTI};
+  c.environment = {{"MAINBOARD_CUPTI_LIBRARY", std::string(MAINBOARD_FAKE_CUPTI)},
+                   {"MAINBOARD_INJECT_OUTPUT", std::nullopt}};
+  auto r = LocalRunner("/usr/bin:/bin").run(c);
+  EXPECT_EQ(r.exit_code, 4);  // InitializeInjection declined: nothing to write to
+}
+
+#endif  // MAINBOARD_INJECT

@@ -1,0 +1,99 @@
+// libmainboard_inject.so: CUPTI tracing inside a program mainboard launches. The CUDA driver
+// loads the file named by CUDA_INJECTION64_PATH while it initializes and calls
+// InitializeInjection(); tracing then runs until the program exits, when the records are written,
+// as a Profile, to the file MAINBOARD_INJECT_OUTPUT names.
+//
+//   MAINBOARD_INJECT_OUTPUT       where to write the profile (required)
+//   MAINBOARD_INJECT_ACTIVITIES   kinds to trace, e.g. "kernel|memcpy" (default: the defaults)
+//   MAINBOARD_INJECT_MAX          records to keep (default 1000000)
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/clock.hpp"
+#include "mainboard/profile.hpp"
+#include "mainboard/profiler.hpp"
+#include "profiling/gpu_trace.hpp"
+
+namespace {
+
+struct Injected {
+  std::mutex mutex;
+  std::unique_ptr<mainboard::detail::GpuTracer> tracer;
+  std::vector<std::string> unavailable;
+  std::string output;
+  std::int64_t start_ns = 0;
+  bool written = false;
+};
+Injected& injected() {
+  static auto* s = new Injected;  // never destroyed: the exit handler runs after static destructors may have
+  return *s;
+}
+
+mainboard::Activity parse_kinds(const char* text) {
+  using mainboard::Activity;
+  if (!text || !*text) return Activity::defaults;
+  std::string s = text;
+  std::uint32_t bits = 0;
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    auto bar = s.find('|', pos);
+    auto name = s.substr(pos, bar == std::string::npos ? std::string::npos : bar - pos);
+    for (auto a : {Activity::kernel, Activity::memcpy, Activity::memset, Activity::synchronization, Activity::overhead,
+                   Activity::counters})
+      if (name == mainboard::to_string(a)) bits |= static_cast<std::uint32_t>(a);
+    if (bar == std::string::npos) break;
+    pos = bar + 1;
+  }
+  return bits ? static_cast<Activity>(bits) : Activity::defaults;
+}
+
+void write_profile() {
+  auto& s = injected();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.written || s.output.empty()) return;
+  s.written = true;
+  mainboard::Profile p;
+  p.pid = ::getpid();
+  p.start_ns = s.start_ns;
+  p.end_ns = mainboard::core::monotonic_ns();
+  p.unavailable = s.unavailable;
+  if (s.tracer) {
+    auto trace = s.tracer->finish();
+    p.activity_names = std::move(trace.names);
+    p.activities = std::move(trace.activities);
+    p.dropped_activities = trace.dropped;
+    s.tracer.reset();
+  }
+  try {
+    p.save(s.output);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mainboard: cannot write the GPU trace: %s\n", e.what());
+  }
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  auto& s = injected();
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.tracer || s.written) return 1;  // once per process
+    const char* output = std::getenv("MAINBOARD_INJECT_OUTPUT");
+    if (!output || !*output) return 0;
+    s.output = output;
+    s.start_ns = mainboard::core::monotonic_ns();
+    std::uint64_t max = 1000000;
+    if (const char* m = std::getenv("MAINBOARD_INJECT_MAX"); m && *m) max = std::strtoull(m, nullptr, 10);
+    s.tracer = mainboard::detail::GpuTracer::start(parse_kinds(std::getenv("MAINBOARD_INJECT_ACTIVITIES")), max,
+                                                   s.unavailable);
+  }
+  std::atexit(write_profile);
+  return 1;
+}
+
+/// For a program that wants its trace written before it exits (and for the tests).
+extern "C" __attribute__((visibility("default"))) void mainboard_inject_flush(void) { write_profile(); }
