@@ -1,6 +1,7 @@
 // What a span costs: dormant (no session), active (statistics, and statistics plus a stored
-// event) on 1, 2 and 4 threads, next to a pair of steady_clock::now() and, where the CUDA
-// toolkit's NVTX header exists, an NVTX push/pop with no tool attached. Then what a profile of
+// event) on 1, 2 and 4 threads, with the NVTX bridge forced on, next to a pair of
+// steady_clock::now() and, where the CUDA toolkit's NVTX header exists, an NVTX push/pop with no
+// tool attached. Then what a profile of
 // one million stored spans costs to save, load and export, and in memory.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -83,6 +84,21 @@ static void BM_ActiveSpanStatistics(benchmark::State& state) {
   if (state.thread_index() == 0) g_profiler.reset();
 }
 BENCHMARK(BM_ActiveSpanStatistics)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
+
+// The NVTX bridge switched on with no NVTX tool attached: every span also calls
+// nvtxRangePushA/Pop, which return at once. Compare with BM_ActiveSpanStatistics/threads:1, where
+// the bridge is off because no tool is attached (the default).
+static void BM_ActiveSpanNvtxBridgeNoTool(benchmark::State& state) {
+  auto c = spans(0);
+  c.nvtx = NvtxBridge::always;
+  g_profiler = std::make_unique<Profiler>(c);
+  for (auto _ : state) {
+    MAINBOARD_SPAN("active");
+    benchmark::ClobberMemory();
+  }
+  g_profiler.reset();
+}
+BENCHMARK(BM_ActiveSpanNvtxBridgeNoTool);
 
 // Statistics and a stored event for every span (a fixed count, so memory stays bounded).
 static void BM_ActiveSpanStored(benchmark::State& state) {

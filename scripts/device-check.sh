@@ -2,8 +2,12 @@
 # Checks mainboard against a real NVIDIA GPU. Run on a machine with the NVIDIA driver (the GPU
 # machine has nvcc and nvidia-smi, but maybe not our Debian packages: missing ones are installed
 # when apt can reach a mirror, else the build is reported as impossible). Writes everything under
-# $OUT (default ./device-check-out) and prints a comparison of mainboard's readings with
-# nvidia-smi's: name, uuid, total memory, driver version, compute capability.
+# $OUT (default ./device-check-out):
+#   1. mainboard's GPU readings against nvidia-smi's: name, uuid, memory, driver, compute capability
+#   2. the GPU check (tests/gpu): kernels of known character under mainboard::profile, with CUPTI
+#      tracing: MEMORY and COMPUTE verdicts, copy bandwidth against the peak, a badly shaped
+#      launch, demangled names, a 1 GiB cudaMemcpy
+#   3. the CUDA injection library under a CUDA program launched with CUDA_INJECTION64_PATH
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-check-out}
@@ -57,4 +61,36 @@ if len(gpus) != len(rows):
     print(f"GPU count: mainboard={len(gpus)} nvidia-smi={len(rows)} DIFFERENT")
 print("RESULT:", "all identical" if ok else "differences above")
 PY
+log "GPU check: kernels built with nvcc, profiled through CUPTI"
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if "$nvcc" -O2 -shared -Xcompiler -fPIC -o "$build/libgpu_kernels.so" tests/gpu/kernels.cu >"$OUT/nvcc.txt" 2>&1; then
+  timeout 300 "$build/tests/gpu/gpu_check" "$build/libgpu_kernels.so" "$OUT/gpu_check.json" 2>&1 | tee "$OUT/gpu_check.txt"
+  grep -E "^(PASS|FAIL|RESULT)" "$OUT/gpu_check.txt" >>"$OUT/summary.txt"
+else
+  log "nvcc failed"; tail -20 "$OUT/nvcc.txt"
+fi
+
+log "injection: a CUDA program launched with CUDA_INJECTION64_PATH writes its trace at exit"
+cat >"$build/inject_probe.cu" <<'CU'
+#include <cstdio>
+__global__ void probe_kernel(float* x) { x[threadIdx.x] += 1.0f; }
+int main() {
+  float* x = nullptr;
+  cudaMalloc(&x, 1024 * sizeof(float));
+  for (int i = 0; i < 5; ++i) probe_kernel<<<1, 256>>>(x);
+  cudaDeviceSynchronize();
+  std::puts("probe done");
+  return 0;
+}
+CU
+if "$nvcc" -O2 -o "$build/inject_probe" "$build/inject_probe.cu" >>"$OUT/nvcc.txt" 2>&1; then
+  CUDA_INJECTION64_PATH=$PWD/$build/src/libmainboard_inject.so MAINBOARD_INJECT_OUTPUT=$OUT/inject_profile.json \
+    timeout 60 "$build/inject_probe" >"$OUT/inject.txt" 2>&1
+  if [[ -s $OUT/inject_profile.json ]]; then
+    "$mb" profile report "$OUT/inject_profile.json" | tee -a "$OUT/inject.txt"
+    if grep -q "probe_kernel(float\*)" "$OUT/inject.txt"; then log "PASS injection traced probe_kernel"; else log "FAIL injection: no probe_kernel"; fi
+  else
+    log "FAIL injection: no profile written"; cat "$OUT/inject.txt"
+  fi
+fi
 log "done; files in $OUT"
