@@ -685,3 +685,33 @@ TEST(GpuTracer, InjectionWithoutAnOutputDoesNothing) {
 }
 
 #endif  // MAINBOARD_INJECT
+
+#ifdef MAINBOARD_FAKE_NVTX_TOOL
+
+TEST(NvtxBridge, SpansReachAnAttachedNvtxTool) {
+  // What Nsight Systems does: name the tool in the environment before the first NVTX call.
+  ::setenv("NVTX_INJECTION64_PATH", MAINBOARD_FAKE_NVTX_TOOL, 1);
+  {
+    Profiler p(Collection{.features = Feature::spans});
+    {
+      MAINBOARD_SPAN("outer");
+      { MAINBOARD_SPAN("inner"); }
+    }
+    p.stop();
+    { MAINBOARD_SPAN("after_the_session"); }  // dormant: no NVTX range either
+  }
+  {
+    auto c = Collection{.features = Feature::spans};
+    c.nvtx = NvtxBridge::off;
+    Profiler off(c);
+    { MAINBOARD_SPAN("bridge_off"); }
+  }
+  ::unsetenv("NVTX_INJECTION64_PATH");
+  void* tool = ::dlopen(MAINBOARD_FAKE_NVTX_TOOL, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(tool, nullptr) << "the NVTX tool was never loaded";
+  auto* log = reinterpret_cast<const char* (*)()>(::dlsym(tool, "fake_nvtx_log"));
+  ASSERT_NE(log, nullptr);
+  EXPECT_EQ(std::string(log()), "push outer\npush inner\npop\npop\n");
+}
+
+#endif  // MAINBOARD_FAKE_NVTX_TOOL
