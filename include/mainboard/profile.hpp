@@ -12,8 +12,9 @@
 
 namespace mainboard {
 
-/// Version of the profile's JSON layout. Version 1 (no GPU activity) still loads.
-inline constexpr int kProfileSchemaVersion = 2;
+/// Version of the profile's JSON layout. Versions 1 (no GPU activity) and 2 (no stack samples)
+/// still load.
+inline constexpr int kProfileSchemaVersion = 3;
 
 /// Exact statistics of one span path over the whole session (whatever max_spans was).
 struct SpanStat {
@@ -42,6 +43,43 @@ struct ThreadInfo {
   std::int64_t tid = 0;
   std::string name;
   bool operator==(const ThreadInfo&) const = default;
+};
+
+/// One frame of a sampled stack, symbolized.
+struct StackFrame {
+  std::string function;  ///< demangled; "0x7f12…" when no symbol covers the address
+  std::string module;    ///< the ELF file's name, "[jit]" (perf map) or "[unknown]"
+  std::string file;      ///< source file, when debug information says
+  std::uint32_t line = 0;
+  bool inlined = false;  ///< inlined into the frame after it (its caller)
+  bool operator==(const StackFrame&) const = default;
+};
+
+/// One stack sample: which thread, when, and which stack (Profile::stacks).
+struct StackSample {
+  std::int64_t t_ns = 0;
+  std::uint32_t thread = 0;
+  std::uint32_t stack = 0;
+  bool operator==(const StackSample&) const = default;
+};
+
+/// A function's share of the samples.
+struct FunctionStat {
+  std::string function;
+  std::string module;
+  std::uint64_t self_samples = 0;   ///< samples with it as the leaf
+  std::uint64_t total_samples = 0;  ///< samples with it anywhere on the stack
+  double self_pct = 0;
+  double total_pct = 0;
+  bool operator==(const FunctionStat&) const = default;
+};
+
+/// One distinct stack and how often it was sampled.
+struct StackStat {
+  std::vector<std::string> frames;  ///< root first
+  std::uint64_t samples = 0;
+  double pct = 0;
+  bool operator==(const StackStat&) const = default;
 };
 
 /// One reading of the profiled process on its GPU, taken while spans were open.
@@ -231,6 +269,11 @@ struct Profile {
   std::vector<GpuActivity> activities;      ///< GPU activity records, by start time
   std::uint64_t dropped_activities = 0;     ///< records lost (CUPTI's count plus max_activities)
   std::vector<KernelCounters> counters;     ///< from a hardware-counter pass, when one ran
+  std::vector<StackFrame> frames;                  ///< interned, indexed by stacks
+  std::vector<std::vector<std::uint32_t>> stacks;  ///< frame indices, leaf first
+  std::vector<StackSample> samples;                ///< by time
+  std::uint32_t sample_hz = 0;                     ///< the sampling rate, 0 without samples
+  std::uint64_t lost_samples = 0;                  ///< samples the kernel or max_samples dropped
   std::vector<std::string> unavailable;  ///< "device: no GPU at index 0", …
   std::optional<MachineSnapshot> machine;
 
@@ -251,6 +294,15 @@ struct Profile {
   std::vector<KernelCounters> counter_bottlenecks(std::size_t top = 10) const;
   /// Every kernel name with its calls and time, hottest first.
   std::vector<KernelSummary> kernel_summaries() const;
+  /// Functions by samples with them on the stack (self: as the leaf), most first.
+  std::vector<FunctionStat> hot_functions(std::size_t top = 20) const;
+  /// The most sampled distinct stacks.
+  std::vector<StackStat> hot_stacks(std::size_t top = 10) const;
+  /// Folded stacks, the format flamegraph.pl reads: "thread;root;…;leaf count" a line each.
+  std::string folded() const;
+  /// A speedscope file (https://www.speedscope.app/file-format-schema.json): one sampled
+  /// profile per thread over shared frames.
+  std::string speedscope_json() const;
   /// Change of every region and kernel against `baseline`, largest absolute change first.
   ProfileDiff diff(const Profile& baseline) const;
   /// Plain text with only the sections that have evidence; the region table lists the
@@ -285,6 +337,10 @@ MAINBOARD_DECLARE_JSON(TraceReport);
 MAINBOARD_DECLARE_JSON(KernelEfficiency);
 MAINBOARD_DECLARE_JSON(KernelCounters);
 MAINBOARD_DECLARE_JSON(KernelDiff);
+MAINBOARD_DECLARE_JSON(StackFrame);
+MAINBOARD_DECLARE_JSON(StackSample);
+MAINBOARD_DECLARE_JSON(FunctionStat);
+MAINBOARD_DECLARE_JSON(StackStat);
 MAINBOARD_DECLARE_JSON(IdleGap);
 MAINBOARD_DECLARE_JSON(Timeline);
 MAINBOARD_DECLARE_JSON(RegionDiff);

@@ -80,6 +80,42 @@ struct SpanToken {
   std::uint64_t session = 0;
 };
 
+/// How Profiler::run and Profiler::attach sample another process.
+struct SampleOptions {
+  Feature features = Feature::defaults | Feature::stacks;  ///< stacks; spans and gpu_activity for run
+  Activity activities = Activity::defaults;  ///< GPU kinds, through the injection library
+  std::uint32_t hz = 99;                     ///< stack samples per second and thread
+  bool children = true;                      ///< also sample the processes the target starts
+  double timeout_s = 0;                      ///< run: end the target after this long (0: never)
+  double duration_s = 10;                    ///< attach: how long to sample (ends early if the process exits)
+  std::uint64_t max_samples = 10'000'000;
+  std::uint64_t max_spans = 100000;          ///< for a target that links libmainboard
+  /// A feature that cannot be collected throws instead of being listed in unavailable.
+  bool strict = false;
+  /// Where the target's standard streams go: inherited unless set (files, for tests).
+  std::string stdout_path, stderr_path;
+};
+
+/// What Profiler::run observed: the profile, and how the target ended.
+struct RunResult {
+  Profile profile;
+  int exit_code = 0;     ///< the target's status, 128 + signal when a signal ended it
+  int signal = 0;        ///< the signal that ended it, 0 when it exited
+  bool timed_out = false;
+};
+
+/// One thread's stack at one instant (Profiler::dump), innermost frame first.
+struct ThreadStack {
+  std::int64_t tid = 0;
+  std::string name;
+  std::vector<StackFrame> frames;
+};
+struct StackDump {
+  std::int64_t pid = 0;
+  std::vector<ThreadStack> threads;
+  std::string text() const;  ///< like eu-stack: a block per thread, a frame per line
+};
+
 /// A bounded profiling session, active from construction until stop() or destruction. Spans
 /// anywhere in the process (any thread) are recorded while it is active. Only one session can
 /// be active at a time: constructing a second throws mainboard::Error.
@@ -115,6 +151,17 @@ class Profiler {
   Activity traced_activities() const;
   std::string report();
   void show(bool color = true);
+
+  /// Starts `argv` (no shell; PATH is searched), samples its stacks until it exits (or the
+  /// timeout ends it), and joins the spans of a target that links libmainboard and the GPU
+  /// activity of a CUDA target (CUDA injection). The target's streams and status are its own.
+  /// Throws mainboard::Error when the program cannot be started.
+  static RunResult run(const std::vector<std::string>& argv, const SampleOptions& options = {});
+  /// Samples a running process (every thread, and the ones it starts) for options.duration_s.
+  static Profile attach(std::int64_t pid, const SampleOptions& options = {});
+  /// One stack of every thread of `pid`, unwound with libdw through ptrace; the process is
+  /// always let go again, also on error.
+  static StackDump dump(std::int64_t pid);
 
   struct Session;
 

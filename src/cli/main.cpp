@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -15,6 +17,8 @@
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
 #include "mainboard/profile.hpp"
+#include "mainboard/profiler.hpp"
+#include "sampling/interrupt.hpp"
 #include "mainboard/version.hpp"
 #include "mainboard/view.hpp"
 #include "view/gpus.hpp"
@@ -226,6 +230,66 @@ int run_profile_diff(const std::string& base, const std::string& next, bool json
   return 0;
 }
 
+/// Ctrl-C during `profile run` / `attach`: end the sampling and keep the profile (the target,
+/// in our process group, gets the signal too).
+void on_interrupt(int) { mainboard::detail::g_sampling_interrupted = true; }
+
+struct SampleOutputs {
+  std::string output = "mainboard-profile.json", perfetto, folded, speedscope;
+  bool json = false;
+};
+
+void write_outputs(const mainboard::Profile& p, const SampleOutputs& o) {
+  if (!o.output.empty()) p.save(o.output);
+  if (!o.perfetto.empty()) p.perfetto(o.perfetto);
+  if (!o.folded.empty()) mainboard::core::write_file_atomic(o.folded, p.folded());
+  if (!o.speedscope.empty()) mainboard::core::write_file_atomic(o.speedscope, p.speedscope_json());
+  std::string text = o.json ? nlohmann::json{{"hot_functions", p.hot_functions(20)},
+                                             {"hot_stacks", p.hot_stacks(5)},
+                                             {"samples", p.samples.size()},
+                                             {"lost_samples", p.lost_samples},
+                                             {"unavailable", p.unavailable}}
+                                      .dump(2) +
+                                  "\n"
+                            : p.report(20);
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  if (!o.output.empty()) std::fprintf(stderr, "mainboard: profile written to %s\n", o.output.c_str());
+}
+
+int run_profile_run(const std::vector<std::string>& command, mainboard::SampleOptions options, const SampleOutputs& out) {
+  if (command.empty()) {
+    std::fprintf(stderr, "mainboard: error: profile run needs a command: mainboard profile run -- CMD ARGS\n");
+    return 2;
+  }
+  std::signal(SIGINT, on_interrupt);
+  auto r = mainboard::Profiler::run(command, options);
+  std::signal(SIGINT, SIG_DFL);
+  write_outputs(r.profile, out);
+  if (r.timed_out) std::fprintf(stderr, "mainboard: the command was ended after %g s\n", options.timeout_s);
+  else if (r.signal) std::fprintf(stderr, "mainboard: the command was killed by signal %d (%s)\n", r.signal, strsignal(r.signal));
+  return r.exit_code;
+}
+
+int run_profile_attach(std::int64_t pid, const mainboard::SampleOptions& options, const SampleOutputs& out) {
+  std::signal(SIGINT, on_interrupt);
+  auto p = mainboard::Profiler::attach(pid, options);
+  std::signal(SIGINT, SIG_DFL);
+  write_outputs(p, out);
+  return 0;
+}
+
+int run_profile_dump(std::int64_t pid, bool json) {
+  auto d = mainboard::Profiler::dump(pid);
+  if (json) {
+    nlohmann::json threads = nlohmann::json::array();
+    for (const auto& t : d.threads) threads.push_back({{"tid", t.tid}, {"name", t.name}, {"frames", t.frames}});
+    print(nlohmann::json{{"pid", d.pid}, {"threads", threads}}.dump(2) + "\n");
+  } else {
+    print(d.text());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -310,7 +374,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   gather->add_flag("--force", gather_options.force, "write into a directory that is not empty");
 
-  auto* profile = app.add_subcommand("profile", "read, compare and export saved profiles");
+  auto* profile = app.add_subcommand("profile", "sample programs; read, compare and export profiles");
   profile->require_subcommand(1);
   auto* report = profile->add_subcommand("report", "the report of a saved profile");
   std::string report_file;
@@ -330,6 +394,48 @@ int main(int argc, char** argv) {
   perfetto->add_option("FILE", perfetto_in, "a saved profile")->required();
   perfetto->add_option("-o,--output", perfetto_out, "the trace file to write (open at ui.perfetto.dev)")
       ->required();
+
+  auto add_sampling = [](CLI::App* cmd, mainboard::SampleOptions& o, SampleOutputs& out) {
+    cmd->add_option("-o,--output", out.output, "where to save the profile (empty: do not save)")
+        ->capture_default_str()
+        ->type_name("FILE");
+    cmd->add_option("--perfetto", out.perfetto, "also write a Chrome/Perfetto trace")->type_name("FILE");
+    cmd->add_option("--folded", out.folded, "also write folded stacks (for flamegraph.pl)")->type_name("FILE");
+    cmd->add_option("--speedscope", out.speedscope, "also write a speedscope file")->type_name("FILE");
+    cmd->add_option("--hz", o.hz, "stack samples per second")->capture_default_str()->check(CLI::Range(1, 100000));
+    cmd->add_flag("--json", out.json, "the summary as JSON on stderr");
+  };
+  auto* prun = profile->add_subcommand(
+      "run", "run a command, sample its stacks (and collect its spans and, with --gpu, its GPU activity); "
+             "exit with its status");
+  mainboard::SampleOptions run_options;
+  SampleOutputs run_out;
+  add_sampling(prun, run_options, run_out);
+  prun->add_option("--timeout", run_options.timeout_s, "end the command after this many seconds (the profile is kept)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("S");
+  bool run_gpu = false, run_no_children = false;
+  prun->add_flag("--gpu", run_gpu, "trace the command's CUDA kernels and copies (CUPTI, through CUDA injection)");
+  prun->add_flag("--no-children", run_no_children, "sample only the command's own process");
+  prun->prefix_command();
+  prun->footer("Example: mainboard profile run --hz 999 --speedscope run.speedscope.json -- ./train --steps 100");
+
+  auto* pattach = profile->add_subcommand("attach", "sample the stacks of a running process");
+  mainboard::SampleOptions attach_options;
+  SampleOutputs attach_out;
+  std::int64_t attach_pid = 0;
+  pattach->add_option("PID", attach_pid, "the process")->required();
+  add_sampling(pattach, attach_options, attach_out);
+  pattach->add_option("--duration", attach_options.duration_s, "sample for this many seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->type_name("S");
+
+  auto* pdump = profile->add_subcommand("dump", "print one stack of every thread of a running process");
+  std::int64_t dump_pid = 0;
+  bool dump_json = false;
+  pdump->add_option("PID", dump_pid, "the process")->required();
+  pdump->add_flag("--json", dump_json, "as JSON");
 
   // "mainboard meter [options] -- CMD ARGS": everything after the first "--" is the command,
   // untouched by our option parser (it may have options of its own). Without "--", the first
@@ -366,13 +472,22 @@ int main(int argc, char** argv) {
       mainboard::Profile::load(perfetto_in).perfetto(perfetto_out);
       return 0;
     }
+    if (*prun) {
+      auto command = prun->remaining();
+      command.insert(command.end(), after_dashes.begin(), after_dashes.end());
+      if (run_gpu) run_options.features = run_options.features | mainboard::Feature::gpu_activity;
+      run_options.children = !run_no_children;
+      return run_profile_run(command, run_options, run_out);
+    }
+    if (*pattach) return run_profile_attach(attach_pid, attach_options, attach_out);
+    if (*pdump) return run_profile_dump(dump_pid, dump_json);
     if (*meter) {
       auto command = meter->remaining();
       command.insert(command.end(), after_dashes.begin(), after_dashes.end());
       return run_meter(g, command, meter_json, meter_output, meter_interval);
     }
     if (!after_dashes.empty()) {
-      std::fprintf(stderr, "mainboard: error: only meter takes a command after --\n");
+      std::fprintf(stderr, "mainboard: error: only meter and profile run take a command after --\n");
       return 2;
     }
     if (*busy) return run_busy(g, busy_index, thresholds, std::nullopt, wait_interval);

@@ -85,6 +85,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     const char* output = std::getenv("MAINBOARD_INJECT_OUTPUT");
     if (!output || !*output) return 0;
     s.output = output;
+    // "%p": each process its own file (a CUDA program may start others).
+    if (auto p = s.output.find("%p"); p != std::string::npos) s.output.replace(p, 2, std::to_string(::getpid()));
     s.start_ns = mainboard::core::monotonic_ns();
     std::uint64_t max = 1000000;
     if (const char* m = std::getenv("MAINBOARD_INJECT_MAX"); m && *m) max = std::strtoull(m, nullptr, 10);

@@ -310,6 +310,37 @@ std::string Profile::report(std::size_t top_regions) const {
       }
     }
   }
+  if (!samples.empty() || lost_samples) {
+    std::size_t sampled_threads = 0;
+    {
+      std::vector<bool> seen(threads.size(), false);
+      for (const auto& x : samples)
+        if (x.thread < seen.size() && !seen[x.thread]) {
+          seen[x.thread] = true;
+          ++sampled_threads;
+        }
+    }
+    out += fmt::format("\nStack samples ({} at {} Hz on {} thread{}", samples.size(), sample_hz, sampled_threads,
+                       sampled_threads == 1 ? "" : "s");
+    if (lost_samples) out += fmt::format(", {} lost", lost_samples);
+    out += ")\n";
+    auto hot = hot_functions(15);
+    if (!hot.empty()) {
+      out += fmt::format("  {:<56} {:>7} {:>7} {:>8} {:>8}  {}\n", "function", "self", "total", "self %", "total %",
+                         "module");
+      for (const auto& f : hot)
+        out += fmt::format("  {:<56} {:>7} {:>7} {:>7.1f}% {:>7.1f}%  {}\n", detail::clip(f.function, 56), f.self_samples,
+                           f.total_samples, f.self_pct, f.total_pct, f.module);
+    }
+    auto stacks_top = hot_stacks(3);
+    for (std::size_t i = 0; i < stacks_top.size(); ++i) {
+      out += fmt::format("  stack #{} ({:.1f} %, {} samples):\n", i + 1, stacks_top[i].pct, stacks_top[i].samples);
+      const auto& fr = stacks_top[i].frames;
+      std::size_t from = fr.size() > 12 ? fr.size() - 12 : 0;  // the leaf end, where the time is
+      if (from) out += fmt::format("    … {} outer frames\n", from);
+      for (std::size_t k = from; k < fr.size(); ++k) out += "    " + detail::clip(fr[k], 100) + "\n";
+    }
+  }
   if (!counters.empty()) {
     out += "\nCounter bottlenecks\n";
     out += fmt::format("  {:<52} {:>10} {:>7} {:>7} {:>9}\n", "kernel", "time", "SM", "DRAM", "limiter");

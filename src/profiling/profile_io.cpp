@@ -235,6 +235,46 @@ void from_json(const nlohmann::json& j, GpuActivity& a) {
 }
 
 template <class V>
+void fields(V& v, StackFrame& m) {
+  v("function", m.function);
+  v("module", m.module);
+  v("file", m.file);
+  v("line", m.line);
+  v("inlined", m.inlined);
+}
+MAINBOARD_DEFINE_JSON(StackFrame)
+
+template <class V>
+void fields(V& v, FunctionStat& m) {
+  v("function", m.function);
+  v("module", m.module);
+  v("self_samples", m.self_samples);
+  v("total_samples", m.total_samples);
+  v("self_pct", m.self_pct);
+  v("total_pct", m.total_pct);
+}
+MAINBOARD_DEFINE_JSON(FunctionStat)
+
+template <class V>
+void fields(V& v, StackStat& m) {
+  v("frames", m.frames);
+  v("samples", m.samples);
+  v("pct", m.pct);
+}
+MAINBOARD_DEFINE_JSON(StackStat)
+
+// Samples are many: [t_ns, thread, stack] arrays.
+void to_json(nlohmann::json& j, const StackSample& s) { j = {s.t_ns, s.thread, s.stack}; }
+void from_json(const nlohmann::json& j, StackSample& s) {
+  if (!j.is_array() || j.size() != 3 || !j[0].is_number_integer() || !j[1].is_number_unsigned() ||
+      !j[2].is_number_unsigned())
+    throw Error("StackSample: expected [t_ns, thread, stack]");
+  auto thread = j[1].get<std::uint64_t>(), stack = j[2].get<std::uint64_t>();
+  if (thread > 0xffffffffu || stack > 0xffffffffu) throw Error("StackSample: index out of range");
+  s = {j[0].get<std::int64_t>(), static_cast<std::uint32_t>(thread), static_cast<std::uint32_t>(stack)};
+}
+
+template <class V>
 void fields(V& v, Profile& m) {
   v("schema_version", m.schema_version);
   v("pid", m.pid);
@@ -250,6 +290,11 @@ void fields(V& v, Profile& m) {
   v("activities", m.activities);
   v("dropped_activities", m.dropped_activities);
   v("counters", m.counters);
+  v("frames", m.frames);
+  v("stacks", m.stacks);
+  v("samples", m.samples);
+  v("sample_hz", m.sample_hz);
+  v("lost_samples", m.lost_samples);
   v("unavailable", m.unavailable);
   v("machine", m.machine);
 }
@@ -294,6 +339,15 @@ void validate(const Profile& p, const std::string& origin) {
       bad(fmt::format("activities[{}] names {} of {} activity names", i, a.name, p.activity_names.size()));
     if (a.end_ns < a.start_ns) bad(fmt::format("activities[{}] ends before it starts", i));
   }
+  for (std::size_t i = 0; i < p.stacks.size(); ++i)
+    for (auto f : p.stacks[i])
+      if (f >= p.frames.size()) bad(fmt::format("stacks[{}] names frame {} of {}", i, f, p.frames.size()));
+  for (std::size_t i = 0; i < p.samples.size(); ++i) {
+    const auto& x = p.samples[i];
+    if (x.stack >= p.stacks.size()) bad(fmt::format("samples[{}] names stack {} of {}", i, x.stack, p.stacks.size()));
+    if (x.thread >= p.threads.size())
+      bad(fmt::format("samples[{}] names thread {} of {}", i, x.thread, p.threads.size()));
+  }
   if (p.end_ns < p.start_ns) bad("the profile ends before it starts");
 }
 
@@ -318,13 +372,19 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
   if (version == j.end() || !version->is_number_integer())
     throw Error(origin + ": not a profile (no schema_version)");
   auto v = version->get<std::int64_t>();
-  if (v != kProfileSchemaVersion && v != 1)
+  if (v < 1 || v > kProfileSchemaVersion)
     throw Error(origin + ": schema_version " + version->dump() + " is not supported (this build reads 1 to " +
                 std::to_string(kProfileSchemaVersion) + ")");
-  if (v == 1) {
-    // Version 1 had no GPU activity: the same profile with none.
-    for (const char* key : {"activity_names", "activities", "counters"}) j[key] = nlohmann::json::array();
-    j["dropped_activities"] = 0;
+  if (v < kProfileSchemaVersion) {
+    // Older layouts lack what came later (2: GPU activity, 3: stack samples): the same profile
+    // with none of it.
+    if (v < 2) {
+      for (const char* key : {"activity_names", "activities", "counters"}) j[key] = nlohmann::json::array();
+      j["dropped_activities"] = 0;
+    }
+    for (const char* key : {"frames", "stacks", "samples"}) j[key] = nlohmann::json::array();
+    j["sample_hz"] = 0;
+    j["lost_samples"] = 0;
     j["schema_version"] = kProfileSchemaVersion;
   }
   Profile p;
@@ -462,8 +522,32 @@ std::string Profile::perfetto_json() const {
     else
       fmt::format_to(std::back_inserter(out), ",\"args\":{{\"correlation\":{}}}}}", a.correlation);
   }
+  // Stack samples: an instant event per sample on its thread's track, named by the leaf
+  // function, with the whole stack (root first) in its arguments.
+  std::vector<std::string> stack_text(stacks.size());
+  for (std::size_t i = 0; i < stacks.size(); ++i) {
+    std::string text;
+    for (auto it = stacks[i].rbegin(); it != stacks[i].rend(); ++it)
+      if (*it < frames.size()) {
+        if (!text.empty()) text += "\n";
+        text += frames[*it].function;
+      }
+    escape(stack_text[i], text);
+  }
+  std::vector<std::string> leaf(stacks.size());
+  for (std::size_t i = 0; i < stacks.size(); ++i)
+    escape(leaf[i], !stacks[i].empty() && stacks[i][0] < frames.size() ? frames[stacks[i][0]].function : "[unknown]");
+  for (const auto& x : samples) {
+    if (x.stack >= stacks.size()) continue;
+    auto tid = x.thread < threads.size() && threads[x.thread].tid ? threads[x.thread].tid : x.thread;
+    fmt::format_to(std::back_inserter(out), ",\n{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":",
+                   process, tid, leaf[x.stack]);
+    micros(out, x.t_ns - start_ns);
+    fmt::format_to(std::back_inserter(out), ",\"args\":{{\"stack\":\"{}\"}}}}", stack_text[x.stack]);
+  }
   out += "\n],\"metadata\":";
   nlohmann::json meta = {{"producer", "mainboard"}, {"dropped_spans", dropped_spans}, {"dropped_activities", dropped_activities},
+                         {"sample_hz", sample_hz}, {"lost_samples", lost_samples},
                          {"start_ns", start_ns}, {"end_ns", end_ns}};
   if (machine) meta["machine"] = *machine;
   out += meta.dump();

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstdio>
 #include <map>
 #include <set>
 
 #include "core/clock.hpp"
 #include "core/log.hpp"
+#include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
 #include "profiling/session.hpp"
@@ -177,6 +179,52 @@ namespace {
 std::mutex g_active_mutex;
 Profiler* g_active = nullptr;
 
+// A session started from the environment (MAINBOARD_PROFILE, set by `mainboard profile run`):
+// it records the spans of the whole program and saves them at exit.
+Profiler* g_auto = nullptr;
+std::string* g_auto_output = nullptr;
+std::atomic<bool> g_exiting{false};
+
+void save_auto_session() {
+  if (!g_auto || !g_auto_output) return;
+  g_exiting = true;  // statics such as Machine::instance() may be gone: no machine snapshot
+  try {
+    g_auto->stop();
+    g_auto->result().save(*g_auto_output);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mainboard: cannot save the profile for `mainboard profile run`: %s\n", e.what());
+  }
+}
+
+/// MAINBOARD_PROFILE="out=/dir/spans-%p.json,max_spans=100000": %p becomes this process's id.
+const bool g_autostarted = [] {
+  const char* spec = std::getenv("MAINBOARD_PROFILE");
+  if (!spec || !*spec) return false;
+  try {
+    std::string out;
+    Collection c;
+    c.features = Feature::spans;
+    for (auto item : core::split(spec, ',')) {
+      auto eq = item.find('=');
+      if (eq == std::string_view::npos) continue;
+      auto key = item.substr(0, eq), value = item.substr(eq + 1);
+      if (key == "out") out = std::string(value);
+      else if (key == "max_spans")
+        if (auto n = core::parse_u64(value)) c.max_spans = *n;
+    }
+    auto p = out.find("%p");
+    if (p != std::string::npos) out.replace(p, 2, std::to_string(::getpid()));
+    if (out.empty()) return false;
+    g_auto_output = new std::string(out);
+    g_auto = new Profiler(c);  // lives until exit, like the process it profiles
+    std::atexit(save_auto_session);
+    return true;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mainboard: MAINBOARD_PROFILE is set but no session could start: %s\n", e.what());
+    return false;
+  }
+}();
+
 }  // namespace
 
 void Profiler::Session::take_sample() {
@@ -203,13 +251,22 @@ Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Ses
   auto& s = *session_;
   s.collection = collection;
   {
-    std::lock_guard<std::mutex> lock(g_active_mutex);
+    std::unique_lock<std::mutex> lock(g_active_mutex);
+    if (g_active && g_active == g_auto && this != g_auto) {
+      // The program starts its own session: the one from the environment gives way (what it
+      // recorded so far is still saved at exit).
+      lock.unlock();
+      g_auto->stop();
+      lock.lock();
+    }
     if (g_active)
       throw Error("a profiling session is already active in this process; stop it first "
                   "(only one Profiler can be active at a time)");
     g_active = this;
   }
-  s.machine = collection.machine ? collection.machine : &Machine::instance();
+  // The machine is needed for GPU sampling, and for the snapshot at stop.
+  s.machine = collection.machine;
+  if (!s.machine && has(collection.features, Feature::device)) s.machine = &Machine::instance();
 
   auto refuse = [&](const std::string& what) {
     if (collection.strict) {
@@ -435,7 +492,8 @@ void Profiler::stop() {
   profile->activities = std::move(trace.activities);
   profile->dropped_activities = trace.dropped;
   try {
-    profile->machine = s.machine->snapshot({.toolchain = false});
+    if (s.machine) profile->machine = s.machine->snapshot({.toolchain = false});
+    else if (!g_exiting) profile->machine = Machine::instance().snapshot({.toolchain = false});
   } catch (const std::exception& e) {
     core::log().debug("profiler: no machine snapshot: {}", e.what());
   }

@@ -1,0 +1,84 @@
+#include "sampling/build_profile.hpp"
+
+#include <deque>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace mainboard::sampling {
+
+namespace {
+
+struct FrameKey {
+  const StackFrame* f;
+  bool operator<(const FrameKey& o) const {
+    return std::tie(f->function, f->module, f->file, f->line, f->inlined) <
+           std::tie(o.f->function, o.f->module, o.f->file, o.f->line, o.f->inlined);
+  }
+};
+
+}  // namespace
+
+Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, bool children,
+                   const std::string& perf_map_dir) {
+  Profile p;
+  p.pid = target;
+  p.sample_hz = hz;
+  p.lost_samples = out.lost;
+  std::map<std::int32_t, std::unique_ptr<Symbolizer>> symbolizers;
+  auto symbolizer = [&](std::int32_t pid) -> Symbolizer& {
+    auto& s = symbolizers[pid];
+    if (!s) {
+      s = std::make_unique<Symbolizer>();
+      s->set_mappings(out.mappings[pid]);
+      std::ifstream map(perf_map_dir + "/perf-" + std::to_string(pid) + ".map");
+      if (map) {
+        std::stringstream text;
+        text << map.rdbuf();
+        s->set_jit_symbols(parse_perf_map(text.str()));
+      }
+    }
+    return *s;
+  };
+  std::map<std::int32_t, std::uint32_t> thread_index;
+  std::map<FrameKey, std::uint32_t> frame_index;
+  std::map<std::vector<std::uint32_t>, std::uint32_t> stack_index;
+  std::deque<StackFrame> frame_store;  // stable addresses for the keys
+  std::vector<std::uint32_t> stack;
+  for (const auto& s : out.samples) {
+    if (!children && s.pid != target) continue;
+    auto [t, fresh] = thread_index.emplace(s.tid, static_cast<std::uint32_t>(p.threads.size()));
+    if (fresh) {
+      ThreadInfo info;
+      info.index = t->second;
+      info.tid = s.tid;
+      auto name = out.thread_names.find(s.tid);
+      info.name = name != out.thread_names.end() ? name->second : "";
+      if (s.pid != target) info.name += " (pid " + std::to_string(s.pid) + ")";
+      p.threads.push_back(info);
+    }
+    stack.clear();
+    auto& sym = symbolizer(s.pid);
+    for (std::size_t i = 0; i < s.ips.size(); ++i) {
+      for (const auto& f : sym.symbolize(s.ips[i], i > 0)) {
+        auto it = frame_index.find(FrameKey{&f});
+        if (it == frame_index.end()) {
+          frame_store.push_back(f);
+          it = frame_index.emplace(FrameKey{&frame_store.back()}, static_cast<std::uint32_t>(p.frames.size())).first;
+          p.frames.push_back(f);
+        }
+        stack.push_back(it->second);
+      }
+    }
+    auto [st, new_stack] = stack_index.emplace(stack, static_cast<std::uint32_t>(p.stacks.size()));
+    if (new_stack) p.stacks.push_back(stack);
+    p.samples.push_back({s.t_ns, t->second, st->second});
+  }
+  if (!p.samples.empty()) {
+    p.start_ns = p.samples.front().t_ns;
+    p.end_ns = p.samples.back().t_ns;
+  }
+  return p;
+}
+
+}  // namespace mainboard::sampling

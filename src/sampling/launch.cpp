@@ -1,0 +1,308 @@
+// Profiler::run and Profiler::attach: sample another process's stacks, and gather what the
+// process recorded itself (its spans, its GPU activity) into one Profile.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/log.hpp"
+#include "core/text.hpp"
+#include "mainboard/error.hpp"
+#include "mainboard/machine.hpp"
+#include "mainboard/profiler.hpp"
+#include "profiling/merge.hpp"
+#include "sampling/build_profile.hpp"
+#include "sampling/interrupt.hpp"
+#include "sampling/perf_sampler.hpp"
+
+extern char** environ;
+
+namespace mainboard {
+
+namespace detail {
+std::atomic<bool> g_sampling_interrupted{false};
+}  // namespace detail
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The program file for argv[0]: a path as given, else the first executable on PATH.
+std::string resolve(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  for (auto dir : core::split(path ? path : "/usr/bin:/bin", ':')) {
+    if (dir.empty()) dir = ".";
+    std::string candidate = std::string(dir) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) {
+      struct stat st{};
+      if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return candidate;
+    }
+  }
+  throw Error("cannot run " + program + ": not found on PATH");
+}
+
+/// Where libmainboard_inject.so is: MAINBOARD_INJECT_LIBRARY, next to this library (the shared
+/// library or the command), or in ../lib from the command.
+std::string inject_library() {
+  if (const char* env = std::getenv("MAINBOARD_INJECT_LIBRARY"); env && *env) return env;
+  std::vector<fs::path> dirs;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&inject_library), &info) && info.dli_fname)
+    dirs.push_back(fs::absolute(info.dli_fname).parent_path());
+  std::error_code ec;
+  auto self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    dirs.push_back(self.parent_path());
+    dirs.push_back(self.parent_path() / ".." / "lib");
+    dirs.push_back(self.parent_path() / ".." / "..");  // the build tree: build/src/cli/mainboard → build/src
+    dirs.push_back(self.parent_path() / "..");
+  }
+  for (const auto& d : dirs) {
+    auto candidate = d / "libmainboard_inject.so";
+    if (fs::exists(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
+  }
+  return "";
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "mainboard-run-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw Error(std::string("cannot create a temporary directory: ") + std::strerror(errno));
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+/// Profiles the pieces of a run left in `dir` (the target's spans, the injected GPU trace):
+/// every file whose name starts with `prefix`, for the processes in `pids`.
+void merge_handoff(Profile& into, const fs::path& dir, const std::string& prefix, const std::vector<std::int32_t>& pids) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    auto name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || e.path().extension() != ".json") continue;
+    auto pid_text = name.substr(prefix.size(), name.size() - prefix.size() - 5);
+    auto pid = core::parse_u64(pid_text);
+    if (!pid || std::find(pids.begin(), pids.end(), static_cast<std::int32_t>(*pid)) == pids.end()) continue;
+    try {
+      detail::merge_profile(into, Profile::load(e.path()));
+    } catch (const std::exception& ex) {
+      into.unavailable.push_back("the profile process " + pid_text + " wrote could not be read: " + ex.what());
+    }
+  }
+}
+
+bool process_gone(std::int32_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+void add_machine(Profile& p) {
+  try {
+    p.machine = Machine::instance().snapshot({.toolchain = false});
+  } catch (const std::exception& e) {
+    core::log().debug("profile: no machine snapshot: {}", e.what());
+  }
+}
+
+}  // namespace
+
+RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOptions& o) {
+  if (argv.empty() || argv[0].empty()) throw Error("nothing to run: give a program and its arguments");
+  std::string program = resolve(argv[0]);
+  TempDir handoff;
+  std::vector<std::string> unavailable;
+
+  // The target's environment: ours, plus where a linked libmainboard and the CUDA injection
+  // library leave their evidence ("%p": each process its own file).
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view kv = *e;
+    if (kv.rfind("MAINBOARD_PROFILE=", 0) == 0 || kv.rfind("MAINBOARD_INJECT_", 0) == 0) continue;
+    env.emplace_back(kv);
+  }
+  if (has(o.features, Feature::spans))
+    env.push_back("MAINBOARD_PROFILE=out=" + (handoff.path / "spans-%p.json").string() +
+                  ",max_spans=" + std::to_string(o.max_spans));
+  if (has(o.features, Feature::gpu_activity)) {
+    auto lib = inject_library();
+    if (lib.empty()) {
+      unavailable.push_back("gpu_activity: libmainboard_inject.so not found (set MAINBOARD_INJECT_LIBRARY)");
+    } else {
+      bool already = std::any_of(env.begin(), env.end(), [](const std::string& kv) { return kv.rfind("CUDA_INJECTION64_PATH=", 0) == 0; });
+      if (already) {
+        unavailable.push_back("gpu_activity: CUDA_INJECTION64_PATH is already set (another tool injects into CUDA)");
+      } else {
+        env.push_back("CUDA_INJECTION64_PATH=" + lib);
+        env.push_back("MAINBOARD_INJECT_OUTPUT=" + (handoff.path / "gpu-%p.json").string());
+        env.push_back("MAINBOARD_INJECT_ACTIVITIES=" + to_string(o.activities));
+      }
+    }
+  }
+  std::vector<char*> envp, args;
+  for (auto& kv : env) envp.push_back(kv.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& a : argv_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  int out_fd = -1, err_fd = -1;
+  if (!o.stdout_path.empty()) out_fd = ::open(o.stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (!o.stderr_path.empty()) err_fd = ::open(o.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+  // The child waits on `go` until the sampler is ready, then execs; `report` (close-on-exec)
+  // carries errno back if exec fails.
+  int go[2], report[2];
+  if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(report, O_CLOEXEC) != 0)
+    throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  auto start_ns = core::monotonic_ns();
+  pid_t pid = ::fork();
+  if (pid < 0) throw Error(std::string("cannot fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Only async-signal-safe calls from here to exec.
+    ::close(go[1]);
+    ::close(report[0]);
+    char c;
+    if (::read(go[0], &c, 1) != 1) ::_exit(127);
+    if (out_fd >= 0) ::dup2(out_fd, 1);
+    if (err_fd >= 0) ::dup2(err_fd, 2);
+    ::execve(program.c_str(), args.data(), envp.data());
+    int e = errno;
+    ssize_t ignored = ::write(report[1], &e, sizeof e);
+    (void)ignored;
+    ::_exit(127);
+  }
+  ::close(go[0]);
+  ::close(report[1]);
+  if (out_fd >= 0) ::close(out_fd);
+  if (err_fd >= 0) ::close(err_fd);
+
+  std::unique_ptr<sampling::PerfSampler> sampler;
+  if (has(o.features, Feature::stacks)) {
+    try {
+      sampling::SamplerOptions so;
+      so.hz = o.hz;
+      so.max_samples = o.max_samples;
+      sampler = std::make_unique<sampling::PerfSampler>(pid, std::vector<std::int32_t>{pid}, so, true);
+    } catch (const Error& e) {
+      if (o.strict) {
+        ::kill(pid, SIGKILL);
+        ::close(go[1]);
+        ::waitpid(pid, nullptr, 0);
+        ::close(report[0]);
+        throw;
+      }
+      unavailable.push_back(std::string("stacks: ") + e.what());
+    }
+  }
+  ssize_t ignored = ::write(go[1], "x", 1);
+  (void)ignored;
+  ::close(go[1]);
+  int exec_errno = 0;
+  ssize_t n;
+  do n = ::read(report[0], &exec_errno, sizeof exec_errno);
+  while (n < 0 && errno == EINTR);
+  ::close(report[0]);
+  if (n == sizeof exec_errno) {
+    ::waitpid(pid, nullptr, 0);
+    throw Error("cannot run " + argv[0] + ": " + std::strerror(exec_errno));
+  }
+
+  RunResult result;
+  auto deadline = o.timeout_s > 0 ? std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s)
+                                  : std::chrono::steady_clock::time_point::max();
+  bool terminated = false;
+  std::chrono::steady_clock::time_point kill_at{};
+  int status = 0;
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) break;
+    if (sampler) sampler->drain();
+    auto now = std::chrono::steady_clock::now();
+    bool stop = now >= deadline || detail::g_sampling_interrupted.load();
+    if (stop && !terminated) {
+      // Ends the target and whatever it started; the profile so far is kept.
+      result.timed_out = now >= deadline;
+      terminated = true;
+      kill_at = now + std::chrono::seconds(2);
+      std::vector<std::int32_t> pids = sampler ? sampler->processes() : std::vector<std::int32_t>{pid};
+      for (auto p : pids) ::kill(p, SIGTERM);
+    } else if (terminated && now >= kill_at) {
+      std::vector<std::int32_t> pids = sampler ? sampler->processes() : std::vector<std::int32_t>{pid};
+      for (auto p : pids) ::kill(p, SIGKILL);
+      kill_at = std::chrono::steady_clock::time_point::max();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (terminated && sampler)
+    for (auto p : sampler->processes())
+      if (p != pid) ::kill(p, SIGKILL);  // leave nothing behind
+  auto end_ns = core::monotonic_ns();
+  if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+    result.exit_code = 128 + result.signal;
+  }
+
+  Profile& p = result.profile;
+  std::vector<std::int32_t> pids{pid};
+  if (sampler) {
+    auto raw = sampler->finish();
+    pids = raw.processes;
+    p = sampling::to_profile(std::move(raw), o.hz, pid, o.children);
+  }
+  p.pid = pid;
+  // The target's own evidence, when it wrote some (a crash leaves none).
+  merge_handoff(p, handoff.path, "spans-", pids);
+  merge_handoff(p, handoff.path, "gpu-", pids);
+  p.start_ns = start_ns;
+  p.end_ns = end_ns;
+  p.unavailable.insert(p.unavailable.begin(), unavailable.begin(), unavailable.end());
+  if (result.timed_out)
+    p.unavailable.push_back("the target was ended after the " + fmt::format("{:g}", o.timeout_s) + " s timeout");
+  add_machine(p);
+  return result;
+}
+
+Profile Profiler::attach(std::int64_t pid64, const SampleOptions& o) {
+  auto pid = static_cast<std::int32_t>(pid64);
+  if (pid <= 0 || process_gone(pid)) throw Error("process " + std::to_string(pid64) + " does not exist");
+  std::vector<std::int32_t> tids;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+    if (auto tid = core::parse_u64(e.path().filename().string())) tids.push_back(static_cast<std::int32_t>(*tid));
+  if (tids.empty()) tids.push_back(pid);
+  sampling::SamplerOptions so;
+  so.hz = o.hz;
+  so.max_samples = o.max_samples;
+  sampling::PerfSampler sampler(pid, tids, so, false);
+  sampler.seed_from_proc(pid);
+  auto start_ns = core::monotonic_ns();
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(o.duration_s, 0.0));
+  while (std::chrono::steady_clock::now() < until && !detail::g_sampling_interrupted.load() && !process_gone(pid)) {
+    sampler.drain();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  auto p = sampling::to_profile(sampler.finish(), o.hz, pid, o.children);
+  p.pid = pid;
+  p.start_ns = start_ns;
+  p.end_ns = core::monotonic_ns();
+  add_machine(p);
+  return p;
+}
+
+}  // namespace mainboard

@@ -1,0 +1,312 @@
+#include "sampling/perf_sampler.hpp"
+
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "core/fs.hpp"
+#include "core/text.hpp"
+#include "mainboard/error.hpp"
+
+namespace mainboard::sampling {
+
+namespace {
+
+int perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group, unsigned long flags) {
+  return static_cast<int>(::syscall(SYS_perf_event_open, attr, pid, cpu, group, flags));
+}
+
+std::vector<int> online_cpus() {
+  std::vector<int> cpus;
+  // "0-3,6" in /sys/devices/system/cpu/online.
+  std::ifstream in("/sys/devices/system/cpu/online");
+  std::string text;
+  std::getline(in, text);
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    auto dash = part.find('-');
+    try {
+      int a = std::stoi(part.substr(0, dash));
+      int b = dash == std::string::npos ? a : std::stoi(part.substr(dash + 1));
+      for (int c = a; c <= b; ++c) cpus.push_back(c);
+    } catch (...) {
+    }
+  }
+  if (cpus.empty()) {
+    long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+    for (int c = 0; c < std::max(1L, n); ++c) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+std::string read_small(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Enough descriptors for threads × CPUs events.
+void raise_fd_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
+std::string prot_string(std::uint32_t prot, std::uint32_t flags) {
+  std::string s;
+  s += (prot & 1) ? 'r' : '-';  // PROT_READ
+  s += (prot & 2) ? 'w' : '-';  // PROT_WRITE
+  s += (prot & 4) ? 'x' : '-';  // PROT_EXEC
+  s += (flags & 0x01) ? 's' : 'p';  // MAP_SHARED
+  return s;
+}
+
+}  // namespace
+
+std::string explain_perf_error(int error, std::int32_t pid) {
+  std::string paranoid(core::trim(read_small("/proc/sys/kernel/perf_event_paranoid")));
+  switch (error) {
+    case EACCES:
+    case EPERM:
+      return "perf_event_open refused to sample process " + std::to_string(pid) + " (" + std::strerror(error) +
+             "): kernel.perf_event_paranoid is " + (paranoid.empty() ? "unknown" : paranoid) +
+             "; allow it with `sysctl kernel.perf_event_paranoid=1` (or run with CAP_PERFMON), and sample only "
+             "processes of your own user";
+    case ENOENT:
+    case ENODEV:
+      return "this kernel has no software CPU-clock perf event (" + std::string(std::strerror(error)) + ")";
+    case ENOSYS:
+      return "this kernel has no perf_event_open (built without CONFIG_PERF_EVENTS, or blocked by a seccomp filter)";
+    case ESRCH: return "process " + std::to_string(pid) + " does not exist (any more)";
+    case EMFILE:
+      return "too many open files for one event per thread and CPU: raise the limit with `ulimit -n`";
+    default: return "perf_event_open failed: " + std::string(std::strerror(error));
+  }
+}
+
+PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids, const SamplerOptions& options,
+                         bool on_exec)
+    : options_(options), pid_(pid) {
+  raise_fd_limit();
+  out_.processes.push_back(pid);
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.freq = 1;
+  attr.sample_freq = std::max<std::uint32_t>(options.hz, 1);
+  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+  attr.disabled = 1;
+  attr.enable_on_exec = on_exec ? 1 : 0;
+  attr.inherit = 1;  // threads and processes the target starts
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  attr.exclude_callchain_kernel = 1;
+  attr.mmap = 1;
+  attr.mmap_data = 1;  // every mapping, so each file's load address can be worked out
+  attr.mmap2 = 1;
+  attr.comm = 1;
+  attr.comm_exec = 1;
+  attr.task = 1;
+  attr.sample_id_all = 1;
+  attr.use_clockid = 1;
+  attr.clockid = CLOCK_MONOTONIC;
+  attr.watermark = 1;
+  attr.wakeup_watermark = 1;
+
+  auto fail = [&](int error) {
+    for (int fd : fds_) ::close(fd);
+    fds_.clear();
+    throw Error(explain_perf_error(error, pid));
+  };
+  std::size_t pages = std::max<std::size_t>(options.buffer_pages, 1);
+  while (pages & (pages - 1)) ++pages;  // a power of two
+  std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  for (int cpu : online_cpus()) {
+    int leader = -1;
+    for (auto tid : tids) {
+      int fd = perf_event_open(&attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+      if (fd < 0) {
+        if (errno == ESRCH) continue;  // a thread that just ended
+        fail(errno);
+      }
+      fds_.push_back(fd);
+      if (leader < 0) {
+        leader = fd;
+        void* base = ::mmap(nullptr, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (base == MAP_FAILED) fail(errno);
+        buffers_.push_back({fd, base, pages * page});
+      } else if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, leader) != 0) {
+        fail(errno);
+      }
+    }
+  }
+  if (fds_.empty()) throw Error(explain_perf_error(ESRCH, pid));
+  if (!on_exec)
+    for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
+PerfSampler::~PerfSampler() {
+  for (auto& b : buffers_) ::munmap(b.base, b.size + static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
+  for (int fd : fds_) ::close(fd);
+}
+
+void PerfSampler::seed_from_proc(std::int32_t pid) {
+  auto maps = parse_maps(read_small("/proc/" + std::to_string(pid) + "/maps"));
+  auto& list = out_.mappings[pid];
+  list.insert(list.end(), maps.begin(), maps.end());
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::int32_t tid = 0;
+    auto name = e.path().filename().string();
+    if (!core::parse_u64(name)) continue;
+    tid = static_cast<std::int32_t>(*core::parse_u64(name));
+    out_.thread_process[tid] = pid;
+    out_.thread_names[tid] = std::string(core::trim(read_small(e.path().string() + "/comm")));
+  }
+}
+
+void PerfSampler::handle(const unsigned char* p, std::size_t size) {
+  perf_event_header h;
+  std::memcpy(&h, p, sizeof h);
+  const unsigned char* body = p + sizeof h;
+  const unsigned char* end = p + size;
+  auto u32 = [&](const unsigned char*& q) {
+    std::uint32_t v = 0;
+    if (q + 4 <= end) std::memcpy(&v, q, 4);
+    q += 4;
+    return v;
+  };
+  auto u64 = [&](const unsigned char*& q) {
+    std::uint64_t v = 0;
+    if (q + 8 <= end) std::memcpy(&v, q, 8);
+    q += 8;
+    return v;
+  };
+  switch (h.type) {
+    case PERF_RECORD_SAMPLE: {
+      const unsigned char* q = body;
+      RawSample s;
+      std::uint64_t ip = u64(q);
+      s.pid = static_cast<std::int32_t>(u32(q));
+      s.tid = static_cast<std::int32_t>(u32(q));
+      s.t_ns = static_cast<std::int64_t>(u64(q));
+      std::uint64_t nr = u64(q);
+      if (nr > 4096 || q + nr * 8 > end) nr = 0;  // malformed: keep the ip alone
+      for (std::uint64_t i = 0; i < nr; ++i) {
+        std::uint64_t a = u64(q);
+        if (a >= static_cast<std::uint64_t>(PERF_CONTEXT_MAX)) continue;  // context markers
+        s.ips.push_back(a);
+      }
+      if (s.ips.empty()) s.ips.push_back(ip);
+      if (out_.samples.size() >= options_.max_samples) {
+        ++out_.lost;
+        return;
+      }
+      out_.thread_process.emplace(s.tid, s.pid);
+      out_.samples.push_back(std::move(s));
+      return;
+    }
+    case PERF_RECORD_MMAP2: {
+      const unsigned char* q = body;
+      auto pid = static_cast<std::int32_t>(u32(q));
+      u32(q);  // tid
+      Mapping m;
+      m.start = u64(q);
+      m.end = m.start + u64(q);
+      m.offset = u64(q);
+      u32(q);  // maj
+      u32(q);  // min
+      m.inode = u64(q);
+      u64(q);  // inode generation
+      std::uint32_t prot = u32(q), flags = u32(q);
+      m.perms = prot_string(prot, flags);
+      if (q < end) m.path = std::string(reinterpret_cast<const char*>(q), strnlen(reinterpret_cast<const char*>(q), end - q));
+      out_.mappings[pid].push_back(std::move(m));
+      return;
+    }
+    case PERF_RECORD_COMM: {
+      const unsigned char* q = body;
+      auto pid = static_cast<std::int32_t>(u32(q));
+      auto tid = static_cast<std::int32_t>(u32(q));
+      if (h.misc & PERF_RECORD_MISC_COMM_EXEC) out_.mappings[pid].clear();  // a new address space
+      if (q < end) out_.thread_names[tid] = std::string(reinterpret_cast<const char*>(q), strnlen(reinterpret_cast<const char*>(q), end - q));
+      out_.thread_process[tid] = pid;
+      return;
+    }
+    case PERF_RECORD_FORK: {
+      const unsigned char* q = body;
+      auto pid = static_cast<std::int32_t>(u32(q));
+      auto ppid = static_cast<std::int32_t>(u32(q));
+      auto tid = static_cast<std::int32_t>(u32(q));
+      out_.thread_process[tid] = pid;
+      if (pid != ppid) {
+        // A new process: it starts with its parent's mappings and name.
+        if (std::find(out_.processes.begin(), out_.processes.end(), pid) == out_.processes.end())
+          out_.processes.push_back(pid);
+        out_.mappings[pid] = out_.mappings[ppid];
+      }
+      auto parent_name = out_.thread_names.find(ppid);
+      if (parent_name != out_.thread_names.end() && !out_.thread_names.count(tid))
+        out_.thread_names[tid] = parent_name->second;
+      return;
+    }
+    case PERF_RECORD_LOST: {
+      const unsigned char* q = body;
+      u64(q);  // id
+      out_.lost += u64(q);
+      return;
+    }
+    default: return;
+  }
+}
+
+void PerfSampler::drain() {
+  std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  for (auto& b : buffers_) {
+    auto* meta = static_cast<perf_event_mmap_page*>(b.base);
+    auto* data = static_cast<unsigned char*>(b.base) + page;
+    std::uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    std::uint64_t tail = meta->data_tail;
+    while (tail < head) {
+      perf_event_header h;
+      std::size_t at = tail % b.size;
+      // The header itself may wrap.
+      for (std::size_t i = 0; i < sizeof h; ++i) reinterpret_cast<unsigned char*>(&h)[i] = data[(at + i) % b.size];
+      if (h.size < sizeof h || tail + h.size > head) break;
+      scratch_.resize(h.size);
+      for (std::size_t i = 0; i < h.size; ++i) scratch_[i] = data[(at + i) % b.size];
+      handle(scratch_.data(), h.size);
+      tail += h.size;
+    }
+    __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+  }
+}
+
+SamplerOutput PerfSampler::finish() {
+  if (!finished_) {
+    finished_ = true;
+    for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    drain();
+  }
+  std::stable_sort(out_.samples.begin(), out_.samples.end(),
+                   [](const RawSample& a, const RawSample& b) { return a.t_ns < b.t_ns; });
+  return std::move(out_);
+}
+
+}  // namespace mainboard::sampling

@@ -1,0 +1,80 @@
+#pragma once
+
+// Stack sampling of other processes with perf_event_open: a software CPU-clock event per CPU for
+// each followed thread (inherited by the threads and processes it starts), call chains collected
+// by the kernel, timestamps on CLOCK_MONOTONIC, and the mmap/comm/fork records needed to name
+// what was sampled.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sampling/symbolizer.hpp"
+
+namespace mainboard::sampling {
+
+struct RawSample {
+  std::int64_t t_ns = 0;
+  std::int32_t pid = 0, tid = 0;
+  std::vector<std::uint64_t> ips;  ///< the sampled address first, then return addresses
+};
+
+struct SamplerOutput {
+  std::vector<RawSample> samples;
+  std::map<std::int32_t, std::vector<Mapping>> mappings;  ///< per process
+  std::map<std::int32_t, std::string> thread_names;       ///< tid → comm
+  std::map<std::int32_t, std::int32_t> thread_process;    ///< tid → pid
+  std::vector<std::int32_t> processes;                    ///< pids seen, first the target
+  std::uint64_t lost = 0;
+};
+
+struct SamplerOptions {
+  std::uint32_t hz = 99;
+  std::size_t max_samples = 10'000'000;
+  std::size_t buffer_pages = 64;  ///< ring buffer per CPU (a power of two)
+};
+
+class PerfSampler {
+ public:
+  /// Samples the threads `tids` (of process `pid`) and whatever they start, on every CPU. With
+  /// `on_exec`, the events stay off until the (stopped, forked) process calls exec. Throws
+  /// mainboard::Error naming the setting that refused it.
+  PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids, const SamplerOptions& options, bool on_exec);
+  ~PerfSampler();
+  PerfSampler(const PerfSampler&) = delete;
+  PerfSampler& operator=(const PerfSampler&) = delete;
+
+  /// Seeds the mappings and thread names of an already running process (attach).
+  void seed_from_proc(std::int32_t pid);
+  /// Reads what the ring buffers hold. Call every few milliseconds.
+  void drain();
+  /// Stops sampling, drains the rest and hands everything over.
+  SamplerOutput finish();
+
+  /// Descendant processes seen so far (from fork records).
+  std::vector<std::int32_t> processes() const { return out_.processes; }
+
+ private:
+  void handle(const unsigned char* record, std::size_t size);
+
+  SamplerOptions options_;
+  std::int32_t pid_ = 0;
+  std::vector<int> fds_;
+  struct Buffer {
+    int fd = -1;
+    void* base = nullptr;
+    std::size_t size = 0;  // data pages only
+  };
+  std::vector<Buffer> buffers_;
+  std::vector<unsigned char> scratch_;
+  SamplerOutput out_;
+  bool finished_ = false;
+};
+
+/// Why perf_event_open refused, in words a user can act on.
+std::string explain_perf_error(int error, std::int32_t pid);
+
+}  // namespace mainboard::sampling

@@ -1,0 +1,238 @@
+#include "sampling/symbolizer.hpp"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/text.hpp"
+#include "profiling/gpu_trace.hpp"
+
+namespace mainboard::sampling {
+
+namespace {
+
+std::optional<std::uint64_t> hex(std::string_view s) {
+  std::uint64_t v = 0;
+  if (s.rfind("0x", 0) == 0) s.remove_prefix(2);
+  if (s.empty()) return std::nullopt;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+/// Splits off the next whitespace-separated field.
+std::string_view field(std::string_view& rest) {
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+  auto end = rest.find_first_of(" \t");
+  auto f = rest.substr(0, end);
+  rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
+  return f;
+}
+
+std::string basename(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+/// The name of a DWARF subprogram or inlined subroutine (through its abstract origin).
+std::string die_name(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name})
+    if (dwarf_attr_integrate(die, name, &attr))
+      if (const char* s = dwarf_formstring(&attr)) return detail::demangle(s);
+  if (dwarf_attr_integrate(die, DW_AT_name, &attr))
+    if (const char* s = dwarf_formstring(&attr)) return s;
+  return "";
+}
+
+}  // namespace
+
+std::vector<Mapping> parse_maps(std::string_view text) {
+  std::vector<Mapping> out;
+  for (auto line : core::split_lines(text)) {
+    // 7f1c2a000000-7f1c2a021000 r-xp 00002000 08:01 1311 /usr/lib/x86_64-linux-gnu/libm.so.6
+    std::string_view rest = line;
+    auto range = field(rest);
+    auto perms = field(rest);
+    auto offset = field(rest);
+    field(rest);  // device
+    auto inode = field(rest);
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+    auto dash = range.find('-');
+    if (dash == std::string_view::npos || perms.size() != 4) continue;
+    auto start = hex(range.substr(0, dash)), end = hex(range.substr(dash + 1)), off = hex(offset);
+    if (!start || !end || !off || *end <= *start) continue;
+    Mapping m;
+    m.start = *start;
+    m.end = *end;
+    m.offset = *off;
+    m.perms = std::string(perms);
+    std::uint64_t ino = 0;
+    std::from_chars(inode.data(), inode.data() + inode.size(), ino);
+    m.inode = ino;
+    m.path = std::string(rest);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::vector<JitSymbol> parse_perf_map(std::string_view text) {
+  std::vector<JitSymbol> out;
+  for (auto line : core::split_lines(text)) {
+    std::string_view rest = line;
+    auto start = hex(field(rest)), size = hex(field(rest));
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    if (!start || !size || *size == 0 || rest.empty()) continue;
+    out.push_back({*start, *size, std::string(rest)});
+  }
+  std::sort(out.begin(), out.end(), [](const JitSymbol& a, const JitSymbol& b) { return a.start < b.start; });
+  return out;
+}
+
+Symbolizer::Symbolizer() = default;
+
+Symbolizer::~Symbolizer() {
+  if (dwfl_) dwfl_end(dwfl_);
+}
+
+void Symbolizer::set_mappings(std::vector<Mapping> mappings) {
+  mappings_ = std::move(mappings);
+  built_ = false;
+  cache_.clear();
+}
+
+void Symbolizer::set_jit_symbols(std::vector<JitSymbol> symbols) {
+  jit_ = std::move(symbols);
+  std::sort(jit_.begin(), jit_.end(), [](const JitSymbol& a, const JitSymbol& b) { return a.start < b.start; });
+  cache_.clear();
+}
+
+void Symbolizer::build() {
+  built_ = true;
+  if (dwfl_) dwfl_end(dwfl_);
+  static char* debuginfo_path = nullptr;
+  static const Dwfl_Callbacks callbacks = {
+      .find_elf = dwfl_linux_proc_find_elf,
+      .find_debuginfo = dwfl_standard_find_debuginfo,
+      .section_address = nullptr,
+      .debuginfo_path = &debuginfo_path,
+  };
+  dwfl_ = dwfl_begin(&callbacks);
+  if (!dwfl_) return;
+  // libdwfl reads the mappings as /proc/<pid>/maps text, and works out each file's load bias
+  // from them: file-backed mappings only, sorted.
+  std::vector<const Mapping*> files;
+  for (const auto& m : mappings_)
+    if (!m.path.empty() && m.path[0] == '/') files.push_back(&m);
+  std::sort(files.begin(), files.end(), [](const Mapping* a, const Mapping* b) { return a->start < b->start; });
+  std::string text;
+  for (const auto* m : files)
+    text += fmt::format("{:x}-{:x} {} {:08x} 00:00 {} {}\n", m->start, m->end, m->perms, m->offset,
+                        m->inode ? m->inode : 1, m->path);
+  dwfl_report_begin(dwfl_);
+  if (!text.empty())
+    if (FILE* f = fmemopen(text.data(), text.size(), "r")) {
+      dwfl_linux_proc_maps_report(dwfl_, f);
+      std::fclose(f);
+    }
+  dwfl_report_end(dwfl_, nullptr, nullptr);
+}
+
+std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
+  std::vector<StackFrame> out;
+  Dwfl_Module* mod = dwfl_ ? dwfl_addrmodule(dwfl_, address) : nullptr;
+  if (mod) {
+    const char* module_name = dwfl_module_info(mod, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    std::string module = module_name ? basename(module_name) : "[unknown]";
+    GElf_Off offset = 0;
+    GElf_Sym sym;
+    const char* symbol = dwfl_module_addrinfo(mod, address, &offset, &sym, nullptr, nullptr, nullptr);
+    StackFrame outer;
+    outer.module = module;
+    if (symbol) {
+      // "clock_gettime@@GLIBC_2.17": the symbol version is not part of the name.
+      std::string_view plain = symbol;
+      if (auto at = plain.find('@'); at != std::string_view::npos && at > 0) plain = plain.substr(0, at);
+      outer.function = detail::demangle(std::string(plain).c_str());
+    } else {
+      outer.function = fmt::format("{}+0x{:x}", module, address);
+    }
+
+    // Source line of the address itself: belongs to the innermost frame.
+    std::string file;
+    std::uint32_t line = 0;
+    if (Dwfl_Line* l = dwfl_module_getsrc(mod, address)) {
+      int lineno = 0;
+      if (const char* src = dwfl_lineinfo(l, nullptr, &lineno, nullptr, nullptr, nullptr)) {
+        file = src;
+        line = static_cast<std::uint32_t>(std::max(lineno, 0));
+      }
+    }
+    // Inlined functions around the address, innermost first; each call site is the location in
+    // the frame outside it.
+    Dwarf_Addr bias = 0;
+    if (Dwarf_Die* cu = dwfl_module_addrdie(mod, address, &bias)) {
+      Dwarf_Die* scopes = nullptr;
+      int n = dwarf_getscopes(cu, address - bias, &scopes);
+      Dwarf_Files* files = nullptr;
+      dwarf_getsrcfiles(cu, &files, nullptr);
+      for (int i = 0; i < n; ++i) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
+        StackFrame inl;
+        inl.function = die_name(&scopes[i]);
+        if (inl.function.empty()) inl.function = "[inlined]";
+        inl.module = module;
+        inl.inlined = true;
+        inl.file = file;
+        inl.line = line;
+        out.push_back(std::move(inl));
+        // Where it was called from: the next frame's location.
+        Dwarf_Attribute attr;
+        Dwarf_Word call_file = 0, call_line = 0;
+        file.clear();
+        line = 0;
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &call_file) == 0 && files)
+          if (const char* f = dwarf_filesrc(files, call_file, nullptr, nullptr)) file = f;
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &call_line) == 0)
+          line = static_cast<std::uint32_t>(call_line);
+      }
+      std::free(scopes);
+    }
+    outer.file = file;
+    outer.line = line;
+    out.push_back(std::move(outer));
+    return out;
+  }
+  // JIT code: anonymous memory named by the runtime's perf map.
+  auto it = std::upper_bound(jit_.begin(), jit_.end(), address,
+                             [](std::uint64_t a, const JitSymbol& s) { return a < s.start; });
+  if (it != jit_.begin()) {
+    --it;
+    if (address < it->start + it->size) {
+      out.push_back({it->name, "[jit]", "", 0, false});
+      return out;
+    }
+  }
+  // Memory no file backs: the vDSO, anonymous memory; named by the mapping when there is one.
+  for (const auto& m : mappings_)
+    if (address >= m.start && address < m.end && !m.path.empty() && m.path[0] == '[') {
+      out.push_back({m.path, m.path, "", 0, false});
+      return out;
+    }
+  out.push_back({fmt::format("0x{:x}", address), "[unknown]", "", 0, false});
+  return out;
+}
+
+const std::vector<StackFrame>& Symbolizer::symbolize(std::uint64_t address, bool return_address) {
+  // A return address points after the call: the call itself is one byte earlier.
+  std::uint64_t pc = return_address && address > 0 ? address - 1 : address;
+  auto it = cache_.find(pc);
+  if (it != cache_.end()) return it->second;
+  if (!built_) build();
+  return cache_.emplace(pc, lookup(pc)).first->second;
+}
+
+}  // namespace mainboard::sampling

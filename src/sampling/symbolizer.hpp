@@ -1,0 +1,66 @@
+#pragma once
+
+// Addresses of one process to frames: function (demangled), inlined frames, file:line, through
+// elfutils libdwfl over the process's mappings, and perf maps (/tmp/perf-<pid>.map) for JIT code.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "mainboard/profile.hpp"
+
+struct Dwfl;
+
+namespace mainboard::sampling {
+
+/// One line of /proc/<pid>/maps.
+struct Mapping {
+  std::uint64_t start = 0, end = 0, offset = 0;
+  std::string perms = "r-xp";
+  std::uint64_t inode = 0;
+  std::string path;
+};
+/// Parses /proc/<pid>/maps text; malformed lines are skipped.
+std::vector<Mapping> parse_maps(std::string_view text);
+
+/// A JIT symbol from a perf map.
+struct JitSymbol {
+  std::uint64_t start = 0, size = 0;
+  std::string name;
+};
+/// Parses a perf map ("START SIZE name", hex, one per line); malformed lines are skipped.
+std::vector<JitSymbol> parse_perf_map(std::string_view text);
+
+class Symbolizer {
+ public:
+  Symbolizer();
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  /// The process's file mappings (anonymous ones are ignored). Call before symbolize().
+  void set_mappings(std::vector<Mapping> mappings);
+  /// JIT symbols, consulted for addresses no file mapping covers.
+  void set_jit_symbols(std::vector<JitSymbol> symbols);
+
+  /// The frames at `address`, innermost first: inlined functions, then the function that holds
+  /// them. `return_address`: the address follows a call (a caller's frame), so the call
+  /// instruction is the one before it.
+  const std::vector<StackFrame>& symbolize(std::uint64_t address, bool return_address);
+
+ private:
+  void build();
+  std::vector<StackFrame> lookup(std::uint64_t address);
+
+  std::vector<Mapping> mappings_;
+  std::vector<JitSymbol> jit_;  // by start
+  Dwfl* dwfl_ = nullptr;
+  bool built_ = false;
+  std::unordered_map<std::uint64_t, std::vector<StackFrame>> cache_;
+};
+
+}  // namespace mainboard::sampling
