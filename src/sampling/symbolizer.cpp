@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "core/text.hpp"
 #include "profiling/gpu_trace.hpp"
@@ -125,8 +126,17 @@ void Symbolizer::build() {
   // libdwfl reads the mappings as /proc/<pid>/maps text, and works out each file's load bias
   // from them: file-backed mappings only, sorted.
   std::vector<const Mapping*> files;
-  for (const auto& m : mappings_)
-    if (!m.path.empty() && m.path[0] == '/') files.push_back(&m);
+  // Files only: perf reports anonymous memory (where JIT code lives) as "//anon".
+  std::map<std::string, bool> is_file;
+  for (const auto& m : mappings_) {
+    if (m.path.empty() || m.path[0] != '/' || m.path.rfind("//", 0) == 0) continue;
+    auto [it, fresh] = is_file.try_emplace(m.path, false);
+    if (fresh) {
+      std::error_code ec;
+      it->second = std::filesystem::is_regular_file(m.path, ec);
+    }
+    if (it->second) files.push_back(&m);
+  }
   std::sort(files.begin(), files.end(), [](const Mapping* a, const Mapping* b) { return a->start < b->start; });
   std::string text;
   for (const auto* m : files)
@@ -143,6 +153,16 @@ void Symbolizer::build() {
 
 std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
   std::vector<StackFrame> out;
+  // JIT code first: the runtime's perf map names it, whatever mapping holds it.
+  auto it = std::upper_bound(jit_.begin(), jit_.end(), address,
+                             [](std::uint64_t a, const JitSymbol& s) { return a < s.start; });
+  if (it != jit_.begin()) {
+    --it;
+    if (address < it->start + it->size) {
+      out.push_back({it->name, "[jit]", "", 0, false});
+      return out;
+    }
+  }
   Dwfl_Module* mod = dwfl_ ? dwfl_addrmodule(dwfl_, address) : nullptr;
   if (mod) {
     const char* module_name = dwfl_module_info(mod, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
@@ -206,19 +226,9 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
     out.push_back(std::move(outer));
     return out;
   }
-  // JIT code: anonymous memory named by the runtime's perf map.
-  auto it = std::upper_bound(jit_.begin(), jit_.end(), address,
-                             [](std::uint64_t a, const JitSymbol& s) { return a < s.start; });
-  if (it != jit_.begin()) {
-    --it;
-    if (address < it->start + it->size) {
-      out.push_back({it->name, "[jit]", "", 0, false});
-      return out;
-    }
-  }
   // Memory no file backs: the vDSO, anonymous memory; named by the mapping when there is one.
   for (const auto& m : mappings_)
-    if (address >= m.start && address < m.end && !m.path.empty() && m.path[0] == '[') {
+    if (address >= m.start && address < m.end && !m.path.empty() && m.path[0] == '[' && jit_.empty()) {
       out.push_back({m.path, m.path, "", 0, false});
       return out;
     }

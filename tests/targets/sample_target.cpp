@@ -1,0 +1,107 @@
+// A program with known behaviour for the sampling tests.
+//   sample_target hot S      two threads, each ~70 % of S in hot_a (through the inlined
+//                            inner_step) and ~30 % in hot_b; exits 3
+//   sample_target spans S    the same inside spans ("work/a", "work/b"), no Profiler of its own
+//   sample_target crash      spins 0.3 s, then dies of SIGSEGV
+//   sample_target forever    spins until killed
+//   sample_target fork S     a child process runs hot_c for S while the parent runs hot_a
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "mainboard/span.hpp"
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+volatile double g_sink;
+
+__attribute__((always_inline)) inline double inner_step(double x) {
+  for (int i = 0; i < 2000; ++i) x = x * 1.0000001 + 1e-9;
+  return x;
+}
+
+}  // namespace
+
+extern "C" __attribute__((noinline)) void hot_a(double until) {
+  double x = 1;
+  while (now() < until) x = inner_step(x);
+  g_sink = x;
+}
+
+extern "C" __attribute__((noinline)) void hot_b(double until) {
+  double x = 1;
+  while (now() < until)
+    for (int i = 0; i < 2000; ++i) x = x * 0.9999999 + 1e-9;
+  g_sink = x;
+}
+
+extern "C" __attribute__((noinline)) void hot_c(double until) {
+  double x = 1;
+  while (now() < until)
+    for (int i = 0; i < 2000; ++i) x = x * 1.0000002 - 1e-9;
+  g_sink = x;
+}
+
+namespace {
+
+void worker(double seconds, bool spans) {
+  double t = now();
+  if (spans) {
+    MAINBOARD_SPAN("work");
+    {
+      MAINBOARD_SPAN("a");
+      hot_a(t + 0.7 * seconds);
+    }
+    MAINBOARD_SPAN("b");
+    hot_b(t + seconds);
+  } else {
+    hot_a(t + 0.7 * seconds);
+    hot_b(t + seconds);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  std::string mode = argv[1];
+  double seconds = argc > 2 ? std::atof(argv[2]) : 1.0;
+  if (mode == "hot" || mode == "spans") {
+    bool spans = mode == "spans";
+    std::thread a(worker, seconds, spans), b(worker, seconds, spans);
+    a.join();
+    b.join();
+    std::puts("sample_target done");
+    return 3;
+  }
+  if (mode == "crash") {
+    hot_a(now() + 0.3);
+    std::raise(SIGSEGV);
+    return 0;
+  }
+  if (mode == "forever") {
+    for (;;) hot_a(now() + 1.0);
+  }
+  if (mode == "fork") {
+    pid_t child = ::fork();
+    if (child == 0) {
+      hot_c(now() + seconds);
+      std::_Exit(0);
+    }
+    hot_a(now() + seconds);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+  return 2;
+}

@@ -1,0 +1,444 @@
+// Stack sampling of real processes (the sample_target program, Node.js) and the analyses of
+// samples. The shares are checked within a tolerance: sampling is statistical.
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "mainboard/error.hpp"
+#include "mainboard/profiler.hpp"
+#include "profiling/merge.hpp"
+#include "sampling/perf_sampler.hpp"
+#include "sampling/symbolizer.hpp"
+#include "test_util.hpp"
+
+using namespace mainboard;
+
+namespace {
+
+double share(const Profile& p, const std::string& function) {
+  for (const auto& f : p.hot_functions(1000))
+    if (f.function == function) return f.total_pct;
+  return 0;
+}
+
+std::size_t sampled_threads(const Profile& p) {
+  std::vector<bool> seen(p.threads.size());
+  for (const auto& s : p.samples) seen[s.thread] = true;
+  return static_cast<std::size_t>(std::count(seen.begin(), seen.end(), true));
+}
+
+SampleOptions quick(double hz = 999) {
+  SampleOptions o;
+  o.hz = static_cast<std::uint32_t>(hz);
+  return o;
+}
+
+/// A sample_target running in the background, killed and reaped at the end of the test.
+struct Background {
+  pid_t pid = -1;
+  explicit Background(std::vector<std::string> args) {
+    pid = ::fork();
+    if (pid == 0) {
+      std::vector<char*> argv;
+      std::string program = MAINBOARD_SAMPLE_TARGET;
+      argv.push_back(program.data());
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::execv(program.c_str(), argv.data());
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its threads are running
+  }
+  ~Background() {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+};
+
+/// Every thread of `pid` neither stopped nor traced.
+void expect_let_go(pid_t pid) {
+  std::string task = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(task.c_str());
+  ASSERT_NE(d, nullptr);
+  while (auto* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream status(task + "/" + e->d_name + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("State:", 0) == 0) {
+        EXPECT_EQ(line.find("t ("), std::string::npos) << line;
+      }
+      if (line.rfind("TracerPid:", 0) == 0) {
+        EXPECT_EQ(line, "TracerPid:\t0");
+      }
+    }
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
+TEST(Sampling, RunFindsTheHotFunctionsOnBothThreads) {
+  TempDir dir;
+  auto o = quick();
+  o.stdout_path = (dir.path() / "out.txt").string();
+  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET, "hot", "0.8"}, o);
+  EXPECT_EQ(r.exit_code, 3);  // the target's own status
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_FALSE(r.timed_out);
+  std::ifstream out(o.stdout_path);
+  std::string line;
+  std::getline(out, line);
+  EXPECT_EQ(line, "sample_target done");  // its stdout, untouched
+  const auto& p = r.profile;
+  ASSERT_GE(p.samples.size(), 100u) << p.report();
+  EXPECT_EQ(p.sample_hz, 999u);
+  // Two busy threads (the main thread may catch a sample or two at start and exit).
+  std::vector<std::size_t> per_thread(p.threads.size());
+  for (const auto& s : p.samples) ++per_thread[s.thread];
+  EXPECT_EQ(std::count_if(per_thread.begin(), per_thread.end(), [&](std::size_t n) { return n * 20 > p.samples.size(); }), 2)
+      << p.report();
+  // ~70 % in hot_a and ~30 % in hot_b.
+  EXPECT_NEAR(share(p, "hot_a"), 70.0, 15.0) << p.report();
+  EXPECT_NEAR(share(p, "hot_b"), 30.0, 15.0) << p.report();
+  // Names, modules, lines, and the inlined frame inside hot_a.
+  bool inlined = false, located = false;
+  for (const auto& f : p.frames) {
+    if (f.function == "hot_a" && f.module == "sample_target" && f.line > 0 &&
+        f.file.find("sample_target.cpp") != std::string::npos)
+      located = true;
+    if (f.inlined && f.function.find("inner_step") != std::string::npos) inlined = true;
+  }
+  EXPECT_TRUE(located) << p.report();
+  EXPECT_TRUE(inlined) << p.report();
+  // The stacks go through the thread entry to hot_a.
+  auto stacks = p.hot_stacks(1);
+  ASSERT_FALSE(stacks.empty());
+  EXPECT_NE(std::find(stacks[0].frames.begin(), stacks[0].frames.end(), "hot_a"), stacks[0].frames.end());
+  EXPECT_TRUE(p.machine.has_value());
+}
+
+TEST(Sampling, ACrashStillLeavesAProfile) {
+  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET, "crash"}, quick());
+  EXPECT_EQ(r.signal, SIGSEGV);
+  EXPECT_EQ(r.exit_code, 128 + SIGSEGV);
+  EXPECT_GT(r.profile.samples.size(), 10u);
+  EXPECT_GT(share(r.profile, "hot_a"), 50.0);
+}
+
+TEST(Sampling, TheTimeoutEndsATargetThatNeverExitsAndKeepsTheProfile) {
+  auto o = quick();
+  o.timeout_s = 0.5;
+  auto start = std::chrono::steady_clock::now();
+  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET, "forever"}, o);
+  auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGTERM);
+  EXPECT_LT(took, 5.0);
+  EXPECT_GT(r.profile.samples.size(), 10u);
+  EXPECT_TRUE(std::any_of(r.profile.unavailable.begin(), r.profile.unavailable.end(),
+                          [](const std::string& u) { return u.find("timeout") != std::string::npos; }));
+  EXPECT_NE(::kill(static_cast<pid_t>(r.profile.pid), 0), 0);  // gone, reaped
+}
+
+TEST(Sampling, ChildProcessesAreSampledUnlessAskedNotTo) {
+  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET, "fork", "0.5"}, quick());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_GT(share(r.profile, "hot_c"), 20.0) << r.profile.report();
+  EXPECT_GT(share(r.profile, "hot_a"), 20.0);
+  auto o = quick();
+  o.children = false;
+  auto own = Profiler::run({MAINBOARD_SAMPLE_TARGET, "fork", "0.5"}, o);
+  EXPECT_EQ(share(own.profile, "hot_c"), 0.0) << own.profile.report();
+  EXPECT_GT(share(own.profile, "hot_a"), 80.0);
+}
+
+TEST(Sampling, SpansOfATargetThatLinksTheLibraryJoinTheProfile) {
+  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET, "spans", "0.4"}, quick());
+  EXPECT_EQ(r.exit_code, 3);
+  const auto& p = r.profile;
+  const SpanStat* a = nullptr;
+  for (const auto& s : p.span_stats)
+    if (s.path == "work/a") a = &s;
+  ASSERT_NE(a, nullptr) << p.report();
+  EXPECT_EQ(a->calls, 2u);  // one per thread
+  EXPECT_NEAR(static_cast<double>(a->total_ns) / 2e9, 0.7 * 0.4, 0.1);
+  EXPECT_GT(p.samples.size(), 50u);
+  // The span threads and the sampled threads are the same threads, joined by tid.
+  EXPECT_EQ(p.threads.size(), sampled_threads(p)) << p.report();
+}
+
+TEST(Sampling, ProgramsThatCannotStartAreErrors) {
+  try {
+    Profiler::run({"no-such-program-anywhere"});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not found on PATH"), std::string::npos) << e.what();
+  }
+  try {
+    Profiler::run({"/etc/hostname"});  // not executable
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot run /etc/hostname"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Profiler::run({}), Error);
+}
+
+TEST(Sampling, AttachSamplesARunningProcess) {
+  Background target({"hot", "3"});
+  auto o = quick(499);
+  o.duration_s = 0.5;
+  auto p = Profiler::attach(target.pid, o);
+  EXPECT_GT(p.samples.size(), 50u) << p.report();
+  EXPECT_EQ(sampled_threads(p), 2u);
+  EXPECT_GT(share(p, "hot_a"), 50.0) << p.report();
+  EXPECT_EQ(::kill(target.pid, 0), 0);  // still running: attach does not disturb it
+  EXPECT_THROW(Profiler::attach(999999999, o), Error);
+}
+
+TEST(Sampling, DumpShowsEveryThreadAndLetsTheProcessGo) {
+  Background target({"hot", "3"});
+  auto d = Profiler::dump(target.pid);
+  EXPECT_EQ(d.pid, target.pid);
+  ASSERT_EQ(d.threads.size(), 3u);  // main (joining) and two workers
+  int in_hot = 0;
+  for (const auto& t : d.threads) {
+    EXPECT_EQ(t.name, "sample_target");
+    for (const auto& f : t.frames)
+      if (f.function == "hot_a" || f.function == "hot_b") ++in_hot;
+  }
+  EXPECT_EQ(in_hot, 2) << d.text();
+  EXPECT_NE(d.text().find("TID "), std::string::npos);
+  expect_let_go(target.pid);
+  EXPECT_THROW(Profiler::dump(999999999), Error);
+}
+
+TEST(Sampling, NodeJitFramesAreNamedFromThePerfMap) {
+  if (::access("/usr/bin/node", X_OK) != 0) GTEST_SKIP() << "Node.js is not installed";
+  TempDir dir;
+  auto script = dir.write("hot.js", R"(
+function hotLoop(n) { let x = 0; for (let i = 0; i < n; i++) x = (x * 31 + i) % 1000003; return x; }
+const end = Date.now() + 800; let s = 0;
+while (Date.now() < end) s += hotLoop(100000);
+console.log(s > 0 ? "ok" : "no");
+)");
+  auto o = quick(499);
+  o.stdout_path = (dir.path() / "out.txt").string();
+  auto r = Profiler::run({"/usr/bin/node", "--perf-basic-prof", script.string()}, o);
+  ASSERT_EQ(r.exit_code, 0);
+  bool jit = false;
+  for (const auto& f : r.profile.hot_functions(50))
+    if (f.module == "[jit]" && f.function.find("hotLoop") != std::string::npos && f.total_pct > 20) jit = true;
+  EXPECT_TRUE(jit) << r.profile.report();
+  ::unlink(("/tmp/perf-" + std::to_string(r.profile.pid) + ".map").c_str());
+}
+
+TEST(Sampling, PermissionErrorsSayWhichSettingRefused) {
+  auto text = sampling::explain_perf_error(EACCES, 42);
+  EXPECT_NE(text.find("kernel.perf_event_paranoid"), std::string::npos) << text;
+  EXPECT_NE(text.find("sysctl kernel.perf_event_paranoid=1"), std::string::npos);
+  EXPECT_NE(sampling::explain_perf_error(ESRCH, 42).find("does not exist"), std::string::npos);
+  EXPECT_NE(sampling::explain_perf_error(EMFILE, 42).find("ulimit -n"), std::string::npos);
+}
+
+// --- the parsers and the symbolizer on their own ----------------------------------------------
+
+TEST(Symbolizer, ParsesMapsAndSkipsGarbage) {
+  auto maps = sampling::parse_maps(
+      "55d0c0000000-55d0c0001000 r--p 00000000 08:01 131 /usr/bin/true\n"
+      "55d0c0001000-55d0c0005000 r-xp 00001000 08:01 131 /usr/bin/true\n"
+      "7ffd1000-7ffd3000 r-xp 00000000 00:00 0                          [vdso]\n"
+      "garbage line\n"
+      "ffff-0000 r-xp 00000000 00:00 0 /backwards\n"
+      "1000-2000 rx 0 0 0 /bad-perms\n"
+      "\n");
+  ASSERT_EQ(maps.size(), 3u);
+  EXPECT_EQ(maps[1].start, 0x55d0c0001000u);
+  EXPECT_EQ(maps[1].offset, 0x1000u);
+  EXPECT_EQ(maps[1].path, "/usr/bin/true");
+  EXPECT_EQ(maps[2].path, "[vdso]");
+  EXPECT_TRUE(sampling::parse_maps("").empty());
+  EXPECT_TRUE(sampling::parse_maps(std::string(100000, 'x')).empty());
+}
+
+TEST(Symbolizer, ParsesPerfMapsAndSkipsGarbage) {
+  auto jit = sampling::parse_perf_map(
+      "3a2b0000 40 LazyCompile:*hotLoop /tmp/hot.js:2\n"
+      "1000 10 Builtin:ArgumentsAdaptorTrampoline\n"
+      "zzzz 10 bad\n"
+      "2000 0 empty\n"
+      "3000\n");
+  ASSERT_EQ(jit.size(), 2u);
+  EXPECT_EQ(jit[0].start, 0x1000u);  // sorted
+  EXPECT_EQ(jit[1].name, "LazyCompile:*hotLoop /tmp/hot.js:2");
+  sampling::Symbolizer s;
+  s.set_jit_symbols(jit);
+  EXPECT_EQ(s.symbolize(0x3a2b0010, false).front().function, "LazyCompile:*hotLoop /tmp/hot.js:2");
+  EXPECT_EQ(s.symbolize(0x3a2b0010, false).front().module, "[jit]");
+  EXPECT_EQ(s.symbolize(0x3a2b0040, false).front().module, "[unknown]");  // just past the end
+}
+
+extern "C" __attribute__((noinline)) int symbolizer_probe_function(int x) { return x * 3 + 1; }
+
+TEST(Symbolizer, NamesAFunctionOfThisProcess) {
+  std::ifstream in("/proc/self/maps");
+  std::stringstream text;
+  text << in.rdbuf();
+  sampling::Symbolizer s;
+  s.set_mappings(sampling::parse_maps(text.str()));
+  auto address = reinterpret_cast<std::uint64_t>(&symbolizer_probe_function);
+  const auto& frames = s.symbolize(address + 2, false);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(frames.back().function, "symbolizer_probe_function");
+  EXPECT_EQ(frames.back().module, "mainboard_tests");
+  EXPECT_NE(frames.back().file.find("sampling_test.cpp"), std::string::npos);
+  // An address nothing maps.
+  EXPECT_EQ(s.symbolize(0x10, false).front().module, "[unknown]");
+}
+
+// --- samples in the Profile ---------------------------------------------------------------------
+
+namespace {
+
+Profile sampled() {
+  Profile p;
+  p.pid = 7;
+  p.sample_hz = 100;
+  p.threads = {{0, 70, "main"}, {1, 71, "worker"}};
+  p.frames = {{"main", "app", "app.c", 10, false},
+              {"compute", "app", "app.c", 20, false},
+              {"kernel_loop", "app", "app.c", 30, true},
+              {"io_wait", "libc.so.6", "", 0, false}};
+  p.stacks = {{2, 1, 0}, {3, 0}, {1, 1, 0}};  // leaf first; the last one recursive
+  for (int i = 0; i < 6; ++i) p.samples.push_back({i * 10'000'000, 0, 0});
+  for (int i = 0; i < 3; ++i) p.samples.push_back({i * 10'000'000, 1, 1});
+  p.samples.push_back({95'000'000, 1, 2});
+  std::sort(p.samples.begin(), p.samples.end(), [](auto& a, auto& b) { return a.t_ns < b.t_ns; });
+  p.end_ns = 100'000'000;
+  return p;
+}
+
+}  // namespace
+
+TEST(Samples, HotFunctionsCountSelfAndTotalOnce) {
+  auto p = sampled();
+  auto hot = p.hot_functions();
+  ASSERT_EQ(hot[0].function, "kernel_loop");
+  EXPECT_EQ(hot[0].self_samples, 6u);
+  EXPECT_DOUBLE_EQ(hot[0].self_pct, 60.0);
+  auto compute = *std::find_if(hot.begin(), hot.end(), [](auto& f) { return f.function == "compute"; });
+  EXPECT_EQ(compute.self_samples, 1u);   // the recursive stack's leaf
+  EXPECT_EQ(compute.total_samples, 7u);  // 6 + 1: recursion counts once
+  auto main = *std::find_if(hot.begin(), hot.end(), [](auto& f) { return f.function == "main"; });
+  EXPECT_DOUBLE_EQ(main.total_pct, 100.0);
+  auto stacks = p.hot_stacks(2);
+  ASSERT_EQ(stacks.size(), 2u);
+  EXPECT_EQ(stacks[0].frames, (std::vector<std::string>{"main", "compute", "kernel_loop"}));  // root first
+  EXPECT_EQ(stacks[0].samples, 6u);
+}
+
+TEST(Samples, FoldedStacksForFlamegraph) {
+  auto text = sampled().folded();
+  EXPECT_EQ(text,
+            "main-70;main;compute;kernel_loop 6\n"
+            "worker-71;main;compute;compute 1\n"
+            "worker-71;main;io_wait 3\n");
+}
+
+TEST(Samples, SpeedscopeFileHasAProfilePerThread) {
+  auto j = nlohmann::json::parse(sampled().speedscope_json());
+  EXPECT_EQ(j["$schema"], "https://www.speedscope.app/file-format-schema.json");
+  ASSERT_EQ(j["shared"]["frames"].size(), 4u);
+  EXPECT_EQ(j["shared"]["frames"][0]["name"], "main");
+  EXPECT_EQ(j["shared"]["frames"][0]["file"], "app.c");
+  EXPECT_EQ(j["shared"]["frames"][0]["line"], 10);
+  ASSERT_EQ(j["profiles"].size(), 2u);
+  const auto& main = j["profiles"][0];
+  EXPECT_EQ(main["type"], "sampled");
+  EXPECT_EQ(main["unit"], "nanoseconds");
+  EXPECT_EQ(main["samples"].size(), 6u);
+  EXPECT_EQ(main["samples"][0], nlohmann::json::array({0, 1, 2}));  // root first
+  EXPECT_DOUBLE_EQ(main["weights"][0].get<double>(), 1e7);         // one period at 100 Hz
+  EXPECT_DOUBLE_EQ(main["endValue"].get<double>(), 6e7);
+}
+
+TEST(Samples, RoundTripReportAndPerfetto) {
+  auto p = sampled();
+  TempDir dir;
+  p.save(dir.path() / "s.json");
+  EXPECT_EQ(Profile::load(dir.path() / "s.json"), p);
+  auto text = p.report();
+  EXPECT_NE(text.find("Stack samples (10 at 100 Hz on 2 threads)"), std::string::npos) << text;
+  EXPECT_NE(text.find("kernel_loop"), std::string::npos);
+  auto trace = nlohmann::json::parse(p.perfetto_json());
+  int instants = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "i" && e["cat"] == "sample") {
+      ++instants;
+      if (e["tid"] == 70) {
+        EXPECT_EQ(e["name"], "kernel_loop");
+      }
+    }
+  EXPECT_EQ(instants, 10);
+}
+
+TEST(Samples, MalformedSamplesAreRefused) {
+  nlohmann::json j = sampled();
+  auto refuse = [](nlohmann::json doc, const std::string& what) {
+    try {
+      Profile::parse(doc.dump(), "s.json");
+      FAIL() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  auto bad = j;
+  bad["samples"][0][2] = 99;
+  refuse(bad, "names stack 99 of 3");
+  bad = j;
+  bad["samples"][0][1] = 5;
+  refuse(bad, "names thread 5 of 2");
+  bad = j;
+  bad["stacks"][0][0] = 42;
+  refuse(bad, "names frame 42 of 4");
+  bad = j;
+  bad["samples"][0] = "x";
+  refuse(bad, "StackSample");
+  // A version-2 profile (before samples) still loads, with none.
+  nlohmann::json v2 = j;
+  v2["schema_version"] = 2;
+  for (const char* k : {"frames", "stacks", "samples", "sample_hz", "lost_samples"}) v2.erase(k);
+  auto old = Profile::parse(v2.dump());
+  EXPECT_TRUE(old.samples.empty());
+}
+
+TEST(Samples, MergeJoinsThreadsByTidAndReindexes) {
+  Profile spans;
+  spans.pid = 7;
+  spans.threads = {{0, 71, "worker"}};
+  spans.paths = {"step"};
+  spans.span_stats = {{"step", "step", 2, 100, 100, 40, 60}};
+  spans.spans = {{0, 0, 10, 50}};
+  auto p = sampled();
+  detail::merge_profile(p, spans);
+  EXPECT_EQ(p.threads.size(), 2u);    // tid 71 was there already
+  EXPECT_EQ(p.spans[0].thread, 1u);   // the sampled worker's index
+  EXPECT_EQ(p.span_stats[0].calls, 2u);
+  auto again = spans;
+  detail::merge_profile(p, again);    // the same region twice: statistics add up
+  EXPECT_EQ(p.span_stats[0].calls, 4u);
+  EXPECT_EQ(p.span_stats[0].min_ns, 40);
+  EXPECT_EQ(p.spans.size(), 2u);
+}
