@@ -165,7 +165,8 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
   }
   Dwfl_Module* mod = dwfl_ ? dwfl_addrmodule(dwfl_, address) : nullptr;
   if (mod) {
-    const char* module_name = dwfl_module_info(mod, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    Dwarf_Addr module_start = 0;
+    const char* module_name = dwfl_module_info(mod, nullptr, &module_start, nullptr, nullptr, nullptr, nullptr, nullptr);
     std::string module = module_name ? basename(module_name) : "[unknown]";
     GElf_Off offset = 0;
     GElf_Sym sym;
@@ -178,7 +179,7 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
       if (auto at = plain.find('@'); at != std::string_view::npos && at > 0) plain = plain.substr(0, at);
       outer.function = detail::demangle(std::string(plain).c_str());
     } else {
-      outer.function = fmt::format("{}+0x{:x}", module, address);
+      outer.function = fmt::format("{}+0x{:x}", module, address - module_start);  // no symbol: offset in the module
     }
 
     // Source line of the address itself: belongs to the innermost frame.

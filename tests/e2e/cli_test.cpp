@@ -439,3 +439,40 @@ TEST(Cli, ProfileErrorsNameTheFile) {
   EXPECT_EQ(cli({"profile", "perfetto", corrupt_file}).exit_code, 2);  // -o is required
   EXPECT_EQ(cli({"profile"}).exit_code, 2);
 }
+
+// --- profile run ---------------------------------------------------------------------------------
+
+TEST(Cli, ProfileRunKeepsTheCommandsStatusAndWritesEveryFormat) {
+  std::string dir = ::testing::TempDir();
+  auto profile = dir + "/mainboard-run.json", folded = dir + "/mainboard-run.folded",
+       speedscope = dir + "/mainboard-run.speedscope.json", trace = dir + "/mainboard-run.trace.json";
+  auto r = cli({"profile", "run", "-o", profile, "--folded", folded, "--speedscope", speedscope, "--perfetto", trace,
+                "--hz", "499", "--", MAINBOARD_SAMPLE_TARGET, "hot", "0.3"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // the command's own status
+  EXPECT_EQ(r.out, "sample_target done\n");
+  EXPECT_NE(r.err.find("Stack samples"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("hot_a"), std::string::npos);
+  auto p = Profile::load(profile);
+  EXPECT_GT(p.samples.size(), 20u);
+  std::ifstream f(folded);
+  std::stringstream lines;
+  lines << f.rdbuf();
+  EXPECT_NE(lines.str().find(";hot_a;inner_step "), std::string::npos) << lines.str();  // the inlined leaf
+  std::ifstream s(speedscope);
+  EXPECT_EQ(nlohmann::json::parse(s)["exporter"], "mainboard");
+  std::ifstream t(trace);
+  EXPECT_FALSE(nlohmann::json::parse(t)["traceEvents"].empty());
+}
+
+TEST(Cli, ProfileRunTimeoutAndErrors) {
+  auto r = cli({"profile", "run", "-o", "", "--timeout", "0.3", "--", MAINBOARD_SAMPLE_TARGET, "forever"});
+  EXPECT_EQ(r.exit_code, 128 + 15) << r.err;
+  EXPECT_NE(r.err.find("ended after 0.3 s"), std::string::npos) << r.err;
+  EXPECT_EQ(cli({"profile", "run"}).exit_code, 2);
+  auto missing = cli({"profile", "run", "-o", "", "--", "no-such-program-anywhere"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("not found on PATH"), std::string::npos) << missing.err;
+  auto attach = cli({"profile", "attach", "999999999", "-o", ""});
+  EXPECT_EQ(attach.exit_code, 1);
+  EXPECT_NE(attach.err.find("does not exist"), std::string::npos) << attach.err;
+}

@@ -442,3 +442,26 @@ TEST(Samples, MergeJoinsThreadsByTidAndReindexes) {
   EXPECT_EQ(p.span_stats[0].min_ns, 40);
   EXPECT_EQ(p.spans.size(), 2u);
 }
+
+#ifdef MAINBOARD_INJECT
+
+TEST(Sampling, GpuActivityOfALaunchedCudaProgramJoins) {
+  // The stand-in CUDA program calls InitializeInjection itself, as the driver would.
+  ::setenv("MAINBOARD_CUPTI_LIBRARY", MAINBOARD_FAKE_CUPTI, 1);
+  ::setenv("MAINBOARD_INJECT_LIBRARY", MAINBOARD_INJECT, 1);
+  auto o = quick();
+  o.features = Feature::stacks | Feature::gpu_activity;
+  TempDir dir;
+  o.stdout_path = (dir.path() / "out.txt").string();
+  auto r = Profiler::run({MAINBOARD_INJECT_TARGET, MAINBOARD_INJECT, MAINBOARD_FAKE_CUPTI}, o);
+  ::unsetenv("MAINBOARD_CUPTI_LIBRARY");
+  ::unsetenv("MAINBOARD_INJECT_LIBRARY");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto& p = r.profile;
+  ASSERT_EQ(p.activities.size(), 2u) << p.report();
+  EXPECT_EQ(p.activity_names[p.activities[0].name], "stencil(float const*, float*, int)");
+  EXPECT_GE(p.activities[0].start_ns, p.start_ns);
+  EXPECT_LE(p.activities[1].end_ns, p.end_ns);
+}
+
+#endif  // MAINBOARD_INJECT
