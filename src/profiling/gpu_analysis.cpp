@@ -14,17 +14,6 @@
 
 namespace mainboard {
 
-const char* to_string(GpuActivity::Kind kind) {
-  switch (kind) {
-    case GpuActivity::Kind::kernel: return "kernel";
-    case GpuActivity::Kind::memcpy: return "memcpy";
-    case GpuActivity::Kind::memset: return "memset";
-    case GpuActivity::Kind::synchronization: return "synchronization";
-    case GpuActivity::Kind::overhead: return "overhead";
-  }
-  return "kernel";
-}
-
 std::string KernelCounters::limiter() const {
   if (!sm_throughput_pct && !dram_throughput_pct) return "";
   double sm = sm_throughput_pct.value_or(0), dram = dram_throughput_pct.value_or(0);

@@ -88,6 +88,17 @@ void fields(V& v, RegionDiff& m) {
 }
 MAINBOARD_DEFINE_JSON(RegionDiff)
 
+const char* to_string(GpuActivity::Kind kind) {
+  switch (kind) {
+    case GpuActivity::Kind::kernel: return "kernel";
+    case GpuActivity::Kind::memcpy: return "memcpy";
+    case GpuActivity::Kind::memset: return "memset";
+    case GpuActivity::Kind::synchronization: return "synchronization";
+    case GpuActivity::Kind::overhead: return "overhead";
+  }
+  return "kernel";
+}
+
 const char* to_string(KernelDiff::Kind kind) {
   switch (kind) {
     case KernelDiff::Kind::changed: return "changed";
