@@ -32,6 +32,15 @@ echo "== Google Benchmark: span_bench (span cost dormant and active, save/load/e
   --benchmark_out="$out/span_bench.json" --benchmark_out_format=json
 
 echo
+echo "== Google Benchmark: sampling_bench (symbolizing 10 000 samples)"
+"$build/bench/sampling_bench" --benchmark_min_time="$min_time" \
+  --benchmark_out="$out/sampling_bench.json" --benchmark_out_format=json
+
+echo
+echo "== stack sampling: the sampled program's slowdown, next to perf record"
+python3 scripts/bench-sampling.py "$build" "$(( quick ? 2 : 7 ))"
+
+echo
 echo "== mainboard snapshot --json vs a Python probe (psutil + platform + subprocess)"
 # A private cache file so the "cold" runs really are cold and the warm ones warm.
 cache_home=$(mktemp -d)

@@ -5,6 +5,8 @@
 //   sample_target crash      spins 0.3 s, then dies of SIGSEGV
 //   sample_target forever    spins until killed
 //   sample_target fork S     a child process runs hot_c for S while the parent runs hot_a
+//   sample_target work N     a fixed amount of work (N million steps) on one thread; prints the
+//                            seconds it took (for the overhead benchmark)
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +47,12 @@ extern "C" __attribute__((noinline)) void hot_b(double until) {
   g_sink = x;
 }
 
+extern "C" __attribute__((noinline)) double fixed_work(long steps) {
+  double x = 1;
+  for (long i = 0; i < steps; ++i) x = x * 1.0000001 + 1e-9;
+  return x;
+}
+
 extern "C" __attribute__((noinline)) void hot_c(double until) {
   double x = 1;
   while (now() < until)
@@ -83,6 +91,12 @@ int main(int argc, char** argv) {
     b.join();
     std::puts("sample_target done");
     return 3;
+  }
+  if (mode == "work") {
+    double start = now();
+    g_sink = fixed_work(static_cast<long>(seconds * 1e6));
+    std::printf("elapsed %.6f\n", now() - start);
+    return 0;
   }
   if (mode == "crash") {
     hot_a(now() + 0.3);

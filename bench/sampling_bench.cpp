@@ -1,0 +1,77 @@
+// Symbolization cost: 10 000 samples of real stacks of this process (return addresses from
+// backtrace() at several recursion depths through several functions) turned into a Profile:
+// libdwfl set-up from the mappings, every distinct address symbolized once (with inlined frames
+// and lines), then interned.
+#include <benchmark/benchmark.h>
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "sampling/build_profile.hpp"
+
+using namespace mainboard;
+
+namespace {
+
+std::vector<std::vector<std::uint64_t>> g_stacks;
+
+extern "C" __attribute__((noinline)) void capture(int depth, int variant);
+
+extern "C" __attribute__((noinline)) void level_a(int depth, int variant) { capture(depth - 1, variant); }
+extern "C" __attribute__((noinline)) void level_b(int depth, int variant) { capture(depth - 1, variant); }
+extern "C" __attribute__((noinline)) void level_c(int depth, int variant) { capture(depth - 1, variant); }
+
+extern "C" __attribute__((noinline)) void capture(int depth, int variant) {
+  if (depth <= 0) {
+    void* frames[64];
+    int n = ::backtrace(frames, 64);
+    std::vector<std::uint64_t> ips;
+    for (int i = 0; i < n; ++i) ips.push_back(reinterpret_cast<std::uint64_t>(frames[i]));
+    g_stacks.push_back(std::move(ips));
+    return;
+  }
+  switch ((variant >> (depth % 8)) % 3) {
+    case 0: level_a(depth, variant); break;
+    case 1: level_b(depth, variant); break;
+    default: level_c(depth, variant); break;
+  }
+}
+
+sampling::SamplerOutput samples(std::size_t n) {
+  if (g_stacks.empty())
+    for (int v = 0; v < 50; ++v) capture(8 + v % 10, v * 7919);
+  sampling::SamplerOutput out;
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream text;
+  text << maps.rdbuf();
+  auto pid = static_cast<std::int32_t>(::getpid());
+  out.mappings[pid] = sampling::parse_maps(text.str());
+  out.processes = {pid};
+  for (std::size_t i = 0; i < n; ++i) {
+    sampling::RawSample s;
+    s.t_ns = static_cast<std::int64_t>(i) * 1'000'000;
+    s.pid = s.tid = pid;
+    s.ips = g_stacks[i % g_stacks.size()];
+    out.samples.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+static void BM_Symbolize10kSamples(benchmark::State& state) {
+  auto input = samples(10'000);
+  std::size_t frames = 0;
+  for (auto _ : state) {
+    auto p = sampling::to_profile(input, 99, input.processes[0], true);
+    frames = p.frames.size();
+    benchmark::DoNotOptimize(p);
+  }
+  state.counters["distinct_stacks"] = static_cast<double>(g_stacks.size());
+  state.counters["frames"] = static_cast<double>(frames);
+}
+BENCHMARK(BM_Symbolize10kSamples)->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
