@@ -1,6 +1,7 @@
 include(CMakePackageConfigHelpers)
 
-install(TARGETS mainboard EXPORT mainboardTargets
+# mainboard::instrument: the -finstrument-functions hooks; link it next to mainboard::mainboard.
+install(TARGETS mainboard mainboard_instrument EXPORT mainboardTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}

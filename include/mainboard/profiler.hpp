@@ -152,6 +152,11 @@ class Profiler {
   std::string report();
   void show(bool color = true);
 
+  /// Turns functions compiled with -finstrument-functions into spans (link mainboard::instrument),
+  /// for the modules named here only: a shared object's file name or path, or "" / "main" for
+  /// the executable. Names are resolved when the session ends. An empty list turns it off.
+  void auto_instrument(std::vector<std::string> modules);
+
   /// Starts `argv` (no shell; PATH is searched), samples its stacks until it exits (or the
   /// timeout ends it), and joins the spans of a target that links libmainboard and the GPU
   /// activity of a CUDA target (CUDA injection). The target's streams and status are its own.

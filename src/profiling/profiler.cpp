@@ -15,6 +15,7 @@
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
+#include "profiling/instrument.hpp"
 #include "profiling/session.hpp"
 
 #ifdef MAINBOARD_HAVE_NVTX
@@ -491,6 +492,7 @@ void Profiler::stop() {
   profile->activity_names = std::move(trace.names);
   profile->activities = std::move(trace.activities);
   profile->dropped_activities = trace.dropped;
+  detail::name_instrumented_functions(*profile);
   try {
     if (s.machine) profile->machine = s.machine->snapshot({.toolchain = false});
     else if (!g_exiting) profile->machine = Machine::instance().snapshot({.toolchain = false});

@@ -16,6 +16,7 @@
 
 #include "mainboard/error.hpp"
 #include "mainboard/profiler.hpp"
+#include "mainboard/runner.hpp"
 #include "profiling/merge.hpp"
 #include "sampling/perf_sampler.hpp"
 #include "sampling/symbolizer.hpp"
@@ -465,3 +466,36 @@ TEST(Sampling, GpuActivityOfALaunchedCudaProgramJoins) {
 }
 
 #endif  // MAINBOARD_INJECT
+
+// --- auto-instrumentation ------------------------------------------------------------------------
+
+#ifdef MAINBOARD_INSTRUMENTED
+
+TEST(AutoInstrument, OwnFunctionsBecomeSpansAndOthersDoNot) {
+  TempDir dir;
+  auto out = dir.path() / "p.json";
+  Command c;
+  c.argv = {MAINBOARD_INSTRUMENTED, out.string()};
+  c.timeout = std::chrono::seconds(30);
+  auto r = LocalRunner("/usr/bin:/bin").run(c);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto p = Profile::load(out);
+  auto find = [&](const std::string& path) -> const SpanStat* {
+    for (const auto& s : p.span_stats)
+      if (s.path == path) return &s;
+    return nullptr;
+  };
+  std::string paths;
+  for (const auto& s : p.span_stats) paths += s.path + " ";
+  const auto* outer = find("(anonymous namespace)::outer_loop()");
+  ASSERT_NE(outer, nullptr) << paths;
+  EXPECT_EQ(outer->calls, 1u);  // the second call came after auto_instrument({})
+  const auto* leaf = find("(anonymous namespace)::outer_loop()/(anonymous namespace)::leaf_step(int)");
+  ASSERT_NE(leaf, nullptr) << paths;
+  EXPECT_EQ(leaf->calls, 3u);
+  EXPECT_GE(leaf->total_ns, 3 * 2'000'000);
+  EXPECT_EQ(paths.find("dep_"), std::string::npos) << paths;  // another module: not recorded
+  EXPECT_EQ(paths.find("@0x"), std::string::npos) << paths;   // every placeholder named
+}
+
+#endif  // MAINBOARD_INSTRUMENTED
