@@ -20,11 +20,13 @@ configs = {
     "bare": [target] + work,
     "mainboard 99 Hz": [mainboard, "profile", "run", "-o", "", "--hz", "99", "--", target] + work,
     "mainboard 999 Hz": [mainboard, "profile", "run", "-o", "", "--hz", "999", "--", target] + work,
+    "mainboard 99 Hz dwarf": [mainboard, "profile", "run", "-o", "", "--hz", "99", "--call-graph", "dwarf", "--", target] + work,
 }
 perf = shutil.which("perf")
 if perf:
     configs["perf record -F 99 -g"] = [perf, "record", "-q", "-F", "99", "-g", "-o", os.path.join(tmp, "p.data"), "--", target] + work
     configs["perf record -F 999 -g"] = [perf, "record", "-q", "-F", "999", "-g", "-o", os.path.join(tmp, "p.data"), "--", target] + work
+    configs["perf record -F 99 --call-graph dwarf"] = [perf, "record", "-q", "-F", "99", "--call-graph", "dwarf", "-o", os.path.join(tmp, "p.data"), "--", target] + work
 times = {name: [] for name in configs}
 for _ in range(rounds):
     for name, argv in configs.items():
@@ -33,11 +35,11 @@ for _ in range(rounds):
         if line:
             times[name].append(float(line[0].split()[1]))
 bare = statistics.median(times["bare"])
-print(f"{'configuration':<24} {'median':>9} {'slowdown':>9}   (target's own time, {rounds} interleaved rounds)")
+print(f"{'configuration':<38} {'median':>9} {'slowdown':>9}   (target's own time, {rounds} interleaved rounds)")
 for name, values in times.items():
     if not values:
-        print(f"{name:<24} {'-':>9}")
+        print(f"{name:<38} {'-':>9}")
         continue
     m = statistics.median(values)
-    print(f"{name:<24} {m:>8.3f}s {100 * (m / bare - 1):>+8.2f}%")
+    print(f"{name:<38} {m:>8.3f}s {100 * (m / bare - 1):>+8.2f}%")
 shutil.rmtree(tmp, ignore_errors=True)

@@ -80,8 +80,15 @@ struct SpanToken {
   std::uint64_t session = 0;
 };
 
+/// How sampled stacks are walked.
+enum class CallGraph {
+  frame_pointers,  ///< by the kernel, along frame pointers: cheap; code without them is cut short
+  dwarf,           ///< a copy of the user stack per sample, unwound with the modules' CFI
+};
+
 /// How Profiler::run and Profiler::attach sample another process.
 struct SampleOptions {
+  CallGraph call_graph = CallGraph::frame_pointers;
   Feature features = Feature::defaults | Feature::stacks;  ///< stacks; spans and gpu_activity for run
   Activity activities = Activity::defaults;  ///< GPU kinds, through the injection library
   std::uint32_t hz = 99;                     ///< stack samples per second and thread

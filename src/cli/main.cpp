@@ -404,6 +404,14 @@ int main(int argc, char** argv) {
     cmd->add_option("--speedscope", out.speedscope, "also write a speedscope file")->type_name("FILE");
     cmd->add_option("--hz", o.hz, "stack samples per second")->capture_default_str()->check(CLI::Range(1, 100000));
     cmd->add_flag("--json", out.json, "the summary as JSON on stderr");
+    cmd->add_option("--call-graph", o.call_graph,
+                    "fp: walk frame pointers (cheap); dwarf: copy each sample's stack and unwind it with CFI "
+                    "(code built without frame pointers)")
+        ->transform(CLI::CheckedTransformer(
+            std::map<std::string, mainboard::CallGraph>{{"fp", mainboard::CallGraph::frame_pointers},
+                                                        {"dwarf", mainboard::CallGraph::dwarf}},
+            CLI::ignore_case))
+        ->type_name("fp|dwarf");
   };
   auto* prun = profile->add_subcommand(
       "run", "run a command, sample its stacks (and collect its spans and, with --gpu, its GPU activity); "

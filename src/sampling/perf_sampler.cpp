@@ -67,6 +67,11 @@ void raise_fd_limit() {
   }
 }
 
+// x86-64 user registers for unwinding, in perf's numbering: AX BX CX DX SI DI BP SP IP (0-8)
+// and R8-R15 (16-23). A sample lists them in that order.
+constexpr std::uint64_t kRegsMask = 0x1ffull | (0xffull << 16);
+constexpr int kRegsCount = 17;
+
 std::string prot_string(std::uint32_t prot, std::uint32_t flags) {
   std::string s;
   s += (prot & 1) ? 'r' : '-';  // PROT_READ
@@ -111,6 +116,13 @@ PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids
   attr.freq = 1;
   attr.sample_freq = std::max<std::uint32_t>(options.hz, 1);
   attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+#if defined(__x86_64__)
+  if (options.dwarf) {
+    attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    attr.sample_regs_user = kRegsMask;
+    attr.sample_stack_user = (std::max<std::uint32_t>(options.stack_bytes, 512) + 7) & ~7u;
+  }
+#endif
   attr.disabled = 1;
   attr.enable_on_exec = on_exec ? 1 : 0;
   attr.inherit = 1;  // threads and processes the target starts
@@ -214,6 +226,30 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
         s.ips.push_back(a);
       }
       if (s.ips.empty()) s.ips.push_back(ip);
+      if (options_.dwarf && q + 8 <= end) {
+        // Registers (an ABI word, then the masked registers), then the stack copy (its size,
+        // the bytes, and how many of them are valid).
+        std::uint64_t abi = u64(q);
+        regs_.clear();
+        if (abi != 0)
+          for (int i = 0; i < kRegsCount && q + 8 <= end; ++i) regs_.push_back(u64(q));
+        std::uint64_t copied = q + 8 <= end ? u64(q) : 0;
+        const unsigned char* data = q;
+        q += copied;
+        std::uint64_t valid = copied && q + 8 <= end ? u64(q) : 0;
+        if (regs_.size() == kRegsCount && valid > 0 && valid <= copied && data + valid <= end) {
+          stack_.assign(data, data + valid);
+          auto& unwinder = unwinders_[s.pid];
+          const auto& maps = out_.mappings[s.pid];
+          if (!unwinder || unwinder_maps_[s.pid] != maps.size()) {
+            unwinder = std::make_unique<Symbolizer>();
+            unwinder->set_mappings(maps);
+            unwinder_maps_[s.pid] = maps.size();
+          }
+          auto pcs = unwinder->unwind(s.tid, regs_, stack_);
+          if (pcs.size() > s.ips.size()) s.ips = std::move(pcs);  // the longer chain wins
+        }
+      }
       if (out_.samples.size() >= options_.max_samples) {
         ++out_.lost;
         return;

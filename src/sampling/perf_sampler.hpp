@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct SamplerOutput {
 
 struct SamplerOptions {
   std::uint32_t hz = 99;
+  /// Also copy each sample's user stack and registers and unwind them with the modules' CFI
+  /// (for code built without frame pointers); otherwise the kernel's frame-pointer chain.
+  bool dwarf = false;
+  std::uint32_t stack_bytes = 16384;  ///< user stack copied per sample with dwarf
   std::size_t max_samples = 10'000'000;
   std::size_t buffer_pages = 64;  ///< ring buffer per CPU (a power of two)
 };
@@ -71,6 +76,12 @@ class PerfSampler {
   std::vector<Buffer> buffers_;
   std::vector<unsigned char> scratch_;
   SamplerOutput out_;
+  // Unwinding as samples arrive (their stack copies are not kept): one per process, rebuilt when
+  // its mappings change.
+  std::map<std::int32_t, std::unique_ptr<Symbolizer>> unwinders_;
+  std::map<std::int32_t, std::size_t> unwinder_maps_;  // mappings each unwinder was built from
+  std::vector<std::uint64_t> regs_;
+  std::vector<unsigned char> stack_;
   bool finished_ = false;
 };
 

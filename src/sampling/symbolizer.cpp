@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
@@ -113,6 +114,7 @@ void Symbolizer::set_jit_symbols(std::vector<JitSymbol> symbols) {
 
 void Symbolizer::build() {
   built_ = true;
+  attached_ = false;
   if (dwfl_) dwfl_end(dwfl_);
   static char* debuginfo_path = nullptr;
   static const Dwfl_Callbacks callbacks = {
@@ -244,6 +246,91 @@ const std::vector<StackFrame>& Symbolizer::symbolize(std::uint64_t address, bool
   if (it != cache_.end()) return it->second;
   if (!built_) build();
   return cache_.emplace(pc, lookup(pc)).first->second;
+}
+
+}  // namespace mainboard::sampling
+
+namespace mainboard::sampling {
+
+namespace {
+
+using Input = Symbolizer::UnwindInput;
+
+pid_t next_thread(Dwfl*, void* arg, void** thread_arg) {
+  auto* in = static_cast<Input*>(arg);
+  if (in->handed_out) return 0;
+  in->handed_out = true;
+  *thread_arg = arg;
+  return in->tid;
+}
+
+bool get_thread(Dwfl*, pid_t tid, void* arg, void** thread_arg) {
+  auto* in = static_cast<Input*>(arg);
+  *thread_arg = arg;
+  return tid == in->tid;
+}
+
+/// Reads from the stack copy only: the registers and the copy are all perf gave us.
+bool memory_read(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
+  auto* in = static_cast<Input*>(arg);
+  if (!in->regs || in->regs->size() < 17 || !in->stack) return false;
+  std::uint64_t sp = (*in->regs)[7];
+  if (addr < sp || addr + sizeof(Dwarf_Word) > sp + in->stack->size()) return false;
+  std::memcpy(result, in->stack->data() + (addr - sp), sizeof(Dwarf_Word));
+  return true;
+}
+
+bool set_initial_registers(Dwfl_Thread* thread, void* arg) {
+  auto* in = static_cast<Input*>(arg);
+  const auto& r = *in->regs;
+  // perf's x86-64 order (AX BX CX DX SI DI BP SP IP R8…R15) to DWARF's (rax rdx rcx rbx rsi rdi
+  // rbp rsp r8…r15, then rip as register 16).
+  Dwarf_Word dwarf[17] = {r[0], r[3], r[2], r[1], r[4], r[5], r[6], r[7], r[9], r[10], r[11], r[12],
+                          r[13], r[14], r[15], r[16], r[8]};
+  if (!dwfl_thread_state_registers(thread, 0, 17, dwarf)) return false;
+  dwfl_thread_state_register_pc(thread, r[8]);
+  return true;
+}
+
+const Dwfl_Thread_Callbacks kCallbacks = {
+    .next_thread = next_thread,
+    .get_thread = get_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
+    .detach = nullptr,
+    .thread_detach = nullptr,
+};
+
+}  // namespace
+
+std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid, const std::vector<std::uint64_t>& regs,
+                                              const std::vector<unsigned char>& stack) {
+  std::vector<std::uint64_t> pcs;
+#if defined(__x86_64__)
+  // In the order the sampler stores them: IP is perf register 8, then R8…R15 as 9…16.
+  if (regs.size() < 17) return pcs;
+  if (!built_) build();
+  if (!dwfl_) return pcs;
+  if (!attached_) {
+    attached_ = dwfl_attach_state(dwfl_, nullptr, tid, &kCallbacks, &input_);
+    if (!attached_) return pcs;
+  }
+  input_ = {tid, &regs, &stack, false};
+  auto frame = [](Dwfl_Frame* state, void* arg) -> int {
+    auto* out = static_cast<std::vector<std::uint64_t>*>(arg);
+    Dwarf_Addr pc = 0;
+    bool activation = false;
+    if (!dwfl_frame_pc(state, &pc, &activation) || pc == 0) return DWARF_CB_ABORT;
+    out->push_back(pc);
+    return out->size() >= 127 ? DWARF_CB_ABORT : DWARF_CB_OK;
+  };
+  dwfl_getthread_frames(dwfl_, tid, frame, &pcs);  // a partial stack is kept
+#else
+  (void)tid;
+  (void)regs;
+  (void)stack;
+#endif
+  return pcs;
 }
 
 }  // namespace mainboard::sampling

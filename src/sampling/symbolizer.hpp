@@ -52,6 +52,12 @@ class Symbolizer {
   /// instruction is the one before it.
   const std::vector<StackFrame>& symbolize(std::uint64_t address, bool return_address);
 
+  /// Unwinds a user stack captured by perf (registers in perf's x86-64 order AX BX CX DX SI DI
+  /// BP SP IP R8…R15, and a copy of the stack from SP) with the modules' CFI. The sampled
+  /// address first, then return addresses; empty when it cannot (not x86-64, no modules).
+  std::vector<std::uint64_t> unwind(std::int32_t tid, const std::vector<std::uint64_t>& regs,
+                                    const std::vector<unsigned char>& stack);
+
  private:
   void build();
   std::vector<StackFrame> lookup(std::uint64_t address);
@@ -60,6 +66,19 @@ class Symbolizer {
   std::vector<JitSymbol> jit_;  // by start
   Dwfl* dwfl_ = nullptr;
   bool built_ = false;
+  bool attached_ = false;  // the unwinder's thread callbacks are on dwfl_
+
+ public:
+  /// What the unwinder's callbacks read: the sample being unwound.
+  struct UnwindInput {
+    std::int32_t tid = 0;
+    const std::vector<std::uint64_t>* regs = nullptr;
+    const std::vector<unsigned char>* stack = nullptr;
+    bool handed_out = false;
+  };
+
+ private:
+  UnwindInput input_;
   std::unordered_map<std::uint64_t, std::vector<StackFrame>> cache_;
 };
 

@@ -499,3 +499,26 @@ TEST(AutoInstrument, OwnFunctionsBecomeSpansAndOthersDoNot) {
 }
 
 #endif  // MAINBOARD_INSTRUMENTED
+
+TEST(Sampling, DwarfUnwindingRecoversStacksWithoutFramePointers) {
+  auto o = quick(499);
+  o.call_graph = CallGraph::dwarf;
+  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET_NOFP, "hot", "0.6"}, o);
+  ASSERT_EQ(r.exit_code, 3);
+  const auto& p = r.profile;
+  // Samples in hot_a whose stack still reaches the thread's entry function.
+  std::size_t in_hot = 0, whole = 0;
+  for (const auto& s : p.samples) {
+    bool hot = false, worker = false;
+    for (auto f : p.stacks[s.stack]) {
+      if (p.frames[f].function == "hot_a") hot = true;
+      if (p.frames[f].function.find("worker(double, bool)") != std::string::npos) worker = true;
+    }
+    if (hot) {
+      ++in_hot;
+      if (worker) ++whole;
+    }
+  }
+  ASSERT_GT(in_hot, 50u) << p.report();
+  EXPECT_GT(static_cast<double>(whole) / static_cast<double>(in_hot), 0.9) << p.report();
+}
