@@ -246,7 +246,8 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
       for (auto p : pids) ::kill(p, SIGKILL);
       kill_at = std::chrono::steady_clock::time_point::max();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // Wake rarely: each wake-up takes a little CPU from the sampled program on a small machine.
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   if (terminated && sampler)
     for (auto p : sampler->processes())

@@ -322,11 +322,16 @@ void PerfSampler::drain() {
     while (tail < head) {
       perf_event_header h;
       std::size_t at = tail % b.size;
-      // The header itself may wrap.
-      for (std::size_t i = 0; i < sizeof h; ++i) reinterpret_cast<unsigned char*>(&h)[i] = data[(at + i) % b.size];
+      // A record (even its header) may wrap around the end of the buffer: copy it in two parts.
+      auto copy = [&](unsigned char* to, std::size_t n) {
+        std::size_t first = std::min(n, b.size - at);
+        std::memcpy(to, data + at, first);
+        std::memcpy(to + first, data, n - first);
+      };
+      copy(reinterpret_cast<unsigned char*>(&h), sizeof h);
       if (h.size < sizeof h || tail + h.size > head) break;
       scratch_.resize(h.size);
-      for (std::size_t i = 0; i < h.size; ++i) scratch_[i] = data[(at + i) % b.size];
+      copy(scratch_.data(), h.size);
       handle(scratch_.data(), h.size);
       tail += h.size;
     }
