@@ -123,6 +123,16 @@ struct StackDump {
   std::string text() const;  ///< like eu-stack: a block per thread, a frame per line
 };
 
+/// What Profiler::measure reaches: a command to launch, a running process, or this process.
+struct Reach {
+  enum class Kind { here, command, process } kind = Kind::here;
+  std::vector<std::string> argv;  ///< command
+  std::int64_t pid = 0;           ///< process
+  static Reach here() { return {}; }
+  static Reach command(std::vector<std::string> argv) { return {Kind::command, std::move(argv), 0}; }
+  static Reach process(std::int64_t pid) { return {Kind::process, {}, pid}; }
+};
+
 /// A bounded profiling session, active from construction until stop() or destruction. Spans
 /// anywhere in the process (any thread) are recorded while it is active. Only one session can
 /// be active at a time: constructing a second throws mainboard::Error.
@@ -169,6 +179,10 @@ class Profiler {
   /// activity of a CUDA target (CUDA injection). The target's streams and status are its own.
   /// Throws mainboard::Error when the program cannot be started.
   static RunResult run(const std::vector<std::string>& argv, const SampleOptions& options = {});
+  /// Measures whatever `reach` names: a command (run), a process (attach). Reach::here() names
+  /// the calling process, which a Profiler session measures, not this: it throws
+  /// mainboard::Error rather than launch nothing.
+  static Profile measure(const Reach& reach, const SampleOptions& options = {});
   /// Samples a running process (every thread, and the ones it starts) for options.duration_s.
   static Profile attach(std::int64_t pid, const SampleOptions& options = {});
   /// One stack of every thread of `pid`, unwound with libdw through ptrace; the process is

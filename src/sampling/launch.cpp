@@ -280,6 +280,17 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
   return result;
 }
 
+Profile Profiler::measure(const Reach& reach, const SampleOptions& options) {
+  switch (reach.kind) {
+    case Reach::Kind::command: return run(reach.argv, options).profile;
+    case Reach::Kind::process: return attach(reach.pid, options);
+    case Reach::Kind::here: break;
+  }
+  throw Error(
+      "Reach::here() names the calling process: measure it with a Profiler session (construct one, run the code, "
+      "then result()), not with measure()");
+}
+
 Profile Profiler::attach(std::int64_t pid64, const SampleOptions& o) {
   auto pid = static_cast<std::int32_t>(pid64);
   if (pid <= 0 || process_gone(pid)) throw Error("process " + std::to_string(pid64) + " does not exist");

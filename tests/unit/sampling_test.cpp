@@ -522,3 +522,21 @@ TEST(Sampling, DwarfUnwindingRecoversStacksWithoutFramePointers) {
   ASSERT_GT(in_hot, 50u) << p.report();
   EXPECT_GT(static_cast<double>(whole) / static_cast<double>(in_hot), 0.9) << p.report();
 }
+
+TEST(Sampling, MeasureDispatchesOnTheReach) {
+  auto p = Profiler::measure(Reach::command({MAINBOARD_SAMPLE_TARGET, "hot", "0.2"}), quick());
+  EXPECT_GT(share(p, "hot_a"), 40.0) << p.report();
+  {
+    Background target({"hot", "3"});
+    auto o = quick(499);
+    o.duration_s = 0.3;
+    auto attached = Profiler::measure(Reach::process(target.pid), o);
+    EXPECT_GT(attached.samples.size(), 20u);
+  }
+  try {
+    Profiler::measure(Reach::here());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Profiler session"), std::string::npos) << e.what();
+  }
+}
