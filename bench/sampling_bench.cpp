@@ -19,16 +19,23 @@ std::vector<std::vector<std::uint64_t>> g_stacks;
 
 extern "C" __attribute__((noinline)) void capture(int depth, int variant);
 
-extern "C" __attribute__((noinline)) void level_a(int depth, int variant) { capture(depth - 1, variant); }
-extern "C" __attribute__((noinline)) void level_b(int depth, int variant) { capture(depth - 1, variant); }
-extern "C" __attribute__((noinline)) void level_c(int depth, int variant) { capture(depth - 1, variant); }
+extern "C" __attribute__((noinline)) void level_a(int depth, int variant) {
+  capture(depth - 1, variant);
+}
+extern "C" __attribute__((noinline)) void level_b(int depth, int variant) {
+  capture(depth - 1, variant);
+}
+extern "C" __attribute__((noinline)) void level_c(int depth, int variant) {
+  capture(depth - 1, variant);
+}
 
 extern "C" __attribute__((noinline)) void capture(int depth, int variant) {
   if (depth <= 0) {
     void* frames[64];
     int n = ::backtrace(frames, 64);
     std::vector<std::uint64_t> ips;
-    for (int i = 0; i < n; ++i) ips.push_back(reinterpret_cast<std::uint64_t>(frames[i]));
+    for (int i = 0; i < n; ++i)
+      ips.push_back(reinterpret_cast<std::uint64_t>(frames[i]));
     g_stacks.push_back(std::move(ips));
     return;
   }
@@ -41,7 +48,8 @@ extern "C" __attribute__((noinline)) void capture(int depth, int variant) {
 
 sampling::SamplerOutput samples(std::size_t n) {
   if (g_stacks.empty())
-    for (int v = 0; v < 50; ++v) capture(8 + v % 10, v * 7919);
+    for (int v = 0; v < 50; ++v)
+      capture(8 + v % 10, v * 7919);
   sampling::SamplerOutput out;
   std::ifstream maps("/proc/self/maps");
   std::stringstream text;

@@ -44,7 +44,8 @@ std::unique_ptr<Profiler> g_profiler;
 }  // namespace
 
 static void BM_EmptyLoop(benchmark::State& state) {
-  for (auto _ : state) benchmark::ClobberMemory();
+  for (auto _ : state)
+    benchmark::ClobberMemory();
 }
 BENCHMARK(BM_EmptyLoop);
 
@@ -109,7 +110,12 @@ static void BM_ActiveSpanStored(benchmark::State& state) {
   }
   if (state.thread_index() == 0) g_profiler.reset();
 }
-BENCHMARK(BM_ActiveSpanStored)->Threads(1)->Threads(2)->Threads(4)->Iterations(2'000'000)->UseRealTime();
+BENCHMARK(BM_ActiveSpanStored)
+    ->Threads(1)
+    ->Threads(2)
+    ->Threads(4)
+    ->Iterations(2'000'000)
+    ->UseRealTime();
 
 namespace {
 
@@ -146,8 +152,10 @@ static void BM_MemoryPerStoredSpan(benchmark::State& state) {
     const auto& profile = profiler.result();
     long frozen = rss_kib();
     benchmark::DoNotOptimize(profile.spans.size());
-    state.counters["session_bytes_per_span"] = static_cast<double>(recorded - before) * 1024.0 / 1e6;
-    state.counters["profile_bytes_per_span"] = static_cast<double>(frozen - recorded) * 1024.0 / 1e6;
+    state.counters["session_bytes_per_span"] =
+        static_cast<double>(recorded - before) * 1024.0 / 1e6;
+    state.counters["profile_bytes_per_span"] =
+        static_cast<double>(frozen - recorded) * 1024.0 / 1e6;
   }
 }
 BENCHMARK(BM_MemoryPerStoredSpan)->Iterations(1)->Unit(benchmark::kMillisecond);
@@ -168,7 +176,8 @@ BENCHMARK(BM_SaveAndLoadMillionSpans)->Iterations(2)->Unit(benchmark::kMilliseco
 static void BM_PerfettoMillionSpans(benchmark::State& state) {
   const auto& p = million();
   auto file = std::filesystem::temp_directory_path() / "mainboard-bench-trace.json";
-  for (auto _ : state) p.perfetto(file);
+  for (auto _ : state)
+    p.perfetto(file);
   state.counters["bytes"] = static_cast<double>(std::filesystem::file_size(file));
   std::filesystem::remove(file);
 }

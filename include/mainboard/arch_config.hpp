@@ -44,7 +44,9 @@ class ArchConfig {
 
   /// Which entry a lookup uses: the matching key, or "default".
   std::string resolve(std::string_view arch_key) const { return find(arch_key, "").first; }
-  std::string resolve(const GpuInfo& gpu) const { return find(gpu.arch_key, gpu.architecture).first; }
+  std::string resolve(const GpuInfo& gpu) const {
+    return find(gpu.arch_key, gpu.architecture).first;
+  }
 
   const T& fallback() const { return fallback_; }
 
@@ -56,7 +58,8 @@ class ArchConfig {
     return out;
   }
 
-  std::pair<std::string, const T*> find(std::string_view arch_key, std::string_view architecture) const {
+  std::pair<std::string, const T*> find(std::string_view arch_key,
+                                        std::string_view architecture) const {
     auto key = normalise(arch_key);
     auto hit = [&](const std::string& k) -> const T* {
       if (k.empty()) return nullptr;

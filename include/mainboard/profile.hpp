@@ -25,7 +25,9 @@ struct SpanStat {
   std::int64_t self_ns = 0;  ///< total minus the time in child spans
   std::int64_t min_ns = 0;
   std::int64_t max_ns = 0;
-  double avg_ns() const { return calls ? static_cast<double>(total_ns) / static_cast<double>(calls) : 0.0; }
+  double avg_ns() const {
+    return calls ? static_cast<double>(total_ns) / static_cast<double>(calls) : 0.0;
+  }
   bool operator==(const SpanStat&) const = default;
 };
 
@@ -116,7 +118,9 @@ struct GpuActivity {
   std::uint64_t blocks() const { return std::uint64_t{grid[0]} * grid[1] * grid[2]; }
   std::uint64_t threads_per_block() const { return std::uint64_t{block[0]} * block[1] * block[2]; }
   /// Kernels, copies and sets occupy the device; synchronization and overhead do not.
-  bool occupies_device() const { return kind == Kind::kernel || kind == Kind::memcpy || kind == Kind::memset; }
+  bool occupies_device() const {
+    return kind == Kind::kernel || kind == Kind::memcpy || kind == Kind::memset;
+  }
   bool operator==(const GpuActivity&) const = default;
 };
 const char* to_string(GpuActivity::Kind kind);
@@ -157,10 +161,10 @@ struct TraceReport {
 
 /// How efficiency() scores kernels.
 struct EfficiencyOptions {
-  std::uint32_t sm_count = 0;          ///< the device's SMs (GpuInfo::multiprocessor_count)
-  double peak_bandwidth_gbs = 0;       ///< device peak, 0 to skip the bandwidth score
-  std::uint64_t bytes_moved = 0;       ///< bytes one launch moves, 0 to skip
-  std::uint32_t blocks_per_sm = 1;     ///< resident blocks per SM the kernel achieves
+  std::uint32_t sm_count = 0;       ///< the device's SMs (GpuInfo::multiprocessor_count)
+  double peak_bandwidth_gbs = 0;    ///< device peak, 0 to skip the bandwidth score
+  std::uint64_t bytes_moved = 0;    ///< bytes one launch moves, 0 to skip
+  std::uint32_t blocks_per_sm = 1;  ///< resident blocks per SM the kernel achieves
   std::size_t top = 12;
 };
 
@@ -259,22 +263,22 @@ struct Profile {
   std::int64_t pid = 0;  ///< the profiled process
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
-  std::vector<std::string> paths;     ///< interned span paths, indexed by SpanEvent::path
-  std::vector<SpanStat> span_stats;   ///< one per path, in `paths` order
-  std::vector<SpanEvent> spans;       ///< stored spans, by start time
-  std::uint64_t dropped_spans = 0;    ///< spans past max_spans (their statistics still count)
+  std::vector<std::string> paths;    ///< interned span paths, indexed by SpanEvent::path
+  std::vector<SpanStat> span_stats;  ///< one per path, in `paths` order
+  std::vector<SpanEvent> spans;      ///< stored spans, by start time
+  std::uint64_t dropped_spans = 0;   ///< spans past max_spans (their statistics still count)
   std::vector<ThreadInfo> threads;
   std::vector<DeviceSample> device_samples;
   std::vector<std::string> activity_names;  ///< interned, indexed by GpuActivity::name
   std::vector<GpuActivity> activities;      ///< GPU activity records, by start time
   std::uint64_t dropped_activities = 0;     ///< records lost (CUPTI's count plus max_activities)
   std::vector<KernelCounters> counters;     ///< from a hardware-counter pass, when one ran
-  std::vector<StackFrame> frames;                  ///< interned, indexed by stacks
+  std::vector<StackFrame> frames;           ///< interned, indexed by stacks
   std::vector<std::vector<std::uint32_t>> stacks;  ///< frame indices, leaf first
   std::vector<StackSample> samples;                ///< by time
   std::uint32_t sample_hz = 0;                     ///< the sampling rate, 0 without samples
   std::uint64_t lost_samples = 0;                  ///< samples the kernel or max_samples dropped
-  std::vector<std::string> unavailable;  ///< "device: no GPU at index 0", …
+  std::vector<std::string> unavailable;            ///< "device: no GPU at index 0", …
   std::optional<MachineSnapshot> machine;
 
   /// Per-path statistics, slowest total first.

@@ -49,18 +49,19 @@ struct ProfileReport {
   std::int64_t total_kernel_ns = 0;
   std::int64_t total_memcpy_ns = 0;  ///< copies and sets
   std::uint64_t memcpy_bytes = 0;
-  double achieved_bandwidth_gbps = 0;  ///< copy bytes over copy time, 0 without copies
-  double peak_bandwidth_gbps = 0;      ///< the device's, 0 when unknown
+  double achieved_bandwidth_gbps = 0;   ///< copy bytes over copy time, 0 without copies
+  double peak_bandwidth_gbps = 0;       ///< the device's, 0 when unknown
   std::uint64_t peak_memory_bytes = 0;  ///< device memory high-water mark over the run
   std::uint64_t avg_memory_bytes = 0;
   std::optional<double> sm_utilization_pct;      ///< mean over the busy device samples
   std::optional<double> memory_utilization_pct;  ///< mean memory-controller utilization
-  std::vector<KernelStat> kernels;  ///< hottest first
+  std::vector<KernelStat> kernels;               ///< hottest first
   std::vector<std::string> unavailable;  ///< requested activity kinds the device could not trace
 
   /// Distils a profile. `peak_bandwidth_gbps` 0 disables the bandwidth score; `requested` kinds
   /// missing from `supported` are listed in `unavailable` (with the profile's own reasons).
-  static ProfileReport from_profile(const Profile& profile, std::uint32_t iterations, double peak_bandwidth_gbps,
+  static ProfileReport from_profile(const Profile& profile, std::uint32_t iterations,
+                                    double peak_bandwidth_gbps,
                                     std::optional<Activity> supported = std::nullopt,
                                     std::optional<Activity> requested = std::nullopt);
   /// A compact verdict and the kernel table.
@@ -71,7 +72,8 @@ struct ProfileReport {
 /// The verdict rule, on its own: copies dominate → memory; else a memory controller busy at
 /// least kMemoryBoundRatio as often as the SMs → memory; else kernels → compute; else unknown.
 inline constexpr double kMemoryBoundRatio = 0.5;
-Bound classify(std::int64_t kernel_ns, std::int64_t copy_ns, std::optional<double> sm_utilization_pct,
+Bound classify(std::int64_t kernel_ns, std::int64_t copy_ns,
+               std::optional<double> sm_utilization_pct,
                std::optional<double> memory_utilization_pct, std::string* reason = nullptr);
 
 /// How profile() runs its function.
@@ -92,7 +94,8 @@ struct ProfileOptions {
 /// Throws mainboard::Error when another profiling session is active.
 ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options = {});
 /// The same, also handing back the full Profile (for save(), perfetto(), efficiency()).
-ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options, Profile* evidence);
+ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options,
+                      Profile* evidence);
 
 MAINBOARD_DECLARE_JSON(Bound);
 MAINBOARD_DECLARE_JSON(KernelStat);

@@ -31,8 +31,8 @@ constexpr bool has(Feature set, Feature f) {
 
 /// GPU activity kinds a session may trace through CUPTI (with Feature::gpu_activity).
 enum class Activity : std::uint32_t {
-  kernel = 1u << 0,           ///< kernels, traced concurrently (streams keep overlapping)
-  memcpy = 1u << 1,           ///< copies, with bytes and direction
+  kernel = 1u << 0,  ///< kernels, traced concurrently (streams keep overlapping)
+  memcpy = 1u << 1,  ///< copies, with bytes and direction
   memset = 1u << 2,
   synchronization = 1u << 3,  ///< stream, event and context synchronization calls
   overhead = 1u << 4,         ///< time CUPTI and the driver spend on tracing itself
@@ -61,9 +61,9 @@ enum class NvtxBridge {
 /// policy hands it over whole (Profiler::under).
 struct Collection {
   Feature features = Feature::defaults;
-  std::uint32_t device_index = 0;      ///< which GPU (Machine::gpus() order) to sample
+  std::uint32_t device_index = 0;  ///< which GPU (Machine::gpus() order) to sample
   std::uint32_t sample_interval_ms = 50;
-  std::uint64_t max_spans = 100000;    ///< stored spans; statistics are exact regardless
+  std::uint64_t max_spans = 100000;          ///< stored spans; statistics are exact regardless
   Activity activities = Activity::defaults;  ///< what Feature::gpu_activity traces
   std::uint64_t max_activities = 1000000;    ///< GPU activity records kept; the rest are counted
   NvtxBridge nvtx = NvtxBridge::when_attached;
@@ -89,14 +89,15 @@ enum class CallGraph {
 /// How Profiler::run and Profiler::attach sample another process.
 struct SampleOptions {
   CallGraph call_graph = CallGraph::frame_pointers;
-  Feature features = Feature::defaults | Feature::stacks;  ///< stacks; spans and gpu_activity for run
+  Feature features =
+      Feature::defaults | Feature::stacks;   ///< stacks; spans and gpu_activity for run
   Activity activities = Activity::defaults;  ///< GPU kinds, through the injection library
   std::uint32_t hz = 99;                     ///< stack samples per second and thread
   bool children = true;                      ///< also sample the processes the target starts
   double timeout_s = 0;                      ///< run: end the target after this long (0: never)
-  double duration_s = 10;                    ///< attach: how long to sample (ends early if the process exits)
+  double duration_s = 10;  ///< attach: how long to sample (ends early if the process exits)
   std::uint64_t max_samples = 10'000'000;
-  std::uint64_t max_spans = 100000;          ///< for a target that links libmainboard
+  std::uint64_t max_spans = 100000;  ///< for a target that links libmainboard
   /// A feature that cannot be collected throws instead of being listed in unavailable.
   bool strict = false;
   /// Where the target's standard streams go: inherited unless set (files, for tests).
@@ -106,8 +107,8 @@ struct SampleOptions {
 /// What Profiler::run observed: the profile, and how the target ended.
 struct RunResult {
   Profile profile;
-  int exit_code = 0;     ///< the target's status, 128 + signal when a signal ended it
-  int signal = 0;        ///< the signal that ended it, 0 when it exited
+  int exit_code = 0;  ///< the target's status, 128 + signal when a signal ended it
+  int signal = 0;     ///< the signal that ended it, 0 when it exited
   bool timed_out = false;
 };
 
@@ -129,7 +130,9 @@ struct Reach {
   std::vector<std::string> argv;  ///< command
   std::int64_t pid = 0;           ///< process
   static Reach here() { return {}; }
-  static Reach command(std::vector<std::string> argv) { return {Kind::command, std::move(argv), 0}; }
+  static Reach command(std::vector<std::string> argv) {
+    return {Kind::command, std::move(argv), 0};
+  }
   static Reach process(std::int64_t pid) { return {Kind::process, {}, pid}; }
 };
 

@@ -4,8 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <csignal>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -18,9 +18,9 @@
 #include "mainboard/meter.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/profiler.hpp"
-#include "sampling/interrupt.hpp"
 #include "mainboard/version.hpp"
 #include "mainboard/view.hpp"
+#include "sampling/interrupt.hpp"
 #include "view/gpus.hpp"
 #include "view/summary.hpp"
 
@@ -102,16 +102,19 @@ int run_toolchain(const Global& g, bool json, bool cmake_only) {
 int run_gpus(const Global& g, bool json) {
   Machine machine(machine_options(g));
   std::vector<mainboard::GpuSnapshot> gpus;
-  for (const auto& gpu : machine.gpus()) gpus.push_back(gpu->gpu_snapshot());
+  for (const auto& gpu : machine.gpus())
+    gpus.push_back(gpu->gpu_snapshot());
   std::vector<mainboard::NpuSnapshot> npus;
-  for (const auto& npu : machine.npus()) npus.push_back(npu->npu_snapshot());
+  for (const auto& npu : machine.npus())
+    npus.push_back(npu->npu_snapshot());
   const auto& cuda = machine.cuda_stack();
   if (json) {
     std::vector<mainboard::Diagnostic> diagnostics;
     for (const auto& d : machine.identity_diagnostics())
       if (d.probe.rfind("gpu:", 0) == 0 || d.probe.rfind("npu:", 0) == 0 || d.probe == "cuda")
         diagnostics.push_back(d);
-    nlohmann::json j = {{"gpus", gpus}, {"npus", npus}, {"cuda", cuda}, {"diagnostics", diagnostics}};
+    nlohmann::json j = {
+        {"gpus", gpus}, {"npus", npus}, {"cuda", cuda}, {"diagnostics", diagnostics}};
     print(j.dump(2) + "\n");
     return 0;
   }
@@ -130,7 +133,8 @@ int run_busy(const Global& g, std::size_t index, const mainboard::BusyThresholds
     return 2;
   }
   if (wait_timeout_s)
-    return mainboard::wait_for_idle(machine, index, *wait_timeout_s, interval_s, thresholds) ? 0 : 1;
+    return mainboard::wait_for_idle(machine, index, *wait_timeout_s, interval_s, thresholds) ? 0
+                                                                                             : 1;
   return mainboard::gpu_busy(machine, index, thresholds) ? 1 : 0;
 }
 
@@ -174,10 +178,10 @@ int run_meter(const Global& g, const std::vector<std::string>& command, bool jso
   double cpu = m.user_s + m.system_s;
   row("cpu", fmt::format("user {:.2f} s, system {:.2f} s ({:.0f} % of one core)", m.user_s,
                          m.system_s, m.wall_s > 0 ? 100.0 * cpu / m.wall_s : 0.0));
-  row("peak memory", fmt::format("{} for the whole tree (at most {} processes; largest single "
-                                 "process {})",
-                                 bytes(m.peak_rss_bytes), m.peak_processes,
-                                 bytes(m.max_process_rss_bytes)));
+  row("peak memory",
+      fmt::format("{} for the whole tree (at most {} processes; largest single "
+                  "process {})",
+                  bytes(m.peak_rss_bytes), m.peak_processes, bytes(m.max_process_rss_bytes)));
   if (m.peak_gpu_bytes) {
     std::string by;
     for (const auto& [uuid, peak] : m.peak_gpu_bytes_by_gpu)
@@ -195,8 +199,10 @@ int run_gather(const std::string& dir, const mainboard::GatherOptions& options) 
   auto report = mainboard::gather_host(dir, options);
   std::fprintf(stderr, "mainboard: gathered %zu files and %zu command outputs into %s\n",
                report.files, report.commands, dir.c_str());
-  for (const auto& note : report.notes) std::fprintf(stderr, "mainboard: %s\n", note.c_str());
-  std::fprintf(stderr, "mainboard: replay with: MAINBOARD_SYSROOT=%s mainboard snapshot\n", dir.c_str());
+  for (const auto& note : report.notes)
+    std::fprintf(stderr, "mainboard: %s\n", note.c_str());
+  std::fprintf(stderr, "mainboard: replay with: MAINBOARD_SYSROOT=%s mainboard snapshot\n",
+               dir.c_str());
   return 0;
 }
 
@@ -232,7 +238,9 @@ int run_profile_diff(const std::string& base, const std::string& next, bool json
 
 /// Ctrl-C during `profile run` / `attach`: end the sampling and keep the profile (the target,
 /// in our process group, gets the signal too).
-void on_interrupt(int) { mainboard::detail::g_sampling_interrupted = true; }
+void on_interrupt(int) {
+  mainboard::detail::g_sampling_interrupted = true;
+}
 
 struct SampleOutputs {
   std::string output = "mainboard-profile.json", perfetto, folded, speedscope;
@@ -253,24 +261,32 @@ void write_outputs(const mainboard::Profile& p, const SampleOutputs& o) {
                                   "\n"
                             : p.report(20);
   std::fwrite(text.data(), 1, text.size(), stderr);
-  if (!o.output.empty()) std::fprintf(stderr, "mainboard: profile written to %s\n", o.output.c_str());
+  if (!o.output.empty())
+    std::fprintf(stderr, "mainboard: profile written to %s\n", o.output.c_str());
 }
 
-int run_profile_run(const std::vector<std::string>& command, mainboard::SampleOptions options, const SampleOutputs& out) {
+int run_profile_run(const std::vector<std::string>& command, mainboard::SampleOptions options,
+                    const SampleOutputs& out) {
   if (command.empty()) {
-    std::fprintf(stderr, "mainboard: error: profile run needs a command: mainboard profile run -- CMD ARGS\n");
+    std::fprintf(
+        stderr,
+        "mainboard: error: profile run needs a command: mainboard profile run -- CMD ARGS\n");
     return 2;
   }
   std::signal(SIGINT, on_interrupt);
   auto r = mainboard::Profiler::run(command, options);
   std::signal(SIGINT, SIG_DFL);
   write_outputs(r.profile, out);
-  if (r.timed_out) std::fprintf(stderr, "mainboard: the command was ended after %g s\n", options.timeout_s);
-  else if (r.signal) std::fprintf(stderr, "mainboard: the command was killed by signal %d (%s)\n", r.signal, strsignal(r.signal));
+  if (r.timed_out)
+    std::fprintf(stderr, "mainboard: the command was ended after %g s\n", options.timeout_s);
+  else if (r.signal)
+    std::fprintf(stderr, "mainboard: the command was killed by signal %d (%s)\n", r.signal,
+                 strsignal(r.signal));
   return r.exit_code;
 }
 
-int run_profile_attach(std::int64_t pid, const mainboard::SampleOptions& options, const SampleOutputs& out) {
+int run_profile_attach(std::int64_t pid, const mainboard::SampleOptions& options,
+                       const SampleOutputs& out) {
   std::signal(SIGINT, on_interrupt);
   auto p = mainboard::Profiler::attach(pid, options);
   std::signal(SIGINT, SIG_DFL);
@@ -282,7 +298,8 @@ int run_profile_dump(std::int64_t pid, bool json) {
   auto d = mainboard::Profiler::dump(pid);
   if (json) {
     nlohmann::json threads = nlohmann::json::array();
-    for (const auto& t : d.threads) threads.push_back({{"tid", t.tid}, {"name", t.name}, {"frames", t.frames}});
+    for (const auto& t : d.threads)
+      threads.push_back({{"tid", t.tid}, {"name", t.name}, {"frames", t.frames}});
     print(nlohmann::json{{"pid", d.pid}, {"threads", threads}}.dump(2) + "\n");
   } else {
     print(d.text());
@@ -325,7 +342,8 @@ int main(int argc, char** argv) {
 
   auto* gpus = app.add_subcommand("gpus", "GPUs and NPUs: identity and a telemetry reading each");
   bool gpus_json = false;
-  gpus->add_flag("--json", gpus_json, "as JSON, with the CUDA stack and the providers' diagnostics");
+  gpus->add_flag("--json", gpus_json,
+                 "as JSON, with the CUDA stack and the providers' diagnostics");
 
   std::size_t busy_index = 0;
   mainboard::BusyThresholds thresholds;
@@ -349,8 +367,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
 
   auto* meter = app.add_subcommand(
-      "meter", "run a command; report wall and CPU time, peak memory of its process tree and peak "
-               "GPU memory (on stderr), and exit with its status");
+      "meter",
+      "run a command; report wall and CPU time, peak memory of its process tree and peak "
+      "GPU memory (on stderr), and exit with its status");
   bool meter_json = false;
   std::string meter_output;
   int meter_interval = 50;
@@ -365,8 +384,9 @@ int main(int argc, char** argv) {
   meter->footer("Example: mainboard meter --interval 20 -- python3 train.py --epochs 1");
 
   auto* gather = app.add_subcommand(
-      "gather", "copy what mainboard reads on this host into DIR (scrubbed of serial numbers and "
-                "hostnames) so that --sysroot DIR reproduces it elsewhere");
+      "gather",
+      "copy what mainboard reads on this host into DIR (scrubbed of serial numbers and "
+      "hostnames) so that --sysroot DIR reproduces it elsewhere");
   std::string gather_dir;
   mainboard::GatherOptions gather_options;
   gather->add_option("DIR", gather_dir, "where to write the tree")->required();
@@ -374,7 +394,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   gather->add_flag("--force", gather_options.force, "write into a directory that is not empty");
 
-  auto* profile = app.add_subcommand("profile", "sample programs; read, compare and export profiles");
+  auto* profile =
+      app.add_subcommand("profile", "sample programs; read, compare and export profiles");
   profile->require_subcommand(1);
   auto* report = profile->add_subcommand("report", "the report of a saved profile");
   std::string report_file;
@@ -389,44 +410,58 @@ int main(int argc, char** argv) {
   diff->add_option("BASE", diff_base, "the baseline profile")->required();
   diff->add_option("NEW", diff_new, "the profile to compare")->required();
   diff->add_flag("--json", diff_json, "as JSON");
-  auto* perfetto = profile->add_subcommand("perfetto", "export a profile as a Chrome/Perfetto trace");
+  auto* perfetto =
+      profile->add_subcommand("perfetto", "export a profile as a Chrome/Perfetto trace");
   std::string perfetto_in, perfetto_out;
   perfetto->add_option("FILE", perfetto_in, "a saved profile")->required();
-  perfetto->add_option("-o,--output", perfetto_out, "the trace file to write (open at ui.perfetto.dev)")
+  perfetto
+      ->add_option("-o,--output", perfetto_out, "the trace file to write (open at ui.perfetto.dev)")
       ->required();
 
   auto add_sampling = [](CLI::App* cmd, mainboard::SampleOptions& o, SampleOutputs& out) {
     cmd->add_option("-o,--output", out.output, "where to save the profile (empty: do not save)")
         ->capture_default_str()
         ->type_name("FILE");
-    cmd->add_option("--perfetto", out.perfetto, "also write a Chrome/Perfetto trace")->type_name("FILE");
-    cmd->add_option("--folded", out.folded, "also write folded stacks (for flamegraph.pl)")->type_name("FILE");
-    cmd->add_option("--speedscope", out.speedscope, "also write a speedscope file")->type_name("FILE");
-    cmd->add_option("--hz", o.hz, "stack samples per second")->capture_default_str()->check(CLI::Range(1, 100000));
+    cmd->add_option("--perfetto", out.perfetto, "also write a Chrome/Perfetto trace")
+        ->type_name("FILE");
+    cmd->add_option("--folded", out.folded, "also write folded stacks (for flamegraph.pl)")
+        ->type_name("FILE");
+    cmd->add_option("--speedscope", out.speedscope, "also write a speedscope file")
+        ->type_name("FILE");
+    cmd->add_option("--hz", o.hz, "stack samples per second")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100000));
     cmd->add_flag("--json", out.json, "the summary as JSON on stderr");
     cmd->add_option("--call-graph", o.call_graph,
-                    "fp: walk frame pointers (cheap); dwarf: copy each sample's stack and unwind it with CFI "
+                    "fp: walk frame pointers (cheap); dwarf: copy each sample's stack and unwind "
+                    "it with CFI "
                     "(code built without frame pointers)")
         ->transform(CLI::CheckedTransformer(
-            std::map<std::string, mainboard::CallGraph>{{"fp", mainboard::CallGraph::frame_pointers},
-                                                        {"dwarf", mainboard::CallGraph::dwarf}},
+            std::map<std::string, mainboard::CallGraph>{
+                {"fp", mainboard::CallGraph::frame_pointers},
+                {"dwarf", mainboard::CallGraph::dwarf}},
             CLI::ignore_case))
         ->type_name("fp|dwarf");
   };
   auto* prun = profile->add_subcommand(
-      "run", "run a command, sample its stacks (and collect its spans and, with --gpu, its GPU activity); "
-             "exit with its status");
+      "run",
+      "run a command, sample its stacks (and collect its spans and, with --gpu, its GPU activity); "
+      "exit with its status");
   mainboard::SampleOptions run_options;
   SampleOutputs run_out;
   add_sampling(prun, run_options, run_out);
-  prun->add_option("--timeout", run_options.timeout_s, "end the command after this many seconds (the profile is kept)")
+  prun->add_option("--timeout", run_options.timeout_s,
+                   "end the command after this many seconds (the profile is kept)")
       ->check(CLI::NonNegativeNumber)
       ->type_name("S");
   bool run_gpu = false, run_no_children = false;
-  prun->add_flag("--gpu", run_gpu, "trace the command's CUDA kernels and copies (CUPTI, through CUDA injection)");
+  prun->add_flag("--gpu", run_gpu,
+                 "trace the command's CUDA kernels and copies (CUPTI, through CUDA injection)");
   prun->add_flag("--no-children", run_no_children, "sample only the command's own process");
   prun->prefix_command();
-  prun->footer("Example: mainboard profile run --hz 999 --speedscope run.speedscope.json -- ./train --steps 100");
+  prun->footer(
+      "Example: mainboard profile run --hz 999 --speedscope run.speedscope.json -- ./train --steps "
+      "100");
 
   auto* pattach = profile->add_subcommand("attach", "sample the stacks of a running process");
   mainboard::SampleOptions attach_options;
@@ -439,7 +474,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->type_name("S");
 
-  auto* pdump = profile->add_subcommand("dump", "print one stack of every thread of a running process");
+  auto* pdump =
+      profile->add_subcommand("dump", "print one stack of every thread of a running process");
   std::int64_t dump_pid = 0;
   bool dump_json = false;
   pdump->add_option("PID", dump_pid, "the process")->required();
@@ -495,7 +531,8 @@ int main(int argc, char** argv) {
       return run_meter(g, command, meter_json, meter_output, meter_interval);
     }
     if (!after_dashes.empty()) {
-      std::fprintf(stderr, "mainboard: error: only meter and profile run take a command after --\n");
+      std::fprintf(stderr,
+                   "mainboard: error: only meter and profile run take a command after --\n");
       return 2;
     }
     if (*busy) return run_busy(g, busy_index, thresholds, std::nullopt, wait_interval);

@@ -29,7 +29,8 @@ struct Injected {
   bool written = false;
 };
 Injected& injected() {
-  static auto* s = new Injected;  // never destroyed: the exit handler runs after static destructors may have
+  static auto* s =
+      new Injected;  // never destroyed: the exit handler runs after static destructors may have
   return *s;
 }
 
@@ -42,8 +43,8 @@ mainboard::Activity parse_kinds(const char* text) {
   while (pos <= s.size()) {
     auto bar = s.find('|', pos);
     auto name = s.substr(pos, bar == std::string::npos ? std::string::npos : bar - pos);
-    for (auto a : {Activity::kernel, Activity::memcpy, Activity::memset, Activity::synchronization, Activity::overhead,
-                   Activity::counters})
+    for (auto a : {Activity::kernel, Activity::memcpy, Activity::memset, Activity::synchronization,
+                   Activity::overhead, Activity::counters})
       if (name == mainboard::to_string(a)) bits |= static_cast<std::uint32_t>(a);
     if (bar == std::string::npos) break;
     pos = bar + 1;
@@ -86,16 +87,20 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     if (!output || !*output) return 0;
     s.output = output;
     // "%p": each process its own file (a CUDA program may start others).
-    if (auto p = s.output.find("%p"); p != std::string::npos) s.output.replace(p, 2, std::to_string(::getpid()));
+    if (auto p = s.output.find("%p"); p != std::string::npos)
+      s.output.replace(p, 2, std::to_string(::getpid()));
     s.start_ns = mainboard::core::monotonic_ns();
     std::uint64_t max = 1000000;
-    if (const char* m = std::getenv("MAINBOARD_INJECT_MAX"); m && *m) max = std::strtoull(m, nullptr, 10);
-    s.tracer = mainboard::detail::GpuTracer::start(parse_kinds(std::getenv("MAINBOARD_INJECT_ACTIVITIES")), max,
-                                                   s.unavailable);
+    if (const char* m = std::getenv("MAINBOARD_INJECT_MAX"); m && *m)
+      max = std::strtoull(m, nullptr, 10);
+    s.tracer = mainboard::detail::GpuTracer::start(
+        parse_kinds(std::getenv("MAINBOARD_INJECT_ACTIVITIES")), max, s.unavailable);
   }
   std::atexit(write_profile);
   return 1;
 }
 
 /// For a program that wants its trace written before it exits (and for the tests).
-extern "C" __attribute__((visibility("default"))) void mainboard_inject_flush(void) { write_profile(); }
+extern "C" __attribute__((visibility("default"))) void mainboard_inject_flush(void) {
+  write_profile();
+}

@@ -5,11 +5,13 @@
 
 extern "C" {
 
-__attribute__((no_instrument_function)) void __cyg_profile_func_enter(void* fn, void* /*call_site*/) {
+__attribute__((no_instrument_function)) void __cyg_profile_func_enter(void* fn,
+                                                                      void* /*call_site*/) {
   mainboard::detail::instrumented_enter(fn);
 }
 
-__attribute__((no_instrument_function)) void __cyg_profile_func_exit(void* fn, void* /*call_site*/) {
+__attribute__((no_instrument_function)) void __cyg_profile_func_exit(void* fn,
+                                                                     void* /*call_site*/) {
   mainboard::detail::instrumented_exit(fn);
 }
 

@@ -84,7 +84,8 @@ void take(const nlohmann::json& j, T& out, const char* model, const std::string&
   } else if constexpr (is_array<T>::value) {
     if (!j.is_array() || j.size() != out.size())
       fail(model, field, "expected an array of " + std::to_string(out.size()));
-    for (std::size_t i = 0; i < out.size(); ++i) take(j[i], out[i], model, field + "[" + std::to_string(i) + "]");
+    for (std::size_t i = 0; i < out.size(); ++i)
+      take(j[i], out[i], model, field + "[" + std::to_string(i) + "]");
   } else if constexpr (is_string_map<T>::value) {
     if (!j.is_object()) fail(model, field, "expected an object");
     out.clear();

@@ -27,13 +27,16 @@ inline std::size_t path_depth(const std::string& path) {
   return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
 }
 
-inline std::string byte_count(std::uint64_t bytes) { return view::bytes(bytes); }
+inline std::string byte_count(std::uint64_t bytes) {
+  return view::bytes(bytes);
+}
 
 /// At most `width` characters (bytes), with an ellipsis when cut: kernel names can be very long.
 inline std::string clip(const std::string& s, std::size_t width) {
   if (s.size() <= width) return s;
   std::size_t cut = width > 3 ? width - 3 : 0;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 characters
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80)
+    --cut;  // whole UTF-8 characters
   return s.substr(0, cut) + "...";
 }
 

@@ -19,7 +19,8 @@ std::string family_key(std::string_view architecture) {
 
 std::string arch_family(std::string_view key) {
   std::string k;
-  for (char c : key) k += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (char c : key)
+    k += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   if (k.rfind("sm_", 0) == 0) {
     // sm_<major><minor>[a|f]: the minor is the last digit.
     std::string digits;

@@ -13,7 +13,8 @@ std::string demangle(const char* name) {
   if (!name || !*name) return "(unnamed)";
   if (name[0] != '_' || name[1] != 'Z') return name;
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status),
+                                             std::free);
   return status == 0 && out ? std::string(out.get()) : std::string(name);
 }
 
@@ -23,9 +24,11 @@ std::string demangle(const char* name) {
 
 namespace mainboard::detail {
 
-std::unique_ptr<GpuTracer> GpuTracer::start(Activity, std::uint64_t, std::vector<std::string>& unavailable) {
+std::unique_ptr<GpuTracer> GpuTracer::start(Activity, std::uint64_t,
+                                            std::vector<std::string>& unavailable) {
   unavailable.push_back(
-      "gpu_activity: this build has no CUPTI support (the CUDA toolkit's cupti_activity.h was not found when it was "
+      "gpu_activity: this build has no CUPTI support (the CUDA toolkit's cupti_activity.h was not "
+      "found when it was "
       "configured)");
   return nullptr;
 }
@@ -74,41 +77,47 @@ struct Api {
 /// Loads the CUPTI that MAINBOARD_CUPTI_LIBRARY names, or the toolkit's. Each library is loaded
 /// once and never unloaded: the driver may call into CUPTI until the process ends.
 Api load(const std::optional<std::string>& override_path) {
-    Api a;
-    std::vector<std::string> candidates;
-    if (override_path) {
-      candidates.push_back(*override_path);
-    } else {
-      for (const char* name : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"}) candidates.emplace_back(name);
-      std::vector<std::string> roots;
-      for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-        if (auto root = getenv_string(var)) roots.push_back(*root);
-      roots.emplace_back("/usr/local/cuda");
-      for (const auto& root : roots)
-        for (const char* dir : {"/lib64/", "/extras/CUPTI/lib64/", "/targets/x86_64-linux/lib/", "/targets/sbsa-linux/lib/"})
-          for (const char* name : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"})
-            candidates.push_back(root + dir + name);
-    }
-    a.lib = core::DynamicLibrary::open(candidates, &a.error);
-    if (!a.lib) return a;
-    a.enable = a.lib.symbol<std::remove_pointer_t<decltype(a.enable)>>("cuptiActivityEnable");
-    a.disable = a.lib.symbol<std::remove_pointer_t<decltype(a.disable)>>("cuptiActivityDisable");
-    a.register_callbacks =
-        a.lib.symbol<std::remove_pointer_t<decltype(a.register_callbacks)>>("cuptiActivityRegisterCallbacks");
-    a.next_record = a.lib.symbol<std::remove_pointer_t<decltype(a.next_record)>>("cuptiActivityGetNextRecord");
-    a.flush_all = a.lib.symbol<std::remove_pointer_t<decltype(a.flush_all)>>("cuptiActivityFlushAll");
-    a.timestamp = a.lib.symbol<std::remove_pointer_t<decltype(a.timestamp)>>("cuptiGetTimestamp");
-    a.result_string = a.lib.symbol<std::remove_pointer_t<decltype(a.result_string)>>("cuptiGetResultString");
-    a.dropped_records =
-        a.lib.symbol<std::remove_pointer_t<decltype(a.dropped_records)>>("cuptiActivityGetNumDroppedRecords");
-    a.ok = a.enable && a.disable && a.register_callbacks && a.next_record && a.flush_all && a.timestamp;
-    if (!a.ok) a.error = a.lib.path() + " lacks the activity API (cuptiActivityEnable, …)";
-    return a;
+  Api a;
+  std::vector<std::string> candidates;
+  if (override_path) {
+    candidates.push_back(*override_path);
+  } else {
+    for (const char* name : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"})
+      candidates.emplace_back(name);
+    std::vector<std::string> roots;
+    for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+      if (auto root = getenv_string(var)) roots.push_back(*root);
+    roots.emplace_back("/usr/local/cuda");
+    for (const auto& root : roots)
+      for (const char* dir : {"/lib64/", "/extras/CUPTI/lib64/", "/targets/x86_64-linux/lib/",
+                              "/targets/sbsa-linux/lib/"})
+        for (const char* name : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"})
+          candidates.push_back(root + dir + name);
+  }
+  a.lib = core::DynamicLibrary::open(candidates, &a.error);
+  if (!a.lib) return a;
+  a.enable = a.lib.symbol<std::remove_pointer_t<decltype(a.enable)> >("cuptiActivityEnable");
+  a.disable = a.lib.symbol<std::remove_pointer_t<decltype(a.disable)> >("cuptiActivityDisable");
+  a.register_callbacks = a.lib.symbol<std::remove_pointer_t<decltype(a.register_callbacks)> >(
+      "cuptiActivityRegisterCallbacks");
+  a.next_record =
+      a.lib.symbol<std::remove_pointer_t<decltype(a.next_record)> >("cuptiActivityGetNextRecord");
+  a.flush_all =
+      a.lib.symbol<std::remove_pointer_t<decltype(a.flush_all)> >("cuptiActivityFlushAll");
+  a.timestamp = a.lib.symbol<std::remove_pointer_t<decltype(a.timestamp)> >("cuptiGetTimestamp");
+  a.result_string =
+      a.lib.symbol<std::remove_pointer_t<decltype(a.result_string)> >("cuptiGetResultString");
+  a.dropped_records = a.lib.symbol<std::remove_pointer_t<decltype(a.dropped_records)> >(
+      "cuptiActivityGetNumDroppedRecords");
+  a.ok =
+      a.enable && a.disable && a.register_callbacks && a.next_record && a.flush_all && a.timestamp;
+  if (!a.ok) a.error = a.lib.path() + " lacks the activity API (cuptiActivityEnable, …)";
+  return a;
 }
 
 const Api& current_api() {
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<Api>> loaded;
+  static std::map<std::string, std::unique_ptr<Api> > loaded;
   auto override_path = getenv_string("MAINBOARD_CUPTI_LIBRARY");
   std::lock_guard<std::mutex> lock(mutex);
   auto& slot = loaded[override_path.value_or("")];
@@ -118,18 +127,24 @@ const Api& current_api() {
 
 /// The library of the running trace: the callbacks use it.
 std::atomic<const Api*> g_api{nullptr};
-const Api& api() { return *g_api.load(std::memory_order_acquire); }
+const Api& api() {
+  return *g_api.load(std::memory_order_acquire);
+}
 
 std::string describe(CUptiResult code) {
   const char* text = nullptr;
   std::string out;
   const Api* a = g_api.load(std::memory_order_acquire);
-  if (a && a->result_string && a->result_string(code, &text) == CUPTI_SUCCESS && text) out = text;
-  else out = "CUPTI error " + std::to_string(static_cast<int>(code));
+  if (a && a->result_string && a->result_string(code, &text) == CUPTI_SUCCESS && text)
+    out = text;
+  else
+    out = "CUPTI error " + std::to_string(static_cast<int>(code));
   switch (static_cast<int>(code)) {
     case 35:
-      out += " (profiling is restricted to administrators: load the driver with NVreg_RestrictProfilingToAdminUsers=0, "
-             "or run with CAP_SYS_ADMIN)";
+      out +=
+          " (profiling is restricted to administrators: load the driver with "
+          "NVreg_RestrictProfilingToAdminUsers=0, "
+          "or run with CAP_SYS_ADMIN)";
       break;
     case 39: out += " (another profiler, such as Nsight or cuda-gdb, is attached)"; break;
     case 33:
@@ -206,10 +221,12 @@ std::string overhead_name(CUpti_ActivityOverheadKind kind) {
     case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "overhead: CUPTI buffer flush";
     case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "overhead: CUPTI instrumentation";
     case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "overhead: CUPTI resources";
-    case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING: return "overhead: module loading";
+    case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING:
+      return "overhead: module loading";
     case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: return "overhead: lazy function loading";
     case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL: return "overhead: command buffer full";
-    case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST: return "overhead: activity buffer request";
+    case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST:
+      return "overhead: activity buffer request";
     default: return "overhead: kind " + std::to_string(static_cast<int>(kind));
   }
 }
@@ -251,8 +268,8 @@ void take(State& s, const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       a.kind = GpuActivity::Kind::memcpy;
-      a.name = intern(s, std::string("memcpy ") + copy_kind(m->copyKind) + " (" + memory_kind(m->srcKind) + " → " +
-                             memory_kind(m->dstKind) + ")");
+      a.name = intern(s, std::string("memcpy ") + copy_kind(m->copyKind) + " (" +
+                             memory_kind(m->srcKind) + " → " + memory_kind(m->dstKind) + ")");
       a.start_ns = static_cast<std::int64_t>(m->start);
       a.end_ns = static_cast<std::int64_t>(m->end);
       a.device = m->deviceId;
@@ -264,7 +281,8 @@ void take(State& s, const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
       a.kind = GpuActivity::Kind::memset;
-      a.name = intern(s, std::string("memset (") + memory_kind(static_cast<std::uint8_t>(m->memoryKind)) + ")");
+      a.name = intern(
+          s, std::string("memset (") + memory_kind(static_cast<std::uint8_t>(m->memoryKind)) + ")");
       a.start_ns = static_cast<std::int64_t>(m->start);
       a.end_ns = static_cast<std::int64_t>(m->end);
       a.device = m->deviceId;
@@ -313,7 +331,8 @@ void CUPTIAPI on_buffer_request(uint8_t** buffer, size_t* size, size_t* max_reco
   *max_records = 0;  // as many as fit
 }
 
-void CUPTIAPI on_buffer_complete(CUcontext context, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
+void CUPTIAPI on_buffer_complete(CUcontext context, uint32_t stream, uint8_t* buffer, size_t,
+                                 size_t valid) {
   auto& s = state();
   {
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -321,7 +340,8 @@ void CUPTIAPI on_buffer_complete(CUcontext context, uint32_t stream, uint8_t* bu
     while (api().next_record(buffer, valid, &record) == CUPTI_SUCCESS)
       if (s.running) take(s, record);
     size_t lost = 0;
-    if (api().dropped_records && api().dropped_records(context, stream, &lost) == CUPTI_SUCCESS) s.dropped += lost;
+    if (api().dropped_records && api().dropped_records(context, stream, &lost) == CUPTI_SUCCESS)
+      s.dropped += lost;
   }
   std::free(buffer);
 }
@@ -365,29 +385,35 @@ class CuptiTracer final : public GpuTracer {
     finished_ = true;
     const auto& a = api();
     a.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    for (auto kind : kinds_) a.disable(kind);
+    for (auto kind : kinds_)
+      a.disable(kind);
     a.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     auto stop = anchor();
     auto& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     s.running = false;
     // CUPTI's clock to the monotonic one through the two anchors (rate and offset).
-    double rate = stop.cupti > start_.cupti ? static_cast<double>(stop.monotonic - start_.monotonic) /
-                                                  static_cast<double>(stop.cupti - start_.cupti)
-                                            : 1.0;
+    double rate = stop.cupti > start_.cupti
+                      ? static_cast<double>(stop.monotonic - start_.monotonic) /
+                            static_cast<double>(stop.cupti - start_.cupti)
+                      : 1.0;
     auto convert = [&](std::int64_t t) {
-      return start_.monotonic + static_cast<std::int64_t>(static_cast<double>(t - start_.cupti) * rate);
+      return start_.monotonic +
+             static_cast<std::int64_t>(static_cast<double>(t - start_.cupti) * rate);
     };
     for (auto& r : s.records) {
       r.start_ns = convert(r.start_ns);
       r.end_ns = convert(r.end_ns);
     }
-    std::stable_sort(s.records.begin(), s.records.end(),
-                     [](const GpuActivity& x, const GpuActivity& y) { return x.start_ns < y.start_ns; });
+    std::stable_sort(
+        s.records.begin(), s.records.end(),
+        [](const GpuActivity& x, const GpuActivity& y) { return x.start_ns < y.start_ns; });
     out.activities = std::move(s.records);
     out.names = std::move(s.names);
     out.dropped = s.dropped + s.incomplete;
-    if (s.incomplete) core::log().debug("gpu activity: {} records were still incomplete at the flush", s.incomplete);
+    if (s.incomplete)
+      core::log().debug("gpu activity: {} records were still incomplete at the flush",
+                        s.incomplete);
     s.records = {};
     s.names = {};
     s.index.clear();
@@ -439,7 +465,8 @@ std::unique_ptr<GpuTracer> GpuTracer::start(Activity kinds, std::uint64_t max_re
     return give_up("CUPTI refused the activity buffers: " + describe(rc));
   if (has(kinds, Activity::counters))
     unavailable.push_back(
-        "gpu_activity: counters: the hardware-counter pass (CUPTI range profiler) is not implemented in this build");
+        "gpu_activity: counters: the hardware-counter pass (CUPTI range profiler) is not "
+        "implemented in this build");
   std::vector<CUpti_ActivityKind> enabled;
   std::uint32_t traced = 0;
   for (const auto& k : kKinds) {

@@ -23,7 +23,8 @@ std::string KernelCounters::limiter() const {
 
 std::optional<double> KernelDiff::total_change_pct() const {
   if (kind != Kind::changed || baseline_total_ns == 0) return std::nullopt;
-  return 100.0 * static_cast<double>(total_ns - baseline_total_ns) / static_cast<double>(baseline_total_ns);
+  return 100.0 * static_cast<double>(total_ns - baseline_total_ns) /
+         static_cast<double>(baseline_total_ns);
 }
 
 namespace {
@@ -60,7 +61,8 @@ std::vector<KernelSummary> Profile::kernel_summaries() const {
   std::vector<KernelSummary> out;
   out.reserve(by_name.size());
   for (auto& [_, k] : by_name) {
-    k.share_pct = all > 0 ? 100.0 * static_cast<double>(k.total_ns) / static_cast<double>(all) : 0.0;
+    k.share_pct =
+        all > 0 ? 100.0 * static_cast<double>(k.total_ns) / static_cast<double>(all) : 0.0;
     out.push_back(std::move(k));
   }
   std::sort(out.begin(), out.end(), [](const KernelSummary& a, const KernelSummary& b) {
@@ -98,7 +100,8 @@ TraceReport Profile::trace_report(std::size_t top) const {
     if (activities[i].occupies_device()) points.emplace_back(activities[i].start_ns, kActivity, i);
   std::sort(points.begin(), points.end());
   std::vector<std::size_t> depth(paths.size());
-  for (std::size_t i = 0; i < paths.size(); ++i) depth[i] = detail::path_depth(paths[i]);
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    depth[i] = detail::path_depth(paths[i]);
   std::set<std::tuple<std::size_t, std::int64_t, std::size_t>> open;  // depth, start, span index
   std::map<std::string, RegionGpuTime> regions;
   static const std::string outside = "(outside spans)";
@@ -106,12 +109,15 @@ TraceReport Profile::trace_report(std::size_t top) const {
     if (type == kStart || type == kEnd) {
       const auto& e = spans[i];
       auto key = std::make_tuple(e.path < depth.size() ? depth[e.path] : 0, e.start_ns, i);
-      if (type == kStart) open.insert(key);
-      else open.erase(key);
+      if (type == kStart)
+        open.insert(key);
+      else
+        open.erase(key);
       continue;
     }
     const auto& a = activities[i];
-    const std::string& path = open.empty() ? outside : paths[spans[std::get<2>(*open.rbegin())].path];
+    const std::string& path =
+        open.empty() ? outside : paths[spans[std::get<2>(*open.rbegin())].path];
     auto& g = regions[path];
     g.path = path;
     ++g.activities;
@@ -119,12 +125,15 @@ TraceReport Profile::trace_report(std::size_t top) const {
   }
   auto gpu_ns = r.kernel_ns + r.copy_ns;
   for (auto& [_, g] : regions) {
-    g.share_pct = gpu_ns > 0 ? 100.0 * static_cast<double>(g.kernel_ns + g.copy_ns) / static_cast<double>(gpu_ns) : 0.0;
+    g.share_pct = gpu_ns > 0 ? 100.0 * static_cast<double>(g.kernel_ns + g.copy_ns) /
+                                   static_cast<double>(gpu_ns)
+                             : 0.0;
     r.regions.push_back(std::move(g));
   }
-  std::stable_sort(r.regions.begin(), r.regions.end(), [](const RegionGpuTime& a, const RegionGpuTime& b) {
-    return a.kernel_ns + a.copy_ns > b.kernel_ns + b.copy_ns;
-  });
+  std::stable_sort(r.regions.begin(), r.regions.end(),
+                   [](const RegionGpuTime& a, const RegionGpuTime& b) {
+                     return a.kernel_ns + a.copy_ns > b.kernel_ns + b.copy_ns;
+                   });
   if (r.regions.size() > top) r.regions.resize(top);
   return r;
 }
@@ -150,11 +159,14 @@ std::vector<KernelEfficiency> Profile::efficiency(const EfficiencyOptions& o) co
     if (slots > 0 && k.blocks > 0) {
       k.waves = static_cast<double>(k.blocks) / static_cast<double>(slots);
       auto rest = k.blocks % slots;
-      k.last_wave_fill_pct = rest == 0 ? 100.0 : 100.0 * static_cast<double>(rest) / static_cast<double>(slots);
+      k.last_wave_fill_pct =
+          rest == 0 ? 100.0 : 100.0 * static_cast<double>(rest) / static_cast<double>(slots);
     }
     if (o.bytes_moved > 0 && k.avg_ns > 0) {
-      k.achieved_gbs = static_cast<double>(o.bytes_moved) / static_cast<double>(k.avg_ns);  // bytes/ns = GB/s
-      if (o.peak_bandwidth_gbs > 0) k.bandwidth_pct = 100.0 * *k.achieved_gbs / o.peak_bandwidth_gbs;
+      k.achieved_gbs =
+          static_cast<double>(o.bytes_moved) / static_cast<double>(k.avg_ns);  // bytes/ns = GB/s
+      if (o.peak_bandwidth_gbs > 0)
+        k.bandwidth_pct = 100.0 * *k.achieved_gbs / o.peak_bandwidth_gbs;
     }
     out.push_back(std::move(k));
   }
@@ -167,8 +179,9 @@ std::vector<KernelEfficiency> Profile::efficiency(const EfficiencyOptions& o) co
 
 std::vector<KernelCounters> Profile::counter_bottlenecks(std::size_t top) const {
   auto out = counters;
-  std::stable_sort(out.begin(), out.end(),
-                   [](const KernelCounters& a, const KernelCounters& b) { return a.duration_ns > b.duration_ns; });
+  std::stable_sort(out.begin(), out.end(), [](const KernelCounters& a, const KernelCounters& b) {
+    return a.duration_ns > b.duration_ns;
+  });
   if (out.size() > top) out.resize(top);
   return out;
 }
@@ -177,23 +190,30 @@ std::string TraceReport::report() const {
   using detail::duration;
   std::string out;
   auto gpu = kernel_ns + copy_ns;
-  auto pct = [&](std::int64_t part) { return gpu > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(gpu) : 0.0; };
-  out += fmt::format("  GPU time {}: compute {} ({:.1f} %, {} kernel{}), copies {} ({:.1f} %, {} operation{}, {})\n",
-                     duration(gpu), duration(kernel_ns), pct(kernel_ns), kernel_count, kernel_count == 1 ? "" : "s",
-                     duration(copy_ns), pct(copy_ns), copy_count, copy_count == 1 ? "" : "s",
-                     detail::byte_count(copy_bytes));
+  auto pct = [&](std::int64_t part) {
+    return gpu > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(gpu) : 0.0;
+  };
+  out += fmt::format(
+      "  GPU time {}: compute {} ({:.1f} %, {} kernel{}), copies {} ({:.1f} %, {} operation{}, "
+      "{})\n",
+      duration(gpu), duration(kernel_ns), pct(kernel_ns), kernel_count,
+      kernel_count == 1 ? "" : "s", duration(copy_ns), pct(copy_ns), copy_count,
+      copy_count == 1 ? "" : "s", detail::byte_count(copy_bytes));
   if (!kernels.empty()) {
-    out += fmt::format("  {:<52} {:>8} {:>10} {:>10} {:>7}\n", "kernel", "calls", "total", "avg", "share");
+    out += fmt::format("  {:<52} {:>8} {:>10} {:>10} {:>7}\n", "kernel", "calls", "total", "avg",
+                       "share");
     for (const auto& k : kernels)
-      out += fmt::format("  {:<52} {:>8} {:>10} {:>10} {:>6.1f}%\n", detail::clip(k.name, 52), k.calls,
-                         duration(k.total_ns), duration(k.calls ? k.total_ns / static_cast<std::int64_t>(k.calls) : 0),
+      out += fmt::format("  {:<52} {:>8} {:>10} {:>10} {:>6.1f}%\n", detail::clip(k.name, 52),
+                         k.calls, duration(k.total_ns),
+                         duration(k.calls ? k.total_ns / static_cast<std::int64_t>(k.calls) : 0),
                          k.share_pct);
   }
   if (!regions.empty()) {
-    out += fmt::format("  {:<52} {:>10} {:>10} {:>7}\n", "GPU time by span", "compute", "copies", "share");
+    out += fmt::format("  {:<52} {:>10} {:>10} {:>7}\n", "GPU time by span", "compute", "copies",
+                       "share");
     for (const auto& g : regions)
-      out += fmt::format("  {:<52} {:>10} {:>10} {:>6.1f}%\n", detail::clip(g.path, 52), duration(g.kernel_ns),
-                         duration(g.copy_ns), g.share_pct);
+      out += fmt::format("  {:<52} {:>10} {:>10} {:>6.1f}%\n", detail::clip(g.path, 52),
+                         duration(g.kernel_ns), duration(g.copy_ns), g.share_pct);
   }
   return out;
 }

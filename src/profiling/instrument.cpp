@@ -54,7 +54,8 @@ const char* decide(void* fn) {
     bool is_exe = canonical == std::filesystem::weakly_canonical(executable(), ec).string();
     for (const auto& m : f.modules) {
       if (m == base || m == path || m == canonical || (is_exe && (m.empty() || m == "main"))) {
-        name = (new std::string(fmt::format("@0x{:x}", reinterpret_cast<std::uintptr_t>(fn))))->c_str();
+        name = (new std::string(fmt::format("@0x{:x}", reinterpret_cast<std::uintptr_t>(fn))))
+                   ->c_str();
         break;
       }
     }
@@ -77,7 +78,9 @@ thread_local Local t_hooks;
 }  // namespace
 
 void instrumented_enter(void* fn) noexcept {
-  if (g_profiling.load(std::memory_order_relaxed) == 0 || !filter().any.load(std::memory_order_relaxed)) return;
+  if (g_profiling.load(std::memory_order_relaxed) == 0 ||
+      !filter().any.load(std::memory_order_relaxed))
+    return;
   try {
     auto& l = t_hooks;
     auto generation = filter().generation.load(std::memory_order_acquire);
@@ -86,7 +89,8 @@ void instrumented_enter(void* fn) noexcept {
       l.generation = generation;
     }
     auto it = l.cache.find(fn);
-    const char* name = it != l.cache.end() ? it->second : l.cache.emplace(fn, decide(fn)).first->second;
+    const char* name =
+        it != l.cache.end() ? it->second : l.cache.emplace(fn, decide(fn)).first->second;
     if (!name) return;
     if (auto* state = span_enter(name)) l.stack.push_back({fn, state});
   } catch (...) {
@@ -132,7 +136,9 @@ void name_instrumented_functions(Profile& p) {
     while (start <= p.paths[i].size()) {
       auto slash = p.paths[i].find('/', start);
       if (!named.empty()) named += "/";
-      named += resolve(std::string_view(p.paths[i]).substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+      named += resolve(
+          std::string_view(p.paths[i])
+              .substr(start, slash == std::string::npos ? std::string::npos : slash - start));
       if (slash == std::string::npos) break;
       start = slash + 1;
     }
@@ -146,6 +152,8 @@ void name_instrumented_functions(Profile& p) {
 
 namespace mainboard {
 
-void Profiler::auto_instrument(std::vector<std::string> modules) { detail::set_instrumented_modules(std::move(modules)); }
+void Profiler::auto_instrument(std::vector<std::string> modules) {
+  detail::set_instrumented_modules(std::move(modules));
+}
 
 }  // namespace mainboard

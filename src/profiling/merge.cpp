@@ -6,7 +6,8 @@
 namespace mainboard::detail {
 
 void merge_profile(Profile& into, const Profile& from) {
-  bool empty = into.paths.empty() && into.threads.empty() && into.activities.empty() && into.samples.empty();
+  bool empty =
+      into.paths.empty() && into.threads.empty() && into.activities.empty() && into.samples.empty();
   if (empty || from.start_ns < into.start_ns) into.start_ns = from.start_ns;
   into.end_ns = std::max(into.end_ns, from.end_ns);
   if (!into.pid) into.pid = from.pid;
@@ -30,10 +31,12 @@ void merge_profile(Profile& into, const Profile& from) {
 
   // Regions, joined by path.
   std::map<std::string, std::uint32_t> path_index;
-  for (std::size_t i = 0; i < into.paths.size(); ++i) path_index[into.paths[i]] = static_cast<std::uint32_t>(i);
+  for (std::size_t i = 0; i < into.paths.size(); ++i)
+    path_index[into.paths[i]] = static_cast<std::uint32_t>(i);
   std::vector<std::uint32_t> path(from.paths.size());
   for (std::size_t i = 0; i < from.paths.size(); ++i) {
-    auto [it, fresh] = path_index.emplace(from.paths[i], static_cast<std::uint32_t>(into.paths.size()));
+    auto [it, fresh] =
+        path_index.emplace(from.paths[i], static_cast<std::uint32_t>(into.paths.size()));
     path[i] = it->second;
     const auto& src = from.span_stats[i];
     if (fresh) {
@@ -56,7 +59,8 @@ void merge_profile(Profile& into, const Profile& from) {
   std::stable_sort(into.spans.begin(), into.spans.end(),
                    [](const SpanEvent& a, const SpanEvent& b) { return a.start_ns < b.start_ns; });
   into.dropped_spans += from.dropped_spans;
-  into.device_samples.insert(into.device_samples.end(), from.device_samples.begin(), from.device_samples.end());
+  into.device_samples.insert(into.device_samples.end(), from.device_samples.begin(),
+                             from.device_samples.end());
   std::stable_sort(into.device_samples.begin(), into.device_samples.end(),
                    [](const DeviceSample& a, const DeviceSample& b) { return a.t_ns < b.t_ns; });
 
@@ -66,7 +70,8 @@ void merge_profile(Profile& into, const Profile& from) {
     name_index[into.activity_names[i]] = static_cast<std::uint32_t>(i);
   std::vector<std::uint32_t> name(from.activity_names.size());
   for (std::size_t i = 0; i < from.activity_names.size(); ++i) {
-    auto [it, fresh] = name_index.emplace(from.activity_names[i], static_cast<std::uint32_t>(into.activity_names.size()));
+    auto [it, fresh] = name_index.emplace(from.activity_names[i],
+                                          static_cast<std::uint32_t>(into.activity_names.size()));
     if (fresh) into.activity_names.push_back(from.activity_names[i]);
     name[i] = it->second;
   }
@@ -74,8 +79,9 @@ void merge_profile(Profile& into, const Profile& from) {
     a.name = name[a.name];
     into.activities.push_back(a);
   }
-  std::stable_sort(into.activities.begin(), into.activities.end(),
-                   [](const GpuActivity& a, const GpuActivity& b) { return a.start_ns < b.start_ns; });
+  std::stable_sort(
+      into.activities.begin(), into.activities.end(),
+      [](const GpuActivity& a, const GpuActivity& b) { return a.start_ns < b.start_ns; });
   into.dropped_activities += from.dropped_activities;
   into.counters.insert(into.counters.end(), from.counters.begin(), from.counters.end());
 
@@ -84,7 +90,8 @@ void merge_profile(Profile& into, const Profile& from) {
   auto stack_base = static_cast<std::uint32_t>(into.stacks.size());
   into.frames.insert(into.frames.end(), from.frames.begin(), from.frames.end());
   for (auto s : from.stacks) {
-    for (auto& f : s) f += frame_base;
+    for (auto& f : s)
+      f += frame_base;
     into.stacks.push_back(std::move(s));
   }
   for (auto x : from.samples) {

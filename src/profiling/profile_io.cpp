@@ -133,15 +133,17 @@ MAINBOARD_DEFINE_JSON(ProfileDiff)
 
 // Stored spans are the bulk of a profile: written as [path, thread, start, end] arrays, a
 // third of the size of objects.
-void to_json(nlohmann::json& j, const SpanEvent& e) { j = {e.path, e.thread, e.start_ns, e.end_ns}; }
+void to_json(nlohmann::json& j, const SpanEvent& e) {
+  j = {e.path, e.thread, e.start_ns, e.end_ns};
+}
 void from_json(const nlohmann::json& j, SpanEvent& e) {
   if (!j.is_array() || j.size() != 4 || !j[0].is_number_unsigned() || !j[1].is_number_unsigned() ||
       !j[2].is_number_integer() || !j[3].is_number_integer())
     throw Error("SpanEvent: expected [path, thread, start_ns, end_ns]");
   auto path = j[0].get<std::uint64_t>(), thread = j[1].get<std::uint64_t>();
   if (path > 0xffffffffu || thread > 0xffffffffu) throw Error("SpanEvent: index out of range");
-  e = {static_cast<std::uint32_t>(path), static_cast<std::uint32_t>(thread), j[2].get<std::int64_t>(),
-       j[3].get<std::int64_t>()};
+  e = {static_cast<std::uint32_t>(path), static_cast<std::uint32_t>(thread),
+       j[2].get<std::int64_t>(), j[3].get<std::int64_t>()};
 }
 
 template <class V>
@@ -210,13 +212,15 @@ MAINBOARD_DEFINE_JSON(KernelCounters)
 //   [kind, name, start_ns, end_ns, device, stream, correlation, grid_x, grid_y, grid_z,
 //    block_x, block_y, block_z, registers_per_thread, static_shared, dynamic_shared, bytes]
 void to_json(nlohmann::json& j, const GpuActivity& a) {
-  j = nlohmann::json::array({to_string(a.kind), a.name, a.start_ns, a.end_ns, a.device, a.stream, a.correlation,
-                             a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2],
-                             a.registers_per_thread, a.static_shared_bytes, a.dynamic_shared_bytes, a.bytes});
+  j = nlohmann::json::array({to_string(a.kind), a.name, a.start_ns, a.end_ns, a.device, a.stream,
+                             a.correlation, a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1],
+                             a.block[2], a.registers_per_thread, a.static_shared_bytes,
+                             a.dynamic_shared_bytes, a.bytes});
 }
 void from_json(const nlohmann::json& j, GpuActivity& a) {
   constexpr std::size_t kFields = 17;
-  if (!j.is_array() || j.size() != kFields) throw Error("GpuActivity: expected an array of 17 values");
+  if (!j.is_array() || j.size() != kFields)
+    throw Error("GpuActivity: expected an array of 17 values");
   from_json(j[0], a.kind);
   auto u32 = [&](std::size_t i) -> std::uint32_t {
     if (!j[i].is_number_unsigned() || j[i].get<std::uint64_t>() > 0xffffffffu)
@@ -224,7 +228,8 @@ void from_json(const nlohmann::json& j, GpuActivity& a) {
     return static_cast<std::uint32_t>(j[i].get<std::uint64_t>());
   };
   auto i64 = [&](std::size_t i) -> std::int64_t {
-    if (!j[i].is_number_integer() || (j[i].is_number_unsigned() && j[i].get<std::uint64_t>() > INT64_MAX))
+    if (!j[i].is_number_integer() ||
+        (j[i].is_number_unsigned() && j[i].get<std::uint64_t>() > INT64_MAX))
       throw Error("GpuActivity: value " + std::to_string(i) + " is not a time");
     return j[i].get<std::int64_t>();
   };
@@ -275,14 +280,17 @@ void fields(V& v, StackStat& m) {
 MAINBOARD_DEFINE_JSON(StackStat)
 
 // Samples are many: [t_ns, thread, stack] arrays.
-void to_json(nlohmann::json& j, const StackSample& s) { j = {s.t_ns, s.thread, s.stack}; }
+void to_json(nlohmann::json& j, const StackSample& s) {
+  j = {s.t_ns, s.thread, s.stack};
+}
 void from_json(const nlohmann::json& j, StackSample& s) {
   if (!j.is_array() || j.size() != 3 || !j[0].is_number_integer() || !j[1].is_number_unsigned() ||
       !j[2].is_number_unsigned())
     throw Error("StackSample: expected [t_ns, thread, stack]");
   auto thread = j[1].get<std::uint64_t>(), stack = j[2].get<std::uint64_t>();
   if (thread > 0xffffffffu || stack > 0xffffffffu) throw Error("StackSample: index out of range");
-  s = {j[0].get<std::int64_t>(), static_cast<std::uint32_t>(thread), static_cast<std::uint32_t>(stack)};
+  s = {j[0].get<std::int64_t>(), static_cast<std::uint32_t>(thread),
+       static_cast<std::uint32_t>(stack)};
 }
 
 template <class V>
@@ -309,8 +317,12 @@ void fields(V& v, Profile& m) {
   v("unavailable", m.unavailable);
   v("machine", m.machine);
 }
-void to_json(nlohmann::json& j, const Profile& value) { json_detail::write_model(j, value); }
-void from_json(const nlohmann::json& j, Profile& value) { json_detail::read_model(j, value, "Profile"); }
+void to_json(nlohmann::json& j, const Profile& value) {
+  json_detail::write_model(j, value);
+}
+void from_json(const nlohmann::json& j, Profile& value) {
+  json_detail::read_model(j, value, "Profile");
+}
 
 namespace {
 
@@ -322,13 +334,18 @@ std::size_t nesting(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
-    else if ((c == ']' || c == '}') && depth > 0) --depth;
+    if (c == '"')
+      in_string = true;
+    else if (c == '[' || c == '{')
+      deepest = std::max(deepest, ++depth);
+    else if ((c == ']' || c == '}') && depth > 0)
+      --depth;
   }
   return deepest;
 }
@@ -339,7 +356,8 @@ void validate(const Profile& p, const std::string& origin) {
     bad(fmt::format("{} span_stats for {} paths", p.span_stats.size(), p.paths.size()));
   for (std::size_t i = 0; i < p.spans.size(); ++i) {
     const auto& e = p.spans[i];
-    if (e.path >= p.paths.size()) bad(fmt::format("spans[{}] names path {} of {}", i, e.path, p.paths.size()));
+    if (e.path >= p.paths.size())
+      bad(fmt::format("spans[{}] names path {} of {}", i, e.path, p.paths.size()));
     if (e.thread >= p.threads.size())
       bad(fmt::format("spans[{}] names thread {} of {}", i, e.thread, p.threads.size()));
     if (e.end_ns < e.start_ns) bad(fmt::format("spans[{}] ends before it starts", i));
@@ -347,15 +365,18 @@ void validate(const Profile& p, const std::string& origin) {
   for (std::size_t i = 0; i < p.activities.size(); ++i) {
     const auto& a = p.activities[i];
     if (a.name >= p.activity_names.size())
-      bad(fmt::format("activities[{}] names {} of {} activity names", i, a.name, p.activity_names.size()));
+      bad(fmt::format("activities[{}] names {} of {} activity names", i, a.name,
+                      p.activity_names.size()));
     if (a.end_ns < a.start_ns) bad(fmt::format("activities[{}] ends before it starts", i));
   }
   for (std::size_t i = 0; i < p.stacks.size(); ++i)
     for (auto f : p.stacks[i])
-      if (f >= p.frames.size()) bad(fmt::format("stacks[{}] names frame {} of {}", i, f, p.frames.size()));
+      if (f >= p.frames.size())
+        bad(fmt::format("stacks[{}] names frame {} of {}", i, f, p.frames.size()));
   for (std::size_t i = 0; i < p.samples.size(); ++i) {
     const auto& x = p.samples[i];
-    if (x.stack >= p.stacks.size()) bad(fmt::format("samples[{}] names stack {} of {}", i, x.stack, p.stacks.size()));
+    if (x.stack >= p.stacks.size())
+      bad(fmt::format("samples[{}] names stack {} of {}", i, x.stack, p.stacks.size()));
     if (x.thread >= p.threads.size())
       bad(fmt::format("samples[{}] names thread {} of {}", i, x.thread, p.threads.size()));
   }
@@ -384,16 +405,19 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
     throw Error(origin + ": not a profile (no schema_version)");
   auto v = version->get<std::int64_t>();
   if (v < 1 || v > kProfileSchemaVersion)
-    throw Error(origin + ": schema_version " + version->dump() + " is not supported (this build reads 1 to " +
+    throw Error(origin + ": schema_version " + version->dump() +
+                " is not supported (this build reads 1 to " +
                 std::to_string(kProfileSchemaVersion) + ")");
   if (v < kProfileSchemaVersion) {
     // Older layouts lack what came later (2: GPU activity, 3: stack samples): the same profile
     // with none of it.
     if (v < 2) {
-      for (const char* key : {"activity_names", "activities", "counters"}) j[key] = nlohmann::json::array();
+      for (const char* key : {"activity_names", "activities", "counters"})
+        j[key] = nlohmann::json::array();
       j["dropped_activities"] = 0;
     }
-    for (const char* key : {"frames", "stacks", "samples"}) j[key] = nlohmann::json::array();
+    for (const char* key : {"frames", "stacks", "samples"})
+      j[key] = nlohmann::json::array();
     j["sample_hz"] = 0;
     j["lost_samples"] = 0;
     j["schema_version"] = kProfileSchemaVersion;
@@ -416,7 +440,8 @@ Profile Profile::load(const std::filesystem::path& path) {
   std::error_code ec;
   auto size = std::filesystem::file_size(path, ec);
   if (ec) throw Error("cannot read " + path.string() + ": " + ec.message());
-  if (size > kMaxBytes) throw Error(path.string() + ": too large to be a profile (" + std::to_string(size) + " bytes)");
+  if (size > kMaxBytes)
+    throw Error(path.string() + ": too large to be a profile (" + std::to_string(size) + " bytes)");
   auto text = core::Fs("/").read(std::filesystem::absolute(path).string(), kMaxBytes);
   if (!text) throw Error("cannot read " + path.string());
   return parse(*text, path.string());
@@ -440,8 +465,10 @@ void escape(std::string& out, std::string_view s) {
       case '\t': out += "\\t"; break;
       case '\r': out += "\\r"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20)
+          out += fmt::format("\\u{:04x}", static_cast<int>(c));
+        else
+          out += c;
     }
   }
 }
@@ -463,11 +490,14 @@ std::string Profile::perfetto_json() const {
   auto process = pid ? pid : 1;
   out += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   fmt::format_to(std::back_inserter(out),
-                 "{{\"ph\":\"M\",\"pid\":{},\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":\"profiled process {}\"}}}}",
+                 "{{\"ph\":\"M\",\"pid\":{},\"tid\":0,\"name\":\"process_name\",\"args\":{{"
+                 "\"name\":\"profiled process {}\"}}}}",
                  process, process);
   for (const auto& t : threads) {
-    fmt::format_to(std::back_inserter(out), ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"", process,
-                   t.tid ? t.tid : t.index);
+    fmt::format_to(
+        std::back_inserter(out),
+        ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"",
+        process, t.tid ? t.tid : t.index);
     escape(out, t.name.empty() ? "thread " + std::to_string(t.index) : t.name);
     out += "\"}}";
   }
@@ -479,57 +509,75 @@ std::string Profile::perfetto_json() const {
     escape(names[i], slash == std::string::npos ? paths[i] : paths[i].substr(slash + 1));
   }
   std::vector<std::string> escaped_paths(paths.size());
-  for (std::size_t i = 0; i < paths.size(); ++i) escape(escaped_paths[i], paths[i]);
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    escape(escaped_paths[i], paths[i]);
   for (const auto& e : spans) {
-    auto tid = e.thread < threads.size() && threads[e.thread].tid ? threads[e.thread].tid : e.thread;
-    fmt::format_to(std::back_inserter(out), ",\n{{\"ph\":\"X\",\"cat\":\"span\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":", process, tid,
-                   names[e.path]);
+    auto tid =
+        e.thread < threads.size() && threads[e.thread].tid ? threads[e.thread].tid : e.thread;
+    fmt::format_to(
+        std::back_inserter(out),
+        ",\n{{\"ph\":\"X\",\"cat\":\"span\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":", process,
+        tid, names[e.path]);
     micros(out, e.start_ns - start_ns);
     out += ",\"dur\":";
     micros(out, e.end_ns - e.start_ns);
-    fmt::format_to(std::back_inserter(out), ",\"args\":{{\"path\":\"{}\"}}}}", escaped_paths[e.path]);
+    fmt::format_to(std::back_inserter(out), ",\"args\":{{\"path\":\"{}\"}}}}",
+                   escaped_paths[e.path]);
   }
   for (const auto& s : device_samples) {
     auto counter = [&](const char* name, const char* key, double value) {
-      fmt::format_to(std::back_inserter(out), ",\n{{\"ph\":\"C\",\"pid\":{},\"tid\":0,\"name\":\"GPU {} {}\",\"ts\":", process, s.gpu, name);
+      fmt::format_to(std::back_inserter(out),
+                     ",\n{{\"ph\":\"C\",\"pid\":{},\"tid\":0,\"name\":\"GPU {} {}\",\"ts\":",
+                     process, s.gpu, name);
       micros(out, s.t_ns - start_ns);
       fmt::format_to(std::back_inserter(out), ",\"args\":{{\"{}\":{}}}}}", key, value);
     };
-    if (s.process_memory_bytes) counter("process memory", "bytes", static_cast<double>(*s.process_memory_bytes));
-    if (s.device_memory_used_bytes) counter("memory used", "bytes", static_cast<double>(*s.device_memory_used_bytes));
+    if (s.process_memory_bytes)
+      counter("process memory", "bytes", static_cast<double>(*s.process_memory_bytes));
+    if (s.device_memory_used_bytes)
+      counter("memory used", "bytes", static_cast<double>(*s.device_memory_used_bytes));
     if (s.utilization_pct) counter("utilization", "percent", *s.utilization_pct);
   }
   // GPU activity: a track per device and stream, under a pseudo-process per device (trace pids
   // above any real pid_max).
   constexpr std::int64_t kGpuPid = 2'000'000'000;
   std::set<std::pair<std::uint32_t, std::uint32_t>> tracks;
-  for (const auto& a : activities) tracks.emplace(a.device, a.stream);
+  for (const auto& a : activities)
+    tracks.emplace(a.device, a.stream);
   std::set<std::uint32_t> devices;
   for (const auto& [device, stream] : tracks) {
     if (devices.insert(device).second)
       fmt::format_to(std::back_inserter(out),
-                     ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":\"GPU {}\"}}}}",
+                     ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":0,\"name\":\"process_name\",\"args\":{{"
+                     "\"name\":\"GPU {}\"}}}}",
                      kGpuPid + device, device);
     fmt::format_to(std::back_inserter(out),
-                   ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"stream {}\"}}}}",
+                   ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{"
+                   "\"name\":\"stream {}\"}}}}",
                    kGpuPid + device, stream, stream);
   }
   std::vector<std::string> activity_labels(activity_names.size());
-  for (std::size_t i = 0; i < activity_names.size(); ++i) escape(activity_labels[i], activity_names[i]);
+  for (std::size_t i = 0; i < activity_names.size(); ++i)
+    escape(activity_labels[i], activity_names[i]);
   for (const auto& a : activities) {
-    fmt::format_to(std::back_inserter(out), ",\n{{\"ph\":\"X\",\"cat\":\"gpu_{}\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":",
-                   to_string(a.kind), kGpuPid + a.device, a.stream,
-                   a.name < activity_labels.size() ? activity_labels[a.name] : std::string("(unnamed)"));
+    fmt::format_to(
+        std::back_inserter(out),
+        ",\n{{\"ph\":\"X\",\"cat\":\"gpu_{}\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":",
+        to_string(a.kind), kGpuPid + a.device, a.stream,
+        a.name < activity_labels.size() ? activity_labels[a.name] : std::string("(unnamed)"));
     micros(out, a.start_ns - start_ns);
     out += ",\"dur\":";
     micros(out, a.end_ns - a.start_ns);
     if (a.kind == GpuActivity::Kind::kernel)
       fmt::format_to(std::back_inserter(out),
-                     ",\"args\":{{\"grid\":\"{}x{}x{}\",\"block\":\"{}x{}x{}\",\"registers_per_thread\":{},\"shared_bytes\":{},\"correlation\":{}}}}}",
-                     a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2], a.registers_per_thread,
-                     a.static_shared_bytes + a.dynamic_shared_bytes, a.correlation);
+                     ",\"args\":{{\"grid\":\"{}x{}x{}\",\"block\":\"{}x{}x{}\",\"registers_per_"
+                     "thread\":{},\"shared_bytes\":{},\"correlation\":{}}}}}",
+                     a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2],
+                     a.registers_per_thread, a.static_shared_bytes + a.dynamic_shared_bytes,
+                     a.correlation);
     else if (a.bytes)
-      fmt::format_to(std::back_inserter(out), ",\"args\":{{\"bytes\":{},\"correlation\":{}}}}}", a.bytes, a.correlation);
+      fmt::format_to(std::back_inserter(out), ",\"args\":{{\"bytes\":{},\"correlation\":{}}}}}",
+                     a.bytes, a.correlation);
     else
       fmt::format_to(std::back_inserter(out), ",\"args\":{{\"correlation\":{}}}}}", a.correlation);
   }
@@ -547,25 +595,37 @@ std::string Profile::perfetto_json() const {
   }
   std::vector<std::string> leaf(stacks.size());
   for (std::size_t i = 0; i < stacks.size(); ++i)
-    escape(leaf[i], !stacks[i].empty() && stacks[i][0] < frames.size() ? frames[stacks[i][0]].function : "[unknown]");
+    escape(leaf[i], !stacks[i].empty() && stacks[i][0] < frames.size()
+                        ? frames[stacks[i][0]].function
+                        : "[unknown]");
   for (const auto& x : samples) {
     if (x.stack >= stacks.size()) continue;
-    auto tid = x.thread < threads.size() && threads[x.thread].tid ? threads[x.thread].tid : x.thread;
-    fmt::format_to(std::back_inserter(out), ",\n{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":",
+    auto tid =
+        x.thread < threads.size() && threads[x.thread].tid ? threads[x.thread].tid : x.thread;
+    fmt::format_to(std::back_inserter(out),
+                   ",\n{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":{},\"tid\":{},"
+                   "\"name\":\"{}\",\"ts\":",
                    process, tid, leaf[x.stack]);
     micros(out, x.t_ns - start_ns);
-    fmt::format_to(std::back_inserter(out), ",\"args\":{{\"stack\":\"{}\"}}}}", stack_text[x.stack]);
+    fmt::format_to(std::back_inserter(out), ",\"args\":{{\"stack\":\"{}\"}}}}",
+                   stack_text[x.stack]);
   }
   out += "\n],\"metadata\":";
-  nlohmann::json meta = {{"producer", "mainboard"}, {"dropped_spans", dropped_spans}, {"dropped_activities", dropped_activities},
-                         {"sample_hz", sample_hz}, {"lost_samples", lost_samples},
-                         {"start_ns", start_ns}, {"end_ns", end_ns}};
+  nlohmann::json meta = {{"producer", "mainboard"},
+                         {"dropped_spans", dropped_spans},
+                         {"dropped_activities", dropped_activities},
+                         {"sample_hz", sample_hz},
+                         {"lost_samples", lost_samples},
+                         {"start_ns", start_ns},
+                         {"end_ns", end_ns}};
   if (machine) meta["machine"] = *machine;
   out += meta.dump();
   out += "}\n";
   return out;
 }
 
-void Profile::perfetto(const std::filesystem::path& path) const { core::write_file_atomic(path, perfetto_json()); }
+void Profile::perfetto(const std::filesystem::path& path) const {
+  core::write_file_atomic(path, perfetto_json());
+}
 
 }  // namespace mainboard

@@ -40,25 +40,30 @@ Bound classify(std::int64_t kernel_ns, std::int64_t copy_ns, std::optional<doubl
     return Bound::memory;
   }
   if (have_utilization && *memory_pct >= kMemoryBoundRatio * *sm_pct) {
-    say(fmt::format("the memory controller was busy {:.0f} % of the time against {:.0f} % for the SMs",
-                    *memory_pct, *sm_pct));
+    say(fmt::format(
+        "the memory controller was busy {:.0f} % of the time against {:.0f} % for the SMs",
+        *memory_pct, *sm_pct));
     return Bound::memory;
   }
   if (kernel_ns > 0) {
     if (have_utilization)
-      say(fmt::format("kernels dominate and the memory controller was busy only {:.0f} % against {:.0f} % for the SMs",
+      say(
+          fmt::format("kernels dominate and the memory controller was busy only {:.0f} % against "
+                      "{:.0f} % for the SMs",
                       *memory_pct, *sm_pct));
     else
-      say(fmt::format("kernels take {} against {} in copies (no utilization readings)", detail::duration(kernel_ns),
-                      detail::duration(copy_ns)));
+      say(fmt::format("kernels take {} against {} in copies (no utilization readings)",
+                      detail::duration(kernel_ns), detail::duration(copy_ns)));
     return Bound::compute;
   }
   say("utilization readings without kernels or copies that explain them");
   return Bound::unknown;
 }
 
-ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t iterations, double peak_bandwidth_gbps,
-                                          std::optional<Activity> supported, std::optional<Activity> requested) {
+ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t iterations,
+                                          double peak_bandwidth_gbps,
+                                          std::optional<Activity> supported,
+                                          std::optional<Activity> requested) {
   ProfileReport r;
   r.iterations = iterations;
   r.peak_bandwidth_gbps = peak_bandwidth_gbps;
@@ -67,7 +72,8 @@ ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t 
   r.total_memcpy_ns = trace.copy_ns;
   r.memcpy_bytes = trace.copy_bytes;
   if (trace.copy_ns > 0)
-    r.achieved_bandwidth_gbps = static_cast<double>(trace.copy_bytes) / static_cast<double>(trace.copy_ns);
+    r.achieved_bandwidth_gbps =
+        static_cast<double>(trace.copy_bytes) / static_cast<double>(trace.copy_ns);
 
   // Per kernel: the summary, and the shape of its last launch.
   for (const auto& k : profile.kernel_summaries()) {
@@ -83,15 +89,17 @@ ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t 
     if (a.kind == GpuActivity::Kind::kernel && a.name < last.size()) last[a.name] = &a;
   for (std::size_t i = 0; i < last.size(); ++i) {
     if (!last[i]) continue;
-    auto it = std::find_if(r.kernels.begin(), r.kernels.end(),
-                           [&](const KernelStat& s) { return s.name == profile.activity_names[i]; });
+    auto it = std::find_if(r.kernels.begin(), r.kernels.end(), [&](const KernelStat& s) {
+      return s.name == profile.activity_names[i];
+    });
     if (it == r.kernels.end()) continue;
     const auto& a = *last[i];
     it->grid = a.grid;
     it->block = a.block;
     it->registers_per_thread = a.registers_per_thread;
     it->shared_memory_bytes = a.static_shared_bytes + a.dynamic_shared_bytes;
-    it->occupancy_pct = std::min(100.0, 100.0 * static_cast<double>(a.threads_per_block()) / 1024.0);
+    it->occupancy_pct =
+        std::min(100.0, 100.0 * static_cast<double>(a.threads_per_block()) / 1024.0);
   }
   if (!r.kernels.empty()) {
     r.dominant_kernel = r.kernels.front().name;
@@ -115,13 +123,14 @@ ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t 
       ++util_n;
     }
   }
-  if (memory_n) r.avg_memory_bytes = static_cast<std::uint64_t>(memory_sum / static_cast<double>(memory_n));
+  if (memory_n)
+    r.avg_memory_bytes = static_cast<std::uint64_t>(memory_sum / static_cast<double>(memory_n));
   if (util_n) {
     r.sm_utilization_pct = sm_sum / static_cast<double>(util_n);
     r.memory_utilization_pct = mem_util_sum / static_cast<double>(util_n);
   }
-  r.bound = classify(r.total_kernel_ns, r.total_memcpy_ns, r.sm_utilization_pct, r.memory_utilization_pct,
-                     &r.bound_reason);
+  r.bound = classify(r.total_kernel_ns, r.total_memcpy_ns, r.sm_utilization_pct,
+                     r.memory_utilization_pct, &r.bound_reason);
 
   // What was asked for and not traced, with the profile's reasons where it has them.
   for (const auto& u : profile.unavailable)
@@ -129,12 +138,15 @@ ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t 
   // Kinds missing from a partial trace that no reason names (a trace that did not start at all
   // is already explained by the profile).
   if (requested && supported && static_cast<std::uint32_t>(*supported) != 0) {
-    auto missing = static_cast<std::uint32_t>(*requested) & ~static_cast<std::uint32_t>(supported.value_or(Activity{}));
-    for (std::uint32_t bit = 1; bit != 0 && bit <= static_cast<std::uint32_t>(Activity::all); bit <<= 1) {
+    auto missing = static_cast<std::uint32_t>(*requested) &
+                   ~static_cast<std::uint32_t>(supported.value_or(Activity{}));
+    for (std::uint32_t bit = 1; bit != 0 && bit <= static_cast<std::uint32_t>(Activity::all);
+         bit <<= 1) {
       if (!(missing & bit)) continue;
       auto name = to_string(static_cast<Activity>(bit));
-      bool said = std::any_of(r.unavailable.begin(), r.unavailable.end(),
-                              [&](const std::string& u) { return u.find(name) != std::string::npos; });
+      bool said =
+          std::any_of(r.unavailable.begin(), r.unavailable.end(),
+                      [&](const std::string& u) { return u.find(name) != std::string::npos; });
       if (!said) r.unavailable.push_back(name + ": not traced");
     }
   }
@@ -144,32 +156,40 @@ ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t 
 std::string ProfileReport::report() const {
   using detail::duration;
   std::string out;
-  std::string verdict = bound == Bound::memory ? "MEMORY-bound" : bound == Bound::compute ? "COMPUTE-bound" : "UNKNOWN";
-  out += fmt::format("{} over {} iteration{}: {}\n", verdict, iterations, iterations == 1 ? "" : "s", bound_reason);
+  std::string verdict = bound == Bound::memory    ? "MEMORY-bound"
+                        : bound == Bound::compute ? "COMPUTE-bound"
+                                                  : "UNKNOWN";
+  out += fmt::format("{} over {} iteration{}: {}\n", verdict, iterations,
+                     iterations == 1 ? "" : "s", bound_reason);
   if (!dominant_kernel.empty())
-    out += fmt::format("dominant kernel: {} ({:.1f} % of kernel time)\n", detail::clip(dominant_kernel, 80),
-                       dominant_share_pct);
-  out += fmt::format("kernels {} · copies {}", duration(total_kernel_ns), duration(total_memcpy_ns));
+    out += fmt::format("dominant kernel: {} ({:.1f} % of kernel time)\n",
+                       detail::clip(dominant_kernel, 80), dominant_share_pct);
+  out +=
+      fmt::format("kernels {} · copies {}", duration(total_kernel_ns), duration(total_memcpy_ns));
   if (total_memcpy_ns > 0) {
     out += fmt::format(" · copy bandwidth {:.1f} GB/s", achieved_bandwidth_gbps);
     if (peak_bandwidth_gbps > 0)
-      out += fmt::format(" ({:.0f} % of the {:.0f} GB/s peak)", 100.0 * achieved_bandwidth_gbps / peak_bandwidth_gbps,
-                         peak_bandwidth_gbps);
+      out +=
+          fmt::format(" ({:.0f} % of the {:.0f} GB/s peak)",
+                      100.0 * achieved_bandwidth_gbps / peak_bandwidth_gbps, peak_bandwidth_gbps);
   }
   out += "\n";
   if (peak_memory_bytes)
-    out += fmt::format("device memory: peak {}, mean {}\n", view::bytes(peak_memory_bytes), view::bytes(avg_memory_bytes));
+    out += fmt::format("device memory: peak {}, mean {}\n", view::bytes(peak_memory_bytes),
+                       view::bytes(avg_memory_bytes));
   if (!kernels.empty()) {
-    out += fmt::format("{:<44} {:>7} {:>10} {:>6} {:>15} {:>12} {:>4} {:>7} {:>5}\n", "kernel", "calls", "total", "share",
-                       "grid", "block", "regs", "shared", "occ");
+    out += fmt::format("{:<44} {:>7} {:>10} {:>6} {:>15} {:>12} {:>4} {:>7} {:>5}\n", "kernel",
+                       "calls", "total", "share", "grid", "block", "regs", "shared", "occ");
     for (const auto& k : kernels)
-      out += fmt::format("{:<44} {:>7} {:>10} {:>5.1f}% {:>15} {:>12} {:>4} {:>7} {:>4.0f}%\n", detail::clip(k.name, 44),
-                         k.calls, duration(k.total_ns), k.share_pct,
-                         fmt::format("{}×{}×{}", k.grid[0], k.grid[1], k.grid[2]),
-                         fmt::format("{}×{}×{}", k.block[0], k.block[1], k.block[2]), k.registers_per_thread,
-                         view::bytes(k.shared_memory_bytes), k.occupancy_pct);
+      out +=
+          fmt::format("{:<44} {:>7} {:>10} {:>5.1f}% {:>15} {:>12} {:>4} {:>7} {:>4.0f}%\n",
+                      detail::clip(k.name, 44), k.calls, duration(k.total_ns), k.share_pct,
+                      fmt::format("{}×{}×{}", k.grid[0], k.grid[1], k.grid[2]),
+                      fmt::format("{}×{}×{}", k.block[0], k.block[1], k.block[2]),
+                      k.registers_per_thread, view::bytes(k.shared_memory_bytes), k.occupancy_pct);
   }
-  for (const auto& u : unavailable) out += "not traced: " + u + "\n";
+  for (const auto& u : unavailable)
+    out += "not traced: " + u + "\n";
   return out;
 }
 
@@ -186,7 +206,8 @@ void synchronize_driver() {
 
 }  // namespace
 
-ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options, Profile* evidence) {
+ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options,
+                      Profile* evidence) {
   const Machine& machine = options.machine ? *options.machine : Machine::instance();
   for (std::uint32_t i = 0; i < options.warmup; ++i) {
     fn();
@@ -211,8 +232,10 @@ ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& opt
 
   double peak = 0;
   const auto& gpus = machine.gpus();
-  if (options.device_index < gpus.size()) peak = gpus[options.device_index]->peak_bandwidth_gbs().value_or(0);
-  auto report = ProfileReport::from_profile(result, options.iters, peak, p.traced_activities(), options.kinds);
+  if (options.device_index < gpus.size())
+    peak = gpus[options.device_index]->peak_bandwidth_gbs().value_or(0);
+  auto report = ProfileReport::from_profile(result, options.iters, peak, p.traced_activities(),
+                                            options.kinds);
   if (evidence) *evidence = result;
   return report;
 }

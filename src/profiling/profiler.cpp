@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -193,7 +193,8 @@ void save_auto_session() {
     g_auto->stop();
     g_auto->result().save(*g_auto_output);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mainboard: cannot save the profile for `mainboard profile run`: %s\n", e.what());
+    std::fprintf(stderr, "mainboard: cannot save the profile for `mainboard profile run`: %s\n",
+                 e.what());
   }
 }
 
@@ -209,7 +210,8 @@ const bool g_autostarted = [] {
       auto eq = item.find('=');
       if (eq == std::string_view::npos) continue;
       auto key = item.substr(0, eq), value = item.substr(eq + 1);
-      if (key == "out") out = std::string(value);
+      if (key == "out")
+        out = std::string(value);
       else if (key == "max_spans")
         if (auto n = core::parse_u64(value)) c.max_spans = *n;
     }
@@ -221,7 +223,8 @@ const bool g_autostarted = [] {
     std::atexit(save_auto_session);
     return true;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mainboard: MAINBOARD_PROFILE is set but no session could start: %s\n", e.what());
+    std::fprintf(stderr, "mainboard: MAINBOARD_PROFILE is set but no session could start: %s\n",
+                 e.what());
     return false;
   }
 }();
@@ -261,8 +264,9 @@ Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Ses
       lock.lock();
     }
     if (g_active)
-      throw Error("a profiling session is already active in this process; stop it first "
-                  "(only one Profiler can be active at a time)");
+      throw Error(
+          "a profiling session is already active in this process; stop it first "
+          "(only one Profiler can be active at a time)");
     g_active = this;
   }
   // The machine is needed for GPU sampling, and for the snapshot at stop.
@@ -301,7 +305,8 @@ Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Ses
               (collection.nvtx == NvtxBridge::when_attached && nvtx_tool && *nvtx_tool);
 #ifndef MAINBOARD_HAVE_NVTX
   if (nvtx) {
-    s.unavailable.push_back("nvtx: spans cannot appear in the attached NVTX tool: this build has no NVTX headers");
+    s.unavailable.push_back(
+        "nvtx: spans cannot appear in the attached NVTX tool: this build has no NVTX headers");
     nvtx = false;
   }
 #endif
@@ -315,7 +320,8 @@ Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Ses
     r.epoch = s.epoch;
     r.threads.clear();
   }
-  detail::g_budget.store(static_cast<std::int64_t>(collection.max_spans), std::memory_order_relaxed);
+  detail::g_budget.store(static_cast<std::int64_t>(collection.max_spans),
+                         std::memory_order_relaxed);
   detail::g_open_outermost.store(0, std::memory_order_relaxed);
   detail::g_count_open.store(s.gpu != nullptr, std::memory_order_relaxed);
   detail::g_nvtx.store(nvtx, std::memory_order_relaxed);
@@ -323,10 +329,12 @@ Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Ses
   s.start_ticks = detail::ticks();
   s.active = true;
   detail::g_epoch.store(s.epoch, std::memory_order_release);
-  if (has(collection.features, Feature::spans)) detail::g_profiling.store(1, std::memory_order_release);
+  if (has(collection.features, Feature::spans))
+    detail::g_profiling.store(1, std::memory_order_release);
 
   if (s.gpu) {
-    auto interval = std::chrono::milliseconds(std::max<std::uint32_t>(collection.sample_interval_ms, 1));
+    auto interval =
+        std::chrono::milliseconds(std::max<std::uint32_t>(collection.sample_interval_ms, 1));
     s.sampler = std::thread([this, interval] {
       auto& ss = *session_;
       std::unique_lock<std::mutex> lock(ss.sampler_mutex);
@@ -356,7 +364,9 @@ Profiler::~Profiler() {
   }
 }
 
-bool Profiler::active() const { return session_ && session_->active; }
+bool Profiler::active() const {
+  return session_ && session_->active;
+}
 
 void Profiler::stop_sampler() {
   auto& s = *session_;
@@ -384,7 +394,8 @@ void Profiler::exit(const SpanToken& token) {
   // The token's span and any opened inside it since.
   auto* t = detail::current_state();
   if (!t) return;
-  while (!t->stack.empty() && t->stack.size() >= token.depth) detail::span_exit(t);
+  while (!t->stack.empty() && t->stack.size() >= token.depth)
+    detail::span_exit(t);
 }
 
 void Profiler::stop() {
@@ -418,12 +429,17 @@ void Profiler::stop() {
 
   // Ticks to the monotonic clock through the two calibration points.
   double ns_per_tick = s.stop_ticks > s.start_ticks
-                           ? static_cast<double>(s.stop_ns - s.start_ns) / static_cast<double>(s.stop_ticks - s.start_ticks)
+                           ? static_cast<double>(s.stop_ns - s.start_ns) /
+                                 static_cast<double>(s.stop_ticks - s.start_ticks)
                            : 1.0;
   auto to_ns = [&](std::uint64_t t) {
-    return s.start_ns + static_cast<std::int64_t>(static_cast<double>(static_cast<std::int64_t>(t - s.start_ticks)) * ns_per_tick);
+    return s.start_ns +
+           static_cast<std::int64_t>(
+               static_cast<double>(static_cast<std::int64_t>(t - s.start_ticks)) * ns_per_tick);
   };
-  auto span_ns = [&](std::uint64_t ticks) { return static_cast<std::int64_t>(static_cast<double>(ticks) * ns_per_tick); };
+  auto span_ns = [&](std::uint64_t ticks) {
+    return static_cast<std::int64_t>(static_cast<double>(ticks) * ns_per_tick);
+  };
 
   auto profile = std::make_unique<Profile>();
   profile->pid = ::getpid();
@@ -439,8 +455,10 @@ void Profiler::stop() {
     for (std::size_t i = 1; i < n; ++i) {
       const auto& node = t->nodes[i];
       // Parents come before their children, so the parent's path is known.
-      node_path[i] = node.parent == 0 ? std::string(node.name) : node_path[node.parent] + "/" + node.name;
-      auto [it, inserted] = path_index.emplace(node_path[i], static_cast<std::uint32_t>(profile->paths.size()));
+      node_path[i] =
+          node.parent == 0 ? std::string(node.name) : node_path[node.parent] + "/" + node.name;
+      auto [it, inserted] =
+          path_index.emplace(node_path[i], static_cast<std::uint32_t>(profile->paths.size()));
       if (inserted) {
         profile->paths.push_back(node_path[i]);
         SpanStat stat;
@@ -479,7 +497,8 @@ void Profiler::stop() {
       paths.push_back(profile->paths[i]);
       stats.push_back(profile->span_stats[i]);
     }
-    for (auto& e : profile->spans) e.path = remap[e.path];
+    for (auto& e : profile->spans)
+      e.path = remap[e.path];
     profile->paths = std::move(paths);
     profile->span_stats = std::move(stats);
   }
@@ -494,8 +513,10 @@ void Profiler::stop() {
   profile->dropped_activities = trace.dropped;
   detail::name_instrumented_functions(*profile);
   try {
-    if (s.machine) profile->machine = s.machine->snapshot({.toolchain = false});
-    else if (!g_exiting) profile->machine = Machine::instance().snapshot({.toolchain = false});
+    if (s.machine)
+      profile->machine = s.machine->snapshot({.toolchain = false});
+    else if (!g_exiting)
+      profile->machine = Machine::instance().snapshot({.toolchain = false});
   } catch (const std::exception& e) {
     core::log().debug("profiler: no machine snapshot: {}", e.what());
   }
@@ -507,23 +528,28 @@ const Profile& Profiler::result() {
   return *result_;
 }
 
-std::vector<SpanStat> Profiler::stats() { return result().stats(); }
-std::vector<SpanStat> Profiler::bottlenecks(std::size_t top) { return result().bottlenecks(top); }
-TraceReport Profiler::trace_report(std::size_t top) { return result().trace_report(top); }
+std::vector<SpanStat> Profiler::stats() {
+  return result().stats();
+}
+std::vector<SpanStat> Profiler::bottlenecks(std::size_t top) {
+  return result().bottlenecks(top);
+}
+TraceReport Profiler::trace_report(std::size_t top) {
+  return result().trace_report(top);
+}
 Activity Profiler::traced_activities() const {
   if (!session_) return Activity{};
   return session_->tracer ? session_->tracer->traced() : session_->traced;
 }
-std::string Profiler::report() { return result().report(); }
+std::string Profiler::report() {
+  return result().report();
+}
 
 std::string to_string(Activity set) {
   static constexpr std::pair<Activity, const char*> kNames[] = {
-      {Activity::kernel, "kernel"},
-      {Activity::memcpy, "memcpy"},
-      {Activity::memset, "memset"},
-      {Activity::synchronization, "synchronization"},
-      {Activity::overhead, "overhead"},
-      {Activity::counters, "counters"},
+      {Activity::kernel, "kernel"},     {Activity::memcpy, "memcpy"},
+      {Activity::memset, "memset"},     {Activity::synchronization, "synchronization"},
+      {Activity::overhead, "overhead"}, {Activity::counters, "counters"},
   };
   std::string out;
   for (const auto& [bit, name] : kNames) {
@@ -533,6 +559,8 @@ std::string to_string(Activity set) {
   }
   return out;
 }
-void Profiler::show(bool color) { result().show(color); }
+void Profiler::show(bool color) {
+  result().show(color);
+}
 
 }  // namespace mainboard

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "mainboard/profile.hpp"
 
@@ -45,7 +45,8 @@ std::vector<FunctionStat> Profile::hot_functions(std::size_t top) const {
   // One key per (function, module): frames of one function at different lines are one function.
   std::map<std::pair<std::string, std::string>, FunctionStat> by_function;
   std::vector<std::pair<std::string, std::string>> key(frames.size());
-  for (std::size_t i = 0; i < frames.size(); ++i) key[i] = {frames[i].function, frames[i].module};
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    key[i] = {frames[i].function, frames[i].module};
   for (std::size_t s = 0; s < stacks.size(); ++s) {
     if (counts[s] == 0 || stacks[s].empty()) continue;
     std::set<std::pair<std::string, std::string>> seen;
@@ -79,8 +80,10 @@ std::vector<FunctionStat> Profile::hot_functions(std::size_t top) const {
 std::vector<StackStat> Profile::hot_stacks(std::size_t top) const {
   auto counts = stack_counts(*this);
   std::vector<std::size_t> order(stacks.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return counts[a] > counts[b]; });
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return counts[a] > counts[b]; });
   std::vector<StackStat> out;
   for (auto s : order) {
     if (out.size() >= top || counts[s] == 0) break;
@@ -88,7 +91,9 @@ std::vector<StackStat> Profile::hot_stacks(std::size_t top) const {
     for (auto it = stacks[s].rbegin(); it != stacks[s].rend(); ++it)
       if (*it < frames.size()) st.frames.push_back(frames[*it].function);
     st.samples = counts[s];
-    st.pct = samples.empty() ? 0.0 : 100.0 * static_cast<double>(counts[s]) / static_cast<double>(samples.size());
+    st.pct = samples.empty()
+                 ? 0.0
+                 : 100.0 * static_cast<double>(counts[s]) / static_cast<double>(samples.size());
     out.push_back(std::move(st));
   }
   return out;
@@ -96,7 +101,8 @@ std::vector<StackStat> Profile::hot_stacks(std::size_t top) const {
 
 std::string Profile::folded() const {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> counts;  // (thread, stack)
-  for (const auto& s : samples) ++counts[{s.thread, s.stack}];
+  for (const auto& s : samples)
+    ++counts[{s.thread, s.stack}];
   std::vector<std::string> lines;
   lines.reserve(counts.size());
   for (const auto& [key, n] : counts) {
@@ -109,7 +115,8 @@ std::string Profile::folded() const {
   }
   std::sort(lines.begin(), lines.end());
   std::string out;
-  for (const auto& l : lines) out += l;
+  for (const auto& l : lines)
+    out += l;
   return out;
 }
 
@@ -117,22 +124,26 @@ std::string Profile::speedscope_json() const {
   nlohmann::json shared_frames = nlohmann::json::array();
   for (const auto& f : frames) {
     nlohmann::json j = {{"name", f.function.empty() ? "[unknown]" : f.function}};
-    if (!f.file.empty()) j["file"] = f.file;
-    else if (!f.module.empty()) j["file"] = f.module;
+    if (!f.file.empty())
+      j["file"] = f.file;
+    else if (!f.module.empty())
+      j["file"] = f.module;
     if (f.line) j["line"] = f.line;
     shared_frames.push_back(std::move(j));
   }
   // One sampled profile per thread, in thread order; each sample weighs one sampling period.
   double period_ns = sample_hz ? 1e9 / sample_hz : 1.0;
   std::map<std::uint32_t, std::vector<const StackSample*>> by_thread;
-  for (const auto& s : samples) by_thread[s.thread].push_back(&s);
+  for (const auto& s : samples)
+    by_thread[s.thread].push_back(&s);
   nlohmann::json profiles = nlohmann::json::array();
   for (const auto& [thread, list] : by_thread) {
     nlohmann::json stacks_json = nlohmann::json::array(), weights = nlohmann::json::array();
     for (const auto* s : list) {
       nlohmann::json stack = nlohmann::json::array();
       if (s->stack < stacks.size())
-        for (auto it = stacks[s->stack].rbegin(); it != stacks[s->stack].rend(); ++it) stack.push_back(*it);
+        for (auto it = stacks[s->stack].rbegin(); it != stacks[s->stack].rend(); ++it)
+          stack.push_back(*it);
       stacks_json.push_back(std::move(stack));
       weights.push_back(period_ns);
     }

@@ -15,11 +15,11 @@
 namespace mainboard::detail {
 
 /// Globals the span hot path reads. Only the session start and stop write them.
-extern std::atomic<std::uint64_t> g_epoch;            // id of the active session, 0 for none
-extern std::atomic<std::int64_t> g_budget;            // stored spans left to hand out
-extern std::atomic<std::int64_t> g_open_outermost;    // threads inside at least one span
-extern std::atomic<bool> g_count_open;                // whether to keep g_open_outermost
-extern std::atomic<bool> g_nvtx;                      // spans also push NVTX ranges
+extern std::atomic<std::uint64_t> g_epoch;          // id of the active session, 0 for none
+extern std::atomic<std::int64_t> g_budget;          // stored spans left to hand out
+extern std::atomic<std::int64_t> g_open_outermost;  // threads inside at least one span
+extern std::atomic<bool> g_count_open;              // whether to keep g_open_outermost
+extern std::atomic<bool> g_nvtx;                    // spans also push NVTX ranges
 
 /// Every ThreadState of the active session, so it can read them at stop. Threads register on
 /// their first span of a session (the one lock of the hot path's life).

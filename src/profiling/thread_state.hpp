@@ -65,7 +65,9 @@ class ChunkedLog {
     return &c[n % ChunkSize];
   }
   /// Makes the slot next() returned visible to readers. Writer only.
-  void publish() noexcept { count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  void publish() noexcept {
+    count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
 
   std::size_t size() const noexcept { return count_.load(std::memory_order_acquire); }
   /// Element i < size(). Writers may use any index they have filled.
@@ -83,13 +85,14 @@ class ChunkedLog {
   /// more than the span itself. A thread pays for its first chunk (1.5 MiB of events) only when
   /// it stores its first span.
   static T* allocate() noexcept {
-    void* p = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                     -1, 0);
+    void* p = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (p == MAP_FAILED) return nullptr;
     return new (p) T[ChunkSize];
   }
   static void release(T* p) noexcept {
-    for (std::size_t i = 0; i < ChunkSize; ++i) p[i].~T();
+    for (std::size_t i = 0; i < ChunkSize; ++i)
+      p[i].~T();
     ::munmap(p, kBytes);
   }
 

@@ -64,7 +64,10 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
         auto it = frame_index.find(FrameKey{&f});
         if (it == frame_index.end()) {
           frame_store.push_back(f);
-          it = frame_index.emplace(FrameKey{&frame_store.back()}, static_cast<std::uint32_t>(p.frames.size())).first;
+          it = frame_index
+                   .emplace(FrameKey{&frame_store.back()},
+                            static_cast<std::uint32_t>(p.frames.size()))
+                   .first;
           p.frames.push_back(f);
         }
         stack.push_back(it->second);

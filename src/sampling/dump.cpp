@@ -30,13 +30,17 @@ std::string read_small(const std::string& path) {
 
 std::string explain_ptrace(int error, std::int64_t pid) {
   std::string scope = std::string(core::trim(read_small("/proc/sys/kernel/yama/ptrace_scope")));
-  std::string text = "cannot attach to process " + std::to_string(pid) + " with ptrace (" + std::strerror(error) + ")";
+  std::string text = "cannot attach to process " + std::to_string(pid) + " with ptrace (" +
+                     std::strerror(error) + ")";
   if (error == EPERM || error == EACCES) {
     if (!scope.empty() && scope != "0")
       text += ": kernel.yama.ptrace_scope is " + scope +
-              "; allow it with `sysctl kernel.yama.ptrace_scope=0`, or run as root / with CAP_SYS_PTRACE";
+              "; allow it with `sysctl kernel.yama.ptrace_scope=0`, or run as root / with "
+              "CAP_SYS_PTRACE";
     else
-      text += ": the process belongs to another user, or is already traced (by a debugger or a profiler)";
+      text +=
+          ": the process belongs to another user, or is already traced (by a debugger or a "
+          "profiler)";
   }
   return text;
 }
@@ -61,12 +65,14 @@ std::string StackDump::text() const {
 StackDump Profiler::dump(std::int64_t pid) {
   if (pid <= 0) throw Error("no process " + std::to_string(pid));
   std::string maps = read_small("/proc/" + std::to_string(pid) + "/maps");
-  if (maps.empty()) throw Error("process " + std::to_string(pid) + " does not exist, or its maps cannot be read");
+  if (maps.empty())
+    throw Error("process " + std::to_string(pid) + " does not exist, or its maps cannot be read");
 
   // Hold off the signals that would end us while threads are stopped under ptrace.
   sigset_t block, previous;
   sigemptyset(&block);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&block, s);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT})
+    sigaddset(&block, s);
   pthread_sigmask(SIG_BLOCK, &block, &previous);
   struct Restore {
     sigset_t mask;
@@ -80,10 +86,13 @@ StackDump Profiler::dump(std::int64_t pid) {
       .section_address = nullptr,
       .debuginfo_path = &debuginfo_path,
   };
-  std::unique_ptr<Dwfl, void (*)(Dwfl*)> dwfl(dwfl_begin(&callbacks), dwfl_end);  // dwfl_end detaches
+  std::unique_ptr<Dwfl, void (*)(Dwfl*)> dwfl(dwfl_begin(&callbacks),
+                                              dwfl_end);  // dwfl_end detaches
   if (!dwfl) throw Error("libdwfl could not start");
-  if (dwfl_linux_proc_report(dwfl.get(), static_cast<pid_t>(pid)) != 0 || dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0)
-    throw Error("cannot read the modules of process " + std::to_string(pid) + ": " + dwfl_errmsg(-1));
+  if (dwfl_linux_proc_report(dwfl.get(), static_cast<pid_t>(pid)) != 0 ||
+      dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0)
+    throw Error("cannot read the modules of process " + std::to_string(pid) + ": " +
+                dwfl_errmsg(-1));
   if (int e = dwfl_linux_proc_attach(dwfl.get(), static_cast<pid_t>(pid), false); e != 0)
     throw Error(e > 0 ? explain_ptrace(e, pid) : std::string("cannot attach: ") + dwfl_errmsg(-1));
 
@@ -101,7 +110,8 @@ StackDump Profiler::dump(std::int64_t pid) {
     auto* c = static_cast<Context*>(arg);
     ThreadStack t;
     t.tid = dwfl_thread_tid(thread);
-    t.name = std::string(core::trim(read_small("/proc/" + std::to_string(c->pid) + "/task/" + std::to_string(t.tid) + "/comm")));
+    t.name = std::string(core::trim(read_small("/proc/" + std::to_string(c->pid) + "/task/" +
+                                               std::to_string(t.tid) + "/comm")));
     struct FrameContext {
       sampling::Symbolizer* symbolizer;
       ThreadStack* thread;
@@ -112,7 +122,8 @@ StackDump Profiler::dump(std::int64_t pid) {
       Dwarf_Addr pc = 0;
       bool activation = false;
       if (!dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
-      for (const auto& fr : f->symbolizer->symbolize(pc, !activation)) f->thread->frames.push_back(fr);
+      for (const auto& fr : f->symbolizer->symbolize(pc, !activation))
+        f->thread->frames.push_back(fr);
       return ++f->depth >= 256 ? DWARF_CB_ABORT : DWARF_CB_OK;
     };
     dwfl_thread_getframes(thread, frame_cb, &fc);  // a partial stack is still worth showing
@@ -121,7 +132,8 @@ StackDump Profiler::dump(std::int64_t pid) {
   };
   if (dwfl_getthreads(dwfl.get(), on_thread, &context) != 0 && dump.threads.empty())
     throw Error("cannot unwind process " + std::to_string(pid) + ": " + dwfl_errmsg(-1));
-  std::sort(dump.threads.begin(), dump.threads.end(), [](const ThreadStack& a, const ThreadStack& b) { return a.tid < b.tid; });
+  std::sort(dump.threads.begin(), dump.threads.end(),
+            [](const ThreadStack& a, const ThreadStack& b) { return a.tid < b.tid; });
   return dump;
 }
 

@@ -47,7 +47,7 @@ std::string resolve(const std::string& program) {
     if (dir.empty()) dir = ".";
     std::string candidate = std::string(dir) + "/" + program;
     if (::access(candidate.c_str(), X_OK) == 0) {
-      struct stat st{};
+      struct stat st {};
       if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return candidate;
     }
   }
@@ -67,7 +67,8 @@ std::string inject_library() {
   if (!ec) {
     dirs.push_back(self.parent_path());
     dirs.push_back(self.parent_path() / ".." / "lib");
-    dirs.push_back(self.parent_path() / ".." / "..");  // the build tree: build/src/cli/mainboard → build/src
+    dirs.push_back(self.parent_path() / ".." /
+                   "..");  // the build tree: build/src/cli/mainboard → build/src
     dirs.push_back(self.parent_path() / "..");
   }
   for (const auto& d : dirs) {
@@ -81,7 +82,8 @@ struct TempDir {
   fs::path path;
   TempDir() {
     std::string tmpl = (fs::temp_directory_path() / "mainboard-run-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw Error(std::string("cannot create a temporary directory: ") + std::strerror(errno));
+    if (!::mkdtemp(tmpl.data()))
+      throw Error(std::string("cannot create a temporary directory: ") + std::strerror(errno));
     path = tmpl;
   }
   ~TempDir() {
@@ -92,23 +94,28 @@ struct TempDir {
 
 /// Profiles the pieces of a run left in `dir` (the target's spans, the injected GPU trace):
 /// every file whose name starts with `prefix`, for the processes in `pids`.
-void merge_handoff(Profile& into, const fs::path& dir, const std::string& prefix, const std::vector<std::int32_t>& pids) {
+void merge_handoff(Profile& into, const fs::path& dir, const std::string& prefix,
+                   const std::vector<std::int32_t>& pids) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     auto name = e.path().filename().string();
     if (name.rfind(prefix, 0) != 0 || e.path().extension() != ".json") continue;
     auto pid_text = name.substr(prefix.size(), name.size() - prefix.size() - 5);
     auto pid = core::parse_u64(pid_text);
-    if (!pid || std::find(pids.begin(), pids.end(), static_cast<std::int32_t>(*pid)) == pids.end()) continue;
+    if (!pid || std::find(pids.begin(), pids.end(), static_cast<std::int32_t>(*pid)) == pids.end())
+      continue;
     try {
       detail::merge_profile(into, Profile::load(e.path()));
     } catch (const std::exception& ex) {
-      into.unavailable.push_back("the profile process " + pid_text + " wrote could not be read: " + ex.what());
+      into.unavailable.push_back("the profile process " + pid_text +
+                                 " wrote could not be read: " + ex.what());
     }
   }
 }
 
-bool process_gone(std::int32_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+bool process_gone(std::int32_t pid) {
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
 
 void add_machine(Profile& p) {
   try {
@@ -121,7 +128,8 @@ void add_machine(Profile& p) {
 }  // namespace
 
 RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOptions& o) {
-  if (argv.empty() || argv[0].empty()) throw Error("nothing to run: give a program and its arguments");
+  if (argv.empty() || argv[0].empty())
+    throw Error("nothing to run: give a program and its arguments");
   std::string program = resolve(argv[0]);
   TempDir handoff;
   std::vector<std::string> unavailable;
@@ -140,11 +148,15 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
   if (has(o.features, Feature::gpu_activity)) {
     auto lib = inject_library();
     if (lib.empty()) {
-      unavailable.push_back("gpu_activity: libmainboard_inject.so not found (set MAINBOARD_INJECT_LIBRARY)");
+      unavailable.push_back(
+          "gpu_activity: libmainboard_inject.so not found (set MAINBOARD_INJECT_LIBRARY)");
     } else {
-      bool already = std::any_of(env.begin(), env.end(), [](const std::string& kv) { return kv.rfind("CUDA_INJECTION64_PATH=", 0) == 0; });
+      bool already = std::any_of(env.begin(), env.end(), [](const std::string& kv) {
+        return kv.rfind("CUDA_INJECTION64_PATH=", 0) == 0;
+      });
       if (already) {
-        unavailable.push_back("gpu_activity: CUDA_INJECTION64_PATH is already set (another tool injects into CUDA)");
+        unavailable.push_back(
+            "gpu_activity: CUDA_INJECTION64_PATH is already set (another tool injects into CUDA)");
       } else {
         env.push_back("CUDA_INJECTION64_PATH=" + lib);
         env.push_back("MAINBOARD_INJECT_OUTPUT=" + (handoff.path / "gpu-%p.json").string());
@@ -153,14 +165,18 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
     }
   }
   std::vector<char*> envp, args;
-  for (auto& kv : env) envp.push_back(kv.data());
+  for (auto& kv : env)
+    envp.push_back(kv.data());
   envp.push_back(nullptr);
   std::vector<std::string> argv_copy = argv;
-  for (auto& a : argv_copy) args.push_back(a.data());
+  for (auto& a : argv_copy)
+    args.push_back(a.data());
   args.push_back(nullptr);
   int out_fd = -1, err_fd = -1;
-  if (!o.stdout_path.empty()) out_fd = ::open(o.stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (!o.stderr_path.empty()) err_fd = ::open(o.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (!o.stdout_path.empty())
+    out_fd = ::open(o.stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (!o.stderr_path.empty())
+    err_fd = ::open(o.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
   // The child waits on `go` until the sampler is ready, then execs; `report` (close-on-exec)
   // carries errno back if exec fails.
@@ -196,7 +212,8 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
       so.hz = o.hz;
       so.max_samples = o.max_samples;
       so.dwarf = o.call_graph == CallGraph::dwarf;
-      sampler = std::make_unique<sampling::PerfSampler>(pid, std::vector<std::int32_t>{pid}, so, true);
+      sampler =
+          std::make_unique<sampling::PerfSampler>(pid, std::vector<std::int32_t>{pid}, so, true);
     } catch (const Error& e) {
       if (o.strict) {
         ::kill(pid, SIGKILL);
@@ -213,7 +230,8 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
   ::close(go[1]);
   int exec_errno = 0;
   ssize_t n;
-  do n = ::read(report[0], &exec_errno, sizeof exec_errno);
+  do
+    n = ::read(report[0], &exec_errno, sizeof exec_errno);
   while (n < 0 && errno == EINTR);
   ::close(report[0]);
   if (n == sizeof exec_errno) {
@@ -222,7 +240,8 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
   }
 
   RunResult result;
-  auto deadline = o.timeout_s > 0 ? std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s)
+  auto deadline = o.timeout_s > 0 ? std::chrono::steady_clock::now() +
+                                        std::chrono::duration<double>(o.timeout_s)
                                   : std::chrono::steady_clock::time_point::max();
   bool terminated = false;
   std::chrono::steady_clock::time_point kill_at{};
@@ -239,11 +258,15 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
       result.timed_out = now >= deadline;
       terminated = true;
       kill_at = now + std::chrono::seconds(2);
-      std::vector<std::int32_t> pids = sampler ? sampler->processes() : std::vector<std::int32_t>{pid};
-      for (auto p : pids) ::kill(p, SIGTERM);
+      std::vector<std::int32_t> pids =
+          sampler ? sampler->processes() : std::vector<std::int32_t>{pid};
+      for (auto p : pids)
+        ::kill(p, SIGTERM);
     } else if (terminated && now >= kill_at) {
-      std::vector<std::int32_t> pids = sampler ? sampler->processes() : std::vector<std::int32_t>{pid};
-      for (auto p : pids) ::kill(p, SIGKILL);
+      std::vector<std::int32_t> pids =
+          sampler ? sampler->processes() : std::vector<std::int32_t>{pid};
+      for (auto p : pids)
+        ::kill(p, SIGKILL);
       kill_at = std::chrono::steady_clock::time_point::max();
     }
     // Wake rarely: each wake-up takes a little CPU from the sampled program on a small machine.
@@ -275,7 +298,8 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
   p.end_ns = end_ns;
   p.unavailable.insert(p.unavailable.begin(), unavailable.begin(), unavailable.end());
   if (result.timed_out)
-    p.unavailable.push_back("the target was ended after the " + fmt::format("{:g}", o.timeout_s) + " s timeout");
+    p.unavailable.push_back("the target was ended after the " + fmt::format("{:g}", o.timeout_s) +
+                            " s timeout");
   add_machine(p);
   return result;
 }
@@ -287,17 +311,20 @@ Profile Profiler::measure(const Reach& reach, const SampleOptions& options) {
     case Reach::Kind::here: break;
   }
   throw Error(
-      "Reach::here() names the calling process: measure it with a Profiler session (construct one, run the code, "
+      "Reach::here() names the calling process: measure it with a Profiler session (construct one, "
+      "run the code, "
       "then result()), not with measure()");
 }
 
 Profile Profiler::attach(std::int64_t pid64, const SampleOptions& o) {
   auto pid = static_cast<std::int32_t>(pid64);
-  if (pid <= 0 || process_gone(pid)) throw Error("process " + std::to_string(pid64) + " does not exist");
+  if (pid <= 0 || process_gone(pid))
+    throw Error("process " + std::to_string(pid64) + " does not exist");
   std::vector<std::int32_t> tids;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
-    if (auto tid = core::parse_u64(e.path().filename().string())) tids.push_back(static_cast<std::int32_t>(*tid));
+    if (auto tid = core::parse_u64(e.path().filename().string()))
+      tids.push_back(static_cast<std::int32_t>(*tid));
   if (tids.empty()) tids.push_back(pid);
   sampling::SamplerOptions so;
   so.hz = o.hz;
@@ -306,8 +333,10 @@ Profile Profiler::attach(std::int64_t pid64, const SampleOptions& o) {
   sampling::PerfSampler sampler(pid, tids, so, false);
   sampler.seed_from_proc(pid);
   auto start_ns = core::monotonic_ns();
-  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(o.duration_s, 0.0));
-  while (std::chrono::steady_clock::now() < until && !detail::g_sampling_interrupted.load() && !process_gone(pid)) {
+  auto until =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(o.duration_s, 0.0));
+  while (std::chrono::steady_clock::now() < until && !detail::g_sampling_interrupted.load() &&
+         !process_gone(pid)) {
     sampler.drain();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

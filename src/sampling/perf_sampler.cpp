@@ -40,13 +40,15 @@ std::vector<int> online_cpus() {
     try {
       int a = std::stoi(part.substr(0, dash));
       int b = dash == std::string::npos ? a : std::stoi(part.substr(dash + 1));
-      for (int c = a; c <= b; ++c) cpus.push_back(c);
+      for (int c = a; c <= b; ++c)
+        cpus.push_back(c);
     } catch (...) {
     }
   }
   if (cpus.empty()) {
     long n = ::sysconf(_SC_NPROCESSORS_ONLN);
-    for (int c = 0; c < std::max(1L, n); ++c) cpus.push_back(c);
+    for (int c = 0; c < std::max(1L, n); ++c)
+      cpus.push_back(c);
   }
   return cpus;
 }
@@ -74,9 +76,9 @@ constexpr int kRegsCount = 17;
 
 std::string prot_string(std::uint32_t prot, std::uint32_t flags) {
   std::string s;
-  s += (prot & 1) ? 'r' : '-';  // PROT_READ
-  s += (prot & 2) ? 'w' : '-';  // PROT_WRITE
-  s += (prot & 4) ? 'x' : '-';  // PROT_EXEC
+  s += (prot & 1) ? 'r' : '-';      // PROT_READ
+  s += (prot & 2) ? 'w' : '-';      // PROT_WRITE
+  s += (prot & 4) ? 'x' : '-';      // PROT_EXEC
   s += (flags & 0x01) ? 's' : 'p';  // MAP_SHARED
   return s;
 }
@@ -88,24 +90,29 @@ std::string explain_perf_error(int error, std::int32_t pid) {
   switch (error) {
     case EACCES:
     case EPERM:
-      return "perf_event_open refused to sample process " + std::to_string(pid) + " (" + std::strerror(error) +
-             "): kernel.perf_event_paranoid is " + (paranoid.empty() ? "unknown" : paranoid) +
-             "; allow it with `sysctl kernel.perf_event_paranoid=1` (or run with CAP_PERFMON), and sample only "
+      return "perf_event_open refused to sample process " + std::to_string(pid) + " (" +
+             std::strerror(error) + "): kernel.perf_event_paranoid is " +
+             (paranoid.empty() ? "unknown" : paranoid) +
+             "; allow it with `sysctl kernel.perf_event_paranoid=1` (or run with CAP_PERFMON), and "
+             "sample only "
              "processes of your own user";
     case ENOENT:
     case ENODEV:
-      return "this kernel has no software CPU-clock perf event (" + std::string(std::strerror(error)) + ")";
+      return "this kernel has no software CPU-clock perf event (" +
+             std::string(std::strerror(error)) + ")";
     case ENOSYS:
-      return "this kernel has no perf_event_open (built without CONFIG_PERF_EVENTS, or blocked by a seccomp filter)";
+      return "this kernel has no perf_event_open (built without CONFIG_PERF_EVENTS, or blocked by "
+             "a seccomp filter)";
     case ESRCH: return "process " + std::to_string(pid) + " does not exist (any more)";
     case EMFILE:
-      return "too many open files for one event per thread and CPU: raise the limit with `ulimit -n`";
+      return "too many open files for one event per thread and CPU: raise the limit with `ulimit "
+             "-n`";
     default: return "perf_event_open failed: " + std::string(std::strerror(error));
   }
 }
 
-PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids, const SamplerOptions& options,
-                         bool on_exec)
+PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids,
+                         const SamplerOptions& options, bool on_exec)
     : options_(options), pid_(pid) {
   raise_fd_limit();
   out_.processes.push_back(pid);
@@ -142,12 +149,14 @@ PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids
   attr.wakeup_watermark = 1;
 
   auto fail = [&](int error) {
-    for (int fd : fds_) ::close(fd);
+    for (int fd : fds_)
+      ::close(fd);
     fds_.clear();
     throw Error(explain_perf_error(error, pid));
   };
   std::size_t pages = std::max<std::size_t>(options.buffer_pages, 1);
-  while (pages & (pages - 1)) ++pages;  // a power of two
+  while (pages & (pages - 1))
+    ++pages;  // a power of two
   std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   for (int cpu : online_cpus()) {
     int leader = -1;
@@ -170,12 +179,15 @@ PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids
   }
   if (fds_.empty()) throw Error(explain_perf_error(ESRCH, pid));
   if (!on_exec)
-    for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    for (int fd : fds_)
+      ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 PerfSampler::~PerfSampler() {
-  for (auto& b : buffers_) ::munmap(b.base, b.size + static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
-  for (int fd : fds_) ::close(fd);
+  for (auto& b : buffers_)
+    ::munmap(b.base, b.size + static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
+  for (int fd : fds_)
+    ::close(fd);
 }
 
 void PerfSampler::seed_from_proc(std::int32_t pid) {
@@ -183,7 +195,8 @@ void PerfSampler::seed_from_proc(std::int32_t pid) {
   auto& list = out_.mappings[pid];
   list.insert(list.end(), maps.begin(), maps.end());
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+  for (const auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
     std::int32_t tid = 0;
     auto name = e.path().filename().string();
     if (!core::parse_u64(name)) continue;
@@ -232,7 +245,8 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
         std::uint64_t abi = u64(q);
         regs_.clear();
         if (abi != 0)
-          for (int i = 0; i < kRegsCount && q + 8 <= end; ++i) regs_.push_back(u64(q));
+          for (int i = 0; i < kRegsCount && q + 8 <= end; ++i)
+            regs_.push_back(u64(q));
         std::uint64_t copied = q + 8 <= end ? u64(q) : 0;
         const unsigned char* data = q;
         q += copied;
@@ -272,7 +286,9 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
       u64(q);  // inode generation
       std::uint32_t prot = u32(q), flags = u32(q);
       m.perms = prot_string(prot, flags);
-      if (q < end) m.path = std::string(reinterpret_cast<const char*>(q), strnlen(reinterpret_cast<const char*>(q), end - q));
+      if (q < end)
+        m.path = std::string(reinterpret_cast<const char*>(q),
+                             strnlen(reinterpret_cast<const char*>(q), end - q));
       out_.mappings[pid].push_back(std::move(m));
       return;
     }
@@ -281,7 +297,9 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
       auto pid = static_cast<std::int32_t>(u32(q));
       auto tid = static_cast<std::int32_t>(u32(q));
       if (h.misc & PERF_RECORD_MISC_COMM_EXEC) out_.mappings[pid].clear();  // a new address space
-      if (q < end) out_.thread_names[tid] = std::string(reinterpret_cast<const char*>(q), strnlen(reinterpret_cast<const char*>(q), end - q));
+      if (q < end)
+        out_.thread_names[tid] = std::string(reinterpret_cast<const char*>(q),
+                                             strnlen(reinterpret_cast<const char*>(q), end - q));
       out_.thread_process[tid] = pid;
       return;
     }
@@ -342,7 +360,8 @@ void PerfSampler::drain() {
 SamplerOutput PerfSampler::finish() {
   if (!finished_) {
     finished_ = true;
-    for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    for (int fd : fds_)
+      ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
     drain();
   }
   std::stable_sort(out_.samples.begin(), out_.samples.end(),

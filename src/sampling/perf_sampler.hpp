@@ -47,7 +47,8 @@ class PerfSampler {
   /// Samples the threads `tids` (of process `pid`) and whatever they start, on every CPU. With
   /// `on_exec`, the events stay off until the (stopped, forked) process calls exec. Throws
   /// mainboard::Error naming the setting that refused it.
-  PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids, const SamplerOptions& options, bool on_exec);
+  PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids,
+              const SamplerOptions& options, bool on_exec);
   ~PerfSampler();
   PerfSampler(const PerfSampler&) = delete;
   PerfSampler& operator=(const PerfSampler&) = delete;

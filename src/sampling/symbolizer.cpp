@@ -30,14 +30,17 @@ std::optional<std::uint64_t> hex(std::string_view s) {
 
 /// Splits off the next whitespace-separated field.
 std::string_view field(std::string_view& rest) {
-  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
+    rest.remove_prefix(1);
   auto end = rest.find_first_of(" \t");
   auto f = rest.substr(0, end);
   rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
   return f;
 }
 
-std::string basename(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+std::string basename(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
 
 /// The name of a DWARF subprogram or inlined subroutine (through its abstract origin).
 std::string die_name(Dwarf_Die* die) {
@@ -62,7 +65,8 @@ std::vector<Mapping> parse_maps(std::string_view text) {
     auto offset = field(rest);
     field(rest);  // device
     auto inode = field(rest);
-    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
+      rest.remove_prefix(1);
     auto dash = range.find('-');
     if (dash == std::string_view::npos || perms.size() != 4) continue;
     auto start = hex(range.substr(0, dash)), end = hex(range.substr(dash + 1)), off = hex(offset);
@@ -86,11 +90,13 @@ std::vector<JitSymbol> parse_perf_map(std::string_view text) {
   for (auto line : core::split_lines(text)) {
     std::string_view rest = line;
     auto start = hex(field(rest)), size = hex(field(rest));
-    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    while (!rest.empty() && rest.front() == ' ')
+      rest.remove_prefix(1);
     if (!start || !size || *size == 0 || rest.empty()) continue;
     out.push_back({*start, *size, std::string(rest)});
   }
-  std::sort(out.begin(), out.end(), [](const JitSymbol& a, const JitSymbol& b) { return a.start < b.start; });
+  std::sort(out.begin(), out.end(),
+            [](const JitSymbol& a, const JitSymbol& b) { return a.start < b.start; });
   return out;
 }
 
@@ -108,7 +114,8 @@ void Symbolizer::set_mappings(std::vector<Mapping> mappings) {
 
 void Symbolizer::set_jit_symbols(std::vector<JitSymbol> symbols) {
   jit_ = std::move(symbols);
-  std::sort(jit_.begin(), jit_.end(), [](const JitSymbol& a, const JitSymbol& b) { return a.start < b.start; });
+  std::sort(jit_.begin(), jit_.end(),
+            [](const JitSymbol& a, const JitSymbol& b) { return a.start < b.start; });
   cache_.clear();
 }
 
@@ -139,7 +146,8 @@ void Symbolizer::build() {
     }
     if (it->second) files.push_back(&m);
   }
-  std::sort(files.begin(), files.end(), [](const Mapping* a, const Mapping* b) { return a->start < b->start; });
+  std::sort(files.begin(), files.end(),
+            [](const Mapping* a, const Mapping* b) { return a->start < b->start; });
   std::string text;
   for (const auto* m : files)
     text += fmt::format("{:x}-{:x} {} {:08x} 00:00 {} {}\n", m->start, m->end, m->perms, m->offset,
@@ -168,20 +176,24 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
   Dwfl_Module* mod = dwfl_ ? dwfl_addrmodule(dwfl_, address) : nullptr;
   if (mod) {
     Dwarf_Addr module_start = 0;
-    const char* module_name = dwfl_module_info(mod, nullptr, &module_start, nullptr, nullptr, nullptr, nullptr, nullptr);
+    const char* module_name =
+        dwfl_module_info(mod, nullptr, &module_start, nullptr, nullptr, nullptr, nullptr, nullptr);
     std::string module = module_name ? basename(module_name) : "[unknown]";
     GElf_Off offset = 0;
     GElf_Sym sym;
-    const char* symbol = dwfl_module_addrinfo(mod, address, &offset, &sym, nullptr, nullptr, nullptr);
+    const char* symbol =
+        dwfl_module_addrinfo(mod, address, &offset, &sym, nullptr, nullptr, nullptr);
     StackFrame outer;
     outer.module = module;
     if (symbol) {
       // "clock_gettime@@GLIBC_2.17": the symbol version is not part of the name.
       std::string_view plain = symbol;
-      if (auto at = plain.find('@'); at != std::string_view::npos && at > 0) plain = plain.substr(0, at);
+      if (auto at = plain.find('@'); at != std::string_view::npos && at > 0)
+        plain = plain.substr(0, at);
       outer.function = detail::demangle(std::string(plain).c_str());
     } else {
-      outer.function = fmt::format("{}+0x{:x}", module, address - module_start);  // no symbol: offset in the module
+      outer.function = fmt::format("{}+0x{:x}", module,
+                                   address - module_start);  // no symbol: offset in the module
     }
 
     // Source line of the address itself: belongs to the innermost frame.
@@ -217,7 +229,8 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
         Dwarf_Word call_file = 0, call_line = 0;
         file.clear();
         line = 0;
-        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &call_file) == 0 && files)
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &call_file) == 0 &&
+            files)
           if (const char* f = dwarf_filesrc(files, call_file, nullptr, nullptr)) file = f;
         if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &call_line) == 0)
           line = static_cast<std::uint32_t>(call_line);
@@ -231,7 +244,8 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
   }
   // Memory no file backs: the vDSO, anonymous memory; named by the mapping when there is one.
   for (const auto& m : mappings_)
-    if (address >= m.start && address < m.end && !m.path.empty() && m.path[0] == '[' && jit_.empty()) {
+    if (address >= m.start && address < m.end && !m.path.empty() && m.path[0] == '[' &&
+        jit_.empty()) {
       out.push_back({m.path, m.path, "", 0, false});
       return out;
     }
@@ -285,8 +299,8 @@ bool set_initial_registers(Dwfl_Thread* thread, void* arg) {
   const auto& r = *in->regs;
   // perf's x86-64 order (AX BX CX DX SI DI BP SP IP R8…R15) to DWARF's (rax rdx rcx rbx rsi rdi
   // rbp rsp r8…r15, then rip as register 16).
-  Dwarf_Word dwarf[17] = {r[0], r[3], r[2], r[1], r[4], r[5], r[6], r[7], r[9], r[10], r[11], r[12],
-                          r[13], r[14], r[15], r[16], r[8]};
+  Dwarf_Word dwarf[17] = {r[0],  r[3],  r[2],  r[1],  r[4],  r[5],  r[6],  r[7], r[9],
+                          r[10], r[11], r[12], r[13], r[14], r[15], r[16], r[8]};
   if (!dwfl_thread_state_registers(thread, 0, 17, dwarf)) return false;
   dwfl_thread_state_register_pc(thread, r[8]);
   return true;
@@ -303,7 +317,8 @@ const Dwfl_Thread_Callbacks kCallbacks = {
 
 }  // namespace
 
-std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid, const std::vector<std::uint64_t>& regs,
+std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
+                                              const std::vector<std::uint64_t>& regs,
                                               const std::vector<unsigned char>& stack) {
   std::vector<std::uint64_t> pcs;
 #if defined(__x86_64__)

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "mainboard/runner.hpp"
 #include "mainboard/meter.hpp"
 #include "mainboard/profile.hpp"
+#include "mainboard/runner.hpp"
 #include "mainboard/snapshot.hpp"
 
 using namespace mainboard;
@@ -65,7 +65,8 @@ std::size_t display_width(const std::string& s) {
   std::size_t n = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '\x1b') {
-      while (i < s.size() && s[i] != 'm') ++i;
+      while (i < s.size() && s[i] != 'm')
+        ++i;
       continue;
     }
     if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) ++n;
@@ -190,7 +191,8 @@ TEST(Cli, ColourOnlyWhenAskedAndNeverWithNoColor) {
 
 namespace {
 std::map<std::string, std::optional<std::string>> fake_gpus(const std::string& scenario) {
-  return {{"MAINBOARD_FAKE_GPU_SCENARIO", std::string(MAINBOARD_FIXTURES) + "/gpus/" + scenario + ".json"},
+  return {{"MAINBOARD_FAKE_GPU_SCENARIO",
+           std::string(MAINBOARD_FIXTURES) + "/gpus/" + scenario + ".json"},
           {"MAINBOARD_NVML_LIBRARY", MAINBOARD_FAKE_NVML},
           {"MAINBOARD_CUDA_LIBRARY", MAINBOARD_FAKE_CUDA},
           {"CUDA_VISIBLE_DEVICES", std::nullopt}};
@@ -222,7 +224,8 @@ TEST(Cli, GpusHumanTextAndTheSummary) {
       << r.out;
   EXPECT_NE(r.out.find("(unified)"), std::string::npos);
   auto summary = cli({"--color=never", "snapshot", "--no-toolchain"}, fake_gpus("gh200"));
-  EXPECT_NE(summary.out.find("GPU 0    NVIDIA GH200 480GB · sm_90"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("GPU 0    NVIDIA GH200 480GB · sm_90"), std::string::npos)
+      << summary.out;
   EXPECT_NE(summary.out.find("driver 550.54.15 (CUDA 12.4)"), std::string::npos);
 }
 
@@ -235,7 +238,9 @@ TEST(Cli, BusyAndWaitIdleExitCodes) {
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("no GPU 9 (this host has 8)"), std::string::npos);
   EXPECT_EQ(cli({"wait-idle", "--index", "0", "--timeout", "5"}, env).exit_code, 0);
-  EXPECT_EQ(cli({"wait-idle", "--index", "3", "--timeout", "0.3", "--interval", "0.1"}, env).exit_code, 1);
+  EXPECT_EQ(
+      cli({"wait-idle", "--index", "3", "--timeout", "0.3", "--interval", "0.1"}, env).exit_code,
+      1);
   EXPECT_EQ(cli({"wait-idle", "--timeout", "-1"}, env).exit_code, 2);  // a usage error
   // A host without GPUs reads as idle.
   auto none = fake_gpus("h100x8");
@@ -246,8 +251,8 @@ TEST(Cli, BusyAndWaitIdleExitCodes) {
 
 TEST(Cli, MeterPassesOutputThroughAndReportsTheTree) {
   auto r = cli({"meter", "--interval", "20", "--", MAINBOARD_ALLOC_TREE, "80", "3"});
-  EXPECT_EQ(r.exit_code, 3);                    // the command's own status
-  EXPECT_EQ(r.out, "alloc_tree done\n");        // its stdout, untouched
+  EXPECT_EQ(r.exit_code, 3);                                      // the command's own status
+  EXPECT_EQ(r.out, "alloc_tree done\n");                          // its stdout, untouched
   EXPECT_EQ(r.err.rfind("alloc_tree stderr\n", 0), 0u) << r.err;  // its stderr first
   EXPECT_NE(r.err.find("peak memory"), std::string::npos) << r.err;
 }
@@ -285,7 +290,8 @@ TEST_P(Schematic, At80ColumnsWithAndWithoutColour) {
   auto c = GetParam();
   auto env = c.scenario ? fake_gpus(c.scenario)
                         : std::map<std::string, std::optional<std::string>>{
-                              {"MAINBOARD_NVML_LIBRARY", std::nullopt}, {"MAINBOARD_CUDA_LIBRARY", std::nullopt}};
+                              {"MAINBOARD_NVML_LIBRARY", std::nullopt},
+                              {"MAINBOARD_CUDA_LIBRARY", std::nullopt}};
   auto plain = cli({"--sysroot", host(c.host), "--color=never", "--width", "80"}, env);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   check_golden(std::string("schematic/") + c.host + ".txt", plain.out);
@@ -296,29 +302,32 @@ TEST_P(Schematic, At80ColumnsWithAndWithoutColour) {
   check_golden(std::string("schematic/") + c.host + ".color.txt", colored.out);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Hosts, Schematic,
-    ::testing::Values(SchematicCase{"vm-cgroup1-nodmi", nullptr}, SchematicCase{"gpu-procs", "h100x8"},
-                      SchematicCase{"grace-hopper", "gh200"}, SchematicCase{"apple-m3-max", nullptr},
-                      SchematicCase{"radeon-npu", nullptr}),
-    [](const auto& param_info) {
-      std::string n = param_info.param.host;
-      for (auto& ch : n)
-        if (ch == '-') ch = '_';
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(Hosts, Schematic,
+                         ::testing::Values(SchematicCase{"vm-cgroup1-nodmi", nullptr},
+                                           SchematicCase{"gpu-procs", "h100x8"},
+                                           SchematicCase{"grace-hopper", "gh200"},
+                                           SchematicCase{"apple-m3-max", nullptr},
+                                           SchematicCase{"radeon-npu", nullptr}),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param.host;
+                           for (auto& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
 
 TEST(Cli, SchematicUsesWiderTerminalsAndDegradesBelowSixty) {
   auto wide = cli({"--sysroot", host("radeon-npu"), "--color=never", "--width", "120"});
   check_golden("schematic/radeon-npu.120.txt", wide.out);
   std::size_t widest = 0;
-  for (const auto& line : split_lines_for_test(wide.out)) widest = std::max(widest, display_width(line));
+  for (const auto& line : split_lines_for_test(wide.out))
+    widest = std::max(widest, display_width(line));
   EXPECT_GT(widest, 100u);
   EXPECT_LE(widest, 120u);
   auto narrow = cli({"--sysroot", host("radeon-npu"), "--color=never", "--width", "50"});
   check_golden("schematic/radeon-npu.50.txt", narrow.out);
   EXPECT_EQ(narrow.out.find("╭"), std::string::npos);  // a list, not boxes
-  for (const auto& line : split_lines_for_test(narrow.out)) EXPECT_LE(display_width(line), 50u) << line;
+  for (const auto& line : split_lines_for_test(narrow.out))
+    EXPECT_LE(display_width(line), 50u) << line;
 }
 
 // --- profile report / diff / perfetto on saved profiles ---------------------------------------
@@ -336,8 +345,10 @@ Profile saved_profile(std::int64_t gemm_ms, bool with_new_kernel) {
   p.paths = {"step", "step/forward"};
   p.span_stats = {{"step", "step", 2, ms(80), ms(20), ms(40), ms(40)},
                   {"step/forward", "forward", 2, ms(60), ms(60), ms(30), ms(30)}};
-  p.spans = {{0, 0, 0, ms(40)}, {1, 0, ms(1), ms(31)}, {0, 0, ms(50), ms(90)}, {1, 0, ms(51), ms(81)}};
-  p.activity_names = {"gemm(float const*, float*)", "memcpy HtoD (pinned → device)", "new_kernel()"};
+  p.spans = {
+      {0, 0, 0, ms(40)}, {1, 0, ms(1), ms(31)}, {0, 0, ms(50), ms(90)}, {1, 0, ms(51), ms(81)}};
+  p.activity_names = {"gemm(float const*, float*)", "memcpy HtoD (pinned → device)",
+                      "new_kernel()"};
   GpuActivity k;
   k.kind = GpuActivity::Kind::kernel;
   k.start_ns = ms(2);
@@ -445,9 +456,10 @@ TEST(Cli, ProfileErrorsNameTheFile) {
 TEST(Cli, ProfileRunKeepsTheCommandsStatusAndWritesEveryFormat) {
   std::string dir = ::testing::TempDir();
   auto profile = dir + "/mainboard-run.json", folded = dir + "/mainboard-run.folded",
-       speedscope = dir + "/mainboard-run.speedscope.json", trace = dir + "/mainboard-run.trace.json";
-  auto r = cli({"profile", "run", "-o", profile, "--folded", folded, "--speedscope", speedscope, "--perfetto", trace,
-                "--hz", "499", "--", MAINBOARD_SAMPLE_TARGET, "hot", "0.3"});
+       speedscope = dir + "/mainboard-run.speedscope.json",
+       trace = dir + "/mainboard-run.trace.json";
+  auto r = cli({"profile", "run", "-o", profile, "--folded", folded, "--speedscope", speedscope,
+                "--perfetto", trace, "--hz", "499", "--", MAINBOARD_SAMPLE_TARGET, "hot", "0.3"});
   EXPECT_EQ(r.exit_code, 3) << r.err;  // the command's own status
   EXPECT_EQ(r.out, "sample_target done\n");
   EXPECT_NE(r.err.find("Stack samples"), std::string::npos) << r.err;
@@ -457,7 +469,8 @@ TEST(Cli, ProfileRunKeepsTheCommandsStatusAndWritesEveryFormat) {
   std::ifstream f(folded);
   std::stringstream lines;
   lines << f.rdbuf();
-  EXPECT_NE(lines.str().find(";hot_a;inner_step "), std::string::npos) << lines.str();  // the inlined leaf
+  EXPECT_NE(lines.str().find(";hot_a;inner_step "), std::string::npos)
+      << lines.str();  // the inlined leaf
   std::ifstream s(speedscope);
   EXPECT_EQ(nlohmann::json::parse(s)["exporter"], "mainboard");
   std::ifstream t(trace);
@@ -465,7 +478,8 @@ TEST(Cli, ProfileRunKeepsTheCommandsStatusAndWritesEveryFormat) {
 }
 
 TEST(Cli, ProfileRunTimeoutAndErrors) {
-  auto r = cli({"profile", "run", "-o", "", "--timeout", "0.3", "--", MAINBOARD_SAMPLE_TARGET, "forever"});
+  auto r = cli(
+      {"profile", "run", "-o", "", "--timeout", "0.3", "--", MAINBOARD_SAMPLE_TARGET, "forever"});
   EXPECT_EQ(r.exit_code, 128 + 15) << r.err;
   EXPECT_NE(r.err.find("ended after 0.3 s"), std::string::npos) << r.err;
   EXPECT_EQ(cli({"profile", "run"}).exit_code, 2);

@@ -28,7 +28,8 @@ constexpr std::uint64_t kOffset = 3'600'000'000'000ull;
 std::uint64_t now() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec) + kOffset;
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec) + kOffset;
 }
 
 struct Record {
@@ -59,7 +60,8 @@ std::map<int, int> refusals() {
     auto comma = s.find(',', pos);
     auto item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     auto colon = item.find(':');
-    if (colon != std::string::npos) out[std::atoi(item.substr(0, colon).c_str())] = std::atoi(item.substr(colon + 1).c_str());
+    if (colon != std::string::npos)
+      out[std::atoi(item.substr(0, colon).c_str())] = std::atoi(item.substr(colon + 1).c_str());
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
@@ -87,7 +89,9 @@ std::size_t record_size(CUpti_ActivityKind kind) {
   }
 }
 
-std::size_t aligned(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+std::size_t aligned(std::size_t n) {
+  return (n + 7) & ~std::size_t{7};
+}
 
 }  // namespace
 
@@ -108,7 +112,7 @@ FAKE_API CUptiResult cuptiGetResultString(CUptiResult result, const char** str) 
 }
 
 FAKE_API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
-                                                   CUpti_BuffersCallbackCompleteFunc complete) {
+                                                    CUpti_BuffersCallbackCompleteFunc complete) {
   if (!request || !complete) return CUPTI_ERROR_INVALID_PARAMETER;
   std::lock_guard<std::mutex> lock(fake().mutex);
   fake().request = request;
@@ -118,7 +122,8 @@ FAKE_API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequest
 
 FAKE_API CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
   auto refused = refusals();
-  if (auto it = refused.find(static_cast<int>(kind)); it != refused.end()) return static_cast<CUptiResult>(it->second);
+  if (auto it = refused.find(static_cast<int>(kind)); it != refused.end())
+    return static_cast<CUptiResult>(it->second);
   std::lock_guard<std::mutex> lock(fake().mutex);
   fake().enabled.insert(static_cast<int>(kind));
   return CUPTI_SUCCESS;
@@ -158,7 +163,8 @@ FAKE_API CUptiResult cuptiActivityFlushAll(uint32_t) {
   return CUPTI_SUCCESS;
 }
 
-FAKE_API CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
+FAKE_API CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid,
+                                                CUpti_Activity** record) {
   uint8_t* next = buffer;
   if (*record) {
     auto size = record_size((*record)->kind);
@@ -173,17 +179,21 @@ FAKE_API CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, C
 FAKE_API CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
   std::lock_guard<std::mutex> lock(fake().mutex);
   *dropped = 0;
-  if (const char* n = std::getenv("FAKE_CUPTI_DROPPED")) *dropped = static_cast<size_t>(std::atoll(n));
+  if (const char* n = std::getenv("FAKE_CUPTI_DROPPED"))
+    *dropped = static_cast<size_t>(std::atoll(n));
   return CUPTI_SUCCESS;
 }
 
 // --- hooks for the tests -------------------------------------------------------------------
 
 /// The fake CUPTI clock now (what a record that starts now carries).
-FAKE_API uint64_t fake_cupti_now() { return now(); }
+FAKE_API uint64_t fake_cupti_now() {
+  return now();
+}
 
-FAKE_API void fake_cupti_kernel(const char* mangled, uint64_t start, uint64_t end, uint32_t grid_x, uint32_t block_x,
-                                uint16_t registers, int32_t dynamic_shared, uint32_t stream) {
+FAKE_API void fake_cupti_kernel(const char* mangled, uint64_t start, uint64_t end, uint32_t grid_x,
+                                uint32_t block_x, uint16_t registers, int32_t dynamic_shared,
+                                uint32_t stream) {
   CUpti_ActivityKernel10 k{};
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   k.start = start;
@@ -205,8 +215,8 @@ FAKE_API void fake_cupti_kernel(const char* mangled, uint64_t start, uint64_t en
   queue(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, k);
 }
 
-FAKE_API void fake_cupti_memcpy(uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind, uint64_t bytes,
-                                uint64_t start, uint64_t end) {
+FAKE_API void fake_cupti_memcpy(uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind,
+                                uint64_t bytes, uint64_t start, uint64_t end) {
   CUpti_ActivityMemcpy6 m{};
   m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   m.copyKind = copy_kind;

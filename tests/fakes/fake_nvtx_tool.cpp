@@ -27,7 +27,8 @@ int NVTX_API pop() {
 }  // namespace
 
 FAKE_API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
-  const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
+  const auto* callbacks =
+      static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
   if (!callbacks) return 0;
   NvtxFunctionTable table = nullptr;
   unsigned int size = 0;

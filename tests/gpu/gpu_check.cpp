@@ -54,12 +54,13 @@ int main(int argc, char** argv) {
   auto* memcpy_1g = sym<void()>(lib, "kernels_memcpy");
   auto* sync = sym<void()>(lib, "kernels_sync");
 
-  if (setup(std::size_t{256} << 20, std::size_t{1} << 30) != 0) return 2;  // 1 GiB per buffer, 1 GiB copy
+  if (setup(std::size_t{256} << 20, std::size_t{1} << 30) != 0)
+    return 2;  // 1 GiB per buffer, 1 GiB copy
   const auto& machine = Machine::instance();
   double peak = machine.gpus().empty() ? 0.0 : machine.gpus()[0]->peak_bandwidth_gbs().value_or(0);
   int sms = sm_count();
-  std::printf("GPU 0: %s, %d SMs, peak %.0f GB/s\n", machine.gpus().empty() ? "?" : machine.gpus()[0]->info().label.c_str(),
-              sms, peak);
+  std::printf("GPU 0: %s, %d SMs, peak %.0f GB/s\n",
+              machine.gpus().empty() ? "?" : machine.gpus()[0]->info().label.c_str(), sms, peak);
   nlohmann::json out;
 
   ProfileOptions o;
@@ -75,7 +76,8 @@ int main(int argc, char** argv) {
   auto copy_report = profile(copy, o, &copy_profile);
   std::printf("%s", copy_report.report().c_str());
   out["copy"] = copy_report;
-  check(copy_report.bound == Bound::memory, "copy kernel reads MEMORY-bound (" + copy_report.bound_reason + ")");
+  check(copy_report.bound == Bound::memory,
+        "copy kernel reads MEMORY-bound (" + copy_report.bound_reason + ")");
   check(copy_report.dominant_kernel.find("copy_kernel(") != std::string::npos,
         "copy kernel name demangled: " + copy_report.dominant_kernel);
   EfficiencyOptions e;
@@ -86,8 +88,9 @@ int main(int argc, char** argv) {
   out["copy_efficiency"] = copy_eff;
   if (!copy_eff.empty() && copy_eff[0].bandwidth_pct) {
     double pct = *copy_eff[0].bandwidth_pct;
-    check(pct >= 50 && pct <= 100, "copy kernel achieved " + std::to_string(*copy_eff[0].achieved_gbs) + " GB/s = " +
-                                       std::to_string(pct) + " % of peak (want 50-100 %)");
+    check(pct >= 50 && pct <= 100,
+          "copy kernel achieved " + std::to_string(*copy_eff[0].achieved_gbs) +
+              " GB/s = " + std::to_string(pct) + " % of peak (want 50-100 %)");
   } else {
     check(false, "copy kernel bandwidth could not be scored (no kernels traced or no peak)");
   }
@@ -96,7 +99,8 @@ int main(int argc, char** argv) {
   auto fma_report = profile(fma, o);
   std::printf("%s", fma_report.report().c_str());
   out["fma"] = fma_report;
-  check(fma_report.bound == Bound::compute, "FMA kernel reads COMPUTE-bound (" + fma_report.bound_reason + ")");
+  check(fma_report.bound == Bound::compute,
+        "FMA kernel reads COMPUTE-bound (" + fma_report.bound_reason + ")");
 
   ProfileOptions once = o;
   once.iters = 3;
@@ -104,7 +108,8 @@ int main(int argc, char** argv) {
   auto memcpy_report = profile(memcpy_1g, once, &memcpy_profile);
   std::printf("%s", memcpy_report.report().c_str());
   out["memcpy"] = memcpy_report;
-  check(memcpy_report.memcpy_bytes == 3ull << 30, "3 × 1 GiB cudaMemcpy traced: " + std::to_string(memcpy_report.memcpy_bytes) + " bytes");
+  check(memcpy_report.memcpy_bytes == 3ull << 30,
+        "3 × 1 GiB cudaMemcpy traced: " + std::to_string(memcpy_report.memcpy_bytes) + " bytes");
   check(memcpy_report.bound == Bound::memory, "cudaMemcpy reads MEMORY-bound");
   std::printf("host-to-device copy bandwidth: %.1f GB/s\n", memcpy_report.achieved_bandwidth_gbps);
 
@@ -116,14 +121,16 @@ int main(int argc, char** argv) {
   if (!bad_eff.empty()) {
     const auto& k = bad_eff[0];
     std::printf("bad launch: %llu blocks of %u threads, %.3f waves, last wave %.1f %% full\n",
-                static_cast<unsigned long long>(k.blocks), k.grid[0] ? k.block[0] : 0, k.waves, k.last_wave_fill_pct);
+                static_cast<unsigned long long>(k.blocks), k.grid[0] ? k.block[0] : 0, k.waves,
+                k.last_wave_fill_pct);
     check(k.blocks == static_cast<std::uint64_t>(sms) + 1 && k.last_wave_fill_pct < 5,
           "SMs+1 blocks: the last wave is " + std::to_string(k.last_wave_fill_pct) + " % full");
   } else {
     check(false, "bad launch traced");
   }
   auto trace = copy_profile.trace_report();
-  check(!trace.regions.empty() && trace.regions[0].path == "iteration", "kernels attributed to the iteration span");
+  check(!trace.regions.empty() && trace.regions[0].path == "iteration",
+        "kernels attributed to the iteration span");
   out["copy_trace"] = trace;
   copy_profile.save(std::string(argv[2]) + ".copy-profile.json");
   copy_profile.perfetto(std::string(argv[2]) + ".copy-trace.json");

@@ -48,10 +48,12 @@ extern "C" {
 int kernels_setup(size_t n, size_t copy_bytes) {
   g_n = n;
   g_copy_bytes = copy_bytes;
-  if (check(cudaMalloc(&g_a, n * sizeof(float)), "cudaMalloc a") || check(cudaMalloc(&g_b, n * sizeof(float)), "cudaMalloc b"))
+  if (check(cudaMalloc(&g_a, n * sizeof(float)), "cudaMalloc a") ||
+      check(cudaMalloc(&g_b, n * sizeof(float)), "cudaMalloc b"))
     return 1;
   if (check(cudaMemset(g_a, 0, n * sizeof(float)), "cudaMemset")) return 1;
-  if (check(cudaMallocHost(&g_host, copy_bytes), "cudaMallocHost") || check(cudaMalloc(&g_device, copy_bytes), "cudaMalloc copy"))
+  if (check(cudaMallocHost(&g_host, copy_bytes), "cudaMallocHost") ||
+      check(cudaMalloc(&g_device, copy_bytes), "cudaMalloc copy"))
     return 1;
   return check(cudaDeviceSynchronize(), "setup sync");
 }
@@ -64,19 +66,33 @@ int kernels_sm_count() {
 }
 
 /// Bytes one copy launch moves (read and write).
-size_t kernels_copy_bytes_per_launch() { return 2 * g_n * sizeof(float); }
+size_t kernels_copy_bytes_per_launch() {
+  return 2 * g_n * sizeof(float);
+}
 
-void kernels_copy() { copy_kernel<<<kernels_sm_count() * 8, 256>>>(g_b, g_a, g_n); }
+void kernels_copy() {
+  copy_kernel<<<kernels_sm_count() * 8, 256>>>(g_b, g_a, g_n);
+}
 
-void kernels_fma() { fma_kernel<<<kernels_sm_count() * 4, 256>>>(g_b, 200000); }
+void kernels_fma() {
+  fma_kernel<<<kernels_sm_count() * 4, 256>>>(g_b, 200000);
+}
 
 /// A badly shaped launch: one block more than there are SMs, so the second wave holds one block.
-void kernels_bad_launch() { fma_kernel<<<kernels_sm_count() + 1, 1024>>>(g_b, 20000); }
+void kernels_bad_launch() {
+  fma_kernel<<<kernels_sm_count() + 1, 1024>>>(g_b, 20000);
+}
 
-void kernels_memcpy() { cudaMemcpy(g_device, g_host, g_copy_bytes, cudaMemcpyHostToDevice); }
+void kernels_memcpy() {
+  cudaMemcpy(g_device, g_host, g_copy_bytes, cudaMemcpyHostToDevice);
+}
 
-void kernels_sync() { cudaDeviceSynchronize(); }
+void kernels_sync() {
+  cudaDeviceSynchronize();
+}
 
-const char* kernels_last_error() { return cudaGetErrorString(cudaGetLastError()); }
+const char* kernels_last_error() {
+  return cudaGetErrorString(cudaGetLastError());
+}
 
 }  // extern "C"

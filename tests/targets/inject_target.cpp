@@ -21,8 +21,8 @@ int main(int argc, char** argv) {
   void* cupti = ::dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
   if (!cupti) return 5;
   auto* now = reinterpret_cast<std::uint64_t (*)()>(::dlsym(cupti, "fake_cupti_now"));
-  using Kernel = void(const char*, std::uint64_t, std::uint64_t, std::uint32_t, std::uint32_t, std::uint16_t,
-                      std::int32_t, std::uint32_t);
+  using Kernel = void(const char*, std::uint64_t, std::uint64_t, std::uint32_t, std::uint32_t,
+                      std::uint16_t, std::int32_t, std::uint32_t);
   auto* kernel = reinterpret_cast<Kernel*>(::dlsym(cupti, "fake_cupti_kernel"));
   if (!now || !kernel) return 6;
   for (int i = 0; i < 2; ++i) {

@@ -17,7 +17,8 @@ __attribute__((noinline)) int leaf_step(int i) {
 
 __attribute__((noinline)) int outer_loop() {
   int sum = 0;
-  for (int i = 0; i < 3; ++i) sum += leaf_step(i);
+  for (int i = 0; i < 3; ++i)
+    sum += leaf_step(i);
   return sum;
 }
 

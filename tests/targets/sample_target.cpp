@@ -28,7 +28,8 @@ double now() {
 volatile double g_sink;
 
 __attribute__((always_inline)) inline double inner_step(double x) {
-  for (int i = 0; i < 2000; ++i) x = x * 1.0000001 + 1e-9;
+  for (int i = 0; i < 2000; ++i)
+    x = x * 1.0000001 + 1e-9;
   return x;
 }
 
@@ -36,27 +37,31 @@ __attribute__((always_inline)) inline double inner_step(double x) {
 
 extern "C" __attribute__((noinline)) void hot_a(double until) {
   double x = 1;
-  while (now() < until) x = inner_step(x);
+  while (now() < until)
+    x = inner_step(x);
   g_sink = x;
 }
 
 extern "C" __attribute__((noinline)) void hot_b(double until) {
   double x = 1;
   while (now() < until)
-    for (int i = 0; i < 2000; ++i) x = x * 0.9999999 + 1e-9;
+    for (int i = 0; i < 2000; ++i)
+      x = x * 0.9999999 + 1e-9;
   g_sink = x;
 }
 
 extern "C" __attribute__((noinline)) double fixed_work(long steps) {
   double x = 1;
-  for (long i = 0; i < steps; ++i) x = x * 1.0000001 + 1e-9;
+  for (long i = 0; i < steps; ++i)
+    x = x * 1.0000001 + 1e-9;
   return x;
 }
 
 extern "C" __attribute__((noinline)) void hot_c(double until) {
   double x = 1;
   while (now() < until)
-    for (int i = 0; i < 2000; ++i) x = x * 1.0000002 - 1e-9;
+    for (int i = 0; i < 2000; ++i)
+      x = x * 1.0000002 - 1e-9;
   g_sink = x;
 }
 
@@ -104,7 +109,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "forever") {
-    for (;;) hot_a(now() + 1.0);
+    for (;;)
+      hot_a(now() + 1.0);
   }
   if (mode == "fork") {
     pid_t child = ::fork();

@@ -13,7 +13,10 @@ struct Tile {
 
 ArchConfig<Tile> tiles() {
   ArchConfig<Tile> t(Tile{64, 64});
-  t.set("sm_90", {128, 256}).set("Ampere", {128, 128}).set("gfx942", {256, 256}).set("rdna3", {32, 32});
+  t.set("sm_90", {128, 256})
+      .set("Ampere", {128, 128})
+      .set("gfx942", {256, 256})
+      .set("rdna3", {32, 32});
   return t;
 }
 
@@ -46,7 +49,7 @@ TEST(ArchConfig, FamilyFromTheKey) {
   EXPECT_EQ(arch_family("sm_120"), "blackwell");
   EXPECT_EQ(arch_family("sm_100f"), "blackwell");
   EXPECT_EQ(arch_family("gfx90a"), "cdna2");
-  EXPECT_EQ(arch_family("sm_9"), "");   // malformed: too few digits
+  EXPECT_EQ(arch_family("sm_9"), "");    // malformed: too few digits
   EXPECT_EQ(arch_family("sm_990"), "");  // compute capability 99.0 is unknown
   EXPECT_EQ(arch_family(""), "");
   EXPECT_EQ(family_key("GCN 5 (Vega)"), "gcn5");

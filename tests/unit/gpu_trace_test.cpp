@@ -23,7 +23,9 @@ using namespace mainboard;
 
 namespace {
 
-constexpr std::int64_t ms(double v) { return static_cast<std::int64_t>(v * 1'000'000); }
+constexpr std::int64_t ms(double v) {
+  return static_cast<std::int64_t>(v * 1'000'000);
+}
 
 /// A profile written by hand: spans on one thread, GPU records on streams.
 struct Builder {
@@ -54,12 +56,13 @@ struct Builder {
   }
   std::uint32_t name(const std::string& n) {
     auto it = std::find(p.activity_names.begin(), p.activity_names.end(), n);
-    if (it != p.activity_names.end()) return static_cast<std::uint32_t>(it - p.activity_names.begin());
+    if (it != p.activity_names.end())
+      return static_cast<std::uint32_t>(it - p.activity_names.begin());
     p.activity_names.push_back(n);
     return static_cast<std::uint32_t>(p.activity_names.size() - 1);
   }
-  Builder& kernel(const std::string& n, double start, double end, std::uint32_t grid = 132, std::uint32_t block = 256,
-                  std::uint32_t stream = 7) {
+  Builder& kernel(const std::string& n, double start, double end, std::uint32_t grid = 132,
+                  std::uint32_t block = 256, std::uint32_t stream = 7) {
     GpuActivity a;
     a.kind = GpuActivity::Kind::kernel;
     a.name = name(n);
@@ -73,10 +76,12 @@ struct Builder {
     p.activities.push_back(a);
     return *this;
   }
-  Builder& copy(double start, double end, std::uint64_t bytes, GpuActivity::Kind kind = GpuActivity::Kind::memcpy) {
+  Builder& copy(double start, double end, std::uint64_t bytes,
+                GpuActivity::Kind kind = GpuActivity::Kind::memcpy) {
     GpuActivity a;
     a.kind = kind;
-    a.name = name(kind == GpuActivity::Kind::memcpy ? "memcpy HtoD (pinned → device)" : "memset (device)");
+    a.name = name(kind == GpuActivity::Kind::memcpy ? "memcpy HtoD (pinned → device)"
+                                                    : "memset (device)");
     a.start_ns = ms(start);
     a.end_ns = ms(end);
     a.stream = 8;
@@ -85,7 +90,8 @@ struct Builder {
     return *this;
   }
   Profile done() {
-    std::sort(p.spans.begin(), p.spans.end(), [](auto& a, auto& b) { return a.start_ns < b.start_ns; });
+    std::sort(p.spans.begin(), p.spans.end(),
+              [](auto& a, auto& b) { return a.start_ns < b.start_ns; });
     std::stable_sort(p.activities.begin(), p.activities.end(),
                      [](auto& a, auto& b) { return a.start_ns < b.start_ns; });
     return p;
@@ -203,7 +209,8 @@ TEST(GpuTrace, ActivityGoesToTheInnermostSpanHoldingItsStart) {
   EXPECT_EQ(region(r, "idle_region"), nullptr);
   EXPECT_EQ(r.regions.front().path, "step/forward");  // most GPU time first
   double shares = 0;
-  for (const auto& g : r.regions) shares += g.share_pct;
+  for (const auto& g : r.regions)
+    shares += g.share_pct;
   EXPECT_NEAR(shares, 100.0, 1e-9);
 }
 
@@ -246,7 +253,8 @@ TEST(GpuTrace, SynchronizationDoesNotMakeTheDeviceBusy) {
 
 TEST(GpuTrace, EfficiencyExposesAnUnderfilledLastWave) {
   // 133 blocks on 132 SMs: two waves, the second with one block.
-  auto p = Builder().kernel("bad_launch", 0, 2, 133, 256).kernel("good_launch", 3, 4, 264, 256).done();
+  auto p =
+      Builder().kernel("bad_launch", 0, 2, 133, 256).kernel("good_launch", 3, 4, 264, 256).done();
   EfficiencyOptions o;
   o.sm_count = 132;
   o.peak_bandwidth_gbs = 4800;
@@ -272,11 +280,13 @@ TEST(GpuTrace, EfficiencyExposesAnUnderfilledLastWave) {
 
 TEST(GpuTrace, DiffReportsKernelChanges) {
   auto before = Builder().kernel("gemm", 0, 10).kernel("old_kernel", 10, 11).done();
-  auto after = Builder().kernel("gemm", 0, 4).kernel("gemm", 5, 9).kernel("new_kernel", 10, 13).done();
+  auto after =
+      Builder().kernel("gemm", 0, 4).kernel("gemm", 5, 9).kernel("new_kernel", 10, 13).done();
   auto d = after.diff(before);
   ASSERT_EQ(d.kernels.size(), 3u);
   auto find = [&](const std::string& n) {
-    return *std::find_if(d.kernels.begin(), d.kernels.end(), [&](const KernelDiff& k) { return k.name == n; });
+    return *std::find_if(d.kernels.begin(), d.kernels.end(),
+                         [&](const KernelDiff& k) { return k.name == n; });
   };
   EXPECT_EQ(find("gemm").kind, KernelDiff::Kind::changed);
   EXPECT_EQ(find("gemm").calls, 2u);
@@ -320,7 +330,8 @@ TEST(GpuTrace, ReportHasAGpuSectionOnlyWithActivity) {
 }
 
 TEST(GpuTrace, LongKernelNamesAreClippedInTables) {
-  std::string name = "void cutlass::Kernel<cutlass::gemm::kernel::GemmUniversal<" + std::string(300, 'x') + ">>(…)";
+  std::string name = "void cutlass::Kernel<cutlass::gemm::kernel::GemmUniversal<" +
+                     std::string(300, 'x') + ">>(…)";
   auto p = Builder().kernel(name, 1, 2).done();
   auto text = p.trace_report().report();
   EXPECT_EQ(text.find(name), std::string::npos);
@@ -339,7 +350,8 @@ TEST(GpuTrace, ProfileWithActivityRoundTripsAndVersionOneStillLoads) {
   EXPECT_EQ(back, p);
   EXPECT_EQ(back.schema_version, kProfileSchemaVersion);
 
-  nlohmann::json v1 = nlohmann::json::parse(R"({"schema_version": 1, "pid": 1, "start_ns": 0, "end_ns": 5,
+  nlohmann::json v1 =
+      nlohmann::json::parse(R"({"schema_version": 1, "pid": 1, "start_ns": 0, "end_ns": 5,
       "paths": [], "span_stats": [], "spans": [], "dropped_spans": 0, "threads": [], "device_samples": [],
       "unavailable": [], "machine": null})");
   auto old = Profile::parse(v1.dump());
@@ -407,7 +419,8 @@ TEST(GpuTrace, PerfettoExportHasGpuTracks) {
 }
 
 TEST(GpuTrace, DemanglesKernelNames) {
-  EXPECT_EQ(detail::demangle("_Z10copyKernelPfPKfm"), "copyKernel(float*, float const*, unsigned long)");
+  EXPECT_EQ(detail::demangle("_Z10copyKernelPfPKfm"),
+            "copyKernel(float*, float const*, unsigned long)");
   EXPECT_EQ(detail::demangle("plain_c_kernel"), "plain_c_kernel");
   EXPECT_EQ(detail::demangle("_Zgarbage"), "_Zgarbage");  // not a valid mangling: kept
   EXPECT_EQ(detail::demangle(""), "(unnamed)");
@@ -426,7 +439,9 @@ namespace {
 
 /// Sets MAINBOARD_CUPTI_LIBRARY (and fake knobs) for one test.
 struct CuptiEnv {
-  explicit CuptiEnv(const std::string& library) { ::setenv("MAINBOARD_CUPTI_LIBRARY", library.c_str(), 1); }
+  explicit CuptiEnv(const std::string& library) {
+    ::setenv("MAINBOARD_CUPTI_LIBRARY", library.c_str(), 1);
+  }
   ~CuptiEnv() {
     ::unsetenv("MAINBOARD_CUPTI_LIBRARY");
     ::unsetenv("FAKE_CUPTI_REFUSE");
@@ -441,7 +456,8 @@ Collection gpu_collection() {
 }
 
 bool mentions(const std::vector<std::string>& lines, const std::string& what) {
-  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(what) != std::string::npos; });
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(what) != std::string::npos; });
 }
 
 }  // namespace
@@ -454,7 +470,8 @@ TEST(GpuTracer, MissingCuptiIsUnavailableWithTheReason) {
   EXPECT_EQ(r.span_stats.size(), 1u);  // the session ran
   EXPECT_TRUE(r.activities.empty());
 #ifdef MAINBOARD_HAVE_CUPTI
-  EXPECT_TRUE(mentions(r.unavailable, "gpu_activity: CUPTI could not be loaded")) << testing::PrintToString(r.unavailable);
+  EXPECT_TRUE(mentions(r.unavailable, "gpu_activity: CUPTI could not be loaded"))
+      << testing::PrintToString(r.unavailable);
   EXPECT_TRUE(mentions(r.unavailable, "/nonexistent/libcupti.so.13"));
 #else
   EXPECT_TRUE(mentions(r.unavailable, "gpu_activity: this build has no CUPTI support"));
@@ -483,24 +500,30 @@ namespace {
 /// The fake's hooks, from the same library the tracer loaded.
 struct FakeCupti {
   void* handle = ::dlopen(MAINBOARD_FAKE_CUPTI, RTLD_NOW);
-  std::uint64_t now() const { return reinterpret_cast<std::uint64_t (*)()>(::dlsym(handle, "fake_cupti_now"))(); }
-  void kernel(const char* name, std::uint64_t start, std::uint64_t end, std::uint32_t grid = 264,
-              std::uint32_t block = 256, std::uint16_t regs = 40, std::int32_t shared = 0, std::uint32_t stream = 7) const {
-    using Fn = void(const char*, std::uint64_t, std::uint64_t, std::uint32_t, std::uint32_t, std::uint16_t, std::int32_t,
-                    std::uint32_t);
-    reinterpret_cast<Fn*>(::dlsym(handle, "fake_cupti_kernel"))(name, start, end, grid, block, regs, shared, stream);
+  std::uint64_t now() const {
+    return reinterpret_cast<std::uint64_t (*)()>(::dlsym(handle, "fake_cupti_now"))();
   }
-  void memcpy(std::uint8_t kind, std::uint8_t src, std::uint8_t dst, std::uint64_t bytes, std::uint64_t start,
-              std::uint64_t end) const {
-    using Fn = void(std::uint8_t, std::uint8_t, std::uint8_t, std::uint64_t, std::uint64_t, std::uint64_t);
+  void kernel(const char* name, std::uint64_t start, std::uint64_t end, std::uint32_t grid = 264,
+              std::uint32_t block = 256, std::uint16_t regs = 40, std::int32_t shared = 0,
+              std::uint32_t stream = 7) const {
+    using Fn = void(const char*, std::uint64_t, std::uint64_t, std::uint32_t, std::uint32_t,
+                    std::uint16_t, std::int32_t, std::uint32_t);
+    reinterpret_cast<Fn*>(::dlsym(handle, "fake_cupti_kernel"))(name, start, end, grid, block, regs,
+                                                                shared, stream);
+  }
+  void memcpy(std::uint8_t kind, std::uint8_t src, std::uint8_t dst, std::uint64_t bytes,
+              std::uint64_t start, std::uint64_t end) const {
+    using Fn =
+        void(std::uint8_t, std::uint8_t, std::uint8_t, std::uint64_t, std::uint64_t, std::uint64_t);
     reinterpret_cast<Fn*>(::dlsym(handle, "fake_cupti_memcpy"))(kind, src, dst, bytes, start, end);
   }
   void memset(std::uint64_t bytes, std::uint64_t start, std::uint64_t end) const {
-    reinterpret_cast<void (*)(std::uint64_t, std::uint64_t, std::uint64_t)>(::dlsym(handle, "fake_cupti_memset"))(
-        bytes, start, end);
+    reinterpret_cast<void (*)(std::uint64_t, std::uint64_t, std::uint64_t)>(
+        ::dlsym(handle, "fake_cupti_memset"))(bytes, start, end);
   }
   void sync(std::uint64_t start, std::uint64_t end) const {
-    reinterpret_cast<void (*)(std::uint64_t, std::uint64_t)>(::dlsym(handle, "fake_cupti_sync"))(start, end);
+    reinterpret_cast<void (*)(std::uint64_t, std::uint64_t)>(::dlsym(handle, "fake_cupti_sync"))(
+        start, end);
   }
 };
 
@@ -594,7 +617,8 @@ TEST(GpuTracer, LostAndIncompleteRecordsAreCounted) {
   c.max_activities = 2;
   Profiler p(c);
   auto t = fake.now();
-  for (int i = 0; i < 4; ++i) fake.kernel("k", t + i * 100, t + i * 100 + 10);
+  for (int i = 0; i < 4; ++i)
+    fake.kernel("k", t + i * 100, t + i * 100 + 10);
   fake.kernel("still_running", t + 500, 0);  // a forced flush cut it short: no end
   const auto& r = p.result();
   EXPECT_EQ(r.activities.size(), 2u);

@@ -34,7 +34,8 @@ double share(const Profile& p, const std::string& function) {
 
 std::size_t sampled_threads(const Profile& p) {
   std::vector<bool> seen(p.threads.size());
-  for (const auto& s : p.samples) seen[s.thread] = true;
+  for (const auto& s : p.samples)
+    seen[s.thread] = true;
   return static_cast<std::size_t>(std::count(seen.begin(), seen.end(), true));
 }
 
@@ -53,7 +54,8 @@ struct Background {
       std::vector<char*> argv;
       std::string program = MAINBOARD_SAMPLE_TARGET;
       argv.push_back(program.data());
-      for (auto& a : args) argv.push_back(a.data());
+      for (auto& a : args)
+        argv.push_back(a.data());
       argv.push_back(nullptr);
       int null = ::open("/dev/null", O_WRONLY);
       ::dup2(null, 1);
@@ -108,8 +110,11 @@ TEST(Sampling, RunFindsTheHotFunctionsOnBothThreads) {
   EXPECT_EQ(p.sample_hz, 999u);
   // Two busy threads (the main thread may catch a sample or two at start and exit).
   std::vector<std::size_t> per_thread(p.threads.size());
-  for (const auto& s : p.samples) ++per_thread[s.thread];
-  EXPECT_EQ(std::count_if(per_thread.begin(), per_thread.end(), [&](std::size_t n) { return n * 20 > p.samples.size(); }), 2)
+  for (const auto& s : p.samples)
+    ++per_thread[s.thread];
+  EXPECT_EQ(std::count_if(per_thread.begin(), per_thread.end(),
+                          [&](std::size_t n) { return n * 20 > p.samples.size(); }),
+            2)
       << p.report();
   // ~70 % in hot_a and ~30 % in hot_b.
   EXPECT_NEAR(share(p, "hot_a"), 70.0, 15.0) << p.report();
@@ -127,7 +132,8 @@ TEST(Sampling, RunFindsTheHotFunctionsOnBothThreads) {
   // The stacks go through the thread entry to hot_a.
   auto stacks = p.hot_stacks(1);
   ASSERT_FALSE(stacks.empty());
-  EXPECT_NE(std::find(stacks[0].frames.begin(), stacks[0].frames.end(), "hot_a"), stacks[0].frames.end());
+  EXPECT_NE(std::find(stacks[0].frames.begin(), stacks[0].frames.end(), "hot_a"),
+            stacks[0].frames.end());
   EXPECT_TRUE(p.machine.has_value());
 }
 
@@ -149,8 +155,9 @@ TEST(Sampling, TheTimeoutEndsATargetThatNeverExitsAndKeepsTheProfile) {
   EXPECT_EQ(r.signal, SIGTERM);
   EXPECT_LT(took, 5.0);
   EXPECT_GT(r.profile.samples.size(), 10u);
-  EXPECT_TRUE(std::any_of(r.profile.unavailable.begin(), r.profile.unavailable.end(),
-                          [](const std::string& u) { return u.find("timeout") != std::string::npos; }));
+  EXPECT_TRUE(
+      std::any_of(r.profile.unavailable.begin(), r.profile.unavailable.end(),
+                  [](const std::string& u) { return u.find("timeout") != std::string::npos; }));
   EXPECT_NE(::kill(static_cast<pid_t>(r.profile.pid), 0), 0);  // gone, reaped
 }
 
@@ -192,7 +199,8 @@ TEST(Sampling, ProgramsThatCannotStartAreErrors) {
     Profiler::run({"/etc/hostname"});  // not executable
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot run /etc/hostname"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot run /etc/hostname"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(Profiler::run({}), Error);
 }
@@ -241,7 +249,8 @@ console.log(s > 0 ? "ok" : "no");
   ASSERT_EQ(r.exit_code, 0);
   bool jit = false;
   for (const auto& f : r.profile.hot_functions(50))
-    if (f.module == "[jit]" && f.function.find("hotLoop") != std::string::npos && f.total_pct > 20) jit = true;
+    if (f.module == "[jit]" && f.function.find("hotLoop") != std::string::npos && f.total_pct > 20)
+      jit = true;
   EXPECT_TRUE(jit) << r.profile.report();
   ::unlink(("/tmp/perf-" + std::to_string(r.profile.pid) + ".map").c_str());
 }
@@ -291,7 +300,9 @@ TEST(Symbolizer, ParsesPerfMapsAndSkipsGarbage) {
   EXPECT_EQ(s.symbolize(0x3a2b0040, false).front().module, "[unknown]");  // just past the end
 }
 
-extern "C" __attribute__((noinline)) int symbolizer_probe_function(int x) { return x * 3 + 1; }
+extern "C" __attribute__((noinline)) int symbolizer_probe_function(int x) {
+  return x * 3 + 1;
+}
 
 TEST(Symbolizer, NamesAFunctionOfThisProcess) {
   std::ifstream in("/proc/self/maps");
@@ -323,8 +334,10 @@ Profile sampled() {
               {"kernel_loop", "app", "app.c", 30, true},
               {"io_wait", "libc.so.6", "", 0, false}};
   p.stacks = {{2, 1, 0}, {3, 0}, {1, 1, 0}};  // leaf first; the last one recursive
-  for (int i = 0; i < 6; ++i) p.samples.push_back({i * 10'000'000, 0, 0});
-  for (int i = 0; i < 3; ++i) p.samples.push_back({i * 10'000'000, 1, 1});
+  for (int i = 0; i < 6; ++i)
+    p.samples.push_back({i * 10'000'000, 0, 0});
+  for (int i = 0; i < 3; ++i)
+    p.samples.push_back({i * 10'000'000, 1, 1});
   p.samples.push_back({95'000'000, 1, 2});
   std::sort(p.samples.begin(), p.samples.end(), [](auto& a, auto& b) { return a.t_ns < b.t_ns; });
   p.end_ns = 100'000'000;
@@ -339,14 +352,16 @@ TEST(Samples, HotFunctionsCountSelfAndTotalOnce) {
   ASSERT_EQ(hot[0].function, "kernel_loop");
   EXPECT_EQ(hot[0].self_samples, 6u);
   EXPECT_DOUBLE_EQ(hot[0].self_pct, 60.0);
-  auto compute = *std::find_if(hot.begin(), hot.end(), [](auto& f) { return f.function == "compute"; });
+  auto compute =
+      *std::find_if(hot.begin(), hot.end(), [](auto& f) { return f.function == "compute"; });
   EXPECT_EQ(compute.self_samples, 1u);   // the recursive stack's leaf
   EXPECT_EQ(compute.total_samples, 7u);  // 6 + 1: recursion counts once
   auto main = *std::find_if(hot.begin(), hot.end(), [](auto& f) { return f.function == "main"; });
   EXPECT_DOUBLE_EQ(main.total_pct, 100.0);
   auto stacks = p.hot_stacks(2);
   ASSERT_EQ(stacks.size(), 2u);
-  EXPECT_EQ(stacks[0].frames, (std::vector<std::string>{"main", "compute", "kernel_loop"}));  // root first
+  EXPECT_EQ(stacks[0].frames,
+            (std::vector<std::string>{"main", "compute", "kernel_loop"}));  // root first
   EXPECT_EQ(stacks[0].samples, 6u);
 }
 
@@ -371,7 +386,7 @@ TEST(Samples, SpeedscopeFileHasAProfilePerThread) {
   EXPECT_EQ(main["unit"], "nanoseconds");
   EXPECT_EQ(main["samples"].size(), 6u);
   EXPECT_EQ(main["samples"][0], nlohmann::json::array({0, 1, 2}));  // root first
-  EXPECT_DOUBLE_EQ(main["weights"][0].get<double>(), 1e7);         // one period at 100 Hz
+  EXPECT_DOUBLE_EQ(main["weights"][0].get<double>(), 1e7);          // one period at 100 Hz
   EXPECT_DOUBLE_EQ(main["endValue"].get<double>(), 6e7);
 }
 
@@ -420,7 +435,8 @@ TEST(Samples, MalformedSamplesAreRefused) {
   // A version-2 profile (before samples) still loads, with none.
   nlohmann::json v2 = j;
   v2["schema_version"] = 2;
-  for (const char* k : {"frames", "stacks", "samples", "sample_hz", "lost_samples"}) v2.erase(k);
+  for (const char* k : {"frames", "stacks", "samples", "sample_hz", "lost_samples"})
+    v2.erase(k);
   auto old = Profile::parse(v2.dump());
   EXPECT_TRUE(old.samples.empty());
 }
@@ -434,11 +450,11 @@ TEST(Samples, MergeJoinsThreadsByTidAndReindexes) {
   spans.spans = {{0, 0, 10, 50}};
   auto p = sampled();
   detail::merge_profile(p, spans);
-  EXPECT_EQ(p.threads.size(), 2u);    // tid 71 was there already
-  EXPECT_EQ(p.spans[0].thread, 1u);   // the sampled worker's index
+  EXPECT_EQ(p.threads.size(), 2u);   // tid 71 was there already
+  EXPECT_EQ(p.spans[0].thread, 1u);  // the sampled worker's index
   EXPECT_EQ(p.span_stats[0].calls, 2u);
   auto again = spans;
-  detail::merge_profile(p, again);    // the same region twice: statistics add up
+  detail::merge_profile(p, again);  // the same region twice: statistics add up
   EXPECT_EQ(p.span_stats[0].calls, 4u);
   EXPECT_EQ(p.span_stats[0].min_ns, 40);
   EXPECT_EQ(p.spans.size(), 2u);
@@ -486,11 +502,13 @@ TEST(AutoInstrument, OwnFunctionsBecomeSpansAndOthersDoNot) {
     return nullptr;
   };
   std::string paths;
-  for (const auto& s : p.span_stats) paths += s.path + " ";
+  for (const auto& s : p.span_stats)
+    paths += s.path + " ";
   const auto* outer = find("(anonymous namespace)::outer_loop()");
   ASSERT_NE(outer, nullptr) << paths;
   EXPECT_EQ(outer->calls, 1u);  // the second call came after auto_instrument({})
-  const auto* leaf = find("(anonymous namespace)::outer_loop()/(anonymous namespace)::leaf_step(int)");
+  const auto* leaf =
+      find("(anonymous namespace)::outer_loop()/(anonymous namespace)::leaf_step(int)");
   ASSERT_NE(leaf, nullptr) << paths;
   EXPECT_EQ(leaf->calls, 3u);
   EXPECT_GE(leaf->total_ns, 3 * 2'000'000);
