@@ -21,15 +21,9 @@ namespace mainboard {
 
 namespace {
 
-std::string read_small(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string explain_ptrace(int error, std::int64_t pid) {
-  std::string scope = std::string(core::trim(read_small("/proc/sys/kernel/yama/ptrace_scope")));
+  std::string scope =
+      std::string(core::trim(sampling::read_proc_file("/proc/sys/kernel/yama/ptrace_scope")));
   std::string text = "cannot attach to process " + std::to_string(pid) + " with ptrace (" +
                      std::strerror(error) + ")";
   if (error == EPERM || error == EACCES) {
@@ -64,7 +58,7 @@ std::string StackDump::text() const {
 
 StackDump Profiler::dump(std::int64_t pid) {
   if (pid <= 0) throw Error("no process " + std::to_string(pid));
-  std::string maps = read_small("/proc/" + std::to_string(pid) + "/maps");
+  std::string maps = sampling::read_proc_file("/proc/" + std::to_string(pid) + "/maps");
   if (maps.empty())
     throw Error("process " + std::to_string(pid) + " does not exist, or its maps cannot be read");
 
@@ -79,14 +73,7 @@ StackDump Profiler::dump(std::int64_t pid) {
     ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
   } restore{previous};
 
-  static char* debuginfo_path = nullptr;
-  static const Dwfl_Callbacks callbacks = {
-      .find_elf = dwfl_linux_proc_find_elf,
-      .find_debuginfo = dwfl_standard_find_debuginfo,
-      .section_address = nullptr,
-      .debuginfo_path = &debuginfo_path,
-  };
-  std::unique_ptr<Dwfl, void (*)(Dwfl*)> dwfl(dwfl_begin(&callbacks),
+  std::unique_ptr<Dwfl, void (*)(Dwfl*)> dwfl(sampling::begin_dwfl(),
                                               dwfl_end);  // dwfl_end detaches
   if (!dwfl) throw Error("libdwfl could not start");
   if (dwfl_linux_proc_report(dwfl.get(), static_cast<pid_t>(pid)) != 0 ||
@@ -110,8 +97,8 @@ StackDump Profiler::dump(std::int64_t pid) {
     auto* c = static_cast<Context*>(arg);
     ThreadStack t;
     t.tid = dwfl_thread_tid(thread);
-    t.name = std::string(core::trim(read_small("/proc/" + std::to_string(c->pid) + "/task/" +
-                                               std::to_string(t.tid) + "/comm")));
+    t.name = std::string(core::trim(sampling::read_proc_file(
+        "/proc/" + std::to_string(c->pid) + "/task/" + std::to_string(t.tid) + "/comm")));
     struct FrameContext {
       sampling::Symbolizer* symbolizer;
       ThreadStack* thread;

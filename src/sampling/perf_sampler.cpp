@@ -53,13 +53,6 @@ std::vector<int> online_cpus() {
   return cpus;
 }
 
-std::string read_small(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 /// Enough descriptors for threads × CPUs events.
 void raise_fd_limit() {
   rlimit r{};
@@ -86,7 +79,7 @@ std::string prot_string(std::uint32_t prot, std::uint32_t flags) {
 }  // namespace
 
 std::string explain_perf_error(int error, std::int32_t pid) {
-  std::string paranoid(core::trim(read_small("/proc/sys/kernel/perf_event_paranoid")));
+  std::string paranoid(core::trim(read_proc_file("/proc/sys/kernel/perf_event_paranoid")));
   switch (error) {
     case EACCES:
     case EPERM:
@@ -191,7 +184,7 @@ PerfSampler::~PerfSampler() {
 }
 
 void PerfSampler::seed_from_proc(std::int32_t pid) {
-  auto maps = parse_maps(read_small("/proc/" + std::to_string(pid) + "/maps"));
+  auto maps = parse_maps(read_proc_file("/proc/" + std::to_string(pid) + "/maps"));
   auto& list = out_.mappings[pid];
   list.insert(list.end(), maps.begin(), maps.end());
   std::error_code ec;
@@ -202,7 +195,7 @@ void PerfSampler::seed_from_proc(std::int32_t pid) {
     if (!core::parse_u64(name)) continue;
     tid = static_cast<std::int32_t>(*core::parse_u64(name));
     out_.thread_process[tid] = pid;
-    out_.thread_names[tid] = std::string(core::trim(read_small(e.path().string() + "/comm")));
+    out_.thread_names[tid] = std::string(core::trim(read_proc_file(e.path().string() + "/comm")));
   }
 }
 

@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "core/text.hpp"
 #include "profiling/gpu_trace.hpp"
@@ -54,6 +56,24 @@ std::string die_name(Dwarf_Die* die) {
 }
 
 }  // namespace
+
+Dwfl* begin_dwfl() {
+  static char* debuginfo_path = nullptr;
+  static const Dwfl_Callbacks callbacks = {
+      .find_elf = dwfl_linux_proc_find_elf,
+      .find_debuginfo = dwfl_standard_find_debuginfo,
+      .section_address = nullptr,
+      .debuginfo_path = &debuginfo_path,
+  };
+  return dwfl_begin(&callbacks);
+}
+
+std::string read_proc_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 std::vector<Mapping> parse_maps(std::string_view text) {
   std::vector<Mapping> out;
@@ -123,14 +143,7 @@ void Symbolizer::build() {
   built_ = true;
   attached_ = false;
   if (dwfl_) dwfl_end(dwfl_);
-  static char* debuginfo_path = nullptr;
-  static const Dwfl_Callbacks callbacks = {
-      .find_elf = dwfl_linux_proc_find_elf,
-      .find_debuginfo = dwfl_standard_find_debuginfo,
-      .section_address = nullptr,
-      .debuginfo_path = &debuginfo_path,
-  };
-  dwfl_ = dwfl_begin(&callbacks);
+  dwfl_ = begin_dwfl();
   if (!dwfl_) return;
   // libdwfl reads the mappings as /proc/<pid>/maps text, and works out each file's load bias
   // from them: file-backed mappings only, sorted.

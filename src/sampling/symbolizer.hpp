@@ -17,6 +17,13 @@ struct Dwfl;
 
 namespace mainboard::sampling {
 
+/// A libdwfl session for a live process's files (ELF found through the paths in its maps,
+/// separate debug information through build ids and debuglinks). Null if libdwfl fails.
+Dwfl* begin_dwfl();
+
+/// The text of a small /proc or /sys file; empty when it cannot be read.
+std::string read_proc_file(const std::string& path);
+
 /// One line of /proc/<pid>/maps.
 struct Mapping {
   std::uint64_t start = 0, end = 0, offset = 0;
