@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -25,6 +26,7 @@ struct Filter {
   std::atomic<std::uint64_t> generation{1};
   std::atomic<bool> any{false};
   std::unordered_map<void*, const char*> names;  // function → its interned placeholder name
+  std::deque<std::string> placeholders;  // never shrinks: spans may point at these until exit
 };
 Filter& filter() {
   static auto* f = new Filter;  // used by hooks until the very end of the process
@@ -47,15 +49,16 @@ const char* decide(void* fn) {
   const char* name = nullptr;
   if (::dladdr(fn, &info) && info.dli_fname) {
     std::string path = info.dli_fname;
-    if (path.empty() || path == "") path = executable();
+    if (path.empty()) path = executable();
     std::error_code ec;
     auto canonical = std::filesystem::weakly_canonical(path, ec).string();
     auto base = std::filesystem::path(path).filename().string();
     bool is_exe = canonical == std::filesystem::weakly_canonical(executable(), ec).string();
     for (const auto& m : f.modules) {
       if (m == base || m == path || m == canonical || (is_exe && (m.empty() || m == "main"))) {
-        name = (new std::string(fmt::format("@0x{:x}", reinterpret_cast<std::uintptr_t>(fn))))
-                   ->c_str();
+        name = f.placeholders
+                   .emplace_back(fmt::format("@0x{:x}", reinterpret_cast<std::uintptr_t>(fn)))
+                   .c_str();
         break;
       }
     }
@@ -109,7 +112,7 @@ void set_instrumented_modules(std::vector<std::string> modules) {
   auto& f = filter();
   std::lock_guard<std::mutex> lock(f.mutex);
   f.modules = std::move(modules);
-  f.names.clear();  // the placeholders stay allocated: spans may still point at them
+  f.names.clear();  // f.placeholders stay: spans may still point at them
   f.any = !f.modules.empty();
   f.generation.fetch_add(1, std::memory_order_release);
 }
