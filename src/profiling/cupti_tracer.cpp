@@ -241,6 +241,16 @@ std::string sync_name(CUpti_ActivitySynchronizationType type) {
   }
 }
 
+/// The fields every record of work on a device stream carries.
+template <class Record>
+void on_device(GpuActivity& a, const Record& r) {
+  a.start_ns = static_cast<std::int64_t>(r.start);
+  a.end_ns = static_cast<std::int64_t>(r.end);
+  a.device = r.deviceId;
+  a.stream = r.streamId;
+  a.correlation = r.correlationId;
+}
+
 /// One record into `s` (locked by the caller). Records a forced flush cut short (no end yet)
 /// are counted, not kept.
 void take(State& s, const CUpti_Activity* record) {
@@ -251,11 +261,7 @@ void take(State& s, const CUpti_Activity* record) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       a.kind = GpuActivity::Kind::kernel;
       a.name = kernel_name(s, k->name);
-      a.start_ns = static_cast<std::int64_t>(k->start);
-      a.end_ns = static_cast<std::int64_t>(k->end);
-      a.device = k->deviceId;
-      a.stream = k->streamId;
-      a.correlation = k->correlationId;
+      on_device(a, *k);
       a.grid = {static_cast<std::uint32_t>(k->gridX), static_cast<std::uint32_t>(k->gridY),
                 static_cast<std::uint32_t>(k->gridZ)};
       a.block = {static_cast<std::uint32_t>(k->blockX), static_cast<std::uint32_t>(k->blockY),
@@ -270,11 +276,7 @@ void take(State& s, const CUpti_Activity* record) {
       a.kind = GpuActivity::Kind::memcpy;
       a.name = intern(s, std::string("memcpy ") + copy_kind(m->copyKind) + " (" +
                              memory_kind(m->srcKind) + " → " + memory_kind(m->dstKind) + ")");
-      a.start_ns = static_cast<std::int64_t>(m->start);
-      a.end_ns = static_cast<std::int64_t>(m->end);
-      a.device = m->deviceId;
-      a.stream = m->streamId;
-      a.correlation = m->correlationId;
+      on_device(a, *m);
       a.bytes = m->bytes;
       break;
     }
@@ -283,11 +285,7 @@ void take(State& s, const CUpti_Activity* record) {
       a.kind = GpuActivity::Kind::memset;
       a.name = intern(
           s, std::string("memset (") + memory_kind(static_cast<std::uint8_t>(m->memoryKind)) + ")");
-      a.start_ns = static_cast<std::int64_t>(m->start);
-      a.end_ns = static_cast<std::int64_t>(m->end);
-      a.device = m->deviceId;
-      a.stream = m->streamId;
-      a.correlation = m->correlationId;
+      on_device(a, *m);
       a.bytes = m->bytes;
       break;
     }

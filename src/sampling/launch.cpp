@@ -269,8 +269,7 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
         ::kill(p, SIGKILL);
       kill_at = std::chrono::steady_clock::time_point::max();
     }
-    // Wake rarely: each wake-up takes a little CPU from the sampled program on a small machine.
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    std::this_thread::sleep_for(sampler->drain_interval());
   }
   if (terminated && sampler)
     for (auto p : sampler->processes())
@@ -338,7 +337,7 @@ Profile Profiler::attach(std::int64_t pid64, const SampleOptions& o) {
   while (std::chrono::steady_clock::now() < until && !detail::g_sampling_interrupted.load() &&
          !process_gone(pid)) {
     sampler.drain();
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(sampler.drain_interval());
   }
   auto p = sampling::to_profile(sampler.finish(), o.hz, pid, o.children);
   p.pid = pid;

@@ -350,6 +350,14 @@ void PerfSampler::drain() {
   }
 }
 
+std::chrono::milliseconds PerfSampler::drain_interval() const {
+  // A frame-pointer sample is a few hundred bytes; a dwarf one carries its stack copy.
+  double bytes = 512.0 + (options_.dwarf ? options_.stack_bytes : 0);
+  double buffer = buffers_.empty() ? 0.0 : static_cast<double>(buffers_.front().size);
+  double fill_ms = buffer / (bytes * std::max<double>(options_.hz, 1.0)) * 1000.0;
+  return std::chrono::milliseconds(std::clamp(static_cast<long>(fill_ms / 4), 1L, 25L));
+}
+
 SamplerOutput PerfSampler::finish() {
   if (!finished_) {
     finished_ = true;

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -55,8 +56,11 @@ class PerfSampler {
 
   /// Seeds the mappings and thread names of an already running process (attach).
   void seed_from_proc(std::int32_t pid);
-  /// Reads what the ring buffers hold. Call every few milliseconds.
+  /// Reads what the ring buffers hold. Call every drain_interval().
   void drain();
+  /// How long the ring buffers may go unread: rarely (each wake-up takes a little CPU from the
+  /// sampled program on a small machine), but before a quarter of a buffer can fill.
+  std::chrono::milliseconds drain_interval() const;
   /// Stops sampling, drains the rest and hands everything over.
   SamplerOutput finish();
 
