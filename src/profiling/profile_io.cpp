@@ -473,13 +473,43 @@ void escape(std::string& out, std::string_view s) {
   }
 }
 
-/// Trace-event time: microseconds from the profile's start, with nanosecond decimals.
-void micros(std::string& out, std::int64_t ns) {
-  if (ns < 0) {
+/// Trace-event time in 1/1024 µs (≈ 1 ns). Trace viewers keep microseconds as doubles and end an
+/// event at ts + dur: with decimal nanoseconds that sum can round past the end of the enclosing
+/// span (19804.096 + 100.06 > 19304.036 + 600.12 in binary), and the viewer then drops or
+/// misnests the inner span. Binary fractions are exact, so every sum is too, and rounding to them
+/// keeps the order of every boundary.
+std::int64_t ticks_1024(std::int64_t ns) {
+  auto scaled = static_cast<__int128>(ns) * 1024;
+  return static_cast<std::int64_t>(scaled >= 0 ? (scaled + 500) / 1000 : (scaled - 500) / 1000);
+}
+
+/// Writes ticks / 1024 exactly: up to ten decimals (1/1024 = 0.0009765625), trailing zeros off.
+void micros_exact(std::string& out, std::int64_t ticks) {
+  if (ticks < 0) {
     out += '-';
-    ns = -ns;
+    ticks = -ticks;
   }
-  fmt::format_to(std::back_inserter(out), "{}.{:03}", ns / 1000, ns % 1000);
+  fmt::format_to(std::back_inserter(out), "{}", ticks >> 10);
+  if (auto frac = static_cast<std::uint64_t>(ticks & 1023) * 9765625u) {
+    char digits[10];
+    std::size_t n = 10;
+    for (std::size_t i = 10; i-- > 0; frac /= 10)
+      digits[i] = static_cast<char>('0' + frac % 10);
+    while (digits[n - 1] == '0')
+      --n;
+    out += '.';
+    out.append(digits, n);
+  }
+}
+
+/// A time from the profile's start.
+void micros(std::string& out, std::int64_t ns) {
+  micros_exact(out, ticks_1024(ns));
+}
+
+/// The duration of [start, end) such that ts + dur lands exactly on micros(end).
+void duration(std::string& out, std::int64_t start_ns, std::int64_t end_ns) {
+  micros_exact(out, ticks_1024(end_ns) - ticks_1024(start_ns));
 }
 
 }  // namespace
@@ -520,7 +550,7 @@ std::string Profile::perfetto_json() const {
         tid, names[e.path]);
     micros(out, e.start_ns - start_ns);
     out += ",\"dur\":";
-    micros(out, e.end_ns - e.start_ns);
+    duration(out, e.start_ns - start_ns, e.end_ns - start_ns);
     fmt::format_to(std::back_inserter(out), ",\"args\":{{\"path\":\"{}\"}}}}",
                    escaped_paths[e.path]);
   }
@@ -567,7 +597,7 @@ std::string Profile::perfetto_json() const {
         a.name < activity_labels.size() ? activity_labels[a.name] : std::string("(unnamed)"));
     micros(out, a.start_ns - start_ns);
     out += ",\"dur\":";
-    micros(out, a.end_ns - a.start_ns);
+    duration(out, a.start_ns - start_ns, a.end_ns - start_ns);
     if (a.kind == GpuActivity::Kind::kernel)
       fmt::format_to(std::back_inserter(out),
                      ",\"args\":{{\"grid\":\"{}x{}x{}\",\"block\":\"{}x{}x{}\",\"registers_per_"

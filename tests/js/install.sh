@@ -7,7 +7,14 @@ src=$1 work=$2
 mkdir -p "$work"
 exec 9>"$work/.install.lock"
 flock 9
-cp "$src/package.json" "$src/package-lock.json" "$src"/*.mjs "$work/"
+# Replaced by rename, and only when changed: another check may be reading its script right now.
+for f in "$src/package.json" "$src/package-lock.json" "$src"/*.mjs; do
+  name=$(basename "$f")
+  if ! cmp -s "$f" "$work/$name"; then
+    cp "$f" "$work/.$name.tmp"
+    mv -f "$work/.$name.tmp" "$work/$name"
+  fi
+done
 if ! cmp -s "$src/package-lock.json" "$work/node_modules/.installed-lock" 2>/dev/null; then
   (cd "$work" && npm ci --no-audit --no-fund --loglevel=error)
   cp "$src/package-lock.json" "$work/node_modules/.installed-lock"

@@ -54,7 +54,8 @@ TEST(Profile, TimelineOverInnermostSpans) {
   EXPECT_EQ(t.gaps[0].start_ns, 140);  // [140, 250): the longest
   EXPECT_EQ(t.gaps[0].end_ns, 250);
   EXPECT_EQ(t.gaps[0].open_span, "step");  // its middle (195) is inside the second step
-  auto between = std::find_if(t.gaps.begin(), t.gaps.end(), [](const IdleGap& g) { return g.start_ns == 40; });
+  auto between =
+      std::find_if(t.gaps.begin(), t.gaps.end(), [](const IdleGap& g) { return g.start_ns == 40; });
   ASSERT_NE(between, t.gaps.end());
   EXPECT_EQ(between->end_ns, 50);
   EXPECT_EQ(between->open_span, "step");
@@ -91,7 +92,8 @@ TEST(Profile, DiffNewVanishedAndChanged) {
   EXPECT_EQ(d.regions[0].total_change_ns(), 300);
   EXPECT_DOUBLE_EQ(*d.regions[0].total_change_pct(), 150.0);
   auto find = [&](const std::string& path) {
-    return *std::find_if(d.regions.begin(), d.regions.end(), [&](const RegionDiff& r) { return r.path == path; });
+    return *std::find_if(d.regions.begin(), d.regions.end(),
+                         [&](const RegionDiff& r) { return r.path == path; });
   };
   EXPECT_EQ(find("step/backward").kind, RegionDiff::Kind::removed);
   EXPECT_EQ(find("step/optimizer").kind, RegionDiff::Kind::added);
@@ -132,7 +134,8 @@ TEST(Profile, HostileAndBrokenFilesGiveErrorsNamingTheFile) {
   auto p = sample_profile();
   p.save(dir.path() / "good.json");
   std::string good = read(dir.path() / "good.json");
-  auto expect_error = [&](const std::string& name, const std::string& content, const std::string& words) {
+  auto expect_error = [&](const std::string& name, const std::string& content,
+                          const std::string& words) {
     auto file = dir.write(name, content);
     try {
       (void)Profile::load(file);
@@ -149,8 +152,10 @@ TEST(Profile, HostileAndBrokenFilesGiveErrorsNamingTheFile) {
   expect_error("array.json", "[1, 2, 3]", "not a profile");
   expect_error("version.json", "{\"schema_version\": 99}", "schema_version 99");
   // Found by the fuzzer: a number no integer type holds is an error, not a crash.
-  expect_error("overflow.json", "{\"schema_version\": 1, \"end_ns\": 57074335e52082}", "not a readable profile");
-  expect_error("deep.json", std::string(100000, '[') + std::string(100000, ']'), "nested too deeply");
+  expect_error("overflow.json", "{\"schema_version\": 1, \"end_ns\": 57074335e52082}",
+               "not a readable profile");
+  expect_error("deep.json", std::string(100000, '[') + std::string(100000, ']'),
+               "nested too deeply");
   auto j = nlohmann::json::parse(good);
   j["spans"][0][0] = 42;  // a path index past the end
   expect_error("index.json", j.dump(), "names path 42");
@@ -193,8 +198,42 @@ TEST(Profile, PerfettoJsonIsWellFormed) {
   EXPECT_EQ(complete, 5);
   EXPECT_EQ(counters, 3);
   EXPECT_EQ(thread_names, 1);
-  // Microseconds from the start, nanosecond precision kept.
+  // Microseconds from the start, to about a nanosecond (1/1024 µs).
   EXPECT_EQ(events[2]["ts"].get<double>(), 0.0);
-  EXPECT_DOUBLE_EQ(events[2]["dur"].get<double>(), 0.1);
+  EXPECT_NEAR(events[2]["dur"].get<double>(), 0.1, 0.001);
   EXPECT_EQ(j["metadata"]["producer"], "mainboard");
+}
+
+// Seen in the Chrome DevTools engine under load: with decimal nanoseconds, 19804.096 + 100.06
+// ends after 19304.036 + 600.12 in binary, so an inner span ending with its parent was dropped.
+TEST(Profile, PerfettoEndsNeverPassTheirParentOrNextSibling) {
+  Profile p;
+  p.pid = 7;
+  p.start_ns = 0;
+  p.end_ns = 30'000'000;
+  p.paths = {"step", "step/backward", "step/backward/allreduce"};
+  p.threads = {{0, 7, "main"}};
+  p.spans = {{2, 0, 19'804'096, 19'904'156},
+             {1, 0, 19'304'036, 19'904'156},
+             {0, 0, 19'003'896, 19'904'176},
+             {0, 0, 19'904'176, 20'804'445}};
+  auto j = nlohmann::json::parse(p.perfetto_json());
+  std::vector<std::pair<double, double>> x;  // [ts, ts + dur) as a viewer computes them
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "X")
+      x.emplace_back(e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>());
+  ASSERT_EQ(x.size(), 4u);
+  EXPECT_LE(x[0].second, x[1].second);  // allreduce within backward
+  EXPECT_LE(x[1].second, x[2].second);  // backward within step
+  EXPECT_LE(x[2].second, x[3].first);   // the next step starts after this one ends
+  EXPECT_NEAR(x[0].first, 19804.096, 0.001);
+  EXPECT_NEAR(x[0].second - x[0].first, 100.06, 0.001);
+  // Long profiles too: a day in, still exact and still to about a nanosecond.
+  p.spans = {{1, 0, 86'400'000'000'001, 86'400'000'000'999}};
+  j = nlohmann::json::parse(p.perfetto_json());
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "X") {
+      EXPECT_NEAR(e["ts"].get<double>(), 86'400'000'000.001, 0.001);
+      EXPECT_NEAR(e["dur"].get<double>(), 0.998, 0.001);
+    }
 }
