@@ -78,24 +78,30 @@ std::vector<FunctionStat> Profile::hot_functions(std::size_t top) const {
 }
 
 std::vector<StackStat> Profile::hot_stacks(std::size_t top) const {
+  // Stacks that differ only in addresses (another line of the same function) read the same to a
+  // user: they are one row.
   auto counts = stack_counts(*this);
-  std::vector<std::size_t> order(stacks.size());
-  for (std::size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return counts[a] > counts[b]; });
-  std::vector<StackStat> out;
-  for (auto s : order) {
-    if (out.size() >= top || counts[s] == 0) break;
-    StackStat st;
+  std::map<std::vector<std::string>, std::uint64_t> by_names;
+  for (std::size_t s = 0; s < stacks.size(); ++s) {
+    if (counts[s] == 0) continue;
+    std::vector<std::string> names;
     for (auto it = stacks[s].rbegin(); it != stacks[s].rend(); ++it)
-      if (*it < frames.size()) st.frames.push_back(frames[*it].function);
-    st.samples = counts[s];
-    st.pct = samples.empty()
-                 ? 0.0
-                 : 100.0 * static_cast<double>(counts[s]) / static_cast<double>(samples.size());
+      if (*it < frames.size()) names.push_back(frames[*it].function);
+    by_names[std::move(names)] += counts[s];
+  }
+  std::vector<StackStat> out;
+  out.reserve(by_names.size());
+  for (auto& [names, n] : by_names) {
+    StackStat st;
+    st.frames = names;
+    st.samples = n;
+    st.pct = samples.empty() ? 0.0
+                             : 100.0 * static_cast<double>(n) / static_cast<double>(samples.size());
     out.push_back(std::move(st));
   }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const StackStat& a, const StackStat& b) { return a.samples > b.samples; });
+  if (out.size() > top) out.resize(top);
   return out;
 }
 
@@ -103,20 +109,18 @@ std::string Profile::folded() const {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> counts;  // (thread, stack)
   for (const auto& s : samples)
     ++counts[{s.thread, s.stack}];
-  std::vector<std::string> lines;
-  lines.reserve(counts.size());
+  std::map<std::string, std::uint64_t> lines;  // stacks that read the same are one line
   for (const auto& [key, n] : counts) {
     if (key.second >= stacks.size()) continue;
     std::string line = thread_label(*this, key.first);
     const auto& stack = stacks[key.second];
     for (auto it = stack.rbegin(); it != stack.rend(); ++it)
       if (*it < frames.size()) line += ";" + frame_label(frames[*it]);
-    lines.push_back(line + " " + std::to_string(n) + "\n");
+    lines[line] += n;
   }
-  std::sort(lines.begin(), lines.end());
   std::string out;
-  for (const auto& l : lines)
-    out += l;
+  for (const auto& [line, n] : lines)
+    out += line + " " + std::to_string(n) + "\n";
   return out;
 }
 

@@ -373,6 +373,26 @@ TEST(Samples, FoldedStacksForFlamegraph) {
             "worker-71;main;io_wait 3\n");
 }
 
+// Two lines of one function are two frames, so two stacks: read by name they are the same, and a
+// report or flame graph that showed them twice would split the hottest path in two.
+TEST(Samples, StacksThatReadTheSameAreOneRow) {
+  auto p = sampled();
+  p.frames.push_back({"kernel_loop", "app", "app.c", 31, true});
+  p.stacks.push_back({4, 1, 0});
+  p.samples.push_back({96'000'000, 0, 3});
+  p.samples.push_back({97'000'000, 0, 3});
+  auto top = p.hot_stacks(1);
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].samples, 8u);
+  EXPECT_EQ(top[0].frames, (std::vector<std::string>{"main", "compute", "kernel_loop"}));
+  EXPECT_DOUBLE_EQ(top[0].pct, 100.0 * 8 / 12);
+  EXPECT_EQ(p.hot_stacks(10).size(), 3u);
+  EXPECT_EQ(p.folded(),
+            "main-70;main;compute;kernel_loop 8\n"
+            "worker-71;main;compute;compute 1\n"
+            "worker-71;main;io_wait 3\n");
+}
+
 TEST(Samples, SpeedscopeFileHasAProfilePerThread) {
   auto j = nlohmann::json::parse(sampled().speedscope_json());
   EXPECT_EQ(j["$schema"], "https://www.speedscope.app/file-format-schema.json");
