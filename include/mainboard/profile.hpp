@@ -76,7 +76,7 @@ struct FunctionStat {
   bool operator==(const FunctionStat&) const = default;
 };
 
-/// One distinct stack and how often it was sampled.
+/// One distinct stack, by function names, and how often it was sampled.
 struct StackStat {
   std::vector<std::string> frames;  ///< root first
   std::uint64_t samples = 0;
@@ -300,7 +300,7 @@ struct Profile {
   std::vector<KernelSummary> kernel_summaries() const;
   /// Functions by samples with them on the stack (self: as the leaf), most first.
   std::vector<FunctionStat> hot_functions(std::size_t top = 20) const;
-  /// The most sampled distinct stacks.
+  /// The most sampled distinct stacks; stacks that differ only in lines or addresses are one.
   std::vector<StackStat> hot_stacks(std::size_t top = 10) const;
   /// Folded stacks, the format flamegraph.pl reads: "thread;root;…;leaf count" a line each.
   std::string folded() const;
