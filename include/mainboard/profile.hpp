@@ -50,7 +50,7 @@ struct ThreadInfo {
 /// One frame of a sampled stack, symbolized.
 struct StackFrame {
   std::string function;  ///< demangled; "0x7f12…" when no symbol covers the address
-  std::string module;    ///< the ELF file's name, "[jit]" (perf map) or "[unknown]"
+  std::string module;    ///< the ELF file's name, "[jit]" (perf map), "[kernel]" or "[unknown]"
   std::string file;      ///< source file, when debug information says
   std::uint32_t line = 0;
   bool inlined = false;  ///< inlined into the frame after it (its caller)

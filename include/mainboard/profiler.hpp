@@ -94,7 +94,11 @@ struct SampleOptions {
   Activity activities = Activity::defaults;  ///< GPU kinds, through the injection library
   std::uint32_t hz = 99;                     ///< stack samples per second and thread
   bool children = true;                      ///< also sample the processes the target starts
-  double timeout_s = 0;                      ///< run: end the target after this long (0: never)
+  /// Also sample time in the kernel on the target's behalf (system calls, page faults) as a
+  /// "[kernel]" frame above the user code that entered it, when kernel.perf_event_paranoid
+  /// allows (else only user time, and `unavailable` says why).
+  bool kernel = true;
+  double timeout_s = 0;    ///< run: end the target after this long (0: never)
   double duration_s = 10;  ///< attach: how long to sample (ends early if the process exits)
   std::uint64_t max_samples = 10'000'000;
   std::uint64_t max_spans = 100000;  ///< for a target that links libmainboard

@@ -432,6 +432,10 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(CLI::Range(1, 100000));
     cmd->add_flag("--json", out.json, "the summary as JSON on stderr");
+    cmd->add_flag(
+        "--user-only{false}", o.kernel,
+        "do not sample time in the kernel (by default system calls and page faults show as a "
+        "[kernel] frame, when kernel.perf_event_paranoid allows)");
     cmd->add_option("--call-graph", o.call_graph,
                     "fp: walk frame pointers (cheap); dwarf: copy each sample's stack and unwind "
                     "it with CFI "

@@ -25,6 +25,7 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
   p.pid = target;
   p.sample_hz = hz;
   p.lost_samples = out.lost;
+  p.unavailable = out.notes;
   std::map<std::int32_t, std::unique_ptr<Symbolizer>> symbolizers;
   auto symbolizer = [&](std::int32_t pid) -> Symbolizer& {
     auto& s = symbolizers[pid];
@@ -59,8 +60,12 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
     }
     stack.clear();
     auto& sym = symbolizer(s.pid);
+    static const std::vector<StackFrame> kernel{{"[kernel]", "[kernel]", "", 0, false}};
     for (std::size_t i = 0; i < s.ips.size(); ++i) {
-      for (const auto& f : sym.symbolize(s.ips[i], i > 0)) {
+      // Below a "[kernel]" leaf, the first user address is where the thread entered the kernel
+      // (after its system call): a return address like those of the callers.
+      const auto& frames = s.ips[i] == kKernelAddress ? kernel : sym.symbolize(s.ips[i], i > 0);
+      for (const auto& f : frames) {
         auto it = frame_index.find(FrameKey{&f});
         if (it == frame_index.end()) {
           frame_store.push_back(f);

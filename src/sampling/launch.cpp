@@ -212,6 +212,7 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
       so.hz = o.hz;
       so.max_samples = o.max_samples;
       so.dwarf = o.call_graph == CallGraph::dwarf;
+      so.kernel = o.kernel;
       sampler =
           std::make_unique<sampling::PerfSampler>(pid, std::vector<std::int32_t>{pid}, so, true);
     } catch (const Error& e) {
@@ -329,6 +330,7 @@ Profile Profiler::attach(std::int64_t pid64, const SampleOptions& o) {
   so.hz = o.hz;
   so.max_samples = o.max_samples;
   so.dwarf = o.call_graph == CallGraph::dwarf;
+  so.kernel = o.kernel;
   sampling::PerfSampler sampler(pid, tids, so, false);
   sampler.seed_from_proc(pid);
   auto start_ns = core::monotonic_ns();

@@ -126,7 +126,7 @@ PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids
   attr.disabled = 1;
   attr.enable_on_exec = on_exec ? 1 : 0;
   attr.inherit = 1;  // threads and processes the target starts
-  attr.exclude_kernel = 1;
+  attr.exclude_kernel = options.kernel ? 0 : 1;
   attr.exclude_hv = 1;
   attr.exclude_callchain_kernel = 1;
   attr.mmap = 1;
@@ -141,35 +141,65 @@ PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids
   attr.watermark = 1;
   attr.wakeup_watermark = 1;
 
-  auto fail = [&](int error) {
+  std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  auto close_all = [&] {
+    for (auto& b : buffers_)
+      ::munmap(b.base, b.size + page);
+    buffers_.clear();
     for (int fd : fds_)
       ::close(fd);
     fds_.clear();
-    throw Error(explain_perf_error(error, pid));
   };
   std::size_t pages = std::max<std::size_t>(options.buffer_pages, 1);
   while (pages & (pages - 1))
     ++pages;  // a power of two
-  std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  for (int cpu : online_cpus()) {
-    int leader = -1;
-    for (auto tid : tids) {
-      int fd = perf_event_open(&attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-      if (fd < 0) {
-        if (errno == ESRCH) continue;  // a thread that just ended
-        fail(errno);
-      }
-      fds_.push_back(fd);
-      if (leader < 0) {
-        leader = fd;
-        void* base = ::mmap(nullptr, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (base == MAP_FAILED) fail(errno);
-        buffers_.push_back({fd, base, pages * page});
-      } else if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, leader) != 0) {
-        fail(errno);
+  // Opens an event per CPU and thread; 0, or the errno that stopped it (everything closed).
+  auto open_all = [&]() -> int {
+    for (int cpu : online_cpus()) {
+      int leader = -1;
+      for (auto tid : tids) {
+        int fd = perf_event_open(&attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) {
+          if (errno == ESRCH) continue;  // a thread that just ended
+          int error = errno;
+          close_all();
+          return error;
+        }
+        fds_.push_back(fd);
+        if (leader < 0) {
+          leader = fd;
+          void* base =
+              ::mmap(nullptr, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+          if (base == MAP_FAILED) {
+            int error = errno;
+            close_all();
+            return error;
+          }
+          buffers_.push_back({fd, base, pages * page});
+        } else if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, leader) != 0) {
+          int error = errno;
+          close_all();
+          return error;
+        }
       }
     }
+    return 0;
+  };
+  int error = open_all();
+  if ((error == EACCES || error == EPERM) && !attr.exclude_kernel) {
+    // Kernel time needs kernel.perf_event_paranoid <= 1 (or CAP_PERFMON): user time still can.
+    attr.exclude_kernel = 1;
+    error = open_all();
+    if (error == 0) {
+      std::string paranoid(core::trim(read_proc_file("/proc/sys/kernel/perf_event_paranoid")));
+      out_.notes.push_back(
+          "kernel time: not sampled, only user code (kernel.perf_event_paranoid is " +
+          (paranoid.empty() ? std::string("unknown") : paranoid) +
+          "; `sysctl kernel.perf_event_paranoid=1` or CAP_PERFMON adds system calls and page "
+          "faults)");
+    }
   }
+  if (error != 0) throw Error(explain_perf_error(error, pid));
   if (fds_.empty()) throw Error(explain_perf_error(ESRCH, pid));
   if (!on_exec)
     for (int fd : fds_)
@@ -220,6 +250,7 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
     case PERF_RECORD_SAMPLE: {
       const unsigned char* q = body;
       RawSample s;
+      bool in_kernel = (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
       std::uint64_t ip = u64(q);
       s.pid = static_cast<std::int32_t>(u32(q));
       s.tid = static_cast<std::int32_t>(u32(q));
@@ -231,7 +262,7 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
         if (a >= static_cast<std::uint64_t>(PERF_CONTEXT_MAX)) continue;  // context markers
         s.ips.push_back(a);
       }
-      if (s.ips.empty()) s.ips.push_back(ip);
+      if (s.ips.empty() && !in_kernel) s.ips.push_back(ip);
       if (options_.dwarf && q + 8 <= end) {
         // Registers (an ABI word, then the masked registers), then the stack copy (its size,
         // the bytes, and how many of them are valid).
@@ -257,6 +288,8 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
           if (pcs.size() > s.ips.size()) s.ips = std::move(pcs);  // the longer chain wins
         }
       }
+      // The user chain of a sample taken in the kernel starts where the thread entered it.
+      if (in_kernel) s.ips.insert(s.ips.begin(), kKernelAddress);
       if (out_.samples.size() >= options_.max_samples) {
         ++out_.lost;
         return;

@@ -31,7 +31,12 @@ struct SamplerOutput {
   std::map<std::int32_t, std::int32_t> thread_process;    ///< tid → pid
   std::vector<std::int32_t> processes;                    ///< pids seen, first the target
   std::uint64_t lost = 0;
+  std::vector<std::string> notes;  ///< what could not be sampled, and why
 };
+
+/// The address a sample taken in the kernel carries as its leaf: its own frame, "[kernel]", above
+/// the user code that entered the kernel (kernel frames themselves are not collected).
+inline constexpr std::uint64_t kKernelAddress = ~std::uint64_t{0} - 1;
 
 struct SamplerOptions {
   std::uint32_t hz = 99;
@@ -41,6 +46,9 @@ struct SamplerOptions {
   std::uint32_t stack_bytes = 16384;  ///< user stack copied per sample with dwarf
   std::size_t max_samples = 10'000'000;
   std::size_t buffer_pages = 64;  ///< ring buffer per CPU (a power of two)
+  /// Also samples time spent in the kernel on the threads' behalf (system calls, page faults),
+  /// when kernel.perf_event_paranoid allows it; otherwise a note says why not.
+  bool kernel = true;
 };
 
 class PerfSampler {

@@ -5,8 +5,11 @@
 //   sample_target crash      spins 0.3 s, then dies of SIGSEGV
 //   sample_target forever    spins until killed
 //   sample_target fork S     a child process runs hot_c for S while the parent runs hot_a
+//   sample_target syscalls S  reads /dev/zero in 1 MiB blocks for S from zero_reader (almost all
+//                            of it kernel time: clearing the buffer)
 //   sample_target work N     a fixed amount of work (N million steps) on one thread; prints the
 //                            seconds it took (for the overhead benchmark)
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +60,15 @@ extern "C" __attribute__((noinline)) double fixed_work(long steps) {
   return x;
 }
 
+extern "C" __attribute__((noinline)) void zero_reader(double until) {
+  static char buffer[1 << 20];
+  int fd = ::open("/dev/zero", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  while (now() < until)
+    if (::read(fd, buffer, sizeof buffer) < 0) break;
+  ::close(fd);
+}
+
 extern "C" __attribute__((noinline)) void hot_c(double until) {
   double x = 1;
   while (now() < until)
@@ -96,6 +108,10 @@ int main(int argc, char** argv) {
     b.join();
     std::puts("sample_target done");
     return 3;
+  }
+  if (mode == "syscalls") {
+    zero_reader(now() + seconds);
+    return 0;
   }
   if (mode == "work") {
     double start = now();

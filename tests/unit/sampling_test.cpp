@@ -563,6 +563,48 @@ TEST(Sampling, DwarfUnwindingRecoversStacksWithoutFramePointers) {
   EXPECT_LE(p.lost_samples * 20, p.samples.size()) << p.lost_samples << " lost";
 }
 
+// Reading /dev/zero is nearly all kernel time (clearing the buffer). With kernel time sampled it
+// shows as a "[kernel]" leaf above the user code that made the call; user-only, those samples are
+// simply absent, and what is left is the little user time of the loop.
+TEST(Sampling, KernelTimeShowsAboveTheCallerUnlessUserOnly) {
+  // Of the samples in the kernel, the share whose stack also holds `function`.
+  auto under_kernel = [](const Profile& p, const std::string& function) {
+    std::size_t kernel = 0, with = 0;
+    for (const auto& s : p.samples) {
+      const auto& st = p.stacks[s.stack];
+      if (st.empty() || p.frames[st[0]].function != "[kernel]") continue;
+      ++kernel;
+      for (auto f : st)
+        if (p.frames[f].function == function) {
+          ++with;
+          break;
+        }
+    }
+    return kernel ? 100.0 * static_cast<double>(with) / static_cast<double>(kernel) : 0.0;
+  };
+  auto o = quick(499);
+  auto p = Profiler::run({MAINBOARD_SAMPLE_TARGET, "syscalls", "0.4"}, o).profile;
+  for (const auto& u : p.unavailable)
+    if (u.find("kernel time: not sampled") != std::string::npos)
+      GTEST_SKIP() << "kernel.perf_event_paranoid allows user time only here";
+  ASSERT_GT(p.samples.size(), 50u) << p.report();
+  EXPECT_GT(share(p, "[kernel]"), 60.0) << p.report();
+  // Frame pointers: the system call's wrapper is named, its caller skipped (a leaf without a
+  // frame of its own), as with any frame-pointer unwinder.
+  EXPECT_GT(under_kernel(p, "read"), 90.0) << p.report();
+  EXPECT_GT(under_kernel(p, "main"), 90.0) << p.report();
+  // CFI unwinding from the user registers at the system call recovers the caller too.
+  o.call_graph = CallGraph::dwarf;
+  auto dwarf = Profiler::run({MAINBOARD_SAMPLE_TARGET, "syscalls", "0.4"}, o).profile;
+  EXPECT_GT(under_kernel(dwarf, "zero_reader"), 90.0) << dwarf.report();
+
+  o.call_graph = CallGraph::frame_pointers;
+  o.kernel = false;
+  auto user = Profiler::run({MAINBOARD_SAMPLE_TARGET, "syscalls", "0.4"}, o).profile;
+  EXPECT_EQ(share(user, "[kernel]"), 0.0) << user.report();
+  EXPECT_LT(user.samples.size() * 2, p.samples.size()) << user.report();
+}
+
 TEST(Sampling, MeasureDispatchesOnTheReach) {
   auto p = Profiler::measure(Reach::command({MAINBOARD_SAMPLE_TARGET, "hot", "0.2"}), quick());
   EXPECT_GT(share(p, "hot_a"), 40.0) << p.report();
