@@ -1,6 +1,7 @@
 // The mainboard command as a user runs it: exit codes, error messages, JSON and the human text
 // on the fixture hosts. Golden files regenerate with MAINBOARD_UPDATE_GOLDEN=1.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -475,6 +476,35 @@ TEST(Cli, ProfileRunKeepsTheCommandsStatusAndWritesEveryFormat) {
   EXPECT_EQ(nlohmann::json::parse(s)["exporter"], "mainboard");
   std::ifstream t(trace);
   EXPECT_FALSE(nlohmann::json::parse(t)["traceEvents"].empty());
+}
+
+// kernel.perf_event_paranoid 2 lets an ordinary user sample user code only: the run goes on
+// without kernel time and says so. Needs root (to become "nobody") and that setting.
+TEST(Cli, ProfileRunWithoutKernelTimeSaysWhy) {
+  std::ifstream paranoid("/proc/sys/kernel/perf_event_paranoid");
+  std::string level;
+  paranoid >> level;
+  if (::geteuid() != 0 || level != "2" || ::access("/usr/bin/setpriv", X_OK) != 0)
+    GTEST_SKIP() << "needs root, setpriv and kernel.perf_event_paranoid = 2 (it is " << level
+                 << ")";
+  auto as_nobody = [](std::vector<std::string> args) {
+    Command c;
+    c.argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+              MAINBOARD_CLI};
+    c.argv.insert(c.argv.end(), args.begin(), args.end());
+    c.timeout = std::chrono::seconds(60);
+    return LocalRunner("/usr/bin:/bin").run(c);
+  };
+  if (as_nobody({"--version"}).exit_code != 0)
+    GTEST_SKIP() << "the build tree is not reachable for user nobody";
+  auto r = as_nobody({"profile", "run", "-o", "", "--json", "--hz", "499", "--",
+                      MAINBOARD_SAMPLE_TARGET, "syscalls", "0.3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.err);
+  ASSERT_FALSE(j["unavailable"].empty()) << r.err;
+  auto note = j["unavailable"][0].get<std::string>();
+  EXPECT_NE(note.find("kernel time: not sampled"), std::string::npos) << note;
+  EXPECT_NE(note.find("perf_event_paranoid is 2"), std::string::npos) << note;
 }
 
 TEST(Cli, ProfileRunTimeoutAndErrors) {
