@@ -150,7 +150,7 @@ PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids
       ::close(fd);
     fds_.clear();
   };
-  std::size_t pages = std::max<std::size_t>(options.buffer_pages, 1);
+  std::size_t pages = options.buffer_pages ? options.buffer_pages : options.dwarf ? 128 : 64;
   while (pages & (pages - 1))
     ++pages;  // a power of two
   // Opens an event per CPU and thread; 0, or the errno that stopped it (everything closed).

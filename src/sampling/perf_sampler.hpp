@@ -45,7 +45,9 @@ struct SamplerOptions {
   bool dwarf = false;
   std::uint32_t stack_bytes = 16384;  ///< user stack copied per sample with dwarf
   std::size_t max_samples = 10'000'000;
-  std::size_t buffer_pages = 64;  ///< ring buffer per CPU (a power of two)
+  /// Ring buffer per CPU (a power of two); 0: 64 pages, 128 with dwarf (16 KiB a sample). 128
+  /// pages plus the header page is what an ordinary user may lock per CPU (perf_event_mlock_kb).
+  std::size_t buffer_pages = 0;
   /// Also samples time spent in the kernel on the threads' behalf (system calls, page faults),
   /// when kernel.perf_event_paranoid allows it; otherwise a note says why not.
   bool kernel = true;
