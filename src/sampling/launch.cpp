@@ -270,7 +270,8 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
         ::kill(p, SIGKILL);
       kill_at = std::chrono::steady_clock::time_point::max();
     }
-    std::this_thread::sleep_for(sampler->drain_interval());
+    std::this_thread::sleep_for(sampler ? sampler->drain_interval()
+                                        : std::chrono::milliseconds(25));
   }
   if (terminated && sampler)
     for (auto p : sampler->processes())

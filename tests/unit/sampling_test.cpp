@@ -612,6 +612,16 @@ TEST(Sampling, KernelTimeShowsAboveTheCallerUnlessUserOnly) {
   EXPECT_LT(user.samples.size() * 2, p.samples.size()) << user.report();
 }
 
+// Without stacks there is no sampler: the launcher still waits for the target and reports it.
+TEST(Sampling, RunWithoutStacksStillWaitsForTheTarget) {
+  auto o = quick();
+  o.features = Feature::spans;
+  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET, "spans", "0.2"}, o);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(r.profile.samples.empty());
+  EXPECT_FALSE(r.profile.span_stats.empty()) << r.profile.report();
+}
+
 TEST(Sampling, MeasureDispatchesOnTheReach) {
   auto p = Profiler::measure(Reach::command({MAINBOARD_SAMPLE_TARGET, "hot", "0.2"}), quick());
   EXPECT_GT(share(p, "hot_a"), 40.0) << p.report();
