@@ -200,10 +200,14 @@ struct KernelCounters {
   bool operator==(const KernelCounters&) const = default;
 };
 
+/// How a region or kernel name compares with a baseline.
+enum class DiffKind { changed, added, removed };
+
 /// One kernel name's change against a baseline.
 struct KernelDiff {
   std::string name;
-  enum class Kind { changed, added, removed } kind = Kind::changed;
+  using Kind = DiffKind;
+  Kind kind = Kind::changed;
   std::uint64_t baseline_calls = 0, calls = 0;
   std::int64_t baseline_total_ns = 0, total_ns = 0;
   std::int64_t total_change_ns() const { return total_ns - baseline_total_ns; }
@@ -238,7 +242,8 @@ struct Timeline {
 /// One region's change against a baseline.
 struct RegionDiff {
   std::string path;
-  enum class Kind { changed, added, removed } kind = Kind::changed;
+  using Kind = DiffKind;
+  Kind kind = Kind::changed;
   std::uint64_t baseline_calls = 0, calls = 0;
   std::int64_t baseline_total_ns = 0, total_ns = 0;
   double baseline_avg_ns = 0, avg_ns = 0;

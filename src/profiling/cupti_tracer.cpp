@@ -390,15 +390,7 @@ class CuptiTracer final : public GpuTracer {
     auto& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     s.running = false;
-    // CUPTI's clock to the monotonic one through the two anchors (rate and offset).
-    double rate = stop.cupti > start_.cupti
-                      ? static_cast<double>(stop.monotonic - start_.monotonic) /
-                            static_cast<double>(stop.cupti - start_.cupti)
-                      : 1.0;
-    auto convert = [&](std::int64_t t) {
-      return start_.monotonic +
-             static_cast<std::int64_t>(static_cast<double>(t - start_.cupti) * rate);
-    };
+    const core::ClockMap convert(start_.cupti, start_.monotonic, stop.cupti, stop.monotonic);
     for (auto& r : s.records) {
       r.start_ns = convert(r.start_ns);
       r.end_ns = convert(r.end_ns);

@@ -14,16 +14,15 @@
 
 namespace mainboard {
 
-const char* to_string(RegionDiff::Kind kind) {
+const char* to_string(DiffKind kind) {
   switch (kind) {
-    case RegionDiff::Kind::changed: return "changed";
-    case RegionDiff::Kind::added: return "added";
-    case RegionDiff::Kind::removed: return "removed";
+    case DiffKind::changed: return "changed";
+    case DiffKind::added: return "added";
+    case DiffKind::removed: return "removed";
   }
   return "changed";
 }
-MAINBOARD_DEFINE_ENUM_JSON(RegionDiff::Kind, RegionDiff::Kind::changed, RegionDiff::Kind::added,
-                           RegionDiff::Kind::removed)
+MAINBOARD_DEFINE_ENUM_JSON(DiffKind, DiffKind::changed, DiffKind::added, DiffKind::removed)
 
 template <class V>
 void fields(V& v, SpanStat& m) {
@@ -99,16 +98,6 @@ const char* to_string(GpuActivity::Kind kind) {
   return "kernel";
 }
 
-const char* to_string(KernelDiff::Kind kind) {
-  switch (kind) {
-    case KernelDiff::Kind::changed: return "changed";
-    case KernelDiff::Kind::added: return "added";
-    case KernelDiff::Kind::removed: return "removed";
-  }
-  return "changed";
-}
-MAINBOARD_DEFINE_ENUM_JSON(KernelDiff::Kind, KernelDiff::Kind::changed, KernelDiff::Kind::added,
-                           KernelDiff::Kind::removed)
 MAINBOARD_DEFINE_ENUM_JSON(GpuActivity::Kind, GpuActivity::Kind::kernel, GpuActivity::Kind::memcpy,
                            GpuActivity::Kind::memset, GpuActivity::Kind::synchronization,
                            GpuActivity::Kind::overhead)

@@ -428,18 +428,10 @@ void Profiler::stop() {
   }
 
   // Ticks to the monotonic clock through the two calibration points.
-  double ns_per_tick = s.stop_ticks > s.start_ticks
-                           ? static_cast<double>(s.stop_ns - s.start_ns) /
-                                 static_cast<double>(s.stop_ticks - s.start_ticks)
-                           : 1.0;
-  auto to_ns = [&](std::uint64_t t) {
-    return s.start_ns +
-           static_cast<std::int64_t>(
-               static_cast<double>(static_cast<std::int64_t>(t - s.start_ticks)) * ns_per_tick);
-  };
-  auto span_ns = [&](std::uint64_t ticks) {
-    return static_cast<std::int64_t>(static_cast<double>(ticks) * ns_per_tick);
-  };
+  const core::ClockMap clock(static_cast<std::int64_t>(s.start_ticks), s.start_ns,
+                             static_cast<std::int64_t>(s.stop_ticks), s.stop_ns);
+  auto to_ns = [&](std::uint64_t t) { return clock(static_cast<std::int64_t>(t)); };
+  auto span_ns = [&](std::uint64_t ticks) { return clock.length(static_cast<std::int64_t>(ticks)); };
 
   auto profile = std::make_unique<Profile>();
   profile->pid = ::getpid();
