@@ -215,6 +215,7 @@ PerfSampler::~PerfSampler() {
 
 void PerfSampler::seed_from_proc(std::int32_t pid) {
   auto maps = parse_maps(read_proc_file("/proc/" + std::to_string(pid) + "/maps"));
+  ++file_maps_changed_[pid];
   auto& list = out_.mappings[pid];
   list.insert(list.end(), maps.begin(), maps.end());
   std::error_code ec;
@@ -279,10 +280,11 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
           stack_.assign(data, data + valid);
           auto& unwinder = unwinders_[s.pid];
           const auto& maps = out_.mappings[s.pid];
-          if (!unwinder || unwinder_maps_[s.pid] != maps.size()) {
+          auto changed = file_maps_changed_[s.pid];
+          if (!unwinder || unwinder_built_at_[s.pid] != changed) {
             unwinder = std::make_unique<Symbolizer>();
             unwinder->set_mappings(maps);
-            unwinder_maps_[s.pid] = maps.size();
+            unwinder_built_at_[s.pid] = changed;
           }
           auto pcs = unwinder->unwind(s.tid, regs_, stack_);
           if (pcs.size() > s.ips.size()) s.ips = std::move(pcs);  // the longer chain wins
@@ -315,6 +317,7 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
       if (q < end)
         m.path = std::string(reinterpret_cast<const char*>(q),
                              strnlen(reinterpret_cast<const char*>(q), end - q));
+      if (!m.path.empty() && m.path[0] == '/') ++file_maps_changed_[pid];
       out_.mappings[pid].push_back(std::move(m));
       return;
     }
@@ -322,7 +325,10 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
       const unsigned char* q = body;
       auto pid = static_cast<std::int32_t>(u32(q));
       auto tid = static_cast<std::int32_t>(u32(q));
-      if (h.misc & PERF_RECORD_MISC_COMM_EXEC) out_.mappings[pid].clear();  // a new address space
+      if (h.misc & PERF_RECORD_MISC_COMM_EXEC) {  // a new address space
+        out_.mappings[pid].clear();
+        ++file_maps_changed_[pid];
+      }
       if (q < end)
         out_.thread_names[tid] = std::string(reinterpret_cast<const char*>(q),
                                              strnlen(reinterpret_cast<const char*>(q), end - q));
@@ -340,6 +346,7 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
         if (std::find(out_.processes.begin(), out_.processes.end(), pid) == out_.processes.end())
           out_.processes.push_back(pid);
         out_.mappings[pid] = out_.mappings[ppid];
+        ++file_maps_changed_[pid];
       }
       auto parent_name = out_.thread_names.find(ppid);
       if (parent_name != out_.thread_names.end() && !out_.thread_names.count(tid))

@@ -94,7 +94,11 @@ class PerfSampler {
   // Unwinding as samples arrive (their stack copies are not kept): one per process, rebuilt when
   // its mappings change.
   std::map<std::int32_t, std::unique_ptr<Symbolizer>> unwinders_;
-  std::map<std::int32_t, std::size_t> unwinder_maps_;  // mappings each unwinder was built from
+  // Per process, a count bumped when its file-backed mappings change (anonymous memory, which
+  // comes and goes with every allocation, does not matter to an unwinder), and the count each
+  // unwinder was built at.
+  std::map<std::int32_t, std::uint64_t> file_maps_changed_;
+  std::map<std::int32_t, std::uint64_t> unwinder_built_at_;
   std::vector<std::uint64_t> regs_;
   std::vector<unsigned char> stack_;
   bool finished_ = false;
