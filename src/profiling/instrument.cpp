@@ -27,15 +27,11 @@ struct Filter {
   std::atomic<bool> any{false};
   std::unordered_map<void*, const char*> names;  // function → its interned placeholder name
   std::deque<std::string> placeholders;  // never shrinks: spans may point at these until exit
+  std::string executable;                // this program's resolved path, read once
 };
 Filter& filter() {
   static auto* f = new Filter;  // used by hooks until the very end of the process
   return *f;
-}
-
-std::string executable() {
-  std::error_code ec;
-  return std::filesystem::read_symlink("/proc/self/exe", ec).string();
 }
 
 /// The placeholder a span of `fn` carries until the session ends: "@0x<address>", or null when
@@ -49,11 +45,11 @@ const char* decide(void* fn) {
   const char* name = nullptr;
   if (::dladdr(fn, &info) && info.dli_fname) {
     std::string path = info.dli_fname;
-    if (path.empty()) path = executable();
+    if (path.empty()) path = f.executable;
     std::error_code ec;
     auto canonical = std::filesystem::weakly_canonical(path, ec).string();
     auto base = std::filesystem::path(path).filename().string();
-    bool is_exe = canonical == std::filesystem::weakly_canonical(executable(), ec).string();
+    bool is_exe = canonical == f.executable;
     for (const auto& m : f.modules) {
       if (m == base || m == path || m == canonical || (is_exe && (m.empty() || m == "main"))) {
         name = f.placeholders
@@ -112,6 +108,12 @@ void set_instrumented_modules(std::vector<std::string> modules) {
   auto& f = filter();
   std::lock_guard<std::mutex> lock(f.mutex);
   f.modules = std::move(modules);
+  if (f.executable.empty()) {
+    std::error_code ec;
+    f.executable =
+        std::filesystem::weakly_canonical(std::filesystem::read_symlink("/proc/self/exe", ec), ec)
+            .string();
+  }
   f.names.clear();  // f.placeholders stay: spans may still point at them
   f.any = !f.modules.empty();
   f.generation.fetch_add(1, std::memory_order_release);
