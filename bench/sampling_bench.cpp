@@ -55,7 +55,7 @@ sampling::SamplerOutput samples(std::size_t n) {
   std::stringstream text;
   text << maps.rdbuf();
   auto pid = static_cast<std::int32_t>(::getpid());
-  out.mappings[pid] = sampling::parse_maps(text.str());
+  out.mappings[pid] = symbols::parse_maps(text.str());
   out.processes = {pid};
   for (std::size_t i = 0; i < n; ++i) {
     sampling::RawSample s;

@@ -1,7 +1,9 @@
 include(CMakePackageConfigHelpers)
 
-# mainboard::instrument: the -finstrument-functions hooks; link it next to mainboard::mainboard.
-install(TARGETS mainboard mainboard_instrument EXPORT mainboardTargets
+# mainboard::spans: what an instrumented program links (C and C++ runtime only).
+# mainboard::mainboard: everything, over mainboard::spans.
+# mainboard::instrument: the -finstrument-functions hooks; link it next to either.
+install(TARGETS mainboard_spans mainboard mainboard_instrument EXPORT mainboardTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "mainboard/export.hpp"
 #include "mainboard/npu.hpp"
 
 namespace mainboard {
@@ -16,7 +17,7 @@ class Fs;
 /// An accelerator of the Linux accel device class (/sys/class/accel/accelN): Intel NPU
 /// (intel_vpu), AMD XDNA (amdxdna), Habana Gaudi (habanalabs), Qualcomm Cloud AI (qaic) and
 /// whatever else the class shows, identified by driver and PCI ids.
-class AccelNpu final : public Npu {
+class MAINBOARD_API AccelNpu final : public Npu {
  public:
   /// `attribute_dir` holds the driver's attributes: the PCI device for the accel class, the
   /// class device itself for the older /sys/class/habanalabs.

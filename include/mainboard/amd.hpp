@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "mainboard/export.hpp"
 #include "mainboard/gpu.hpp"
 
 
@@ -15,7 +16,7 @@ class Fs;
 /// An AMD GPU driven by amdgpu, read from sysfs (/sys/class/drm/cardN/device): VRAM and GTT,
 /// busy percentages, the DPM clock tables, and the device's hwmon sensors. The gfx target
 /// (gfx942…) comes from the KFD topology, when the compute driver exposes it.
-class AmdGpu final : public Gpu {
+class MAINBOARD_API AmdGpu final : public Gpu {
  public:
   AmdGpu(GpuInfo info, std::string device_dir, std::shared_ptr<const core::Fs> fs);
 

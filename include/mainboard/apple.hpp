@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "mainboard/export.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/npu.hpp"
 
@@ -15,7 +16,7 @@ class Runner;
 /// hardware UUID, `architecture` the SoC generation. On an Intel Mac it may be an Intel or AMD
 /// GPU with its own VRAM. Clocks, utilization and power need privileged sampling
 /// (powermetrics), so they are unsupported with that reason.
-class AppleGpu final : public Gpu {
+class MAINBOARD_API AppleGpu final : public Gpu {
  public:
   AppleGpu(GpuInfo info, std::uint64_t vram_bytes, bool unified,
            std::shared_ptr<const Runner> runner);
@@ -36,7 +37,7 @@ class AppleGpu final : public Gpu {
 };
 
 /// The Apple Neural Engine of an Apple-silicon Mac.
-class AppleNpu final : public Npu {
+class MAINBOARD_API AppleNpu final : public Npu {
  public:
   AppleNpu(NpuInfo info, std::uint64_t memory_bytes, std::shared_ptr<const Runner> runner);
   const NpuInfo& info() const override { return info_; }

@@ -15,18 +15,19 @@
 #include <string_view>
 #include <utility>
 
+#include "mainboard/export.hpp"
 #include "mainboard/gpu.hpp"
 
 namespace mainboard {
 
 /// The family of an arch key, lowercased without spaces: "sm_90" → "hopper", "sm_86" →
 /// "ampere", "sm_120" → "blackwell", "gfx942" → "cdna3", "gfx1100" → "rdna3"; empty when unknown.
-std::string arch_family(std::string_view arch_key);
+MAINBOARD_API std::string arch_family(std::string_view arch_key);
 /// A human architecture name as a family key: "CDNA 3" → "cdna3", "Hopper" → "hopper".
-std::string family_key(std::string_view architecture);
+MAINBOARD_API std::string family_key(std::string_view architecture);
 
 template <class T>
-class ArchConfig {
+class MAINBOARD_API ArchConfig {
  public:
   explicit ArchConfig(T fallback) : fallback_(std::move(fallback)) {}
 

@@ -2,13 +2,13 @@
 
 #include <string>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 
 namespace mainboard {
 
 /// Motherboard and firmware identity from DMI. Unreadable fields are empty strings: many
 /// virtual machines expose no DMI at all.
-struct Board {
+struct MAINBOARD_API Board {
   std::string vendor;   ///< board manufacturer (falls back to the system vendor)
   std::string model;    ///< board product name (falls back to the system product name)
   std::string version;  ///< board revision
@@ -19,7 +19,5 @@ struct Board {
   bool empty() const { return vendor.empty() && model.empty() && bios_vendor.empty(); }
   bool operator==(const Board&) const = default;
 };
-
-MAINBOARD_DECLARE_JSON(Board);
 
 }  // namespace mainboard

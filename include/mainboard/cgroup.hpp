@@ -4,13 +4,13 @@
 #include <optional>
 #include <string>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 
 namespace mainboard {
 
 /// The memory cap the kernel enforces on this process's control group: the real OOM-kill
 /// ceiling for a job, often far below the machine's RAM.
-struct CgroupMemory {
+struct MAINBOARD_API CgroupMemory {
   bool supported = false;
   int version = 0;                           ///< 1 or 2
   std::string path;                          ///< the cgroup, as /proc/self/cgroup names it
@@ -23,7 +23,5 @@ struct CgroupMemory {
   bool capped() const { return limit_bytes.has_value(); }
   bool operator==(const CgroupMemory&) const = default;
 };
-
-MAINBOARD_DECLARE_JSON(CgroupMemory);
 
 }  // namespace mainboard

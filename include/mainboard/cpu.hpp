@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 #include "mainboard/unit.hpp"
 
 namespace mainboard {
@@ -17,7 +17,7 @@ class Fs;
 class Runner;
 
 /// One cache level as the topology reports it; `instances` counts the copies on the machine.
-struct CacheInfo {
+struct MAINBOARD_API CacheInfo {
   int level = 0;                 ///< 1, 2, 3, 4
   std::string type;              ///< data, instruction or unified
   std::uint64_t size_bytes = 0;  ///< size of one instance
@@ -26,7 +26,7 @@ struct CacheInfo {
 };
 
 /// Identity and capacity of the host CPU; computed once.
-struct CpuInfo {
+struct MAINBOARD_API CpuInfo {
   std::string label;              ///< model name, e.g. "AMD EPYC 9654 96-Core Processor"
   std::string vendor;             ///< e.g. AMD, Intel, ARM, NVIDIA
   std::string architecture;       ///< instruction set, e.g. x86_64, aarch64
@@ -48,7 +48,7 @@ struct CpuInfo {
 };
 
 /// The CPU at one moment: identity plus the live clocks and load.
-struct CpuSnapshot {
+struct MAINBOARD_API CpuSnapshot {
   CpuInfo info;
   std::vector<ClockReading> clocks;
   std::optional<double> load_1m;  ///< run-queue load averages from /proc/loadavg
@@ -58,7 +58,7 @@ struct CpuSnapshot {
 };
 
 /// The host CPU as a unit. Identity comes from the topology; clocks and memory are live.
-class Cpu final : public Unit {
+class MAINBOARD_API Cpu final : public Unit {
  public:
   /// `runner` is used on hosts without /proc (macOS, recorded Macs): sysctl and vm_stat.
   Cpu(CpuInfo info, std::shared_ptr<const core::Fs> fs, std::shared_ptr<const Runner> runner = nullptr);
@@ -78,9 +78,5 @@ class Cpu final : public Unit {
   std::shared_ptr<const core::Fs> fs_;
   std::shared_ptr<const Runner> runner_;
 };
-
-MAINBOARD_DECLARE_JSON(CacheInfo);
-MAINBOARD_DECLARE_JSON(CpuInfo);
-MAINBOARD_DECLARE_JSON(CpuSnapshot);
 
 }  // namespace mainboard

@@ -3,12 +3,12 @@
 #include <optional>
 #include <string>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 
 namespace mainboard {
 
 /// One library of the CUDA stack as found on this host.
-struct LibraryInfo {
+struct MAINBOARD_API LibraryInfo {
   bool found = false;
   std::string path;
   std::string version;
@@ -18,7 +18,7 @@ struct LibraryInfo {
 
 /// The CUDA stack found on the host, so a user sees why a GPU reading is missing: the kernel
 /// driver, NVML, the driver API, CUPTI, the runtime and the toolkit's compiler.
-struct CudaStack {
+struct MAINBOARD_API CudaStack {
   std::string driver_version;       ///< NVIDIA kernel driver, e.g. "550.54.15"
   std::string cuda_driver_version;  ///< highest CUDA version the driver supports, e.g. "12.4"
   LibraryInfo nvml;
@@ -29,8 +29,5 @@ struct CudaStack {
   std::optional<std::string> nvcc_version;
   bool operator==(const CudaStack&) const = default;
 };
-
-MAINBOARD_DECLARE_JSON(LibraryInfo);
-MAINBOARD_DECLARE_JSON(CudaStack);
 
 }  // namespace mainboard

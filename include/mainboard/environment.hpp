@@ -4,19 +4,19 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 
 namespace mainboard {
 
 /// A batch job scheduler whose client commands were found on PATH.
-struct Scheduler {
+struct MAINBOARD_API Scheduler {
   std::string name;    ///< slurm, pbs, lsf, sge, htcondor, flux
   std::string binary;  ///< the client command that identified it, as an absolute path
   bool operator==(const Scheduler&) const = default;
 };
 
 /// The job this process runs inside, when a scheduler's job variables are set.
-struct Job {
+struct MAINBOARD_API Job {
   std::string scheduler;  ///< which scheduler set the variables
   std::string id;         ///< e.g. SLURM_JOB_ID
   std::string name;       ///< job name where the scheduler exports it
@@ -25,7 +25,7 @@ struct Job {
 };
 
 /// Who runs, and where work can be sent.
-struct Environment {
+struct MAINBOARD_API Environment {
   std::string user;
   std::string group;                   ///< primary group
   std::vector<std::string> groups;     ///< every group, primary first
@@ -34,9 +34,5 @@ struct Environment {
   std::optional<Job> job;              ///< set when running inside a batch job
   bool operator==(const Environment&) const = default;
 };
-
-MAINBOARD_DECLARE_JSON(Scheduler);
-MAINBOARD_DECLARE_JSON(Job);
-MAINBOARD_DECLARE_JSON(Environment);
 
 }  // namespace mainboard

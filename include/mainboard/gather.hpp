@@ -4,16 +4,18 @@
 #include <string>
 #include <vector>
 
+#include "mainboard/export.hpp"
+
 namespace mainboard {
 
-struct GatherOptions {
+struct MAINBOARD_API GatherOptions {
   /// The hostname the gathered tree reports (the real one is never written).
   std::string hostname = "gathered-host";
   /// Write into a directory that is not empty.
   bool force = false;
 };
 
-struct GatherReport {
+struct MAINBOARD_API GatherReport {
   std::size_t files = 0;     ///< files and links written
   std::size_t commands = 0;  ///< command outputs recorded
   bool gpu_scenario = false;  ///< NVIDIA readings written as .mainboard/gpu-scenario.json
@@ -26,6 +28,6 @@ struct GatherReport {
 /// `MAINBOARD_SYSROOT=dir mainboard snapshot` reproduces this host elsewhere. On a host with
 /// NVIDIA GPUs the NVML and CUDA readings are also written as a scenario for the fake driver
 /// libraries of the test suite. Throws mainboard::Error when `dir` cannot be written.
-GatherReport gather_host(const std::filesystem::path& dir, const GatherOptions& options = {});
+MAINBOARD_API GatherReport gather_host(const std::filesystem::path& dir, const GatherOptions& options = {});
 
 }  // namespace mainboard

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 #include "mainboard/unit.hpp"
 
 namespace mainboard {
 
 /// Host interconnect state: throughput counters and the PCIe link.
-struct PcieReading {
+struct MAINBOARD_API PcieReading {
   bool supported = false;
   std::optional<double> tx_kbps;
   std::optional<double> rx_kbps;
@@ -25,7 +25,7 @@ struct PcieReading {
 };
 
 /// A process using an accelerator.
-struct GpuProcess {
+struct MAINBOARD_API GpuProcess {
   std::uint32_t pid = 0;
   std::string name;
   std::optional<std::uint64_t> used_memory_bytes;
@@ -33,7 +33,7 @@ struct GpuProcess {
 };
 
 /// One MIG instance of a partitioned GPU.
-struct MigDevice {
+struct MAINBOARD_API MigDevice {
   std::string uuid;
   std::optional<std::uint32_t> gpu_instance_id;
   std::optional<std::uint32_t> compute_instance_id;
@@ -42,7 +42,7 @@ struct MigDevice {
 };
 
 /// Identity of a GPU, computed once.
-struct GpuInfo {
+struct MAINBOARD_API GpuInfo {
   std::uint32_t index = 0;  ///< visible ordinal, after CUDA_VISIBLE_DEVICES and friends
   std::string provider;     ///< nvidia, amd, apple
   std::string label;
@@ -67,7 +67,7 @@ struct GpuInfo {
 };
 
 /// A GPU at one moment: identity plus every reading.
-struct GpuSnapshot {
+struct MAINBOARD_API GpuSnapshot {
   GpuInfo info;
   UnitSnapshot telemetry;
   std::vector<Memory> memory_regions;  ///< pools besides the main one, e.g. AMD's GTT
@@ -78,7 +78,7 @@ struct GpuSnapshot {
 };
 
 /// A GPU from any provider. Identity is computed once; readings are live.
-class Gpu : public Unit {
+class MAINBOARD_API Gpu : public Unit {
  public:
   UnitKind kind() const override { return UnitKind::gpu; }
   const std::string& label() const override { return info().label; }
@@ -107,11 +107,5 @@ class Gpu : public Unit {
   /// One provider's GPUs ("nvidia"), or none when it fails or is not known.
   static std::vector<std::shared_ptr<Gpu>> probe(const std::string& provider);
 };
-
-MAINBOARD_DECLARE_JSON(PcieReading);
-MAINBOARD_DECLARE_JSON(GpuProcess);
-MAINBOARD_DECLARE_JSON(MigDevice);
-MAINBOARD_DECLARE_JSON(GpuInfo);
-MAINBOARD_DECLARE_JSON(GpuSnapshot);
 
 }  // namespace mainboard

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mainboard/export.hpp"
 #include "mainboard/board.hpp"
 #include "mainboard/cgroup.hpp"
 #include "mainboard/cpu.hpp"
@@ -23,19 +24,19 @@
 namespace mainboard {
 
 /// CPU, memory and disk of the host together.
-struct Host {
+struct MAINBOARD_API Host {
   CpuInfo cpu;
   Memory memory;
   Disk disk;
 };
 
-struct SnapshotOptions {
+struct MAINBOARD_API SnapshotOptions {
   bool toolchain = true;  ///< run (or read from cache) the toolchain probe
 };
 
 /// The facade over the host and its units. Identity (CPU, board, environment, toolchain, GPU
 /// list) is computed once on first use, thread-safely; readings are taken afresh at each call.
-class Machine {
+class MAINBOARD_API Machine {
  public:
   struct Options {
     /// Root for every system read; empty means MAINBOARD_SYSROOT, else "/".

@@ -1,10 +1,12 @@
 #pragma once
 
-/// Everything in one include. Prefer the individual headers in code that cares about
-/// compile time.
+/// Every public header in one include (a test checks that none is missing). Prefer the
+/// individual headers in code that cares about compile time; a program that only writes spans
+/// includes <mainboard/span.hpp> and <mainboard/profiler.hpp> and links mainboard::spans.
 #include "mainboard/accel.hpp"
 #include "mainboard/amd.hpp"
 #include "mainboard/apple.hpp"
+#include "mainboard/arch_config.hpp"
 #include "mainboard/board.hpp"
 #include "mainboard/busy.hpp"
 #include "mainboard/cgroup.hpp"
@@ -12,17 +14,24 @@
 #include "mainboard/cuda.hpp"
 #include "mainboard/environment.hpp"
 #include "mainboard/error.hpp"
+#include "mainboard/export.hpp"
+#include "mainboard/gather.hpp"
 #include "mainboard/gpu.hpp"
+#include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/memory.hpp"
+#include "mainboard/meter.hpp"
 #include "mainboard/npu.hpp"
 #include "mainboard/nvidia.hpp"
 #include "mainboard/profile.hpp"
+#include "mainboard/profile_report.hpp"
 #include "mainboard/profiler.hpp"
 #include "mainboard/runner.hpp"
+#include "mainboard/sampler.hpp"
 #include "mainboard/snapshot.hpp"
 #include "mainboard/span.hpp"
 #include "mainboard/storage.hpp"
 #include "mainboard/toolchain.hpp"
 #include "mainboard/unit.hpp"
 #include "mainboard/version.hpp"
+#include "mainboard/view.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 
 namespace mainboard {
 
@@ -13,7 +13,7 @@ inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
 /// A memory reading for the host, a unit or a region. Readings a platform does not expose have
 /// `supported == false`; the byte counts are then zero and mean nothing.
-struct Memory {
+struct MAINBOARD_API Memory {
   std::uint64_t total_bytes = 0;
   std::optional<std::uint64_t> used_bytes;
   std::optional<std::uint64_t> free_bytes;
@@ -37,7 +37,7 @@ struct Memory {
 };
 
 /// One DIMM slot as SMBIOS type 17 describes it. Serial numbers are never kept.
-struct DimmCard {
+struct MAINBOARD_API DimmCard {
   std::string locator;  ///< e.g. "DIMM_A1"
   std::string bank_locator;
   std::optional<std::uint64_t> size_bytes;            ///< empty for an unpopulated slot
@@ -54,7 +54,7 @@ struct DimmCard {
 };
 
 /// DIMM slots and swap. `cards` is empty when dmidecode is missing or refused (it needs root).
-struct MemoryHardware {
+struct MAINBOARD_API MemoryHardware {
   std::vector<DimmCard> cards;
   bool cards_supported = false;
   std::string cards_reason;
@@ -70,9 +70,5 @@ struct MemoryHardware {
 
   bool operator==(const MemoryHardware&) const = default;
 };
-
-MAINBOARD_DECLARE_JSON(Memory);
-MAINBOARD_DECLARE_JSON(DimmCard);
-MAINBOARD_DECLARE_JSON(MemoryHardware);
 
 }  // namespace mainboard

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 
 namespace mainboard {
 
@@ -23,7 +23,7 @@ class Machine;
 ///   evaluate();
 ///   m.stop();
 ///   fmt::print("{:.1f} s, peak GPU {:.1f} GiB\n", m.elapsed_s(), m.peak_gpu_gb());
-class Meter {
+class MAINBOARD_API Meter {
  public:
   explicit Meter(const Machine& machine);
   ~Meter();
@@ -61,10 +61,10 @@ class Meter {
 };
 
 /// A meter on Machine::instance().
-Meter meter();
+MAINBOARD_API Meter meter();
 
 /// What `mainboard meter -- CMD` measures of a command and every process it starts.
-struct CommandMeasurement {
+struct MAINBOARD_API CommandMeasurement {
   std::vector<std::string> argv;
   int exit_code = 0;                ///< the command's status (128 + signal when killed)
   std::optional<int> signal;        ///< the signal that ended it
@@ -83,7 +83,7 @@ struct CommandMeasurement {
   bool operator==(const CommandMeasurement&) const = default;
 };
 
-struct MeterOptions {
+struct MAINBOARD_API MeterOptions {
   std::chrono::milliseconds interval{50};
   bool gpus = true;  ///< read GPU process memory (through the machine's GPU providers)
 };
@@ -91,9 +91,7 @@ struct MeterOptions {
 /// Starts `argv` (no shell; stdin, stdout and stderr are the caller's), samples its process
 /// tree every interval until it exits, and returns the measurement. Throws mainboard::Error
 /// when the command cannot be started.
-CommandMeasurement measure_command(const Machine& machine, const std::vector<std::string>& argv,
+MAINBOARD_API CommandMeasurement measure_command(const Machine& machine, const std::vector<std::string>& argv,
                                    const MeterOptions& options = {});
-
-MAINBOARD_DECLARE_JSON(CommandMeasurement);
 
 }  // namespace mainboard

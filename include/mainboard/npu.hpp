@@ -4,13 +4,13 @@
 #include <optional>
 #include <string>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 #include "mainboard/unit.hpp"
 
 namespace mainboard {
 
 /// Identity of a neural processing unit.
-struct NpuInfo {
+struct MAINBOARD_API NpuInfo {
   std::uint32_t index = 0;
   std::string provider;  ///< apple, accel
   std::string label;
@@ -21,13 +21,13 @@ struct NpuInfo {
   bool operator==(const NpuInfo&) const = default;
 };
 
-struct NpuSnapshot {
+struct MAINBOARD_API NpuSnapshot {
   NpuInfo info;
   UnitSnapshot telemetry;
   bool operator==(const NpuSnapshot&) const = default;
 };
 
-class Npu : public Unit {
+class MAINBOARD_API Npu : public Unit {
  public:
   UnitKind kind() const override { return UnitKind::npu; }
   const std::string& label() const override { return info().label; }
@@ -36,8 +36,5 @@ class Npu : public Unit {
   virtual const NpuInfo& info() const = 0;
   NpuSnapshot npu_snapshot(const std::string& name = "") const;
 };
-
-MAINBOARD_DECLARE_JSON(NpuInfo);
-MAINBOARD_DECLARE_JSON(NpuSnapshot);
 
 }  // namespace mainboard

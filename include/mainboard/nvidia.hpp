@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "mainboard/export.hpp"
 #include "mainboard/gpu.hpp"
 
 namespace mainboard {
@@ -9,7 +10,7 @@ namespace mainboard {
 /// An NVIDIA GPU (or MIG instance) as CUDA numbers it: identity read once through NVML and the
 /// CUDA driver (both loaded at run time), telemetry read live through NVML. `index` in its info
 /// is the CUDA ordinal, after CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER.
-class NvidiaGpu final : public Gpu {
+class MAINBOARD_API NvidiaGpu final : public Gpu {
  public:
   struct State;  ///< library and device handles (private)
 
@@ -44,6 +45,6 @@ class NvidiaGpu final : public Gpu {
 };
 
 /// The clock-event (throttle) reason bits NVML reports, as names.
-std::vector<std::string> decode_clock_event_reasons(unsigned long long bits);
+MAINBOARD_API std::vector<std::string> decode_clock_event_reasons(unsigned long long bits);
 
 }  // namespace mainboard

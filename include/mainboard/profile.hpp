@@ -1,5 +1,9 @@
 #pragma once
 
+/// A profile: the evidence of one session or run, and what it says. The model, its JSON (save,
+/// load) and its analyses are in mainboard::spans; the text report, show() and the trace exports
+/// (Perfetto, speedscope, folded stacks) are formatting, in mainboard::mainboard.
+
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -7,17 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 #include "mainboard/snapshot.hpp"
 
 namespace mainboard {
 
-/// Version of the profile's JSON layout. Versions 1 (no GPU activity) and 2 (no stack samples)
-/// still load.
-inline constexpr int kProfileSchemaVersion = 3;
+/// Version of the profile's JSON layout. Versions 1 (no GPU activity), 2 (no stack samples) and
+/// 3 (no function_maps) still load.
+inline constexpr int kProfileSchemaVersion = 4;
 
 /// Exact statistics of one span path over the whole session (whatever max_spans was).
-struct SpanStat {
+struct MAINBOARD_API SpanStat {
   std::string path;  ///< "train/step/forward"
   std::string name;  ///< the last component
   std::uint64_t calls = 0;
@@ -32,7 +36,7 @@ struct SpanStat {
 };
 
 /// One stored span (bounded by max_spans): indices into Profile::paths and Profile::threads.
-struct SpanEvent {
+struct MAINBOARD_API SpanEvent {
   std::uint32_t path = 0;
   std::uint32_t thread = 0;
   std::int64_t start_ns = 0;  ///< monotonic clock, the one snapshots and device samples use
@@ -40,7 +44,7 @@ struct SpanEvent {
   bool operator==(const SpanEvent&) const = default;
 };
 
-struct ThreadInfo {
+struct MAINBOARD_API ThreadInfo {
   std::uint32_t index = 0;
   std::int64_t tid = 0;
   std::string name;
@@ -48,7 +52,7 @@ struct ThreadInfo {
 };
 
 /// One frame of a sampled stack, symbolized.
-struct StackFrame {
+struct MAINBOARD_API StackFrame {
   std::string function;  ///< demangled; "0x7f12…" when no symbol covers the address
   std::string module;    ///< the ELF file's name, "[jit]" (perf map), "[kernel]" or "[unknown]"
   std::string file;      ///< source file, when debug information says
@@ -58,7 +62,7 @@ struct StackFrame {
 };
 
 /// One stack sample: which thread, when, and which stack (Profile::stacks).
-struct StackSample {
+struct MAINBOARD_API StackSample {
   std::int64_t t_ns = 0;
   std::uint32_t thread = 0;
   std::uint32_t stack = 0;
@@ -66,7 +70,7 @@ struct StackSample {
 };
 
 /// A function's share of the samples.
-struct FunctionStat {
+struct MAINBOARD_API FunctionStat {
   std::string function;
   std::string module;
   std::uint64_t self_samples = 0;   ///< samples with it as the leaf
@@ -77,7 +81,7 @@ struct FunctionStat {
 };
 
 /// One distinct stack, by function names, and how often it was sampled.
-struct StackStat {
+struct MAINBOARD_API StackStat {
   std::vector<std::string> frames;  ///< root first
   std::uint64_t samples = 0;
   double pct = 0;
@@ -85,7 +89,7 @@ struct StackStat {
 };
 
 /// One reading of the profiled process on its GPU, taken while spans were open.
-struct DeviceSample {
+struct MAINBOARD_API DeviceSample {
   std::int64_t t_ns = 0;
   std::uint32_t gpu = 0;
   std::optional<std::uint64_t> process_memory_bytes;  ///< this process's share of GPU memory
@@ -96,7 +100,7 @@ struct DeviceSample {
 };
 
 /// One GPU activity record (CUPTI), on the profile's clock.
-struct GpuActivity {
+struct MAINBOARD_API GpuActivity {
   enum class Kind { kernel, memcpy, memset, synchronization, overhead } kind = Kind::kernel;
   /// Index into Profile::activity_names: the demangled kernel name, "memcpy HtoD (pageable →
   /// device)", "memset (device)", "sync: stream", "overhead: CUPTI buffer flush", …
@@ -123,10 +127,10 @@ struct GpuActivity {
   }
   bool operator==(const GpuActivity&) const = default;
 };
-const char* to_string(GpuActivity::Kind kind);
+MAINBOARD_API const char* to_string(GpuActivity::Kind kind);
 
 /// One kernel name over a profile.
-struct KernelSummary {
+struct MAINBOARD_API KernelSummary {
   std::string name;
   std::uint64_t calls = 0;
   std::int64_t total_ns = 0;
@@ -137,7 +141,7 @@ struct KernelSummary {
 };
 
 /// GPU time attributed to one span path (or "(outside spans)").
-struct RegionGpuTime {
+struct MAINBOARD_API RegionGpuTime {
   std::string path;
   std::int64_t kernel_ns = 0;
   std::int64_t copy_ns = 0;  ///< memcpy and memset
@@ -147,7 +151,7 @@ struct RegionGpuTime {
 };
 
 /// Where the GPU's time went: compute against copies, the hottest kernels, and each span's share.
-struct TraceReport {
+struct MAINBOARD_API TraceReport {
   std::int64_t kernel_ns = 0;  ///< summed kernel durations (overlapping kernels both count)
   std::int64_t copy_ns = 0;    ///< summed memcpy and memset durations
   std::uint64_t kernel_count = 0;
@@ -155,12 +159,12 @@ struct TraceReport {
   std::uint64_t copy_bytes = 0;
   std::vector<KernelSummary> kernels;  ///< hottest first
   std::vector<RegionGpuTime> regions;  ///< most GPU time first
-  std::string report() const;
+  std::string report() const;  ///< the text section (mainboard::mainboard)
   bool operator==(const TraceReport&) const = default;
 };
 
 /// How efficiency() scores kernels.
-struct EfficiencyOptions {
+struct MAINBOARD_API EfficiencyOptions {
   std::uint32_t sm_count = 0;       ///< the device's SMs (GpuInfo::multiprocessor_count)
   double peak_bandwidth_gbs = 0;    ///< device peak, 0 to skip the bandwidth score
   std::uint64_t bytes_moved = 0;    ///< bytes one launch moves, 0 to skip
@@ -169,7 +173,7 @@ struct EfficiencyOptions {
 };
 
 /// One kernel's launch shape, wave quantisation and achieved bandwidth (its last-seen launch).
-struct KernelEfficiency {
+struct MAINBOARD_API KernelEfficiency {
   std::string name;
   std::uint64_t calls = 0;
   std::int64_t total_ns = 0;
@@ -187,7 +191,7 @@ struct KernelEfficiency {
 };
 
 /// Hardware-counter readings of one kernel name (from a counter pass).
-struct KernelCounters {
+struct MAINBOARD_API KernelCounters {
   std::string name;
   std::uint64_t calls = 0;
   std::int64_t duration_ns = 0;
@@ -204,7 +208,7 @@ struct KernelCounters {
 enum class DiffKind { changed, added, removed };
 
 /// One kernel name's change against a baseline.
-struct KernelDiff {
+struct MAINBOARD_API KernelDiff {
   std::string name;
   using Kind = DiffKind;
   Kind kind = Kind::changed;
@@ -216,7 +220,7 @@ struct KernelDiff {
 };
 
 /// A window in which the observed activity stopped.
-struct IdleGap {
+struct MAINBOARD_API IdleGap {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   std::string open_span;  ///< the innermost span open during the gap, if any
@@ -225,7 +229,7 @@ struct IdleGap {
 };
 
 /// Busy and idle time over the observed activity, and the longest idle windows.
-struct Timeline {
+struct MAINBOARD_API Timeline {
   std::string source;  ///< what counted as activity: "gpu activity", "device samples", "spans"
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
@@ -240,7 +244,7 @@ struct Timeline {
 };
 
 /// One region's change against a baseline.
-struct RegionDiff {
+struct MAINBOARD_API RegionDiff {
   std::string path;
   using Kind = DiffKind;
   Kind kind = Kind::changed;
@@ -253,17 +257,17 @@ struct RegionDiff {
   bool operator==(const RegionDiff&) const = default;
 };
 
-struct ProfileDiff {
+struct MAINBOARD_API ProfileDiff {
   std::vector<RegionDiff> regions;  ///< largest absolute change of total first
   std::vector<KernelDiff> kernels;  ///< the same for kernel names
-  std::string report() const;
+  std::string report() const;  ///< the text table (mainboard::mainboard)
   bool operator==(const ProfileDiff&) const = default;
 };
 
 /// One immutable result of a profiling session: only evidence that was observed (span
 /// statistics, stored spans, device samples), the machine it ran on, and what could not be
 /// collected and why.
-struct Profile {
+struct MAINBOARD_API Profile {
   int schema_version = kProfileSchemaVersion;
   std::int64_t pid = 0;  ///< the profiled process
   std::int64_t start_ns = 0;
@@ -284,6 +288,11 @@ struct Profile {
   std::uint32_t sample_hz = 0;                     ///< the sampling rate, 0 without samples
   std::uint64_t lost_samples = 0;                  ///< samples the kernel or max_samples dropped
   std::vector<std::string> unavailable;            ///< "device: no GPU at index 0", …
+  /// Paths of auto-instrumented functions hold "@0x<address>" until they are named: these are
+  /// the file mappings (/proc/<pid>/maps lines) of the modules holding those addresses, so that
+  /// whoever reads the profile can name them (mainboard::mainboard does on load in the command
+  /// and at the end of an in-process session). Empty once named.
+  std::vector<std::string> function_maps;
   std::optional<MachineSnapshot> machine;
 
   /// Per-path statistics, slowest total first.
@@ -307,17 +316,23 @@ struct Profile {
   std::vector<FunctionStat> hot_functions(std::size_t top = 20) const;
   /// The most sampled distinct stacks; stacks that differ only in lines or addresses are one.
   std::vector<StackStat> hot_stacks(std::size_t top = 10) const;
+  /// The two sample exports below are formatting (mainboard::mainboard).
   /// Folded stacks, the format flamegraph.pl reads: "thread;root;…;leaf count" a line each.
   std::string folded() const;
   /// A speedscope file (https://www.speedscope.app/file-format-schema.json): one sampled
   /// profile per thread over shared frames.
   std::string speedscope_json() const;
+  /// Adds `other`'s evidence to this profile: threads joined by tid, regions by path (their
+  /// statistics summed), GPU activity and stack samples re-indexed, unavailable reasons joined.
+  /// For the pieces of one run (the stack samples, the target's own spans, its GPU trace) or
+  /// the processes of one job.
+  void merge(const Profile& other);
   /// Change of every region and kernel against `baseline`, largest absolute change first.
   ProfileDiff diff(const Profile& baseline) const;
   /// Plain text with only the sections that have evidence; the region table lists the
-  /// `top_regions` slowest.
+  /// `top_regions` slowest (mainboard::mainboard).
   std::string report(std::size_t top_regions = SIZE_MAX) const;
-  /// Prints the report, coloured when `color`.
+  /// Prints the report, coloured when `color` (mainboard::mainboard).
   void show(bool color = true) const;
 
   /// Writes JSON (with schema_version) to a temporary file and renames it over `path`.
@@ -328,32 +343,12 @@ struct Profile {
   /// Parses profile JSON text (what load() reads); `origin` names it in errors.
   static Profile parse(std::string_view text, const std::string& origin = "profile");
   /// Chrome / Perfetto trace-event JSON: a track per thread, spans as complete events, device
-  /// samples as counters, process and thread names, the machine in the metadata.
+  /// samples as counters, process and thread names, the machine in the metadata
+  /// (mainboard::mainboard).
   void perfetto(const std::filesystem::path& path) const;
   std::string perfetto_json() const;
 
   bool operator==(const Profile&) const = default;
 };
-
-MAINBOARD_DECLARE_JSON(SpanStat);
-MAINBOARD_DECLARE_JSON(SpanEvent);
-MAINBOARD_DECLARE_JSON(ThreadInfo);
-MAINBOARD_DECLARE_JSON(DeviceSample);
-MAINBOARD_DECLARE_JSON(GpuActivity);
-MAINBOARD_DECLARE_JSON(KernelSummary);
-MAINBOARD_DECLARE_JSON(RegionGpuTime);
-MAINBOARD_DECLARE_JSON(TraceReport);
-MAINBOARD_DECLARE_JSON(KernelEfficiency);
-MAINBOARD_DECLARE_JSON(KernelCounters);
-MAINBOARD_DECLARE_JSON(KernelDiff);
-MAINBOARD_DECLARE_JSON(StackFrame);
-MAINBOARD_DECLARE_JSON(StackSample);
-MAINBOARD_DECLARE_JSON(FunctionStat);
-MAINBOARD_DECLARE_JSON(StackStat);
-MAINBOARD_DECLARE_JSON(IdleGap);
-MAINBOARD_DECLARE_JSON(Timeline);
-MAINBOARD_DECLARE_JSON(RegionDiff);
-MAINBOARD_DECLARE_JSON(ProfileDiff);
-MAINBOARD_DECLARE_JSON(Profile);
 
 }  // namespace mainboard

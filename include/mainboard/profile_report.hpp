@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/profiler.hpp"
 
@@ -21,10 +21,10 @@ namespace mainboard {
 
 /// Whether the dominant work is limited by memory traffic or by compute.
 enum class Bound { memory, compute, unknown };
-const char* to_string(Bound bound);
+MAINBOARD_API const char* to_string(Bound bound);
 
 /// One kernel name over the run: its share and its (last-seen) launch shape.
-struct KernelStat {
+struct MAINBOARD_API KernelStat {
   std::string name;
   std::uint64_t calls = 0;
   std::int64_t total_ns = 0;
@@ -40,7 +40,7 @@ struct KernelStat {
 };
 
 /// The verdict on one profiled workload.
-struct ProfileReport {
+struct MAINBOARD_API ProfileReport {
   std::uint32_t iterations = 0;
   std::string dominant_kernel;  ///< the kernel with the most time, empty without kernels
   double dominant_share_pct = 0;
@@ -72,12 +72,12 @@ struct ProfileReport {
 /// The verdict rule, on its own: copies dominate → memory; else a memory controller busy at
 /// least kMemoryBoundRatio as often as the SMs → memory; else kernels → compute; else unknown.
 inline constexpr double kMemoryBoundRatio = 0.5;
-Bound classify(std::int64_t kernel_ns, std::int64_t copy_ns,
+MAINBOARD_API Bound classify(std::int64_t kernel_ns, std::int64_t copy_ns,
                std::optional<double> sm_utilization_pct,
                std::optional<double> memory_utilization_pct, std::string* reason = nullptr);
 
 /// How profile() runs its function.
-struct ProfileOptions {
+struct MAINBOARD_API ProfileOptions {
   std::uint32_t iters = 1;   ///< timed runs, in one trace pass
   std::uint32_t warmup = 0;  ///< untimed runs first
   /// A device barrier after each run (e.g. cudaDeviceSynchronize), so the asynchronous GPU work
@@ -92,13 +92,9 @@ struct ProfileOptions {
 
 /// Runs `fn` under a profiler with GPU activity and device sampling, and returns the verdict.
 /// Throws mainboard::Error when another profiling session is active.
-ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options = {});
+MAINBOARD_API ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options = {});
 /// The same, also handing back the full Profile (for save(), perfetto(), efficiency()).
-ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options,
+MAINBOARD_API ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options,
                       Profile* evidence);
-
-MAINBOARD_DECLARE_JSON(Bound);
-MAINBOARD_DECLARE_JSON(KernelStat);
-MAINBOARD_DECLARE_JSON(ProfileReport);
 
 }  // namespace mainboard

@@ -1,11 +1,18 @@
 #pragma once
 
+/// The profiling session. Part of mainboard::spans, the small library an instrumented program
+/// links (C and C++ runtime only): spans, the session, its Profile, save. Linking
+/// mainboard::mainboard as well adds what a session can collect beyond spans (GPU sampling,
+/// CUPTI activity, the machine snapshot) and names auto-instrumented functions in process; a
+/// spans-only program lists those in Profile::unavailable instead.
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "mainboard/export.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/span.hpp"
 
@@ -47,7 +54,7 @@ constexpr bool has(Activity set, Activity a) {
   return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(a)) != 0;
 }
 /// "kernel", "memcpy", …; for a set, the names joined with "|".
-std::string to_string(Activity set);
+MAINBOARD_API std::string to_string(Activity set);
 
 /// Whether spans also push and pop NVTX ranges, so that an NVTX tool (Nsight Systems) shows
 /// them on its timeline.
@@ -59,7 +66,7 @@ enum class NvtxBridge {
 
 /// How a session collects: one value rather than six loose arguments, so that code holding a
 /// policy hands it over whole (Profiler::under).
-struct Collection {
+struct MAINBOARD_API Collection {
   Feature features = Feature::defaults;
   std::uint32_t device_index = 0;  ///< which GPU (Machine::gpus() order) to sample
   std::uint32_t sample_interval_ms = 50;
@@ -70,80 +77,24 @@ struct Collection {
   /// A requested feature that cannot be collected throws mainboard::Error naming it, instead of
   /// being listed in Profile::unavailable.
   bool strict = false;
+  /// Also put the machine snapshot into the profile. It is taken anyway when the session
+  /// collects device evidence (device, gpu_activity); a spans-only session never reads the
+  /// machine unless asked here.
+  bool machine_snapshot = false;
   /// The machine to read GPUs from; null means Machine::instance().
   const Machine* machine = nullptr;
 };
 
 /// A handle for a span opened with Profiler::enter, for code that cannot use scopes.
-struct SpanToken {
+struct MAINBOARD_API SpanToken {
   std::uint32_t depth = 0;
   std::uint64_t session = 0;
-};
-
-/// How sampled stacks are walked.
-enum class CallGraph {
-  frame_pointers,  ///< by the kernel, along frame pointers: cheap; code without them is cut short
-  dwarf,           ///< a copy of the user stack per sample, unwound with the modules' CFI
-};
-
-/// How Profiler::run and Profiler::attach sample another process.
-struct SampleOptions {
-  CallGraph call_graph = CallGraph::frame_pointers;
-  Feature features =
-      Feature::defaults | Feature::stacks;   ///< stacks; spans and gpu_activity for run
-  Activity activities = Activity::defaults;  ///< GPU kinds, through the injection library
-  std::uint32_t hz = 99;                     ///< stack samples per second and thread
-  bool children = true;                      ///< also sample the processes the target starts
-  /// Also sample time in the kernel on the target's behalf (system calls, page faults) as a
-  /// "[kernel]" frame above the user code that entered it, when kernel.perf_event_paranoid
-  /// allows (else only user time, and `unavailable` says why).
-  bool kernel = true;
-  double timeout_s = 0;    ///< run: end the target after this long (0: never)
-  double duration_s = 10;  ///< attach: how long to sample (ends early if the process exits)
-  std::uint64_t max_samples = 10'000'000;
-  std::uint64_t max_spans = 100000;  ///< for a target that links libmainboard
-  /// A feature that cannot be collected throws instead of being listed in unavailable.
-  bool strict = false;
-  /// Where the target's standard streams go: inherited unless set (files, for tests).
-  std::string stdout_path, stderr_path;
-};
-
-/// What Profiler::run observed: the profile, and how the target ended.
-struct RunResult {
-  Profile profile;
-  int exit_code = 0;  ///< the target's status, 128 + signal when a signal ended it
-  int signal = 0;     ///< the signal that ended it, 0 when it exited
-  bool timed_out = false;
-};
-
-/// One thread's stack at one instant (Profiler::dump), innermost frame first.
-struct ThreadStack {
-  std::int64_t tid = 0;
-  std::string name;
-  std::vector<StackFrame> frames;
-};
-struct StackDump {
-  std::int64_t pid = 0;
-  std::vector<ThreadStack> threads;
-  std::string text() const;  ///< like eu-stack: a block per thread, a frame per line
-};
-
-/// What Profiler::measure reaches: a command to launch, a running process, or this process.
-struct Reach {
-  enum class Kind { here, command, process } kind = Kind::here;
-  std::vector<std::string> argv;  ///< command
-  std::int64_t pid = 0;           ///< process
-  static Reach here() { return {}; }
-  static Reach command(std::vector<std::string> argv) {
-    return {Kind::command, std::move(argv), 0};
-  }
-  static Reach process(std::int64_t pid) { return {Kind::process, {}, pid}; }
 };
 
 /// A bounded profiling session, active from construction until stop() or destruction. Spans
 /// anywhere in the process (any thread) are recorded while it is active. Only one session can
 /// be active at a time: constructing a second throws mainboard::Error.
-class Profiler {
+class MAINBOARD_API Profiler {
  public:
   explicit Profiler(const Collection& collection = {});
   /// The same, from one collection policy.
@@ -173,28 +124,16 @@ class Profiler {
   TraceReport trace_report(std::size_t top = 10);
   /// The activity kinds CUPTI accepted for this session (none without gpu_activity).
   Activity traced_activities() const;
-  std::string report();
-  void show(bool color = true);
+  /// The text report and its printing belong to the view layer: link mainboard::mainboard.
+  std::string report() { return result().report(); }
+  void show(bool color = true) { result().show(color); }
 
   /// Turns functions compiled with -finstrument-functions into spans (link mainboard::instrument),
   /// for the modules named here only: a shared object's file name or path, or "" / "main" for
-  /// the executable. Names are resolved when the session ends. An empty list turns it off.
+  /// the executable. An empty list turns it off. The spans carry addresses while recording;
+  /// they are named where the profile is read (`mainboard profile report`), or at the end of
+  /// the session when the program links mainboard::mainboard.
   void auto_instrument(std::vector<std::string> modules);
-
-  /// Starts `argv` (no shell; PATH is searched), samples its stacks until it exits (or the
-  /// timeout ends it), and joins the spans of a target that links libmainboard and the GPU
-  /// activity of a CUDA target (CUDA injection). The target's streams and status are its own.
-  /// Throws mainboard::Error when the program cannot be started.
-  static RunResult run(const std::vector<std::string>& argv, const SampleOptions& options = {});
-  /// Measures whatever `reach` names: a command (run), a process (attach). Reach::here() names
-  /// the calling process, which a Profiler session measures, not this: it throws
-  /// mainboard::Error rather than launch nothing.
-  static Profile measure(const Reach& reach, const SampleOptions& options = {});
-  /// Samples a running process (every thread, and the ones it starts) for options.duration_s.
-  static Profile attach(std::int64_t pid, const SampleOptions& options = {});
-  /// One stack of every thread of `pid`, unwound with libdw through ptrace; the process is
-  /// always let go again, also on error.
-  static StackDump dump(std::int64_t pid);
 
   struct Session;
 

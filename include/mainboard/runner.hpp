@@ -9,10 +9,12 @@
 #include <string_view>
 #include <vector>
 
+#include "mainboard/export.hpp"
+
 namespace mainboard {
 
 /// One external command: an argv vector (never a shell string), with a deadline.
-struct Command {
+struct MAINBOARD_API Command {
   std::vector<std::string> argv;
   std::chrono::milliseconds timeout{5000};
   /// Output beyond this many bytes per stream is discarded and `truncated` is set.
@@ -22,7 +24,7 @@ struct Command {
   std::map<std::string, std::optional<std::string>> environment;
 };
 
-struct CommandResult {
+struct MAINBOARD_API CommandResult {
   bool started = false;    ///< the program could be found and started
   bool timed_out = false;  ///< killed at the deadline
   bool truncated = false;  ///< output exceeded max_output_bytes
@@ -37,7 +39,7 @@ struct CommandResult {
 
 /// The seam through which every external program is found and run. The live implementation
 /// spawns processes; tests and recorded hosts answer from a table.
-class Runner {
+class MAINBOARD_API Runner {
  public:
   virtual ~Runner() = default;
 
@@ -52,7 +54,7 @@ class Runner {
 
 /// Spawns real processes (posix_spawn, no shell) with stdin from /dev/null, LC_ALL=C, and
 /// stdout/stderr captured; kills a command's whole process group at its deadline.
-class LocalRunner final : public Runner {
+class MAINBOARD_API LocalRunner final : public Runner {
  public:
   /// `path` is the search path (the PATH variable's value) used to find executables.
   explicit LocalRunner(std::string path);
@@ -65,7 +67,7 @@ class LocalRunner final : public Runner {
 
 /// Answers from recorded outputs: which executables exist and what each argv printed.
 /// An argv that was not recorded reads as a program that could not be started.
-class ReplayRunner final : public Runner {
+class MAINBOARD_API ReplayRunner final : public Runner {
  public:
   struct Entry {
     std::vector<std::string> argv;

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "mainboard/export.hpp"
 #include "mainboard/board.hpp"
 #include "mainboard/cgroup.hpp"
 #include "mainboard/cpu.hpp"
 #include "mainboard/cuda.hpp"
 #include "mainboard/environment.hpp"
 #include "mainboard/gpu.hpp"
-#include "mainboard/json_fwd.hpp"
 #include "mainboard/memory.hpp"
 #include "mainboard/npu.hpp"
 #include "mainboard/storage.hpp"
@@ -23,10 +23,10 @@ namespace mainboard {
 inline constexpr int kSnapshotSchemaVersion = 1;
 
 enum class ProbeStatus { ok, unsupported, failed };
-const char* to_string(ProbeStatus status);
+MAINBOARD_API const char* to_string(ProbeStatus status);
 
 /// What one probe or provider did: so a user sees why a value is missing and what it cost.
-struct Diagnostic {
+struct MAINBOARD_API Diagnostic {
   std::string probe;  ///< e.g. cpu, memory, board, toolchain, gpu:nvidia
   ProbeStatus status = ProbeStatus::ok;
   std::string reason;
@@ -35,7 +35,7 @@ struct Diagnostic {
 };
 
 /// Everything probed about the host at one moment, as one serializable value.
-struct MachineSnapshot {
+struct MAINBOARD_API MachineSnapshot {
   int schema_version = kSnapshotSchemaVersion;
   std::int64_t timestamp_ns = 0;  ///< monotonic clock (the one profiles use)
   std::int64_t unix_time_ns = 0;  ///< wall clock, for humans and for ordering files
@@ -62,9 +62,5 @@ struct MachineSnapshot {
   const Diagnostic* diagnostic(const std::string& probe) const;
   bool operator==(const MachineSnapshot&) const = default;
 };
-
-MAINBOARD_DECLARE_JSON(ProbeStatus);
-MAINBOARD_DECLARE_JSON(Diagnostic);
-MAINBOARD_DECLARE_JSON(MachineSnapshot);
 
 }  // namespace mainboard

@@ -18,23 +18,25 @@
 #include <type_traits>
 #include <utility>
 
+#include "mainboard/export.hpp"
+
 namespace mainboard {
 
 namespace detail {
 
 /// Non-zero while a Profiler is active; every span reads it once.
-extern std::atomic<std::uint32_t> g_profiling;
+MAINBOARD_API extern std::atomic<std::uint32_t> g_profiling;
 
 struct ThreadState;
 
 /// Opens a span on this thread's state for the active session; null when none is (any more).
-ThreadState* span_enter(const char* name) noexcept;
-void span_exit(ThreadState* state) noexcept;
+MAINBOARD_API ThreadState* span_enter(const char* name) noexcept;
+MAINBOARD_API void span_exit(ThreadState* state) noexcept;
 
 }  // namespace detail
 
 /// A span for the lifetime of the object. `name` must outlive the program (a literal).
-class Span {
+class MAINBOARD_API Span {
  public:
 #ifdef MAINBOARD_NO_PROFILING
   explicit Span(const char*) noexcept {}

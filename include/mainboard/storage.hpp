@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 
 namespace mainboard {
 
 /// A block device from /sys/block.
-struct BlockDevice {
+struct MAINBOARD_API BlockDevice {
   std::string name;  ///< e.g. nvme0n1, sda, vda
   std::string model;
   std::uint64_t size_bytes = 0;
@@ -21,7 +21,7 @@ struct BlockDevice {
 };
 
 /// The filesystem holding one path of interest.
-struct Filesystem {
+struct MAINBOARD_API Filesystem {
   std::string role;         ///< cwd, home, tmp, scratch
   std::string path;         ///< the path asked about
   std::string mount_point;  ///< where its filesystem is mounted
@@ -32,7 +32,7 @@ struct Filesystem {
   bool operator==(const Filesystem&) const = default;
 };
 
-struct Disk {
+struct MAINBOARD_API Disk {
   std::vector<BlockDevice> devices;
   std::vector<Filesystem> filesystems;
   bool operator==(const Disk&) const = default;
@@ -40,9 +40,9 @@ struct Disk {
 
 /// How fast a scratch location is likely to be, best first.
 enum class StorageTier { memory, local_ssd, local_disk, local, network, unknown };
-const char* to_string(StorageTier tier);
+MAINBOARD_API const char* to_string(StorageTier tier);
 
-struct ScratchCandidate {
+struct MAINBOARD_API ScratchCandidate {
   std::string path;
   std::string origin;  ///< the variable or rule that proposed it, e.g. $TMPDIR
   std::string fs_type;
@@ -54,7 +54,7 @@ struct ScratchCandidate {
 };
 
 /// The fastest writable node-local directory, and every candidate considered.
-struct Scratch {
+struct MAINBOARD_API Scratch {
   bool found = false;
   std::string path;
   std::string fs_type;
@@ -63,12 +63,5 @@ struct Scratch {
   std::vector<ScratchCandidate> candidates;
   bool operator==(const Scratch&) const = default;
 };
-
-MAINBOARD_DECLARE_JSON(BlockDevice);
-MAINBOARD_DECLARE_JSON(Filesystem);
-MAINBOARD_DECLARE_JSON(Disk);
-MAINBOARD_DECLARE_JSON(StorageTier);
-MAINBOARD_DECLARE_JSON(ScratchCandidate);
-MAINBOARD_DECLARE_JSON(Scratch);
 
 }  // namespace mainboard

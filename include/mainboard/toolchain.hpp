@@ -8,17 +8,17 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 
 namespace mainboard {
 
 class Runner;
 
 enum class ToolCategory { c, cxx, cuda, hip, fortran, mpi, build, python };
-const char* to_string(ToolCategory category);
+MAINBOARD_API const char* to_string(ToolCategory category);
 
 /// A build tool found (or looked for) on PATH.
-struct DetectedTool {
+struct MAINBOARD_API DetectedTool {
   std::string name;
   ToolCategory category = ToolCategory::build;
   std::optional<std::string> path;     ///< resolved absolute path, empty when not found
@@ -29,7 +29,7 @@ struct DetectedTool {
 
 /// How to find one tool: pure data. Adding a tool to the inventory is one more row in
 /// tool_probes(), with no change to the discovery code.
-struct ToolProbe {
+struct MAINBOARD_API ToolProbe {
   std::string name;
   ToolCategory category = ToolCategory::build;
   std::vector<std::string> binaries;  ///< candidate executables, tried in order
@@ -44,11 +44,11 @@ struct ToolProbe {
 };
 
 /// The built-in table: C/C++ compilers, CUDA/HIP, Fortran, MPI wrappers, build systems, Python.
-std::span<const ToolProbe> tool_probes();
+MAINBOARD_API std::span<const ToolProbe> tool_probes();
 
 /// Version answers kept on disk, keyed by a binary's resolved path, size and mtime, so that a
 /// second probe spawns nothing for tools that did not change.
-class ToolCache {
+class MAINBOARD_API ToolCache {
  public:
   /// `file` is the JSON cache file; it need not exist yet.
   explicit ToolCache(std::filesystem::path file);
@@ -72,7 +72,7 @@ class ToolCache {
 };
 
 /// The tools found on this host, in the probe table's order.
-struct Toolchain {
+struct MAINBOARD_API Toolchain {
   std::vector<DetectedTool> tools;
 
   std::map<ToolCategory, std::vector<DetectedTool>> by_category() const;
@@ -87,7 +87,7 @@ struct Toolchain {
 };
 
 /// The CMake configuration a build on this host should use.
-struct CompilerConfig {
+struct MAINBOARD_API CompilerConfig {
   std::optional<std::string> c_compiler;
   std::optional<std::string> cxx_compiler;
   std::optional<std::string> cuda_compiler;
@@ -96,10 +96,5 @@ struct CompilerConfig {
   std::vector<std::string> cmake_args() const;
   bool operator==(const CompilerConfig&) const = default;
 };
-
-MAINBOARD_DECLARE_JSON(ToolCategory);
-MAINBOARD_DECLARE_JSON(DetectedTool);
-MAINBOARD_DECLARE_JSON(Toolchain);
-MAINBOARD_DECLARE_JSON(CompilerConfig);
 
 }  // namespace mainboard

@@ -5,16 +5,16 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/json_fwd.hpp"
+#include "mainboard/export.hpp"
 #include "mainboard/memory.hpp"
 
 namespace mainboard {
 
 enum class UnitKind { cpu, gpu, npu };
-const char* to_string(UnitKind kind);
+MAINBOARD_API const char* to_string(UnitKind kind);
 
 /// Clock frequencies of one hardware domain (a cpufreq policy, a GPU's SM or memory clock).
-struct ClockReading {
+struct MAINBOARD_API ClockReading {
   std::string domain;  ///< e.g. "cpu0-7", "sm", "memory"
   std::optional<double> current_mhz;
   std::optional<double> min_mhz;
@@ -23,7 +23,7 @@ struct ClockReading {
   bool operator==(const ClockReading&) const = default;
 };
 
-struct Utilization {
+struct MAINBOARD_API Utilization {
   bool supported = false;
   std::optional<double> compute_pct;
   std::optional<double> memory_pct;  ///< memory controller busy time, where exposed
@@ -31,7 +31,7 @@ struct Utilization {
   bool operator==(const Utilization&) const = default;
 };
 
-struct Energy {
+struct MAINBOARD_API Energy {
   bool supported = false;
   std::optional<double> power_w;
   std::optional<double> power_limit_w;
@@ -40,7 +40,7 @@ struct Energy {
   bool operator==(const Energy&) const = default;
 };
 
-struct Thermal {
+struct MAINBOARD_API Thermal {
   bool supported = false;
   std::optional<double> temperature_c;
   std::optional<double> slowdown_c;
@@ -51,7 +51,7 @@ struct Thermal {
 };
 
 /// Point-in-time neutral telemetry of one unit.
-struct UnitSnapshot {
+struct MAINBOARD_API UnitSnapshot {
   std::string name;       ///< caller's label, e.g. a profiling region
   std::string unit_name;  ///< the unit's label
   UnitKind kind = UnitKind::cpu;
@@ -68,7 +68,7 @@ struct UnitSnapshot {
 /// A schedulable execution resource: a CPU package or cluster, a GPU, an NPU. Identity is
 /// computed once; the readings (memory, clocks, utilization, energy, thermal) are live and read
 /// afresh at each call. A reading that cannot be taken is unsupported, never an exception.
-class Unit {
+class MAINBOARD_API Unit {
  public:
   virtual ~Unit() = default;
   virtual UnitKind kind() const = 0;
@@ -83,12 +83,5 @@ class Unit {
   /// All neutral readings at once, labelled with `name`.
   virtual UnitSnapshot snapshot(const std::string& name = "") const;
 };
-
-MAINBOARD_DECLARE_JSON(UnitKind);
-MAINBOARD_DECLARE_JSON(ClockReading);
-MAINBOARD_DECLARE_JSON(Utilization);
-MAINBOARD_DECLARE_JSON(Energy);
-MAINBOARD_DECLARE_JSON(Thermal);
-MAINBOARD_DECLARE_JSON(UnitSnapshot);
 
 }  // namespace mainboard

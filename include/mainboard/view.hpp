@@ -3,13 +3,14 @@
 #include <string>
 #include <vector>
 
+#include "mainboard/export.hpp"
 #include "mainboard/snapshot.hpp"
 
 namespace mainboard {
 
 class Machine;
 
-struct ViewOptions {
+struct MAINBOARD_API ViewOptions {
   bool color = false;
   /// Columns to fill: 80 fits any terminal; wider terminals get wider cells. Below 60 the
   /// schematic degrades to a list.
@@ -20,7 +21,7 @@ struct ViewOptions {
 /// an arrow from memory labelled by the fabric that connects them (the DIMM type for the CPU,
 /// the PCIe link, NVLink-C2C for a coherent GPU, "unified" on Apple silicon), and one summary
 /// line. It formats a snapshot and reads nothing itself.
-class MachineView {
+class MAINBOARD_API MachineView {
  public:
   explicit MachineView(MachineSnapshot snapshot);
   /// A view of a fresh snapshot of `machine` (without the toolchain probe).
@@ -57,6 +58,6 @@ class MachineView {
 };
 
 /// The terminal width of `fd`, else $COLUMNS, else 80.
-int terminal_width(int fd);
+MAINBOARD_API int terminal_width(int fd);
 
 }  // namespace mainboard

@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
+#include "mainboard/json.hpp"
 #include "mainboard/busy.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/gather.hpp"
@@ -18,6 +19,7 @@
 #include "mainboard/meter.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/profiler.hpp"
+#include "mainboard/sampler.hpp"
 #include "mainboard/version.hpp"
 #include "mainboard/view.hpp"
 #include "sampling/interrupt.hpp"
@@ -274,7 +276,7 @@ int run_profile_run(const std::vector<std::string>& command, mainboard::SampleOp
     return 2;
   }
   std::signal(SIGINT, on_interrupt);
-  auto r = mainboard::Profiler::run(command, options);
+  auto r = mainboard::Sampler::run(command, options);
   std::signal(SIGINT, SIG_DFL);
   write_outputs(r.profile, out);
   if (r.timed_out)
@@ -288,14 +290,14 @@ int run_profile_run(const std::vector<std::string>& command, mainboard::SampleOp
 int run_profile_attach(std::int64_t pid, const mainboard::SampleOptions& options,
                        const SampleOutputs& out) {
   std::signal(SIGINT, on_interrupt);
-  auto p = mainboard::Profiler::attach(pid, options);
+  auto p = mainboard::Sampler::attach(pid, options);
   std::signal(SIGINT, SIG_DFL);
   write_outputs(p, out);
   return 0;
 }
 
 int run_profile_dump(std::int64_t pid, bool json) {
-  auto d = mainboard::Profiler::dump(pid);
+  auto d = mainboard::Sampler::dump(pid);
   if (json) {
     nlohmann::json threads = nlohmann::json::array();
     for (const auto& t : d.threads)

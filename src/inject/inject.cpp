@@ -16,7 +16,7 @@
 #include "core/clock.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/profiler.hpp"
-#include "profiling/gpu_trace.hpp"
+#include "collect/gpu_trace.hpp"
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mainboard/error.hpp"
+#include "mainboard/json.hpp"
 
 /// The machinery behind every model's to_json/from_json: a model lists its fields once, in a
 /// `fields(visitor, model)` function, and the same list writes and reads it. Loading ignores

@@ -1,4 +1,4 @@
-// Profiler::dump: one stack of every thread of a live process, like eu-stack. libdwfl attaches
+// Sampler::dump: one stack of every thread of a live process, like eu-stack. libdwfl attaches
 // with ptrace, unwinds each thread (CFI, falling back to frame pointers), and detaches when the
 // Dwfl ends; signals that would end us mid-way are held off until then, so the process is always
 // let go again.
@@ -14,8 +14,8 @@
 
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
-#include "mainboard/profiler.hpp"
-#include "sampling/symbolizer.hpp"
+#include "mainboard/sampler.hpp"
+#include "symbols/symbolizer.hpp"
 
 namespace mainboard {
 
@@ -23,7 +23,7 @@ namespace {
 
 std::string explain_ptrace(int error, std::int64_t pid) {
   std::string scope =
-      std::string(core::trim(sampling::read_proc_file("/proc/sys/kernel/yama/ptrace_scope")));
+      std::string(core::trim(symbols::read_proc_file("/proc/sys/kernel/yama/ptrace_scope")));
   std::string text = "cannot attach to process " + std::to_string(pid) + " with ptrace (" +
                      std::strerror(error) + ")";
   if (error == EPERM || error == EACCES) {
@@ -56,9 +56,9 @@ std::string StackDump::text() const {
   return out;
 }
 
-StackDump Profiler::dump(std::int64_t pid) {
+StackDump Sampler::dump(std::int64_t pid) {
   if (pid <= 0) throw Error("no process " + std::to_string(pid));
-  std::string maps = sampling::read_proc_file("/proc/" + std::to_string(pid) + "/maps");
+  std::string maps = symbols::read_proc_file("/proc/" + std::to_string(pid) + "/maps");
   if (maps.empty())
     throw Error("process " + std::to_string(pid) + " does not exist, or its maps cannot be read");
 
@@ -73,7 +73,7 @@ StackDump Profiler::dump(std::int64_t pid) {
     ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
   } restore{previous};
 
-  std::unique_ptr<Dwfl, void (*)(Dwfl*)> dwfl(sampling::begin_dwfl(),
+  std::unique_ptr<Dwfl, void (*)(Dwfl*)> dwfl(symbols::begin_dwfl(),
                                               dwfl_end);  // dwfl_end detaches
   if (!dwfl) throw Error("libdwfl could not start");
   if (dwfl_linux_proc_report(dwfl.get(), static_cast<pid_t>(pid)) != 0 ||
@@ -83,12 +83,12 @@ StackDump Profiler::dump(std::int64_t pid) {
   if (int e = dwfl_linux_proc_attach(dwfl.get(), static_cast<pid_t>(pid), false); e != 0)
     throw Error(e > 0 ? explain_ptrace(e, pid) : std::string("cannot attach: ") + dwfl_errmsg(-1));
 
-  sampling::Symbolizer symbolizer;
-  symbolizer.set_mappings(sampling::parse_maps(maps));
+  symbols::Symbolizer symbolizer;
+  symbolizer.set_mappings(symbols::parse_maps(maps));
   StackDump dump;
   dump.pid = pid;
   struct Context {
-    sampling::Symbolizer* symbolizer;
+    symbols::Symbolizer* symbolizer;
     StackDump* dump;
     std::int64_t pid;
   } context{&symbolizer, &dump, pid};
@@ -97,10 +97,10 @@ StackDump Profiler::dump(std::int64_t pid) {
     auto* c = static_cast<Context*>(arg);
     ThreadStack t;
     t.tid = dwfl_thread_tid(thread);
-    t.name = std::string(core::trim(sampling::read_proc_file(
+    t.name = std::string(core::trim(symbols::read_proc_file(
         "/proc/" + std::to_string(c->pid) + "/task/" + std::to_string(t.tid) + "/comm")));
     struct FrameContext {
-      sampling::Symbolizer* symbolizer;
+      symbols::Symbolizer* symbolizer;
       ThreadStack* thread;
       int depth = 0;
     } fc{c->symbolizer, &t};

@@ -1,4 +1,4 @@
-// Profiler::run and Profiler::attach: sample another process's stacks, and gather what the
+// Sampler::run and Sampler::attach: sample another process's stacks, and gather what the
 // process recorded itself (its spans, its GPU activity) into one Profile.
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -21,8 +21,7 @@
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
-#include "mainboard/profiler.hpp"
-#include "profiling/merge.hpp"
+#include "mainboard/sampler.hpp"
 #include "sampling/build_profile.hpp"
 #include "sampling/interrupt.hpp"
 #include "sampling/perf_sampler.hpp"
@@ -105,7 +104,7 @@ void merge_handoff(Profile& into, const fs::path& dir, const std::string& prefix
     if (!pid || std::find(pids.begin(), pids.end(), static_cast<std::int32_t>(*pid)) == pids.end())
       continue;
     try {
-      detail::merge_profile(into, Profile::load(e.path()));
+      into.merge(Profile::load(e.path()));
     } catch (const std::exception& ex) {
       into.unavailable.push_back("the profile process " + pid_text +
                                  " wrote could not be read: " + ex.what());
@@ -127,7 +126,7 @@ void add_machine(Profile& p) {
 
 }  // namespace
 
-RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOptions& o) {
+RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions& o) {
   if (argv.empty() || argv[0].empty())
     throw Error("nothing to run: give a program and its arguments");
   std::string program = resolve(argv[0]);
@@ -305,7 +304,7 @@ RunResult Profiler::run(const std::vector<std::string>& argv, const SampleOption
   return result;
 }
 
-Profile Profiler::measure(const Reach& reach, const SampleOptions& options) {
+Profile Sampler::measure(const Reach& reach, const SampleOptions& options) {
   switch (reach.kind) {
     case Reach::Kind::command: return run(reach.argv, options).profile;
     case Reach::Kind::process: return attach(reach.pid, options);
@@ -317,7 +316,7 @@ Profile Profiler::measure(const Reach& reach, const SampleOptions& options) {
       "then result()), not with measure()");
 }
 
-Profile Profiler::attach(std::int64_t pid64, const SampleOptions& o) {
+Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   auto pid = static_cast<std::int32_t>(pid64);
   if (pid <= 0 || process_gone(pid))
     throw Error("process " + std::to_string(pid64) + " does not exist");

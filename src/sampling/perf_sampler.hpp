@@ -14,9 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "sampling/symbolizer.hpp"
+#include "symbols/symbolizer.hpp"
 
 namespace mainboard::sampling {
+
+using symbols::JitSymbol;
+using symbols::Mapping;
+using symbols::parse_maps;
+using symbols::parse_perf_map;
+using symbols::read_proc_file;
+using symbols::Symbolizer;
 
 struct RawSample {
   std::int64_t t_ns = 0;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "mainboard/json.hpp"
 #include "mainboard/meter.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/runner.hpp"

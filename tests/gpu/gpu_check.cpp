@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/profile_report.hpp"
 

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "mainboard/json.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/gather.hpp"
 #include "mainboard/machine.hpp"

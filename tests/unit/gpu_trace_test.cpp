@@ -12,11 +12,13 @@
 #include <thread>
 
 #include "fake_gpus.hpp"
+#include "mainboard/json.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/profile_report.hpp"
 #include "mainboard/profiler.hpp"
 #include "mainboard/runner.hpp"
-#include "profiling/gpu_trace.hpp"
+#include "collect/gpu_trace.hpp"
+#include "symbols/demangle.hpp"
 #include "test_util.hpp"
 
 using namespace mainboard;
@@ -419,12 +421,12 @@ TEST(GpuTrace, PerfettoExportHasGpuTracks) {
 }
 
 TEST(GpuTrace, DemanglesKernelNames) {
-  EXPECT_EQ(detail::demangle("_Z10copyKernelPfPKfm"),
+  EXPECT_EQ(symbols::demangle("_Z10copyKernelPfPKfm"),
             "copyKernel(float*, float const*, unsigned long)");
-  EXPECT_EQ(detail::demangle("plain_c_kernel"), "plain_c_kernel");
-  EXPECT_EQ(detail::demangle("_Zgarbage"), "_Zgarbage");  // not a valid mangling: kept
-  EXPECT_EQ(detail::demangle(""), "(unnamed)");
-  EXPECT_EQ(detail::demangle(nullptr), "(unnamed)");
+  EXPECT_EQ(symbols::demangle("plain_c_kernel"), "plain_c_kernel");
+  EXPECT_EQ(symbols::demangle("_Zgarbage"), "_Zgarbage");  // not a valid mangling: kept
+  EXPECT_EQ(symbols::demangle(""), "(unnamed)");
+  EXPECT_EQ(symbols::demangle(nullptr), "(unnamed)");
 }
 
 TEST(GpuTrace, ActivityNamesJoin) {

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mainboard/json.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "host/probes.hpp"
+#include "mainboard/json.hpp"
 #include "test_util.hpp"
 
 using namespace mainboard;

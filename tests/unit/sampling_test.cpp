@@ -14,12 +14,13 @@
 #include <sstream>
 #include <thread>
 
+#include "mainboard/json.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/profiler.hpp"
+#include "mainboard/sampler.hpp"
 #include "mainboard/runner.hpp"
-#include "profiling/merge.hpp"
 #include "sampling/perf_sampler.hpp"
-#include "sampling/symbolizer.hpp"
+#include "symbols/symbolizer.hpp"
 #include "test_util.hpp"
 
 using namespace mainboard;
@@ -97,7 +98,7 @@ TEST(Sampling, RunFindsTheHotFunctionsOnBothThreads) {
   TempDir dir;
   auto o = quick();
   o.stdout_path = (dir.path() / "out.txt").string();
-  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET, "hot", "0.8"}, o);
+  auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET, "hot", "0.8"}, o);
   EXPECT_EQ(r.exit_code, 3);  // the target's own status
   EXPECT_EQ(r.signal, 0);
   EXPECT_FALSE(r.timed_out);
@@ -138,7 +139,7 @@ TEST(Sampling, RunFindsTheHotFunctionsOnBothThreads) {
 }
 
 TEST(Sampling, ACrashStillLeavesAProfile) {
-  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET, "crash"}, quick());
+  auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET, "crash"}, quick());
   EXPECT_EQ(r.signal, SIGSEGV);
   EXPECT_EQ(r.exit_code, 128 + SIGSEGV);
   EXPECT_GT(r.profile.samples.size(), 10u);
@@ -149,7 +150,7 @@ TEST(Sampling, TheTimeoutEndsATargetThatNeverExitsAndKeepsTheProfile) {
   auto o = quick();
   o.timeout_s = 0.5;
   auto start = std::chrono::steady_clock::now();
-  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET, "forever"}, o);
+  auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET, "forever"}, o);
   auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(r.signal, SIGTERM);
@@ -162,19 +163,19 @@ TEST(Sampling, TheTimeoutEndsATargetThatNeverExitsAndKeepsTheProfile) {
 }
 
 TEST(Sampling, ChildProcessesAreSampledUnlessAskedNotTo) {
-  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET, "fork", "0.5"}, quick());
+  auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET, "fork", "0.5"}, quick());
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_GT(share(r.profile, "hot_c"), 20.0) << r.profile.report();
   EXPECT_GT(share(r.profile, "hot_a"), 20.0);
   auto o = quick();
   o.children = false;
-  auto own = Profiler::run({MAINBOARD_SAMPLE_TARGET, "fork", "0.5"}, o);
+  auto own = Sampler::run({MAINBOARD_SAMPLE_TARGET, "fork", "0.5"}, o);
   EXPECT_EQ(share(own.profile, "hot_c"), 0.0) << own.profile.report();
   EXPECT_GT(share(own.profile, "hot_a"), 80.0);
 }
 
 TEST(Sampling, SpansOfATargetThatLinksTheLibraryJoinTheProfile) {
-  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET, "spans", "0.4"}, quick());
+  auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET, "spans", "0.4"}, quick());
   EXPECT_EQ(r.exit_code, 3);
   const auto& p = r.profile;
   const SpanStat* a = nullptr;
@@ -190,36 +191,36 @@ TEST(Sampling, SpansOfATargetThatLinksTheLibraryJoinTheProfile) {
 
 TEST(Sampling, ProgramsThatCannotStartAreErrors) {
   try {
-    Profiler::run({"no-such-program-anywhere"});
+    Sampler::run({"no-such-program-anywhere"});
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("not found on PATH"), std::string::npos) << e.what();
   }
   try {
-    Profiler::run({"/etc/hostname"});  // not executable
+    Sampler::run({"/etc/hostname"});  // not executable
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot run /etc/hostname"), std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(Profiler::run({}), Error);
+  EXPECT_THROW(Sampler::run({}), Error);
 }
 
 TEST(Sampling, AttachSamplesARunningProcess) {
   Background target({"hot", "3"});
   auto o = quick(499);
   o.duration_s = 0.5;
-  auto p = Profiler::attach(target.pid, o);
+  auto p = Sampler::attach(target.pid, o);
   EXPECT_GT(p.samples.size(), 50u) << p.report();
   EXPECT_EQ(sampled_threads(p), 2u);
   EXPECT_GT(share(p, "hot_a"), 50.0) << p.report();
   EXPECT_EQ(::kill(target.pid, 0), 0);  // still running: attach does not disturb it
-  EXPECT_THROW(Profiler::attach(999999999, o), Error);
+  EXPECT_THROW(Sampler::attach(999999999, o), Error);
 }
 
 TEST(Sampling, DumpShowsEveryThreadAndLetsTheProcessGo) {
   Background target({"hot", "3"});
-  auto d = Profiler::dump(target.pid);
+  auto d = Sampler::dump(target.pid);
   EXPECT_EQ(d.pid, target.pid);
   ASSERT_EQ(d.threads.size(), 3u);  // main (joining) and two workers
   int in_hot = 0;
@@ -231,7 +232,7 @@ TEST(Sampling, DumpShowsEveryThreadAndLetsTheProcessGo) {
   EXPECT_EQ(in_hot, 2) << d.text();
   EXPECT_NE(d.text().find("TID "), std::string::npos);
   expect_let_go(target.pid);
-  EXPECT_THROW(Profiler::dump(999999999), Error);
+  EXPECT_THROW(Sampler::dump(999999999), Error);
 }
 
 TEST(Sampling, NodeJitFramesAreNamedFromThePerfMap) {
@@ -246,7 +247,7 @@ console.log(s > 0 ? "ok" : "no");
   auto o = quick(499);
   o.stdout_path = (dir.path() / "out.txt").string();
   // V8 also writes a log with the perf map: into the temporary directory, not the current one.
-  auto r = Profiler::run({"/usr/bin/node", "--perf-basic-prof", "--no-logfile-per-isolate",
+  auto r = Sampler::run({"/usr/bin/node", "--perf-basic-prof", "--no-logfile-per-isolate",
                           "--logfile=" + (dir.path() / "v8.log").string(), script.string()},
                          o);
   ASSERT_EQ(r.exit_code, 0);
@@ -269,7 +270,7 @@ TEST(Sampling, PermissionErrorsSayWhichSettingRefused) {
 // --- the parsers and the symbolizer on their own ----------------------------------------------
 
 TEST(Symbolizer, ParsesMapsAndSkipsGarbage) {
-  auto maps = sampling::parse_maps(
+  auto maps = symbols::parse_maps(
       "55d0c0000000-55d0c0001000 r--p 00000000 08:01 131 /usr/bin/true\n"
       "55d0c0001000-55d0c0005000 r-xp 00001000 08:01 131 /usr/bin/true\n"
       "7ffd1000-7ffd3000 r-xp 00000000 00:00 0                          [vdso]\n"
@@ -282,12 +283,12 @@ TEST(Symbolizer, ParsesMapsAndSkipsGarbage) {
   EXPECT_EQ(maps[1].offset, 0x1000u);
   EXPECT_EQ(maps[1].path, "/usr/bin/true");
   EXPECT_EQ(maps[2].path, "[vdso]");
-  EXPECT_TRUE(sampling::parse_maps("").empty());
-  EXPECT_TRUE(sampling::parse_maps(std::string(100000, 'x')).empty());
+  EXPECT_TRUE(symbols::parse_maps("").empty());
+  EXPECT_TRUE(symbols::parse_maps(std::string(100000, 'x')).empty());
 }
 
 TEST(Symbolizer, ParsesPerfMapsAndSkipsGarbage) {
-  auto jit = sampling::parse_perf_map(
+  auto jit = symbols::parse_perf_map(
       "3a2b0000 40 LazyCompile:*hotLoop /tmp/hot.js:2\n"
       "1000 10 Builtin:ArgumentsAdaptorTrampoline\n"
       "zzzz 10 bad\n"
@@ -296,7 +297,7 @@ TEST(Symbolizer, ParsesPerfMapsAndSkipsGarbage) {
   ASSERT_EQ(jit.size(), 2u);
   EXPECT_EQ(jit[0].start, 0x1000u);  // sorted
   EXPECT_EQ(jit[1].name, "LazyCompile:*hotLoop /tmp/hot.js:2");
-  sampling::Symbolizer s;
+  symbols::Symbolizer s;
   s.set_jit_symbols(jit);
   EXPECT_EQ(s.symbolize(0x3a2b0010, false).front().function, "LazyCompile:*hotLoop /tmp/hot.js:2");
   EXPECT_EQ(s.symbolize(0x3a2b0010, false).front().module, "[jit]");
@@ -311,8 +312,8 @@ TEST(Symbolizer, NamesAFunctionOfThisProcess) {
   std::ifstream in("/proc/self/maps");
   std::stringstream text;
   text << in.rdbuf();
-  sampling::Symbolizer s;
-  s.set_mappings(sampling::parse_maps(text.str()));
+  symbols::Symbolizer s;
+  s.set_mappings(symbols::parse_maps(text.str()));
   auto address = reinterpret_cast<std::uint64_t>(&symbolizer_probe_function);
   const auto& frames = s.symbolize(address + 2, false);
   ASSERT_FALSE(frames.empty());
@@ -472,12 +473,12 @@ TEST(Samples, MergeJoinsThreadsByTidAndReindexes) {
   spans.span_stats = {{"step", "step", 2, 100, 100, 40, 60}};
   spans.spans = {{0, 0, 10, 50}};
   auto p = sampled();
-  detail::merge_profile(p, spans);
+  p.merge(spans);
   EXPECT_EQ(p.threads.size(), 2u);   // tid 71 was there already
   EXPECT_EQ(p.spans[0].thread, 1u);  // the sampled worker's index
   EXPECT_EQ(p.span_stats[0].calls, 2u);
   auto again = spans;
-  detail::merge_profile(p, again);  // the same region twice: statistics add up
+  p.merge(again);  // the same region twice: statistics add up
   EXPECT_EQ(p.span_stats[0].calls, 4u);
   EXPECT_EQ(p.span_stats[0].min_ns, 40);
   EXPECT_EQ(p.spans.size(), 2u);
@@ -493,7 +494,7 @@ TEST(Sampling, GpuActivityOfALaunchedCudaProgramJoins) {
   o.features = Feature::stacks | Feature::gpu_activity;
   TempDir dir;
   o.stdout_path = (dir.path() / "out.txt").string();
-  auto r = Profiler::run({MAINBOARD_INJECT_TARGET, MAINBOARD_INJECT, MAINBOARD_FAKE_CUPTI}, o);
+  auto r = Sampler::run({MAINBOARD_INJECT_TARGET, MAINBOARD_INJECT, MAINBOARD_FAKE_CUPTI}, o);
   ::unsetenv("MAINBOARD_CUPTI_LIBRARY");
   ::unsetenv("MAINBOARD_INJECT_LIBRARY");
   ASSERT_EQ(r.exit_code, 0);
@@ -544,7 +545,7 @@ TEST(AutoInstrument, OwnFunctionsBecomeSpansAndOthersDoNot) {
 TEST(Sampling, DwarfUnwindingRecoversStacksWithoutFramePointers) {
   auto o = quick(499);
   o.call_graph = CallGraph::dwarf;
-  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET_NOFP, "hot", "0.6"}, o);
+  auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET_NOFP, "hot", "0.6"}, o);
   ASSERT_EQ(r.exit_code, 3);
   const auto& p = r.profile;
   // Samples in hot_a whose stack still reaches the thread's entry function.
@@ -591,7 +592,7 @@ TEST(Sampling, KernelTimeShowsAboveTheCallerUnlessUserOnly) {
     return kernel ? 100.0 * static_cast<double>(with) / static_cast<double>(kernel) : 0.0;
   };
   auto o = quick(499);
-  auto p = Profiler::run({MAINBOARD_SAMPLE_TARGET, "syscalls", "0.4"}, o).profile;
+  auto p = Sampler::run({MAINBOARD_SAMPLE_TARGET, "syscalls", "0.4"}, o).profile;
   for (const auto& u : p.unavailable)
     if (u.find("kernel time: not sampled") != std::string::npos)
       GTEST_SKIP() << "kernel.perf_event_paranoid allows user time only here";
@@ -602,12 +603,12 @@ TEST(Sampling, KernelTimeShowsAboveTheCallerUnlessUserOnly) {
   EXPECT_GT(under_kernel(p, "read"), 90.0) << p.report();
   // CFI unwinding from the user registers at the system call recovers the caller too.
   o.call_graph = CallGraph::dwarf;
-  auto dwarf = Profiler::run({MAINBOARD_SAMPLE_TARGET, "syscalls", "0.4"}, o).profile;
+  auto dwarf = Sampler::run({MAINBOARD_SAMPLE_TARGET, "syscalls", "0.4"}, o).profile;
   EXPECT_GT(under_kernel(dwarf, "zero_reader"), 90.0) << dwarf.report();
 
   o.call_graph = CallGraph::frame_pointers;
   o.kernel = false;
-  auto user = Profiler::run({MAINBOARD_SAMPLE_TARGET, "syscalls", "0.4"}, o).profile;
+  auto user = Sampler::run({MAINBOARD_SAMPLE_TARGET, "syscalls", "0.4"}, o).profile;
   EXPECT_EQ(share(user, "[kernel]"), 0.0) << user.report();
   EXPECT_LT(user.samples.size() * 2, p.samples.size()) << user.report();
 }
@@ -616,24 +617,24 @@ TEST(Sampling, KernelTimeShowsAboveTheCallerUnlessUserOnly) {
 TEST(Sampling, RunWithoutStacksStillWaitsForTheTarget) {
   auto o = quick();
   o.features = Feature::spans;
-  auto r = Profiler::run({MAINBOARD_SAMPLE_TARGET, "spans", "0.2"}, o);
+  auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET, "spans", "0.2"}, o);
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_TRUE(r.profile.samples.empty());
   EXPECT_FALSE(r.profile.span_stats.empty()) << r.profile.report();
 }
 
 TEST(Sampling, MeasureDispatchesOnTheReach) {
-  auto p = Profiler::measure(Reach::command({MAINBOARD_SAMPLE_TARGET, "hot", "0.2"}), quick());
+  auto p = Sampler::measure(Reach::command({MAINBOARD_SAMPLE_TARGET, "hot", "0.2"}), quick());
   EXPECT_GT(share(p, "hot_a"), 40.0) << p.report();
   {
     Background target({"hot", "3"});
     auto o = quick(499);
     o.duration_s = 0.3;
-    auto attached = Profiler::measure(Reach::process(target.pid), o);
+    auto attached = Sampler::measure(Reach::process(target.pid), o);
     EXPECT_GT(attached.samples.size(), 20u);
   }
   try {
-    Profiler::measure(Reach::here());
+    Sampler::measure(Reach::here());
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("Profiler session"), std::string::npos) << e.what();

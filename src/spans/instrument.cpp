@@ -1,20 +1,20 @@
 // Spans for functions compiled with -finstrument-functions (the hooks live in the small
-// mainboard_instrument library): recorded only for the modules Profiler::auto_instrument names,
-// named at the end of the session by the same symbolizer the stack sampler uses.
+// mainboard::instrument library): recorded only for the modules Profiler::auto_instrument names,
+// under an "@0x<address>" placeholder. The profile carries the maps of those modules, and the
+// reader (mainboard::mainboard's symbolizer) names them: nothing here reads debug information.
 #include <dlfcn.h>
-#include <fmt/format.h>
 
+#include <charconv>
+#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <sstream>
+#include <set>
 #include <unordered_map>
 
-#include "mainboard/profiler.hpp"
-#include "profiling/instrument.hpp"
-#include "profiling/session.hpp"
-#include "sampling/symbolizer.hpp"
+#include "mainboard/span.hpp"
+#include "spans/instrument.hpp"
 
 namespace mainboard::detail {
 
@@ -52,9 +52,10 @@ const char* decide(void* fn) {
     bool is_exe = canonical == f.executable;
     for (const auto& m : f.modules) {
       if (m == base || m == path || m == canonical || (is_exe && (m.empty() || m == "main"))) {
-        name = f.placeholders
-                   .emplace_back(fmt::format("@0x{:x}", reinterpret_cast<std::uintptr_t>(fn)))
-                   .c_str();
+        char text[32];
+        std::snprintf(text, sizeof text, "@0x%jx",
+                      static_cast<std::uintmax_t>(reinterpret_cast<std::uintptr_t>(fn)));
+        name = f.placeholders.emplace_back(text).c_str();
         break;
       }
     }
@@ -119,46 +120,50 @@ void set_instrumented_modules(std::vector<std::string> modules) {
   f.generation.fetch_add(1, std::memory_order_release);
 }
 
-void name_instrumented_functions(Profile& p) {
-  bool any = false;
-  for (const auto& path : p.paths)
-    if (path.find("@0x") != std::string::npos) any = true;
-  if (!any) return;
-  std::ifstream maps("/proc/self/maps");
-  std::stringstream text;
-  text << maps.rdbuf();
-  sampling::Symbolizer symbolizer;
-  symbolizer.set_mappings(sampling::parse_maps(text.str()));
-  auto resolve = [&](std::string_view component) -> std::string {
-    if (component.rfind("@0x", 0) != 0) return std::string(component);
-    std::uint64_t address = std::strtoull(std::string(component.substr(3)).c_str(), nullptr, 16);
-    const auto& frames = symbolizer.symbolize(address, false);
-    return frames.empty() ? std::string(component) : frames.back().function;
-  };
-  for (std::size_t i = 0; i < p.paths.size(); ++i) {
-    std::string named;
-    std::size_t start = 0;
-    while (start <= p.paths[i].size()) {
-      auto slash = p.paths[i].find('/', start);
-      if (!named.empty()) named += "/";
-      named += resolve(
-          std::string_view(p.paths[i])
-              .substr(start, slash == std::string::npos ? std::string::npos : slash - start));
-      if (slash == std::string::npos) break;
-      start = slash + 1;
+namespace {
+
+/// "@0x7f…" in any component of a span path.
+std::vector<std::uint64_t> placeholder_addresses(const Profile& p) {
+  std::vector<std::uint64_t> out;
+  for (const auto& path : p.paths) {
+    for (std::size_t at = path.find("@0x"); at != std::string::npos; at = path.find("@0x", at + 3)) {
+      std::uint64_t address = 0;
+      const char* begin = path.data() + at + 3;
+      auto [end, ec] = std::from_chars(begin, path.data() + path.size(), address, 16);
+      if (ec == std::errc() && end != begin) out.push_back(address);
     }
-    p.paths[i] = named;
-    p.span_stats[i].path = named;
-    p.span_stats[i].name = resolve(p.span_stats[i].name);
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> instrumented_function_maps(const Profile& p) {
+  auto addresses = placeholder_addresses(p);
+  if (addresses.empty()) return {};
+  std::ifstream in("/proc/self/maps");
+  std::vector<std::pair<std::string, std::string>> lines;  // path, line
+  std::set<std::string> wanted;
+  for (std::string line; std::getline(in, line);) {
+    // "start-end perms offset dev inode path"
+    std::uint64_t start = 0, end = 0;
+    auto dash = line.find('-');
+    auto space = line.find(' ');
+    if (dash == std::string::npos || space == std::string::npos || dash > space) continue;
+    std::from_chars(line.data(), line.data() + dash, start, 16);
+    std::from_chars(line.data() + dash + 1, line.data() + space, end, 16);
+    auto slash = line.find('/');
+    if (slash == std::string::npos) continue;  // anonymous memory: no file to name it from
+    std::string path = line.substr(slash);
+    for (auto a : addresses)
+      if (a >= start && a < end) wanted.insert(path);
+    lines.emplace_back(std::move(path), std::move(line));
+  }
+  std::vector<std::string> out;
+  for (auto& [path, line] : lines)
+    if (wanted.count(path)) out.push_back(std::move(line));
+  return out;
 }
 
 }  // namespace mainboard::detail
 
-namespace mainboard {
-
-void Profiler::auto_instrument(std::vector<std::string> modules) {
-  detail::set_instrumented_modules(std::move(modules));
-}
-
-}  // namespace mainboard

@@ -1,217 +1,19 @@
-// What a Profile says: statistics ordering, busy/idle accounting, diffs and the text report.
-// Pure functions of the evidence; nothing here reads the system.
+// The text of a profile: the report of Profile::report and show(), the GPU section
+// (TraceReport::report), the diff table (ProfileDiff::report) and the verdict of profile(fn)
+// (ProfileReport::report). Formatting only; the numbers come from the analyses in profile/.
 #include <fmt/color.h>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <map>
-#include <unordered_map>
 
 #include "mainboard/profile.hpp"
-#include "profiling/analysis_util.hpp"
+#include "mainboard/profile_report.hpp"
+#include "profile/text_util.hpp"
 #include "view/format.hpp"
 
 namespace mainboard {
 
-namespace {
-
 using detail::duration;
-std::size_t depth_of(const std::string& path) {
-  return detail::path_depth(path);
-}
-
-struct Interval {
-  std::int64_t start, end;
-};
-
-/// Sorted, merged intervals.
-std::vector<Interval> merge(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  std::vector<Interval> out;
-  for (const auto& i : v) {
-    if (i.end <= i.start) continue;
-    if (!out.empty() && i.start <= out.back().end)
-      out.back().end = std::max(out.back().end, i.end);
-    else
-      out.push_back(i);
-  }
-  return out;
-}
-
-}  // namespace
-
-std::optional<double> RegionDiff::total_change_pct() const {
-  if (kind != Kind::changed || baseline_total_ns == 0) return std::nullopt;
-  return 100.0 * static_cast<double>(total_ns - baseline_total_ns) /
-         static_cast<double>(baseline_total_ns);
-}
-
-std::vector<SpanStat> Profile::stats() const {
-  auto out = span_stats;
-  std::stable_sort(out.begin(), out.end(),
-                   [](const SpanStat& a, const SpanStat& b) { return a.total_ns > b.total_ns; });
-  return out;
-}
-
-std::vector<SpanStat> Profile::bottlenecks(std::size_t top) const {
-  auto out = stats();
-  if (out.size() > top) out.resize(top);
-  return out;
-}
-
-Timeline Profile::timeline(std::size_t top_gaps) const {
-  Timeline t;
-  t.start_ns = start_ns;
-  t.end_ns = end_ns;
-  std::vector<Interval> busy;
-
-  bool have_activity = std::any_of(activities.begin(), activities.end(),
-                                   [](const GpuActivity& a) { return a.occupies_device(); });
-  bool have_utilization =
-      std::any_of(device_samples.begin(), device_samples.end(),
-                  [](const DeviceSample& s) { return s.utilization_pct.has_value(); });
-  if (have_activity) {
-    // The device works while a kernel, copy or set runs: exact, from the activity records.
-    t.source = "gpu activity";
-    for (const auto& a : activities)
-      if (a.occupies_device()) busy.push_back({a.start_ns, a.end_ns});
-  } else if (have_utilization) {
-    // A utilization figure covers the sample period before it: busy when above zero.
-    t.source = "device samples";
-    std::int64_t previous = start_ns;
-    for (const auto& s : device_samples) {
-      if (s.utilization_pct && *s.utilization_pct > 0)
-        busy.push_back({std::max(previous, start_ns), s.t_ns});
-      previous = s.t_ns;
-    }
-  } else if (!spans.empty()) {
-    // The innermost spans are the work; a gap between them, even inside a parent span, is time
-    // nothing annotated was running.
-    t.source = "spans";
-    std::unordered_map<std::uint32_t, std::vector<const SpanEvent*>> by_thread;
-    for (const auto& e : spans)
-      by_thread[e.thread].push_back(&e);
-    for (auto& [thread, events] : by_thread) {
-      std::sort(events.begin(), events.end(), [](const SpanEvent* a, const SpanEvent* b) {
-        return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
-      });
-      for (std::size_t i = 0; i < events.size(); ++i) {
-        // Spans on one thread nest: the next one to start either starts inside this one (a
-        // child) or after it ends.
-        bool leaf = i + 1 == events.size() || events[i + 1]->start_ns >= events[i]->end_ns;
-        if (leaf) busy.push_back({events[i]->start_ns, events[i]->end_ns});
-      }
-    }
-  } else {
-    return t;
-  }
-  auto merged = merge(std::move(busy));
-  std::vector<IdleGap> gaps;
-  std::int64_t cursor = start_ns;
-  for (const auto& b : merged) {
-    auto s = std::max(b.start, start_ns), e = std::min(b.end, end_ns);
-    if (e <= s) continue;
-    t.busy_ns += e - s;
-    if (s > cursor) gaps.push_back({cursor, s, ""});
-    cursor = std::max(cursor, e);
-  }
-  if (end_ns > cursor) gaps.push_back({cursor, end_ns, ""});
-  t.idle_ns = (end_ns - start_ns) - t.busy_ns;
-  std::sort(gaps.begin(), gaps.end(),
-            [](const IdleGap& a, const IdleGap& b) { return a.duration_ns() > b.duration_ns(); });
-  if (gaps.size() > top_gaps) gaps.resize(top_gaps);
-  // What was open during each gap: the deepest stored span around its middle.
-  for (auto& g : gaps) {
-    std::int64_t mid = g.start_ns + g.duration_ns() / 2;
-    std::size_t best_depth = 0;
-    for (const auto& e : spans) {
-      if (e.start_ns > mid) break;  // spans are sorted by start
-      if (e.end_ns <= mid) continue;
-      const auto& path = paths[e.path];
-      if (g.open_span.empty() || depth_of(path) >= best_depth) {
-        g.open_span = path;
-        best_depth = depth_of(path);
-      }
-    }
-  }
-  t.gaps = std::move(gaps);
-  return t;
-}
-
-ProfileDiff Profile::diff(const Profile& baseline) const {
-  std::map<std::string, const SpanStat*> before, after;
-  for (const auto& s : baseline.span_stats)
-    before[s.path] = &s;
-  for (const auto& s : span_stats)
-    after[s.path] = &s;
-  ProfileDiff d;
-  for (const auto& [path, now] : after) {
-    RegionDiff r;
-    r.path = path;
-    r.calls = now->calls;
-    r.total_ns = now->total_ns;
-    r.avg_ns = now->avg_ns();
-    auto it = before.find(path);
-    if (it == before.end()) {
-      r.kind = RegionDiff::Kind::added;
-    } else {
-      r.baseline_calls = it->second->calls;
-      r.baseline_total_ns = it->second->total_ns;
-      r.baseline_avg_ns = it->second->avg_ns();
-    }
-    d.regions.push_back(r);
-  }
-  for (const auto& [path, was] : before) {
-    if (after.count(path)) continue;
-    RegionDiff r;
-    r.path = path;
-    r.kind = RegionDiff::Kind::removed;
-    r.baseline_calls = was->calls;
-    r.baseline_total_ns = was->total_ns;
-    r.baseline_avg_ns = was->avg_ns();
-    d.regions.push_back(r);
-  }
-  std::stable_sort(d.regions.begin(), d.regions.end(),
-                   [](const RegionDiff& a, const RegionDiff& b) {
-                     return std::llabs(a.total_change_ns()) > std::llabs(b.total_change_ns());
-                   });
-
-  std::map<std::string, KernelSummary> kernels_before, kernels_after;
-  for (auto& k : baseline.kernel_summaries())
-    kernels_before[k.name] = k;
-  for (auto& k : kernel_summaries())
-    kernels_after[k.name] = k;
-  for (const auto& [name, now] : kernels_after) {
-    KernelDiff k;
-    k.name = name;
-    k.calls = now.calls;
-    k.total_ns = now.total_ns;
-    auto it = kernels_before.find(name);
-    if (it == kernels_before.end()) {
-      k.kind = KernelDiff::Kind::added;
-    } else {
-      k.baseline_calls = it->second.calls;
-      k.baseline_total_ns = it->second.total_ns;
-    }
-    d.kernels.push_back(std::move(k));
-  }
-  for (const auto& [name, was] : kernels_before) {
-    if (kernels_after.count(name)) continue;
-    KernelDiff k;
-    k.name = name;
-    k.kind = KernelDiff::Kind::removed;
-    k.baseline_calls = was.calls;
-    k.baseline_total_ns = was.total_ns;
-    d.kernels.push_back(std::move(k));
-  }
-  std::stable_sort(d.kernels.begin(), d.kernels.end(),
-                   [](const KernelDiff& a, const KernelDiff& b) {
-                     return std::llabs(a.total_change_ns()) > std::llabs(b.total_change_ns());
-                   });
-  return d;
-}
 
 namespace {
 
@@ -422,6 +224,78 @@ void Profile::show(bool color) const {
     text = painted;
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+std::string TraceReport::report() const {
+  using detail::duration;
+  std::string out;
+  auto gpu = kernel_ns + copy_ns;
+  auto pct = [&](std::int64_t part) {
+    return gpu > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(gpu) : 0.0;
+  };
+  out += fmt::format(
+      "  GPU time {}: compute {} ({:.1f} %, {} kernel{}), copies {} ({:.1f} %, {} operation{}, "
+      "{})\n",
+      duration(gpu), duration(kernel_ns), pct(kernel_ns), kernel_count,
+      kernel_count == 1 ? "" : "s", duration(copy_ns), pct(copy_ns), copy_count,
+      copy_count == 1 ? "" : "s", view::bytes(copy_bytes));
+  if (!kernels.empty()) {
+    out += fmt::format("  {:<52} {:>8} {:>10} {:>10} {:>7}\n", "kernel", "calls", "total", "avg",
+                       "share");
+    for (const auto& k : kernels)
+      out += fmt::format("  {:<52} {:>8} {:>10} {:>10} {:>6.1f}%\n", detail::clip(k.name, 52),
+                         k.calls, duration(k.total_ns),
+                         duration(k.calls ? k.total_ns / static_cast<std::int64_t>(k.calls) : 0),
+                         k.share_pct);
+  }
+  if (!regions.empty()) {
+    out += fmt::format("  {:<52} {:>10} {:>10} {:>7}\n", "GPU time by span", "compute", "copies",
+                       "share");
+    for (const auto& g : regions)
+      out += fmt::format("  {:<52} {:>10} {:>10} {:>6.1f}%\n", detail::clip(g.path, 52),
+                         duration(g.kernel_ns), duration(g.copy_ns), g.share_pct);
+  }
+  return out;
+}
+
+std::string ProfileReport::report() const {
+  using detail::duration;
+  std::string out;
+  std::string verdict = bound == Bound::memory    ? "MEMORY-bound"
+                        : bound == Bound::compute ? "COMPUTE-bound"
+                                                  : "UNKNOWN";
+  out += fmt::format("{} over {} iteration{}: {}\n", verdict, iterations,
+                     iterations == 1 ? "" : "s", bound_reason);
+  if (!dominant_kernel.empty())
+    out += fmt::format("dominant kernel: {} ({:.1f} % of kernel time)\n",
+                       detail::clip(dominant_kernel, 80), dominant_share_pct);
+  out +=
+      fmt::format("kernels {} · copies {}", duration(total_kernel_ns), duration(total_memcpy_ns));
+  if (total_memcpy_ns > 0) {
+    out += fmt::format(" · copy bandwidth {:.1f} GB/s", achieved_bandwidth_gbps);
+    if (peak_bandwidth_gbps > 0)
+      out +=
+          fmt::format(" ({:.0f} % of the {:.0f} GB/s peak)",
+                      100.0 * achieved_bandwidth_gbps / peak_bandwidth_gbps, peak_bandwidth_gbps);
+  }
+  out += "\n";
+  if (peak_memory_bytes)
+    out += fmt::format("device memory: peak {}, mean {}\n", view::bytes(peak_memory_bytes),
+                       view::bytes(avg_memory_bytes));
+  if (!kernels.empty()) {
+    out += fmt::format("{:<44} {:>7} {:>10} {:>6} {:>15} {:>12} {:>4} {:>7} {:>5}\n", "kernel",
+                       "calls", "total", "share", "grid", "block", "regs", "shared", "occ");
+    for (const auto& k : kernels)
+      out +=
+          fmt::format("{:<44} {:>7} {:>10} {:>5.1f}% {:>15} {:>12} {:>4} {:>7} {:>4.0f}%\n",
+                      detail::clip(k.name, 44), k.calls, duration(k.total_ns), k.share_pct,
+                      fmt::format("{}×{}×{}", k.grid[0], k.grid[1], k.grid[2]),
+                      fmt::format("{}×{}×{}", k.block[0], k.block[1], k.block[2]),
+                      k.registers_per_thread, view::bytes(k.shared_memory_bytes), k.occupancy_pct);
+  }
+  for (const auto& u : unavailable)
+    out += "not traced: " + u + "\n";
+  return out;
 }
 
 }  // namespace mainboard

@@ -1,24 +1,10 @@
 // GPU activity through CUPTI's activity API, loaded with dlopen. The record layouts come from the
 // CUDA toolkit's headers (cupti_activity.h); a build without them reports the feature unavailable.
-#include <cxxabi.h>
-
 #include <cstdlib>
 #include <memory>
 
-#include "profiling/gpu_trace.hpp"
-
-namespace mainboard::detail {
-
-std::string demangle(const char* name) {
-  if (!name || !*name) return "(unnamed)";
-  if (name[0] != '_' || name[1] != 'Z') return name;
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status),
-                                             std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string(name);
-}
-
-}  // namespace mainboard::detail
+#include "collect/gpu_trace.hpp"
+#include "symbols/demangle.hpp"
 
 #ifndef MAINBOARD_HAVE_CUPTI
 
@@ -181,7 +167,7 @@ std::uint32_t intern(State& s, const std::string& name) {
 std::uint32_t kernel_name(State& s, const char* mangled) {
   auto it = s.by_pointer.find(mangled);
   if (it != s.by_pointer.end()) return it->second;
-  auto i = intern(s, demangle(mangled));
+  auto i = intern(s, symbols::demangle(mangled));
   s.by_pointer.emplace(mangled, i);
   return i;
 }

@@ -1,16 +1,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <thread>
+#include <string>
 #include <vector>
 
 #include "mainboard/profiler.hpp"
-#include "profiling/gpu_trace.hpp"
-#include "profiling/thread_state.hpp"
+#include "spans/extension.hpp"
+#include "spans/thread_state.hpp"
 
 namespace mainboard::detail {
 
@@ -31,6 +30,13 @@ struct Registry {
 Registry& registry();
 /// This thread's state for the active session, or null.
 ThreadState* current_state() noexcept;
+/// A name that lives as long as the process (Profiler::enter copies run-time names here).
+const char* intern(std::string_view name);
+
+/// Starts the session of the environment (MAINBOARD_PROFILE) if it names one; see autostart.cpp.
+void start_from_environment() noexcept;
+/// A Profiler for that session: spans only, no extension, giving way to the program's own.
+Profiler* start_environment_session(const Collection& collection);
 
 }  // namespace mainboard::detail
 
@@ -38,27 +44,14 @@ namespace mainboard {
 
 struct Profiler::Session {
   Collection collection;
+  bool from_environment = false;  // started by MAINBOARD_PROFILE: saved at exit, no extension
   std::uint64_t epoch = 0;
   bool active = false;
   std::uint64_t start_ticks = 0, stop_ticks = 0;
   std::int64_t start_ns = 0, stop_ns = 0;
   std::vector<std::string> unavailable;
-
-  // Device sampling.
-  const Machine* machine = nullptr;
-  std::shared_ptr<const Gpu> gpu;  // null without the device feature or a GPU
-  std::mutex samples_mutex;
-  std::vector<DeviceSample> samples;
-  std::thread sampler;
-  std::mutex sampler_mutex;
-  std::condition_variable sampler_wake;
-  bool sampler_stop = false;
-
-  // GPU activity.
-  std::unique_ptr<detail::GpuTracer> tracer;
-  Activity traced{};  // what the tracer traced, kept after it finished
-
-  void take_sample();
+  std::unique_ptr<detail::SessionExtension> extension;
+  Activity traced{};  // what the extension traced, kept after it finished
 };
 
 }  // namespace mainboard

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -39,65 +40,93 @@ inline std::uint64_t ticks() noexcept {
 }
 
 /// Append-only storage for one writer and concurrent readers of the published prefix. Chunks
-/// are allocated as it grows and never move.
-template <class T, std::size_t ChunkSize, std::size_t MaxChunks>
+/// never move, so a reader can follow the writer. They double in size from `First` elements up
+/// to `Cap`, then stay at `Cap`: memory follows use, so a thread that stores one span maps one
+/// small chunk, and a thread that stores millions pays one allocation per `Cap` of them.
+template <class T, std::size_t First, std::size_t Cap, std::size_t MaxChunks>
 class ChunkedLog {
+  static_assert((First & (First - 1)) == 0 && (Cap & (Cap - 1)) == 0 && First <= Cap);
+  /// Chunks 0 … kGrowing-1 double (First << k elements); the rest hold Cap each.
+  static constexpr std::size_t kGrowing = std::bit_width(Cap / First);
+  static constexpr std::size_t kGrown = First * ((std::size_t{1} << kGrowing) - 1);
+
  public:
   ChunkedLog() = default;
   ChunkedLog(const ChunkedLog&) = delete;
   ChunkedLog& operator=(const ChunkedLog&) = delete;
   ~ChunkedLog() {
-    for (auto& c : chunks_)
-      if (T* p = c.load(std::memory_order_relaxed)) release(p);
+    for (std::size_t k = 0; k < MaxChunks; ++k)
+      if (T* p = chunks_[k].load(std::memory_order_relaxed)) release(p, chunk_size(k));
   }
+
+  /// Elements the log can hold at most.
+  static constexpr std::size_t capacity() { return kGrown + (MaxChunks - kGrowing) * Cap; }
 
   /// The next slot to fill, or null when full or out of memory. Writer only.
   T* next() noexcept {
-    std::size_t n = count_.load(std::memory_order_relaxed);
-    std::size_t chunk = n / ChunkSize;
-    if (chunk >= MaxChunks) return nullptr;
-    T* c = chunks_[chunk].load(std::memory_order_relaxed);
-    if (!c) {
-      c = allocate();
+    if (left_ == 0) [[unlikely]] {
+      if (used_ >= MaxChunks) return nullptr;
+      std::size_t size = chunk_size(used_);
+      T* c = allocate(size);
       if (!c) return nullptr;
-      chunks_[chunk].store(c, std::memory_order_release);
+      chunks_[used_].store(c, std::memory_order_release);
+      ++used_;
+      cursor_ = c;
+      left_ = size;
     }
-    return &c[n % ChunkSize];
+    return cursor_;
   }
   /// Makes the slot next() returned visible to readers. Writer only.
   void publish() noexcept {
+    ++cursor_;
+    --left_;
     count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
 
   std::size_t size() const noexcept { return count_.load(std::memory_order_acquire); }
   /// Element i < size(). Writers may use any index they have filled.
   T& operator[](std::size_t i) noexcept {
-    return chunks_[i / ChunkSize].load(std::memory_order_acquire)[i % ChunkSize];
+    auto [k, at] = locate(i);
+    return chunks_[k].load(std::memory_order_acquire)[at];
   }
   const T& operator[](std::size_t i) const noexcept {
-    return chunks_[i / ChunkSize].load(std::memory_order_acquire)[i % ChunkSize];
+    auto [k, at] = locate(i);
+    return chunks_[k].load(std::memory_order_acquire)[at];
   }
 
  private:
-  static constexpr std::size_t kBytes = sizeof(T) * ChunkSize;
+  static constexpr std::size_t chunk_size(std::size_t k) {
+    return k < kGrowing ? First << k : Cap;
+  }
+  /// The chunk holding element i, and its place there.
+  static constexpr std::pair<std::size_t, std::size_t> locate(std::size_t i) {
+    if (i < kGrown) {
+      std::size_t k = static_cast<std::size_t>(std::bit_width(i / First + 1)) - 1;
+      return {k, i - First * ((std::size_t{1} << k) - 1)};
+    }
+    return {kGrowing + (i - kGrown) / Cap, (i - kGrown) % Cap};
+  }
 
-  /// A chunk straight from the kernel, populated in one call: one page fault per span would cost
-  /// more than the span itself. A thread pays for its first chunk (1.5 MiB of events) only when
-  /// it stores its first span.
-  static T* allocate() noexcept {
-    void* p = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE,
+  /// A chunk straight from the kernel, populated in one call: a page fault in the middle of a
+  /// span would cost more than the span itself.
+  static T* allocate(std::size_t n) noexcept {
+    void* p = ::mmap(nullptr, sizeof(T) * n, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (p == MAP_FAILED) return nullptr;
-    return new (p) T[ChunkSize];
+    return new (p) T[n];
   }
-  static void release(T* p) noexcept {
-    for (std::size_t i = 0; i < ChunkSize; ++i)
+  static void release(T* p, std::size_t n) noexcept {
+    for (std::size_t i = 0; i < n; ++i)
       p[i].~T();
-    ::munmap(p, kBytes);
+    ::munmap(p, sizeof(T) * n);
   }
 
   std::atomic<T*> chunks_[MaxChunks] = {};
   std::atomic<std::size_t> count_{0};
+  // Writer only.
+  T* cursor_ = nullptr;
+  std::size_t left_ = 0;
+  std::size_t used_ = 0;  // chunks allocated
 };
 
 /// A span path on one thread: a node of the thread's path tree, with exact statistics. The
@@ -125,8 +154,9 @@ struct ThreadState {
   std::int64_t tid = 0;
   std::string name;
 
-  ChunkedLog<PathNode, 1024, 1024> nodes;
-  ChunkedLog<RawEvent, 65536, 1024> events;  // 1.5 MiB chunks, up to 64 Mi events a thread
+  // Up to about a million paths and 64 Mi stored spans a thread; 896 B and 6 KiB at first.
+  ChunkedLog<PathNode, 16, 65536, 27> nodes;
+  ChunkedLog<RawEvent, 256, 1u << 20, 75> events;
   std::atomic<std::uint64_t> dropped{0};
 
   // Owner-only from here on.
@@ -141,8 +171,8 @@ struct ThreadState {
   std::int64_t quota = 0;  // events this thread may still store without asking the session
 
   ThreadState() {
-    stack.reserve(64);
-    children.reserve(256);
+    stack.reserve(16);
+    children.reserve(16);
     // Node 0 is the root every top-level span hangs from.
     nodes.next();
     nodes.publish();

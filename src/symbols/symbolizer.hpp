@@ -15,7 +15,7 @@
 
 struct Dwfl;
 
-namespace mainboard::sampling {
+namespace mainboard::symbols {
 
 /// A libdwfl session for a live process's files (ELF found through the paths in its maps,
 /// separate debug information through build ids and debuglinks). Null if libdwfl fails.
@@ -89,4 +89,4 @@ class Symbolizer {
   std::unordered_map<std::uint64_t, std::vector<StackFrame>> cache_;
 };
 
-}  // namespace mainboard::sampling
+}  // namespace mainboard::symbols

@@ -34,8 +34,4 @@ class GpuTracer {
   virtual GpuTraceResult finish() = 0;
 };
 
-/// "_Z10copyKernelPfPKfm" → "copyKernel(float*, float const*, unsigned long)"; anything that
-/// is not a mangled name comes back unchanged.
-std::string demangle(const char* name);
-
 }  // namespace mainboard::detail

@@ -1,19 +1,19 @@
-// profile(fn): one function run under the profiler with GPU activity traced, and the verdict
-// drawn from what was observed.
+// The verdict on one workload (ProfileReport::from_profile): memory- or compute-bound and why,
+// the dominant kernel, device memory. Pure functions of a Profile; profile(fn), which runs the
+// workload, is in collect/, and the text of the verdict in view/.
 #include "mainboard/profile_report.hpp"
-
-#include <dlfcn.h>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "json/fields.hpp"
-#include "mainboard/gpu.hpp"
-#include "mainboard/machine.hpp"
-#include "profiling/analysis_util.hpp"
+#include "mainboard/json.hpp"
+#include "profile/text_util.hpp"
 
 namespace mainboard {
+
+using detail::duration;
+using detail::fixed;
 
 const char* to_string(Bound bound) {
   switch (bound) {
@@ -35,25 +35,22 @@ Bound classify(std::int64_t kernel_ns, std::int64_t copy_ns, std::optional<doubl
     return Bound::unknown;
   }
   if (copy_ns > 0 && copy_ns >= kernel_ns) {
-    say(fmt::format("copies take {} of GPU time against {} in kernels", detail::duration(copy_ns),
-                    detail::duration(kernel_ns)));
+    say("copies take " + duration(copy_ns) + " of GPU time against " + duration(kernel_ns) +
+        " in kernels");
     return Bound::memory;
   }
   if (have_utilization && *memory_pct >= kMemoryBoundRatio * *sm_pct) {
-    say(fmt::format(
-        "the memory controller was busy {:.0f} % of the time against {:.0f} % for the SMs",
-        *memory_pct, *sm_pct));
+    say("the memory controller was busy " + fixed(*memory_pct, 0) + " % of the time against " +
+        fixed(*sm_pct, 0) + " % for the SMs");
     return Bound::memory;
   }
   if (kernel_ns > 0) {
     if (have_utilization)
-      say(
-          fmt::format("kernels dominate and the memory controller was busy only {:.0f} % against "
-                      "{:.0f} % for the SMs",
-                      *memory_pct, *sm_pct));
+      say("kernels dominate and the memory controller was busy only " + fixed(*memory_pct, 0) +
+          " % against " + fixed(*sm_pct, 0) + " % for the SMs");
     else
-      say(fmt::format("kernels take {} against {} in copies (no utilization readings)",
-                      detail::duration(kernel_ns), detail::duration(copy_ns)));
+      say("kernels take " + duration(kernel_ns) + " against " + duration(copy_ns) +
+          " in copies (no utilization readings)");
     return Bound::compute;
   }
   say("utilization readings without kernels or copies that explain them");
@@ -151,97 +148,6 @@ ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t 
     }
   }
   return r;
-}
-
-std::string ProfileReport::report() const {
-  using detail::duration;
-  std::string out;
-  std::string verdict = bound == Bound::memory    ? "MEMORY-bound"
-                        : bound == Bound::compute ? "COMPUTE-bound"
-                                                  : "UNKNOWN";
-  out += fmt::format("{} over {} iteration{}: {}\n", verdict, iterations,
-                     iterations == 1 ? "" : "s", bound_reason);
-  if (!dominant_kernel.empty())
-    out += fmt::format("dominant kernel: {} ({:.1f} % of kernel time)\n",
-                       detail::clip(dominant_kernel, 80), dominant_share_pct);
-  out +=
-      fmt::format("kernels {} · copies {}", duration(total_kernel_ns), duration(total_memcpy_ns));
-  if (total_memcpy_ns > 0) {
-    out += fmt::format(" · copy bandwidth {:.1f} GB/s", achieved_bandwidth_gbps);
-    if (peak_bandwidth_gbps > 0)
-      out +=
-          fmt::format(" ({:.0f} % of the {:.0f} GB/s peak)",
-                      100.0 * achieved_bandwidth_gbps / peak_bandwidth_gbps, peak_bandwidth_gbps);
-  }
-  out += "\n";
-  if (peak_memory_bytes)
-    out += fmt::format("device memory: peak {}, mean {}\n", view::bytes(peak_memory_bytes),
-                       view::bytes(avg_memory_bytes));
-  if (!kernels.empty()) {
-    out += fmt::format("{:<44} {:>7} {:>10} {:>6} {:>15} {:>12} {:>4} {:>7} {:>5}\n", "kernel",
-                       "calls", "total", "share", "grid", "block", "regs", "shared", "occ");
-    for (const auto& k : kernels)
-      out +=
-          fmt::format("{:<44} {:>7} {:>10} {:>5.1f}% {:>15} {:>12} {:>4} {:>7} {:>4.0f}%\n",
-                      detail::clip(k.name, 44), k.calls, duration(k.total_ns), k.share_pct,
-                      fmt::format("{}×{}×{}", k.grid[0], k.grid[1], k.grid[2]),
-                      fmt::format("{}×{}×{}", k.block[0], k.block[1], k.block[2]),
-                      k.registers_per_thread, view::bytes(k.shared_memory_bytes), k.occupancy_pct);
-  }
-  for (const auto& u : unavailable)
-    out += "not traced: " + u + "\n";
-  return out;
-}
-
-namespace {
-
-/// cuCtxSynchronize of the calling thread's context, when the process has the driver loaded.
-void synchronize_driver() {
-  void* handle = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (!handle) return;
-  using Sync = int();
-  if (auto* sync = reinterpret_cast<Sync*>(::dlsym(handle, "cuCtxSynchronize"))) sync();
-  ::dlclose(handle);
-}
-
-}  // namespace
-
-ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options,
-                      Profile* evidence) {
-  const Machine& machine = options.machine ? *options.machine : Machine::instance();
-  for (std::uint32_t i = 0; i < options.warmup; ++i) {
-    fn();
-    if (options.sync) options.sync();
-  }
-  Collection c;
-  c.features = Feature::spans | Feature::device | Feature::gpu_activity;
-  c.activities = options.kinds;
-  c.device_index = options.device_index;
-  c.sample_interval_ms = options.sample_interval_ms;
-  c.machine = &machine;
-  Profiler p(c);
-  for (std::uint32_t i = 0; i < options.iters; ++i) {
-    MAINBOARD_SPAN("iteration");
-    fn();
-    if (options.sync) options.sync();
-    p.sample();
-  }
-  if (!options.sync) synchronize_driver();
-  p.stop();
-  const Profile& result = p.result();
-
-  double peak = 0;
-  const auto& gpus = machine.gpus();
-  if (options.device_index < gpus.size())
-    peak = gpus[options.device_index]->peak_bandwidth_gbs().value_or(0);
-  auto report = ProfileReport::from_profile(result, options.iters, peak, p.traced_activities(),
-                                            options.kinds);
-  if (evidence) *evidence = result;
-  return report;
-}
-
-ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options) {
-  return profile(fn, options, nullptr);
 }
 
 MAINBOARD_DEFINE_ENUM_JSON(Bound, Bound::memory, Bound::compute, Bound::unknown)

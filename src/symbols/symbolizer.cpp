@@ -1,4 +1,4 @@
-#include "sampling/symbolizer.hpp"
+#include "symbols/symbolizer.hpp"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -15,9 +15,9 @@
 #include <sstream>
 
 #include "core/text.hpp"
-#include "profiling/gpu_trace.hpp"
+#include "symbols/demangle.hpp"
 
-namespace mainboard::sampling {
+namespace mainboard::symbols {
 
 namespace {
 
@@ -49,7 +49,7 @@ std::string die_name(Dwarf_Die* die) {
   Dwarf_Attribute attr;
   for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name})
     if (dwarf_attr_integrate(die, name, &attr))
-      if (const char* s = dwarf_formstring(&attr)) return detail::demangle(s);
+      if (const char* s = dwarf_formstring(&attr)) return demangle(s);
   if (dwarf_attr_integrate(die, DW_AT_name, &attr))
     if (const char* s = dwarf_formstring(&attr)) return s;
   return "";
@@ -203,7 +203,7 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
       std::string_view plain = symbol;
       if (auto at = plain.find('@'); at != std::string_view::npos && at > 0)
         plain = plain.substr(0, at);
-      outer.function = detail::demangle(std::string(plain).c_str());
+      outer.function = demangle(std::string(plain).c_str());
     } else {
       outer.function = fmt::format("{}+0x{:x}", module,
                                    address - module_start);  // no symbol: offset in the module
@@ -275,9 +275,9 @@ const std::vector<StackFrame>& Symbolizer::symbolize(std::uint64_t address, bool
   return cache_.emplace(pc, lookup(pc)).first->second;
 }
 
-}  // namespace mainboard::sampling
+}  // namespace mainboard::symbols
 
-namespace mainboard::sampling {
+namespace mainboard::symbols {
 
 namespace {
 
@@ -361,4 +361,4 @@ std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
   return pcs;
 }
 
-}  // namespace mainboard::sampling
+}  // namespace mainboard::symbols

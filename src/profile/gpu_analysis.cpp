@@ -1,7 +1,5 @@
 // What the GPU activity of a Profile says: kernels ranked, GPU time attributed to spans, launch
 // efficiency and counter bottlenecks. Pure functions of the evidence, like analysis.cpp.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -10,7 +8,7 @@
 #include <unordered_map>
 
 #include "mainboard/profile.hpp"
-#include "profiling/analysis_util.hpp"
+#include "profile/text_util.hpp"
 
 namespace mainboard {
 
@@ -183,38 +181,6 @@ std::vector<KernelCounters> Profile::counter_bottlenecks(std::size_t top) const 
     return a.duration_ns > b.duration_ns;
   });
   if (out.size() > top) out.resize(top);
-  return out;
-}
-
-std::string TraceReport::report() const {
-  using detail::duration;
-  std::string out;
-  auto gpu = kernel_ns + copy_ns;
-  auto pct = [&](std::int64_t part) {
-    return gpu > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(gpu) : 0.0;
-  };
-  out += fmt::format(
-      "  GPU time {}: compute {} ({:.1f} %, {} kernel{}), copies {} ({:.1f} %, {} operation{}, "
-      "{})\n",
-      duration(gpu), duration(kernel_ns), pct(kernel_ns), kernel_count,
-      kernel_count == 1 ? "" : "s", duration(copy_ns), pct(copy_ns), copy_count,
-      copy_count == 1 ? "" : "s", detail::byte_count(copy_bytes));
-  if (!kernels.empty()) {
-    out += fmt::format("  {:<52} {:>8} {:>10} {:>10} {:>7}\n", "kernel", "calls", "total", "avg",
-                       "share");
-    for (const auto& k : kernels)
-      out += fmt::format("  {:<52} {:>8} {:>10} {:>10} {:>6.1f}%\n", detail::clip(k.name, 52),
-                         k.calls, duration(k.total_ns),
-                         duration(k.calls ? k.total_ns / static_cast<std::int64_t>(k.calls) : 0),
-                         k.share_pct);
-  }
-  if (!regions.empty()) {
-    out += fmt::format("  {:<52} {:>10} {:>10} {:>7}\n", "GPU time by span", "compute", "copies",
-                       "share");
-    for (const auto& g : regions)
-      out += fmt::format("  {:<52} {:>10} {:>10} {:>6.1f}%\n", detail::clip(g.path, 52),
-                         duration(g.kernel_ns), duration(g.copy_ns), g.share_pct);
-  }
   return out;
 }
 

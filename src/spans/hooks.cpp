@@ -1,7 +1,7 @@
 // The hooks GCC and Clang call at every function entry and exit of code compiled with
 // -finstrument-functions. Link this library (mainboard::instrument) into such a program; the
 // functions of the modules named in Profiler::auto_instrument then show up as spans.
-#include "profiling/instrument.hpp"
+#include "spans/instrument.hpp"
 
 extern "C" {
 

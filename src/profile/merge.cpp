@@ -1,11 +1,12 @@
-#include "profiling/merge.hpp"
+#include "mainboard/profile.hpp"
 
 #include <algorithm>
 #include <map>
 
-namespace mainboard::detail {
+namespace mainboard {
 
-void merge_profile(Profile& into, const Profile& from) {
+void Profile::merge(const Profile& from) {
+  Profile& into = *this;
   bool empty =
       into.paths.empty() && into.threads.empty() && into.activities.empty() && into.samples.empty();
   if (empty || from.start_ns < into.start_ns) into.start_ns = from.start_ns;
@@ -107,7 +108,13 @@ void merge_profile(Profile& into, const Profile& from) {
   for (const auto& u : from.unavailable)
     if (std::find(into.unavailable.begin(), into.unavailable.end(), u) == into.unavailable.end())
       into.unavailable.push_back(u);
+  // Unnamed auto-instrumented functions keep the maps that name them (profiles read through
+  // mainboard::mainboard arrive named, with none).
+  for (const auto& line : from.function_maps)
+    if (std::find(into.function_maps.begin(), into.function_maps.end(), line) ==
+        into.function_maps.end())
+      into.function_maps.push_back(line);
   if (!into.machine) into.machine = from.machine;
 }
 
-}  // namespace mainboard::detail
+}  // namespace mainboard

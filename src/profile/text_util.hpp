@@ -1,34 +1,38 @@
 #pragma once
 
-// Small formatting helpers shared by the profile analyses and reports.
-
-#include <fmt/format.h>
+// Small text helpers of the profile layer: the durations and names that analyses put into their
+// verdicts, and that the text reports (view) print. No formatting library: this layer is part of
+// the lean span library.
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <string>
-
-#include "view/format.hpp"
+#include <system_error>
 
 namespace mainboard::detail {
+
+/// A number with `decimals` digits after the point ("42", "12.5"), always with a point whatever
+/// locale the host program set (to_chars ignores it; printf would not).
+inline std::string fixed(double v, int decimals) {
+  char text[352];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, v, std::chars_format::fixed, decimals);
+  return ec == std::errc() ? std::string(text, end) : std::string("?");
+}
 
 /// "812 ns", "3.4 µs", "12.05 ms", "1.20 s".
 inline std::string duration(std::int64_t ns) {
   if (ns < 0) return "-" + duration(-ns);
   double v = static_cast<double>(ns);
-  if (v < 1e3) return fmt::format("{} ns", ns);
-  if (v < 1e6) return fmt::format("{:.1f} µs", v / 1e3);
-  if (v < 1e9) return fmt::format("{:.2f} ms", v / 1e6);
-  return fmt::format("{:.2f} s", v / 1e9);
+  if (v < 1e3) return std::to_string(ns) + " ns";
+  if (v < 1e6) return fixed(v / 1e3, 1) + " µs";
+  if (v < 1e9) return fixed(v / 1e6, 2) + " ms";
+  return fixed(v / 1e9, 2) + " s";
 }
 
 /// Nesting depth of a span path: "a" is 0, "a/b" is 1.
 inline std::size_t path_depth(const std::string& path) {
   return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
-}
-
-inline std::string byte_count(std::uint64_t bytes) {
-  return view::bytes(bytes);
 }
 
 /// At most `width` characters (bytes), with an ellipsis when cut: kernel names can be very long.

@@ -1,0 +1,128 @@
+#pragma once
+
+/// JSON for every model: `nlohmann::json j = snapshot;` and `j.get<mainboard::Profile>()`.
+/// The model headers themselves are plain C++; include this one where JSON is wanted. Loading
+/// ignores unknown fields and throws mainboard::Error when a required field is missing or has
+/// the wrong type.
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "mainboard/export.hpp"
+#include "mainboard/board.hpp"
+#include "mainboard/cgroup.hpp"
+#include "mainboard/cpu.hpp"
+#include "mainboard/cuda.hpp"
+#include "mainboard/environment.hpp"
+#include "mainboard/gpu.hpp"
+#include "mainboard/memory.hpp"
+#include "mainboard/meter.hpp"
+#include "mainboard/npu.hpp"
+#include "mainboard/profile.hpp"
+#include "mainboard/profile_report.hpp"
+#include "mainboard/snapshot.hpp"
+#include "mainboard/storage.hpp"
+#include "mainboard/toolchain.hpp"
+#include "mainboard/unit.hpp"
+
+#define MAINBOARD_DECLARE_JSON(Type)                               \
+  MAINBOARD_API void to_json(nlohmann::json& j, const Type& value); \
+  MAINBOARD_API void from_json(const nlohmann::json& j, Type& value)
+
+namespace mainboard {
+
+// board.hpp
+MAINBOARD_DECLARE_JSON(Board);
+
+// cgroup.hpp
+MAINBOARD_DECLARE_JSON(CgroupMemory);
+
+// cpu.hpp
+MAINBOARD_DECLARE_JSON(CacheInfo);
+MAINBOARD_DECLARE_JSON(CpuInfo);
+MAINBOARD_DECLARE_JSON(CpuSnapshot);
+
+// cuda.hpp
+MAINBOARD_DECLARE_JSON(LibraryInfo);
+MAINBOARD_DECLARE_JSON(CudaStack);
+
+// environment.hpp
+MAINBOARD_DECLARE_JSON(Scheduler);
+MAINBOARD_DECLARE_JSON(Job);
+MAINBOARD_DECLARE_JSON(Environment);
+
+// gpu.hpp
+MAINBOARD_DECLARE_JSON(PcieReading);
+MAINBOARD_DECLARE_JSON(GpuProcess);
+MAINBOARD_DECLARE_JSON(MigDevice);
+MAINBOARD_DECLARE_JSON(GpuInfo);
+MAINBOARD_DECLARE_JSON(GpuSnapshot);
+
+// memory.hpp
+MAINBOARD_DECLARE_JSON(Memory);
+MAINBOARD_DECLARE_JSON(DimmCard);
+MAINBOARD_DECLARE_JSON(MemoryHardware);
+
+// meter.hpp
+MAINBOARD_DECLARE_JSON(CommandMeasurement);
+
+// npu.hpp
+MAINBOARD_DECLARE_JSON(NpuInfo);
+MAINBOARD_DECLARE_JSON(NpuSnapshot);
+
+// profile.hpp
+MAINBOARD_DECLARE_JSON(SpanStat);
+MAINBOARD_DECLARE_JSON(SpanEvent);
+MAINBOARD_DECLARE_JSON(ThreadInfo);
+MAINBOARD_DECLARE_JSON(DeviceSample);
+MAINBOARD_DECLARE_JSON(GpuActivity);
+MAINBOARD_DECLARE_JSON(KernelSummary);
+MAINBOARD_DECLARE_JSON(RegionGpuTime);
+MAINBOARD_DECLARE_JSON(TraceReport);
+MAINBOARD_DECLARE_JSON(KernelEfficiency);
+MAINBOARD_DECLARE_JSON(KernelCounters);
+MAINBOARD_DECLARE_JSON(KernelDiff);
+MAINBOARD_DECLARE_JSON(StackFrame);
+MAINBOARD_DECLARE_JSON(StackSample);
+MAINBOARD_DECLARE_JSON(FunctionStat);
+MAINBOARD_DECLARE_JSON(StackStat);
+MAINBOARD_DECLARE_JSON(IdleGap);
+MAINBOARD_DECLARE_JSON(Timeline);
+MAINBOARD_DECLARE_JSON(RegionDiff);
+MAINBOARD_DECLARE_JSON(ProfileDiff);
+MAINBOARD_DECLARE_JSON(Profile);
+
+// profile_report.hpp
+MAINBOARD_DECLARE_JSON(Bound);
+MAINBOARD_DECLARE_JSON(KernelStat);
+MAINBOARD_DECLARE_JSON(ProfileReport);
+
+// snapshot.hpp
+MAINBOARD_DECLARE_JSON(ProbeStatus);
+MAINBOARD_DECLARE_JSON(Diagnostic);
+MAINBOARD_DECLARE_JSON(MachineSnapshot);
+
+// storage.hpp
+MAINBOARD_DECLARE_JSON(BlockDevice);
+MAINBOARD_DECLARE_JSON(Filesystem);
+MAINBOARD_DECLARE_JSON(Disk);
+MAINBOARD_DECLARE_JSON(StorageTier);
+MAINBOARD_DECLARE_JSON(ScratchCandidate);
+MAINBOARD_DECLARE_JSON(Scratch);
+
+// toolchain.hpp
+MAINBOARD_DECLARE_JSON(ToolCategory);
+MAINBOARD_DECLARE_JSON(DetectedTool);
+MAINBOARD_DECLARE_JSON(Toolchain);
+MAINBOARD_DECLARE_JSON(CompilerConfig);
+
+// unit.hpp
+MAINBOARD_DECLARE_JSON(UnitKind);
+MAINBOARD_DECLARE_JSON(ClockReading);
+MAINBOARD_DECLARE_JSON(Utilization);
+MAINBOARD_DECLARE_JSON(Energy);
+MAINBOARD_DECLARE_JSON(Thermal);
+MAINBOARD_DECLARE_JSON(UnitSnapshot);
+
+}  // namespace mainboard
+
+#undef MAINBOARD_DECLARE_JSON

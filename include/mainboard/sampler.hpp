@@ -1,0 +1,98 @@
+#pragma once
+
+/// Stack sampling of another process: one launched (run), one running (attach), one stack of
+/// every thread (dump). Part of mainboard::mainboard (perf_event_open, elfutils). The reference's
+/// Profiler.run / attach / dump / measure are here, apart from the in-process session
+/// (mainboard::Profiler, in the lean mainboard::spans), so that each class lives in one library.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mainboard/export.hpp"
+#include "mainboard/profile.hpp"
+#include "mainboard/profiler.hpp"
+
+namespace mainboard {
+
+/// How sampled stacks are walked.
+enum class CallGraph {
+  frame_pointers,  ///< by the kernel, along frame pointers: cheap; code without them is cut short
+  dwarf,           ///< a copy of the user stack per sample, unwound with the modules' CFI
+};
+
+/// How Sampler::run and Sampler::attach sample another process.
+struct MAINBOARD_API SampleOptions {
+  CallGraph call_graph = CallGraph::frame_pointers;
+  Feature features =
+      Feature::defaults | Feature::stacks;   ///< stacks; spans and gpu_activity for run
+  Activity activities = Activity::defaults;  ///< GPU kinds, through the injection library
+  std::uint32_t hz = 99;                     ///< stack samples per second and thread
+  bool children = true;                      ///< also sample the processes the target starts
+  /// Also sample time in the kernel on the target's behalf (system calls, page faults) as a
+  /// "[kernel]" frame above the user code that entered it, when kernel.perf_event_paranoid
+  /// allows (else only user time, and `unavailable` says why).
+  bool kernel = true;
+  double timeout_s = 0;    ///< run: end the target after this long (0: never)
+  double duration_s = 10;  ///< attach: how long to sample (ends early if the process exits)
+  std::uint64_t max_samples = 10'000'000;
+  std::uint64_t max_spans = 100000;  ///< for a target that links libmainboard
+  /// A feature that cannot be collected throws instead of being listed in unavailable.
+  bool strict = false;
+  /// Where the target's standard streams go: inherited unless set (files, for tests).
+  std::string stdout_path, stderr_path;
+};
+
+/// What Profiler::run observed: the profile, and how the target ended.
+struct MAINBOARD_API RunResult {
+  Profile profile;
+  int exit_code = 0;  ///< the target's status, 128 + signal when a signal ended it
+  int signal = 0;     ///< the signal that ended it, 0 when it exited
+  bool timed_out = false;
+};
+
+/// One thread's stack at one instant (Sampler::dump), innermost frame first.
+struct MAINBOARD_API ThreadStack {
+  std::int64_t tid = 0;
+  std::string name;
+  std::vector<StackFrame> frames;
+};
+struct MAINBOARD_API StackDump {
+  std::int64_t pid = 0;
+  std::vector<ThreadStack> threads;
+  std::string text() const;  ///< like eu-stack: a block per thread, a frame per line
+};
+
+/// What Sampler::measure reaches: a command to launch, a running process, or this process.
+struct MAINBOARD_API Reach {
+  enum class Kind { here, command, process } kind = Kind::here;
+  std::vector<std::string> argv;  ///< command
+  std::int64_t pid = 0;           ///< process
+  static Reach here() { return {}; }
+  static Reach command(std::vector<std::string> argv) {
+    return {Kind::command, std::move(argv), 0};
+  }
+  static Reach process(std::int64_t pid) { return {Kind::process, {}, pid}; }
+};
+
+/// Samples the stacks of other processes with perf_event_open and names their frames with
+/// elfutils.
+class MAINBOARD_API Sampler {
+ public:
+  /// Starts `argv` (no shell; PATH is searched), samples its stacks until it exits (or the
+  /// timeout ends it), and joins the spans of a target that links mainboard::spans and the GPU
+  /// activity of a CUDA target (CUDA injection). The target's streams and status are its own.
+  /// Throws mainboard::Error when the program cannot be started.
+  static RunResult run(const std::vector<std::string>& argv, const SampleOptions& options = {});
+  /// Measures whatever `reach` names: a command (run), a process (attach). Reach::here() names
+  /// the calling process, which a Profiler session measures, not this: it throws
+  /// mainboard::Error rather than launch nothing.
+  static Profile measure(const Reach& reach, const SampleOptions& options = {});
+  /// Samples a running process (every thread, and the ones it starts) for options.duration_s.
+  static Profile attach(std::int64_t pid, const SampleOptions& options = {});
+  /// One stack of every thread of `pid`, unwound with libdw through ptrace; the process is
+  /// always let go again, also on error.
+  static StackDump dump(std::int64_t pid);
+};
+
+}  // namespace mainboard

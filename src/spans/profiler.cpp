@@ -1,0 +1,341 @@
+// The profiling session: opens the span gate, lets the extension of mainboard::mainboard collect
+// what it can beyond spans, and freezes everything into a Profile at stop.
+#include "mainboard/profiler.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "core/clock.hpp"
+#include "mainboard/error.hpp"
+#include "spans/instrument.hpp"
+#include "spans/session.hpp"
+
+namespace mainboard {
+
+namespace detail {
+
+namespace {
+std::atomic<ExtensionFactory> g_extension{nullptr};
+}  // namespace
+
+void install_session_extension(ExtensionFactory factory) noexcept {
+  g_extension.store(factory, std::memory_order_release);
+}
+ExtensionFactory session_extension() noexcept {
+  return g_extension.load(std::memory_order_acquire);
+}
+
+}  // namespace detail
+
+namespace {
+
+std::mutex g_active_mutex;
+Profiler* g_active = nullptr;
+// Set while start_environment_session constructs its Profiler.
+thread_local bool t_from_environment = false;
+
+/// What a program without mainboard::mainboard cannot collect, in the words of `unavailable`.
+std::vector<std::string> beyond_spans(const Collection& c) {
+  const char* link = "this program links only mainboard::spans (link mainboard::mainboard)";
+  std::vector<std::string> out;
+  if (has(c.features, Feature::device)) out.push_back(std::string("device: not sampled: ") + link);
+  if (has(c.features, Feature::gpu_activity))
+    out.push_back(std::string("gpu_activity: not traced: ") + link);
+  if (c.machine_snapshot) out.push_back(std::string("machine: no snapshot: ") + link);
+  return out;
+}
+
+}  // namespace
+
+namespace detail {
+
+Profiler* start_environment_session(const Collection& collection) {
+  t_from_environment = true;
+  try {
+    auto* p = new Profiler(collection);
+    t_from_environment = false;
+    return p;
+  } catch (...) {
+    t_from_environment = false;
+    throw;
+  }
+}
+
+}  // namespace detail
+
+Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Session>()) {
+  auto& s = *session_;
+  s.collection = collection;
+  s.from_environment = t_from_environment;
+  {
+    std::unique_lock<std::mutex> lock(g_active_mutex);
+    if (g_active && g_active->session_->from_environment && !s.from_environment) {
+      // The program starts its own session: the one from the environment gives way (what it
+      // recorded so far is still saved at exit).
+      Profiler* environment = g_active;
+      lock.unlock();
+      environment->stop();
+      lock.lock();
+    }
+    if (g_active)
+      throw Error(
+          "a profiling session is already active in this process; stop it first "
+          "(only one Profiler can be active at a time)");
+    g_active = this;
+  }
+  auto leave = [this] {
+    std::lock_guard<std::mutex> lock(g_active_mutex);
+    if (g_active == this) g_active = nullptr;
+  };
+  auto refuse = [&](const std::string& what) {
+    if (collection.strict) throw Error(what);
+    s.unavailable.push_back(what);
+  };
+
+  // Reset the hot path's globals before anything can read them.
+  static std::atomic<std::uint64_t> next_epoch{1};
+  s.epoch = next_epoch.fetch_add(1);
+  detail::g_budget.store(static_cast<std::int64_t>(collection.max_spans),
+                         std::memory_order_relaxed);
+  detail::g_open_outermost.store(0, std::memory_order_relaxed);
+
+  try {
+    if (has(collection.features, Feature::stacks))
+      refuse(
+          "stacks: stack sampling applies to Sampler::run and attach, not an in-process session");
+    if (!s.from_environment) {
+      if (auto factory = detail::session_extension()) {
+        detail::SessionContext context{&detail::g_open_outermost};
+        s.extension = factory(collection, context, s.unavailable);
+      } else {
+        for (auto& why : beyond_spans(collection))
+          refuse(why);
+      }
+    }
+  } catch (...) {
+    leave();
+    throw;
+  }
+
+  const char* nvtx_tool = std::getenv("NVTX_INJECTION64_PATH");
+  bool nvtx = collection.nvtx == NvtxBridge::always ||
+              (collection.nvtx == NvtxBridge::when_attached && nvtx_tool && *nvtx_tool);
+#ifndef MAINBOARD_HAVE_NVTX
+  if (nvtx) {
+    s.unavailable.push_back(
+        "nvtx: spans cannot appear in the attached NVTX tool: this build has no NVTX headers");
+    nvtx = false;
+  }
+#endif
+
+  // Start: register threads for this session, then open the gate.
+  {
+    auto& r = detail::registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.epoch = s.epoch;
+    r.threads.clear();
+  }
+  detail::g_count_open.store(s.extension && s.extension->count_open_spans(),
+                             std::memory_order_relaxed);
+  detail::g_nvtx.store(nvtx, std::memory_order_relaxed);
+  s.start_ns = core::monotonic_ns();
+  s.start_ticks = detail::ticks();
+  s.active = true;
+  detail::g_epoch.store(s.epoch, std::memory_order_release);
+  if (has(collection.features, Feature::spans))
+    detail::g_profiling.store(1, std::memory_order_release);
+}
+
+std::unique_ptr<Profiler> Profiler::under(const Collection& collection) {
+  return std::make_unique<Profiler>(collection);
+}
+
+Profiler::~Profiler() {
+  try {
+    stop();
+  } catch (...) {
+    // A destructor never throws; what stop() could not finish is lost with the session.
+  }
+}
+
+bool Profiler::active() const {
+  return session_ && session_->active;
+}
+
+void Profiler::stop_sampler() {
+  if (session_->extension) session_->extension->stop_sampler();
+}
+
+void Profiler::sample() {
+  if (session_ && session_->active && session_->extension) session_->extension->sample();
+}
+
+SpanToken Profiler::enter(std::string_view name) {
+  if (!active()) return {};
+  auto* t = detail::span_enter(detail::intern(name));
+  if (!t) return {};
+  return SpanToken{static_cast<std::uint32_t>(t->stack.size()), session_->epoch};
+}
+
+void Profiler::exit(const SpanToken& token) {
+  if (!active() || token.session != session_->epoch || token.depth == 0) return;
+  // The token's span and any opened inside it since.
+  auto* t = detail::current_state();
+  if (!t) return;
+  while (!t->stack.empty() && t->stack.size() >= token.depth)
+    detail::span_exit(t);
+}
+
+namespace {
+
+/// The per-thread path trees and stored events of a session, on the monotonic clock.
+std::unique_ptr<Profile> freeze(const std::vector<std::shared_ptr<detail::ThreadState>>& threads,
+                                const core::ClockMap& clock) {
+  auto to_ns = [&](std::uint64_t t) { return clock(static_cast<std::int64_t>(t)); };
+  auto span_ns = [&](std::uint64_t ticks) {
+    return clock.length(static_cast<std::int64_t>(ticks));
+  };
+  auto profile = std::make_unique<Profile>();
+  std::map<std::string, std::uint32_t> path_index;
+  for (const auto& t : threads) {
+    profile->threads.push_back({t->index, t->tid, t->name});
+    std::size_t n = t->nodes.size();
+    std::vector<std::string> node_path(n);
+    std::vector<std::uint32_t> node_global(n, 0);
+    for (std::size_t i = 1; i < n; ++i) {
+      const auto& node = t->nodes[i];
+      // Parents come before their children, so the parent's path is known.
+      node_path[i] =
+          node.parent == 0 ? std::string(node.name) : node_path[node.parent] + "/" + node.name;
+      auto [it, inserted] =
+          path_index.emplace(node_path[i], static_cast<std::uint32_t>(profile->paths.size()));
+      if (inserted) {
+        profile->paths.push_back(node_path[i]);
+        SpanStat stat;
+        stat.path = node_path[i];
+        stat.name = node.name;
+        profile->span_stats.push_back(stat);
+      }
+      node_global[i] = it->second;
+      auto& stat = profile->span_stats[it->second];
+      auto calls = node.calls.load(std::memory_order_relaxed);
+      if (calls == 0) continue;
+      auto min = span_ns(node.min.load(std::memory_order_relaxed));
+      auto max = span_ns(node.max.load(std::memory_order_relaxed));
+      stat.min_ns = stat.calls ? std::min(stat.min_ns, min) : min;
+      stat.max_ns = std::max(stat.max_ns, max);
+      stat.calls += calls;
+      stat.total_ns += span_ns(node.total.load(std::memory_order_relaxed));
+      stat.self_ns += span_ns(node.self.load(std::memory_order_relaxed));
+    }
+    std::size_t events = t->events.size();
+    profile->spans.reserve(profile->spans.size() + events);
+    for (std::size_t i = 0; i < events; ++i) {
+      const auto& e = t->events[i];
+      profile->spans.push_back({node_global[e.node], t->index, to_ns(e.start), to_ns(e.end)});
+    }
+    profile->dropped_spans += t->dropped.load(std::memory_order_relaxed);
+  }
+  // Paths never closed (still open at stop) have no calls: keep only observed evidence.
+  std::vector<std::uint32_t> remap(profile->paths.size());
+  std::vector<std::string> paths;
+  std::vector<SpanStat> stats;
+  for (std::size_t i = 0; i < profile->paths.size(); ++i) {
+    if (profile->span_stats[i].calls == 0) continue;
+    remap[i] = static_cast<std::uint32_t>(paths.size());
+    paths.push_back(profile->paths[i]);
+    stats.push_back(profile->span_stats[i]);
+  }
+  for (auto& e : profile->spans)
+    e.path = remap[e.path];
+  profile->paths = std::move(paths);
+  profile->span_stats = std::move(stats);
+  std::sort(profile->spans.begin(), profile->spans.end(),
+            [](const SpanEvent& a, const SpanEvent& b) { return a.start_ns < b.start_ns; });
+  return profile;
+}
+
+}  // namespace
+
+void Profiler::stop() {
+  auto& s = *session_;
+  if (!s.active) return;
+  s.stop_ticks = detail::ticks();
+  s.stop_ns = core::monotonic_ns();
+  detail::g_profiling.store(0, std::memory_order_release);
+  detail::g_epoch.store(0, std::memory_order_release);
+  detail::g_nvtx.store(false, std::memory_order_relaxed);
+  if (s.extension) s.extension->stop_sampler();
+  std::vector<std::shared_ptr<detail::ThreadState>> threads;
+  {
+    auto& r = detail::registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.epoch = 0;
+    threads.swap(r.threads);
+  }
+  s.active = false;
+  {
+    std::lock_guard<std::mutex> lock(g_active_mutex);
+    if (g_active == this) g_active = nullptr;
+  }
+
+  // Ticks to the monotonic clock through the two calibration points.
+  const core::ClockMap clock(static_cast<std::int64_t>(s.start_ticks), s.start_ns,
+                             static_cast<std::int64_t>(s.stop_ticks), s.stop_ns);
+  auto profile = freeze(threads, clock);
+  profile->pid = ::getpid();
+  profile->start_ns = s.start_ns;
+  profile->end_ns = s.stop_ns;
+  profile->unavailable = s.unavailable;
+  profile->function_maps = detail::instrumented_function_maps(*profile);
+  if (s.extension) {
+    s.extension->finish(*profile);
+    s.traced = s.extension->traced();
+    s.extension.reset();
+  }
+  result_ = std::move(profile);
+}
+
+const Profile& Profiler::result() {
+  stop();
+  return *result_;
+}
+
+std::vector<SpanStat> Profiler::stats() {
+  return result().stats();
+}
+std::vector<SpanStat> Profiler::bottlenecks(std::size_t top) {
+  return result().bottlenecks(top);
+}
+TraceReport Profiler::trace_report(std::size_t top) {
+  return result().trace_report(top);
+}
+Activity Profiler::traced_activities() const {
+  if (!session_) return Activity{};
+  return session_->extension ? session_->extension->traced() : session_->traced;
+}
+
+void Profiler::auto_instrument(std::vector<std::string> modules) {
+  detail::set_instrumented_modules(std::move(modules));
+}
+
+std::string to_string(Activity set) {
+  static constexpr std::pair<Activity, const char*> kNames[] = {
+      {Activity::kernel, "kernel"},     {Activity::memcpy, "memcpy"},
+      {Activity::memset, "memset"},     {Activity::synchronization, "synchronization"},
+      {Activity::overhead, "overhead"}, {Activity::counters, "counters"},
+  };
+  std::string out;
+  for (const auto& [bit, name] : kNames) {
+    if (!has(set, bit)) continue;
+    if (!out.empty()) out += "|";
+    out += name;
+  }
+  return out;
+}
+
+}  // namespace mainboard
