@@ -8,8 +8,9 @@ packages=(
   g++ cmake ninja-build pkg-config make
   # libraries (see README: why each one)
   libhwloc-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libdw-dev libelf-dev
-  # tests and benchmarks (clang: the libFuzzer target)
-  libgtest-dev libgmock-dev libbenchmark-dev hyperfine python3 python3-psutil clang
+  # tests and benchmarks (clang: the libFuzzer target; strace: what a spans-only program runs
+  # and opens)
+  libgtest-dev libgmock-dev libbenchmark-dev hyperfine python3 python3-psutil clang strace
   libclang-rt-14-dev
   # run time, optional readings (DIMMs)
   dmidecode

@@ -11,10 +11,6 @@
 
 namespace mainboard {
 
-namespace core {
-class Fs;
-}
-class Runner;
 
 /// One cache level as the topology reports it; `instances` counts the copies on the machine.
 struct MAINBOARD_API CacheInfo {
@@ -60,8 +56,9 @@ struct MAINBOARD_API CpuSnapshot {
 /// The host CPU as a unit. Identity comes from the topology; clocks and memory are live.
 class MAINBOARD_API Cpu final : public Unit {
  public:
-  /// `runner` is used on hosts without /proc (macOS, recorded Macs): sysctl and vm_stat.
-  Cpu(CpuInfo info, std::shared_ptr<const core::Fs> fs, std::shared_ptr<const Runner> runner = nullptr);
+  struct Readers;  ///< where its live readings come from (private: the sysroot and the runner)
+  Cpu(CpuInfo info, std::shared_ptr<const Readers> readers);
+  ~Cpu() override;
   UnitKind kind() const override { return UnitKind::cpu; }
   const std::string& label() const override { return info_.label; }
   const std::string& architecture() const override { return info_.architecture; }
@@ -75,8 +72,7 @@ class MAINBOARD_API Cpu final : public Unit {
 
  private:
   CpuInfo info_;
-  std::shared_ptr<const core::Fs> fs_;
-  std::shared_ptr<const Runner> runner_;
+  std::shared_ptr<const Readers> readers_;
 };
 
 }  // namespace mainboard

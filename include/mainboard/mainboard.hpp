@@ -3,9 +3,6 @@
 /// Every public header in one include (a test checks that none is missing). Prefer the
 /// individual headers in code that cares about compile time; a program that only writes spans
 /// includes <mainboard/span.hpp> and <mainboard/profiler.hpp> and links mainboard::spans.
-#include "mainboard/accel.hpp"
-#include "mainboard/amd.hpp"
-#include "mainboard/apple.hpp"
 #include "mainboard/arch_config.hpp"
 #include "mainboard/board.hpp"
 #include "mainboard/busy.hpp"

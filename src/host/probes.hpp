@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,3 +74,14 @@ StorageTier classify_filesystem(const std::string& type, const std::string& devi
 std::string read_hostname(const core::Fs& fs);
 
 }  // namespace mainboard::host
+
+namespace mainboard {
+
+/// Where a Cpu's live readings come from: the host's file system (a sysroot) and, on hosts
+/// without /proc (a Mac, live or recorded), the runner for sysctl and vm_stat.
+struct Cpu::Readers {
+  std::shared_ptr<const core::Fs> fs;
+  std::shared_ptr<const Runner> runner;
+};
+
+}  // namespace mainboard

@@ -212,26 +212,4 @@ Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> prob
   return tc;
 }
 
-std::map<ToolCategory, std::vector<DetectedTool>> Toolchain::by_category() const {
-  std::map<ToolCategory, std::vector<DetectedTool>> out;
-  for (const auto& t : tools)
-    out[t.category].push_back(t);
-  return out;
-}
-
-const DetectedTool* Toolchain::find(const std::string& name) const {
-  for (const auto& t : tools)
-    if (t.name == name && t.available) return &t;
-  return nullptr;
-}
-
-std::vector<std::string> CompilerConfig::cmake_args() const {
-  std::vector<std::string> out;
-  if (c_compiler) out.push_back("-DCMAKE_C_COMPILER=" + *c_compiler);
-  if (cxx_compiler) out.push_back("-DCMAKE_CXX_COMPILER=" + *cxx_compiler);
-  if (cuda_compiler) out.push_back("-DCMAKE_CUDA_COMPILER=" + *cuda_compiler);
-  if (cuda_architectures) out.push_back("-DCMAKE_CUDA_ARCHITECTURES=" + *cuda_architectures);
-  return out;
-}
-
 }  // namespace mainboard

@@ -124,7 +124,8 @@ const Cpu& Machine::cpu() const {
     } catch (const std::exception& e) {
       note.failed(e.what());
     }
-    return std::make_shared<Cpu>(std::move(info), impl_->fs, impl_->runner);
+    return std::make_shared<Cpu>(std::move(info),
+                                 std::make_shared<Cpu::Readers>(Cpu::Readers{impl_->fs, impl_->runner}));
   });
 }
 

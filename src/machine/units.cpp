@@ -74,20 +74,21 @@ NpuSnapshot Npu::npu_snapshot(const std::string& name) const {
   return NpuSnapshot{info(), snapshot(name)};
 }
 
-Cpu::Cpu(CpuInfo info, std::shared_ptr<const core::Fs> fs, std::shared_ptr<const Runner> runner)
-    : info_(std::move(info)), fs_(std::move(fs)), runner_(std::move(runner)) {}
+Cpu::Cpu(CpuInfo info, std::shared_ptr<const Readers> readers)
+    : info_(std::move(info)), readers_(std::move(readers)) {}
+Cpu::~Cpu() = default;
 
-Memory Cpu::memory() const { return host::host_memory(*fs_, runner_.get()); }
+Memory Cpu::memory() const { return host::host_memory(*readers_->fs, readers_->runner.get()); }
 
 std::vector<ClockReading> Cpu::clock_readings() const {
-  return host::read_cpu_clocks(*fs_);
+  return host::read_cpu_clocks(*readers_->fs);
 }
 
 CpuSnapshot Cpu::reading() const {
   CpuSnapshot s;
   s.info = info_;
   s.clocks = clock_readings();
-  if (auto load = host::read_loadavg(*fs_)) {
+  if (auto load = host::read_loadavg(*readers_->fs)) {
     s.load_1m = load->one;
     s.load_5m = load->five;
     s.load_15m = load->fifteen;
@@ -106,41 +107,5 @@ Memory host_memory(const core::Fs& fs, const Runner* runner) {
 }
 
 }  // namespace host
-
-std::optional<std::uint64_t> CpuInfo::cache_bytes(int level, const std::string& type) const {
-  for (const auto& c : caches)
-    if (c.level == level && c.type == type) return c.size_bytes;
-  return std::nullopt;
-}
-
-double Memory::percent_used() const {
-  if (total_bytes == 0 || !used_bytes) return 0.0;
-  return 100.0 * static_cast<double>(*used_bytes) / static_cast<double>(total_bytes);
-}
-
-std::optional<std::uint32_t> MemoryHardware::speed_mhz() const {
-  std::optional<std::uint32_t> best;
-  for (const auto& c : cards)
-    if (c.populated() && c.speed_mts && (!best || *c.speed_mts > *best)) best = c.speed_mts;
-  return best;
-}
-
-std::size_t MemoryHardware::slots_used() const {
-  return static_cast<std::size_t>(
-      std::count_if(cards.begin(), cards.end(), [](const DimmCard& c) { return c.populated(); }));
-}
-
-std::vector<UnitKind> MachineSnapshot::kinds() const {
-  std::vector<UnitKind> out{UnitKind::cpu};
-  if (!gpus.empty()) out.push_back(UnitKind::gpu);
-  if (!npus.empty()) out.push_back(UnitKind::npu);
-  return out;
-}
-
-const Diagnostic* MachineSnapshot::diagnostic(const std::string& probe) const {
-  for (const auto& d : diagnostics)
-    if (d.probe == probe) return &d;
-  return nullptr;
-}
 
 }  // namespace mainboard

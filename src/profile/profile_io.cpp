@@ -7,7 +7,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/fs.hpp"
-#include "json/fields.hpp"
+#include "model/json_fields.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/profile.hpp"

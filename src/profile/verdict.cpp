@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "json/fields.hpp"
+#include "model/json_fields.hpp"
 #include "mainboard/json.hpp"
 #include "profile/text_util.hpp"
 

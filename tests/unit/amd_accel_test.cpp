@@ -2,8 +2,6 @@
 // (tests/fixtures/hosts/generate.py: amd-mi300x, radeon-npu, amdxdna, gaudi2).
 #include <gtest/gtest.h>
 
-#include "mainboard/accel.hpp"
-#include "mainboard/amd.hpp"
 #include "mainboard/machine.hpp"
 #include "providers/accel/accel_npu.hpp"
 #include "providers/amd/amd_gpu.hpp"

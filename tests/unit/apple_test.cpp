@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "host/darwin.hpp"
-#include "mainboard/apple.hpp"
 #include "mainboard/machine.hpp"
 #include "providers/apple/system_profiler.hpp"
 #include "test_util.hpp"

@@ -10,7 +10,6 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "host/probes.hpp"
-#include "mainboard/accel.hpp"
 #include "providers/sysfs/pci.hpp"
 
 namespace mainboard {

@@ -8,7 +8,6 @@
 
 #include "core/paths.hpp"
 #include "core/text.hpp"
-#include "mainboard/amd.hpp"
 #include "providers/sysfs/pci.hpp"
 
 namespace mainboard {

@@ -1,7 +1,6 @@
 #include "providers/apple/apple.hpp"
 
 #include "host/darwin.hpp"
-#include "mainboard/apple.hpp"
 #include "providers/apple/system_profiler.hpp"
 
 namespace mainboard {

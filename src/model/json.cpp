@@ -1,5 +1,5 @@
 // JSON field lists of every model. Each list is the single source of both directions.
-#include "json/fields.hpp"
+#include "model/json_fields.hpp"
 #include "mainboard/meter.hpp"
 #include "mainboard/snapshot.hpp"
 

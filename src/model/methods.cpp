@@ -1,0 +1,70 @@
+// The models' own methods: pure functions of their fields, in the span library with the models'
+// JSON, so that a profile's machine snapshot is usable wherever the profile is.
+#include <algorithm>
+
+#include "mainboard/cpu.hpp"
+#include "mainboard/memory.hpp"
+#include "mainboard/snapshot.hpp"
+#include "mainboard/toolchain.hpp"
+
+namespace mainboard {
+
+std::optional<std::uint64_t> CpuInfo::cache_bytes(int level, const std::string& type) const {
+  for (const auto& c : caches)
+    if (c.level == level && c.type == type) return c.size_bytes;
+  return std::nullopt;
+}
+
+double Memory::percent_used() const {
+  if (total_bytes == 0 || !used_bytes) return 0.0;
+  return 100.0 * static_cast<double>(*used_bytes) / static_cast<double>(total_bytes);
+}
+
+std::optional<std::uint32_t> MemoryHardware::speed_mhz() const {
+  std::optional<std::uint32_t> best;
+  for (const auto& c : cards)
+    if (c.populated() && c.speed_mts && (!best || *c.speed_mts > *best)) best = c.speed_mts;
+  return best;
+}
+
+std::size_t MemoryHardware::slots_used() const {
+  return static_cast<std::size_t>(
+      std::count_if(cards.begin(), cards.end(), [](const DimmCard& c) { return c.populated(); }));
+}
+
+std::vector<UnitKind> MachineSnapshot::kinds() const {
+  std::vector<UnitKind> out{UnitKind::cpu};
+  if (!gpus.empty()) out.push_back(UnitKind::gpu);
+  if (!npus.empty()) out.push_back(UnitKind::npu);
+  return out;
+}
+
+const Diagnostic* MachineSnapshot::diagnostic(const std::string& probe) const {
+  for (const auto& d : diagnostics)
+    if (d.probe == probe) return &d;
+  return nullptr;
+}
+
+std::map<ToolCategory, std::vector<DetectedTool>> Toolchain::by_category() const {
+  std::map<ToolCategory, std::vector<DetectedTool>> out;
+  for (const auto& t : tools)
+    out[t.category].push_back(t);
+  return out;
+}
+
+const DetectedTool* Toolchain::find(const std::string& name) const {
+  for (const auto& t : tools)
+    if (t.name == name && t.available) return &t;
+  return nullptr;
+}
+
+std::vector<std::string> CompilerConfig::cmake_args() const {
+  std::vector<std::string> out;
+  if (c_compiler) out.push_back("-DCMAKE_C_COMPILER=" + *c_compiler);
+  if (cxx_compiler) out.push_back("-DCMAKE_CXX_COMPILER=" + *cxx_compiler);
+  if (cuda_compiler) out.push_back("-DCMAKE_CUDA_COMPILER=" + *cuda_compiler);
+  if (cuda_architectures) out.push_back("-DCMAKE_CUDA_ARCHITECTURES=" + *cuda_architectures);
+  return out;
+}
+
+}  // namespace mainboard

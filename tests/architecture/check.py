@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Checks the layering that docs/architecture.md draws, so that it cannot rot.
+
+  check.py layers SRC            every #include "folder/..." in src/ goes down, never up or across
+  check.py headers INCLUDE       public headers: no internal types, no mutex members; the headers a
+                                 spans-only program includes pull in no third-party header
+  check.py exports NM LIB...     each library exports the public API only (nm -DC --defined-only)
+
+Exit status 1 with one line per violation.
+"""
+import pathlib
+import re
+import subprocess
+import sys
+
+# The folders of src/ and what each may include (besides its own files and the public headers).
+# Bottom to top; the table in docs/architecture.md is this one.
+ALLOWED = {
+    # mainboard::spans (the span library) and the stateless core both libraries compile in
+    "core": set(),
+    "model": {"core"},
+    "profile": {"core", "model"},
+    "spans": {"core", "profile"},
+    # mainboard::mainboard
+    "host": {"core"},
+    "providers": {"core", "host"},
+    "machine": {"core", "host", "providers"},
+    "meter": {"core"},
+    "gather": {"core", "host"},
+    "symbols": {"core"},
+    "sampling": {"core", "symbols"},
+    "collect": {"core", "profile", "spans", "symbols"},
+    "export": {"core", "profile"},
+    # the Apple provider's pure label helpers (Metal feature-set names) are shared with the view
+    "view": {"core", "profile", "providers"},
+    "inject": {"core", "collect"},
+    "cli": {"core", "sampling", "view", "symbols"},
+}
+SPAN_LIBRARY = {"core", "model", "profile", "spans"}
+# Of core, only these are compiled into the span library.
+SPAN_CORE = {"atomic_file", "clock", "fs", "text"}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"', re.M)
+
+
+def layers(src):
+    bad = []
+    for path in sorted(src.rglob("*")):
+        if path.suffix not in (".cpp", ".hpp") or path.parent == src:
+            continue
+        folder = path.relative_to(src).parts[0]
+        if folder not in ALLOWED:
+            bad.append(f"{path}: folder {folder}/ is not in the layer table (tests/architecture/check.py)")
+            continue
+        for target, rest in INCLUDE.findall(path.read_text()):
+            if target in ("mainboard", folder):
+                continue
+            if target not in ALLOWED[folder]:
+                bad.append(f"{path}: {folder}/ includes {target}/{rest}, which is not below it")
+            elif folder in SPAN_LIBRARY and target == "core" and rest.split(".")[0] not in SPAN_CORE:
+                bad.append(f"{path}: the span library includes core/{rest}, which only "
+                           "mainboard::mainboard compiles")
+    return bad
+
+
+def headers(include):
+    bad = []
+    pub = include / "mainboard"
+    for path in sorted(pub.glob("*.hpp")):
+        text = path.read_text()
+        for n, line in enumerate(text.splitlines(), 1):
+            code = line.split("//")[0]
+            if re.search(r"\b(core|sampling|symbols|collect|providers)::", code):
+                bad.append(f"{path}:{n}: an internal type in a public header: {line.strip()}")
+            if re.search(r"\bstd::(recursive_)?mutex\b", code):
+                bad.append(f"{path}:{n}: a mutex in a public header: {line.strip()}")
+            if re.search(r"\bdetail::", code) and path.name != "span.hpp":
+                bad.append(f"{path}:{n}: detail:: outside the span fast path: {line.strip()}")
+    # What a spans-only program includes, transitively.
+    seen, todo, third_party = set(), ["span.hpp", "profiler.hpp"], []
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        text = (pub / name).read_text()
+        todo += re.findall(r'#include\s+[<"]mainboard/([^">]+)[">]', text)
+        for lib in re.findall(r"#include\s+<([a-zA-Z0-9_]+)/", text):
+            if lib != "mainboard":
+                third_party.append(f"{name} includes <{lib}/...>")
+    bad += [f"spans-only headers: {t}" for t in third_party]
+    umbrella = (pub / "mainboard.hpp").read_text()
+    for path in sorted(pub.glob("*.hpp")):
+        if path.name != "mainboard.hpp" and f'"mainboard/{path.name}"' not in umbrella:
+            bad.append(f"mainboard.hpp does not include {path.name}")
+    return bad
+
+
+# Internal symbols the span fast path, the instrument hooks and the extension seam need across
+# the library boundary (declared MAINBOARD_API on purpose).
+EXPORTED_DETAIL = {
+    "mainboard::detail::g_profiling",
+    "mainboard::detail::span_enter",
+    "mainboard::detail::span_exit",
+    "mainboard::detail::instrumented_enter",
+    "mainboard::detail::instrumented_exit",
+    "mainboard::detail::install_session_extension",
+    "mainboard::detail::install_profile_reader",
+}
+
+
+def exports(nm, libs):
+    bad = []
+    for lib in libs:
+        out = subprocess.run([nm, "-DC", "--defined-only", lib], check=True,
+                             capture_output=True, text=True).stdout
+        count = 0
+        for line in out.splitlines():
+            parts = line.split(" ", 2)
+            if len(parts) < 3:
+                continue
+            symbol = parts[2]
+            count += 1
+            name = symbol.split("(")[0]
+            for prefix in ("typeinfo for ", "typeinfo name for ", "vtable for "):
+                name = name.removeprefix(prefix)
+            if not name.startswith("mainboard::"):
+                bad.append(f"{lib}: exports {symbol}")
+            elif re.match(r"mainboard::(core|sampling|symbols|collect|json_detail|providers|host)::", name):
+                bad.append(f"{lib}: exports internal {symbol}")
+            elif name.startswith("mainboard::detail::") and name not in EXPORTED_DETAIL:
+                bad.append(f"{lib}: exports internal {symbol}")
+            elif re.search(r"mainboard::(core|sampling|symbols)::", symbol):
+                bad.append(f"{lib}: an internal type in an exported signature: {symbol}")
+        print(f"{lib}: {count} exported symbols")
+    return bad
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    what = argv[1]
+    if what == "layers":
+        bad = layers(pathlib.Path(argv[2]))
+    elif what == "headers":
+        bad = headers(pathlib.Path(argv[2]))
+    elif what == "exports":
+        bad = exports(argv[2], argv[3:])
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    for b in bad:
+        print(b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,171 @@
+// The span library as an instrumented program meets it: a program that links only
+// mainboard::spans needs the C and C++ runtime and nothing else, starts no process, opens no
+// hardware or vendor library, and saves a profile that `mainboard profile report` reads (naming
+// auto-instrumented functions there, not in the program).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "mainboard/runner.hpp"
+
+using namespace mainboard;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "mainboard-spans-XXXXXX").string();
+    path = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+CommandResult run(std::vector<std::string> argv,
+                  std::map<std::string, std::optional<std::string>> env = {}) {
+  Command c;
+  c.argv = std::move(argv);
+  c.timeout = std::chrono::seconds(60);
+  c.environment = std::move(env);
+  c.environment.emplace("MAINBOARD_PROFILE", std::nullopt);
+  return LocalRunner("/usr/bin:/bin").run(c);
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// The DT_NEEDED entries of an ELF file.
+std::vector<std::string> needed(const std::string& file) {
+  auto r = run({"readelf", "-d", file});
+  EXPECT_TRUE(r.ok()) << r.err;
+  std::vector<std::string> out;
+  std::regex re(R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
+  for (std::sregex_iterator it(r.out.begin(), r.out.end(), re), end; it != end; ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+/// The C and C++ runtime (and, in a sanitizer build, the sanitizers' runtimes).
+bool runtime(const std::string& lib) {
+  for (const char* prefix : {"libstdc++.so", "libm.so", "libgcc_s.so", "libc.so", "ld-linux"})
+    if (lib.rfind(prefix, 0) == 0) return true;
+#if defined(__SANITIZE_ADDRESS__)
+  if (lib.rfind("libasan.so", 0) == 0 || lib.rfind("libubsan.so", 0) == 0) return true;
+#endif
+  return false;
+}
+
+}  // namespace
+
+TEST(SpansOnly, NeedsOnlyTheCAndCxxRuntime) {
+  auto lib = needed(MAINBOARD_SPANS_LIBRARY);
+  ASSERT_FALSE(lib.empty());
+  for (const auto& l : lib)
+    EXPECT_TRUE(runtime(l)) << "libmainboard_spans needs " << l;
+  for (const auto& l : needed(MAINBOARD_SPANS_ONLY))
+    EXPECT_TRUE(runtime(l) || l.rfind("libmainboard_spans.so", 0) == 0)
+        << "a spans-only program needs " << l;
+  // The full library is where hwloc, elfutils, fmt and spdlog are.
+  std::set<std::string> full;
+  for (const auto& l : needed(MAINBOARD_FULL_LIBRARY))
+    full.insert(l.substr(0, l.find(".so")));
+  for (const char* expected : {"libmainboard_spans", "libhwloc", "libdw", "libfmt", "libspdlog"})
+    EXPECT_TRUE(full.count(expected)) << "libmainboard does not need " << expected;
+}
+
+TEST(SpansOnly, StartsNoProcessAndOpensNoHardwareOrVendorLibrary) {
+  TempDir dir;
+  auto log = dir.path / "strace.log";
+  auto out = dir.path / "run.json";
+  // LeakSanitizer stops the world with a helper process of its own: not the program's doing.
+  auto r = run({"strace", "-f", "-qq", "-o", log.string(), "-e",
+                "trace=execve,execveat,fork,vfork,clone,clone3,open,openat", MAINBOARD_SPANS_ONLY,
+                out.string()},
+               {{"ASAN_OPTIONS", "detect_leaks=0"}});
+  ASSERT_TRUE(r.started) << r.error;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string text = read(log);
+  ASSERT_FALSE(text.empty());
+  std::size_t execs = 0, threads = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("execve(") != std::string::npos || line.find("execveat(") != std::string::npos)
+      ++execs;
+    if (line.find("fork(") != std::string::npos) ADD_FAILURE() << "a process: " << line;
+    if (line.find("clone") != std::string::npos && line.find("= ") != std::string::npos) {
+      if (line.find("CLONE_THREAD") == std::string::npos)
+        ADD_FAILURE() << "a process: " << line;
+      else
+        ++threads;
+    }
+    for (const char* lib : {"hwloc", "nvidia-ml", "libcuda", "cupti", "libdw", "libelf", "libfmt",
+                            "spdlog", "dmidecode", "/sys/devices", "/proc/cpuinfo"})
+      EXPECT_EQ(line.find(lib), std::string::npos) << "opened: " << line;
+  }
+  EXPECT_EQ(execs, 1u) << text;  // the program itself
+  EXPECT_EQ(threads, 1u) << text;  // its own worker, none of the session's
+  // The profile is complete, and says what it did not collect and why.
+  auto j = nlohmann::json::parse(read(out));
+  EXPECT_TRUE(j["machine"].is_null());
+  std::set<std::string> paths(j["paths"].begin(), j["paths"].end());
+  EXPECT_EQ(paths, (std::set<std::string>{"step", "step/work", "worker", "worker/work",
+                                          "named at run time"}));
+  ASSERT_EQ(j["unavailable"].size(), 1u) << j["unavailable"];
+  EXPECT_EQ(j["unavailable"][0],
+            "device: not sampled: this program links only mainboard::spans (link "
+            "mainboard::mainboard)");
+}
+
+TEST(SpansOnly, TheCommandReadsItsProfile) {
+  TempDir dir;
+  auto out = dir.path / "run.json";
+  ASSERT_EQ(run({MAINBOARD_SPANS_ONLY, out.string()}).exit_code, 0);
+  auto r = run({MAINBOARD_CLI, "profile", "report", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("step/work"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  step  "), std::string::npos) << r.out;
+  auto j = run({MAINBOARD_CLI, "profile", "report", "--json", out.string()});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto report = nlohmann::json::parse(j.out);
+  bool found = false;
+  for (const auto& s : report["stats"])
+    if (s["path"] == "step/work") {
+      found = true;
+      EXPECT_EQ(s["calls"], 100);
+    }
+  EXPECT_TRUE(found) << j.out;
+}
+
+TEST(SpansOnly, AutoInstrumentedFunctionsAreNamedWhereTheProfileIsRead) {
+  TempDir dir;
+  auto out = dir.path / "run.json";
+  auto r = run({MAINBOARD_INSTRUMENTED, out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The program recorded addresses and the maps of their module, nothing more.
+  auto j = nlohmann::json::parse(read(out));
+  std::string paths = j["paths"].dump();
+  EXPECT_NE(paths.find("@0x"), std::string::npos) << paths;
+  ASSERT_FALSE(j["function_maps"].empty());
+  bool executable = false;
+  for (const auto& line : j["function_maps"])
+    if (line.get<std::string>().find("instrumented") != std::string::npos) executable = true;
+  EXPECT_TRUE(executable) << j["function_maps"];
+  // The reader names them.
+  auto report = run({MAINBOARD_CLI, "profile", "report", out.string()});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find("(anonymous namespace)::outer_loop()/(anonymous namespace)::leaf_step(int)"),
+            std::string::npos)
+      << report.out;
+  EXPECT_EQ(report.out.find("@0x"), std::string::npos) << report.out;
+}
