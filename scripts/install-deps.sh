@@ -9,8 +9,9 @@ packages=(
   # libraries (see README: why each one)
   libhwloc-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libdw-dev libelf-dev
   # tests and benchmarks (clang: the libFuzzer target; strace: what a spans-only program runs
-  # and opens)
+  # and opens; locales: a comma-decimal locale for the parsing tests)
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine python3 python3-psutil clang strace
+  locales
   libclang-rt-14-dev
   # run time, optional readings (DIMMs)
   dmidecode

@@ -101,11 +101,13 @@ std::optional<std::int64_t> parse_i64(std::string_view s) {
 std::optional<double> parse_double(std::string_view s) {
   s = trim(s);
   if (s.empty() || s.size() > 64) return std::nullopt;
-  // from_chars for double is in libstdc++ 11+, but strtod keeps us portable to older ones.
-  std::string copy(s);
-  char* end = nullptr;
-  double v = std::strtod(copy.c_str(), &end);
-  if (end != copy.c_str() + copy.size()) return std::nullopt;
+  // from_chars, not strtod: strtod follows the C locale, so a host program that calls
+  // setlocale(LC_ALL, "de_DE.UTF-8") would read "2400.000" as 2400 and stop at the point, or
+  // refuse it. The files we parse always use a point.
+  if (s.front() == '+') s.remove_prefix(1);
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
   if (!(v == v) || v == std::numeric_limits<double>::infinity() ||
       v == -std::numeric_limits<double>::infinity())
     return std::nullopt;

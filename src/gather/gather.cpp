@@ -282,10 +282,17 @@ void gather_identity(const core::Fs& live, Writer& w) {
 /// The NVIDIA readings in the fake driver libraries' scenario format (tests/fakes/scenario.hpp).
 json gpu_scenario(const Machine& machine) {
   const auto& cuda = machine.cuda_stack();
-  int cuda_version = 0;
-  if (auto dot = cuda.cuda_driver_version.find('.'); dot != std::string::npos)
-    cuda_version = std::atoi(cuda.cuda_driver_version.c_str()) * 1000 +
-                   std::atoi(cuda.cuda_driver_version.c_str() + dot + 1) * 10;
+  // "12.4" → 12040, the driver API's encoding.
+  auto major_minor = [](const std::string& text) -> std::pair<long, long> {
+    auto dot = text.find('.');
+    if (dot == std::string::npos) return {0, 0};
+    auto major = core::parse_u64(std::string_view(text).substr(0, dot));
+    auto minor = core::parse_u64(std::string_view(text).substr(dot + 1));
+    if (!major || !minor) return {0, 0};
+    return {static_cast<long>(*major), static_cast<long>(*minor)};
+  };
+  auto [cuda_major, cuda_minor] = major_minor(cuda.cuda_driver_version);
+  long cuda_version = cuda_major * 1000 + cuda_minor * 10;
   json devices = json::array();
   for (const auto& g : machine.gpus()) {
     if (!dynamic_cast<const NvidiaGpu*>(g.get())) continue;
@@ -293,8 +300,8 @@ json gpu_scenario(const Machine& machine) {
     auto snap = g->gpu_snapshot();
     const auto& t = snap.telemetry;
     json d = {{"name", i.label}, {"uuid", i.uuid}, {"pci_bus_id", i.pci_bus_id}};
-    if (auto dot = i.compute_capability.find('.'); dot != std::string::npos)
-      d["cc"] = {std::atoi(i.compute_capability.c_str()), std::atoi(i.compute_capability.c_str() + dot + 1)};
+    if (auto [cc_major, cc_minor] = major_minor(i.compute_capability); cc_major)
+      d["cc"] = {cc_major, cc_minor};
     if (i.sm_count) d["sm_count"] = *i.sm_count;
     if (i.memory_clock_mhz) d["memory_clock_khz"] = static_cast<long long>(*i.memory_clock_mhz) * 1000;
     if (i.memory_bus_width_bits) d["bus_width"] = *i.memory_bus_width_bits;

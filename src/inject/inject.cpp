@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/clock.hpp"
+#include "core/text.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/profiler.hpp"
 #include "collect/gpu_trace.hpp"
@@ -92,7 +93,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     s.start_ns = mainboard::core::monotonic_ns();
     std::uint64_t max = 1000000;
     if (const char* m = std::getenv("MAINBOARD_INJECT_MAX"); m && *m)
-      max = std::strtoull(m, nullptr, 10);
+      max = mainboard::core::parse_u64(m).value_or(max);
     s.tracer = mainboard::detail::GpuTracer::start(
         parse_kinds(std::getenv("MAINBOARD_INJECT_ACTIVITIES")), max, s.unavailable);
   }

@@ -30,21 +30,9 @@ int perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group, unsign
 std::vector<int> online_cpus() {
   std::vector<int> cpus;
   // "0-3,6" in /sys/devices/system/cpu/online.
-  std::ifstream in("/sys/devices/system/cpu/online");
-  std::string text;
-  std::getline(in, text);
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    auto dash = part.find('-');
-    try {
-      int a = std::stoi(part.substr(0, dash));
-      int b = dash == std::string::npos ? a : std::stoi(part.substr(dash + 1));
-      for (int c = a; c <= b; ++c)
-        cpus.push_back(c);
-    } catch (...) {
-    }
-  }
+  if (auto list = core::parse_cpu_list(core::trim(read_proc_file("/sys/devices/system/cpu/online"))))
+    for (auto c : *list)
+      cpus.push_back(static_cast<int>(c));
   if (cpus.empty()) {
     long n = ::sysconf(_SC_NPROCESSORS_ONLN);
     for (int c = 0; c < std::max(1L, n); ++c)

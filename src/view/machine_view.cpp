@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "core/text.hpp"
 #include "mainboard/machine.hpp"
 #include "providers/apple/system_profiler.hpp"
 #include "view/format.hpp"
@@ -461,7 +462,7 @@ int terminal_width(int fd) {
   winsize ws{};
   if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
   if (const char* columns = std::getenv("COLUMNS"))
-    if (int n = std::atoi(columns); n > 0) return n;
+    if (auto n = core::parse_u64(columns); n && *n > 0 && *n < 10000) return static_cast<int>(*n);
   return 80;
 }
 
