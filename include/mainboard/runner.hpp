@@ -28,7 +28,7 @@ struct MAINBOARD_API CommandResult {
   bool started = false;    ///< the program could be found and started
   bool timed_out = false;  ///< killed at the deadline
   bool truncated = false;  ///< output exceeded max_output_bytes
-  int exit_code = -1;      ///< exit status when it exited normally
+  int exit_code = -1;      ///< its exit status, 128 + the signal when one ended it, -1 if not run
   int signal = 0;          ///< terminating signal when it was killed
   std::string out;         ///< captured stdout
   std::string err;         ///< captured stderr
@@ -56,13 +56,14 @@ class MAINBOARD_API Runner {
 /// stdout/stderr captured; kills a command's whole process group at its deadline.
 class MAINBOARD_API LocalRunner final : public Runner {
  public:
-  /// `path` is the search path (the PATH variable's value) used to find executables.
+  /// `path` is the search path (the PATH variable's value) used to find executables, searched as
+  /// a shell searches it (an empty entry is the current directory).
   explicit LocalRunner(std::string path);
   std::optional<std::string> find_executable(std::string_view name) const override;
   std::vector<CommandResult> run_all(const std::vector<Command>& commands) const override;
 
  private:
-  std::vector<std::string> dirs_;
+  std::string path_;
 };
 
 /// Answers from recorded outputs: which executables exist and what each argv printed.

@@ -14,6 +14,7 @@
 
 #include "core/clock.hpp"
 #include "core/log.hpp"
+#include "core/process.hpp"
 #include "core/text.hpp"
 
 extern char** environ;
@@ -25,23 +26,11 @@ CommandResult Runner::run(const Command& command) const {
   return results.empty() ? CommandResult{} : std::move(results.front());
 }
 
-LocalRunner::LocalRunner(std::string path) {
-  for (auto dir : core::split(path, ':')) {
-    // An empty PATH entry means the current directory; we never search it implicitly.
-    if (!dir.empty() && dir.front() == '/') dirs_.emplace_back(dir);
-  }
-}
+LocalRunner::LocalRunner(std::string path) : path_(std::move(path)) {}
 
 std::optional<std::string> LocalRunner::find_executable(std::string_view name) const {
-  if (name.empty() || name.find('/') != std::string_view::npos) return std::nullopt;
-  for (const auto& dir : dirs_) {
-    std::string candidate = dir + "/" + std::string(name);
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-  }
-  return std::nullopt;
+  if (name.find('/') != std::string_view::npos) return std::nullopt;
+  return core::find_program(name, path_);
 }
 
 namespace {
@@ -148,8 +137,9 @@ bool spawn(const std::string& exe, const Command& command, Child& child, Command
 }
 
 void record_status(int status, CommandResult& result) {
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  auto s = core::exit_status(status);
+  result.exit_code = s.exit_code;
+  result.signal = s.signal;
 }
 
 }  // namespace

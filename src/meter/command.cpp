@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/fs.hpp"
+#include "core/process.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
@@ -62,13 +63,12 @@ int pidfd_for(pid_t pid) {
 CommandMeasurement measure_command(const Machine& machine, const std::vector<std::string>& argv,
                                    const MeterOptions& options) {
   if (argv.empty() || argv[0].empty()) throw Error("no command to run");
-  std::string exe = argv[0];
-  if (exe.find('/') == std::string::npos) {
-    const char* path = std::getenv("PATH");
-    auto found = LocalRunner(path ? path : "/usr/local/bin:/usr/bin:/bin").find_executable(exe);
-    if (!found) throw Error("cannot run " + exe + ": not found on PATH");
-    exe = *found;
-  }
+  const char* path = std::getenv("PATH");
+  auto found = core::find_program(argv[0], path ? path : "/usr/local/bin:/usr/bin:/bin");
+  if (!found)
+    throw Error("cannot run " + argv[0] + ": " +
+                core::not_found_reason(argv[0]));
+  std::string exe = *found;
   CommandMeasurement m;
   m.argv = argv;
   m.interval_ms = static_cast<double>(options.interval.count());
@@ -155,12 +155,9 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
     largest = std::max(largest, static_cast<std::uint64_t>(after.ru_maxrss) * 1024);
   m.max_process_rss_bytes = largest;
   m.peak_rss_bytes = std::max(m.peak_tree_rss_bytes, m.max_process_rss_bytes);
-  if (WIFEXITED(status)) {
-    m.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    m.signal = WTERMSIG(status);
-    m.exit_code = 128 + WTERMSIG(status);
-  }
+  auto ended = core::exit_status(status);
+  m.exit_code = ended.exit_code;
+  if (ended.signal) m.signal = ended.signal;
   return m;
 }
 

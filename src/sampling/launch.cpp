@@ -18,6 +18,7 @@
 
 #include "core/clock.hpp"
 #include "core/log.hpp"
+#include "core/process.hpp"
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
@@ -38,19 +39,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The program file for argv[0]: a path as given, else the first executable on PATH.
+/// The program file for argv[0], found as `mainboard meter` and the runner find theirs.
 std::string resolve(const std::string& program) {
-  if (program.find('/') != std::string::npos) return program;
   const char* path = std::getenv("PATH");
-  for (auto dir : core::split(path ? path : "/usr/bin:/bin", ':')) {
-    if (dir.empty()) dir = ".";
-    std::string candidate = std::string(dir) + "/" + program;
-    if (::access(candidate.c_str(), X_OK) == 0) {
-      struct stat st {};
-      if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return candidate;
-    }
-  }
-  throw Error("cannot run " + program + ": not found on PATH");
+  if (auto found = core::find_program(program, path ? path : "/usr/local/bin:/usr/bin:/bin"))
+    return *found;
+  throw Error("cannot run " + program + ": " +
+              core::not_found_reason(program));
 }
 
 /// Where libmainboard_inject.so is: MAINBOARD_INJECT_LIBRARY, next to this library (the shared
@@ -276,12 +271,9 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
     for (auto p : sampler->processes())
       if (p != pid) ::kill(p, SIGKILL);  // leave nothing behind
   auto end_ns = core::monotonic_ns();
-  if (WIFEXITED(status)) {
-    result.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result.signal = WTERMSIG(status);
-    result.exit_code = 128 + result.signal;
-  }
+  auto ended = core::exit_status(status);
+  result.exit_code = ended.exit_code;
+  result.signal = ended.signal;
 
   Profile& p = result.profile;
   std::vector<std::int32_t> pids{pid};

@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
+#include <filesystem>
+
+#include "core/process.hpp"
 #include "mainboard/runner.hpp"
 #include "test_util.hpp"
 
@@ -113,4 +117,46 @@ TEST(LocalRunner, EnvironmentChangesSetAndUnset) {
   c.environment["MAINBOARD_TEST_INHERITED"] = std::nullopt;
   EXPECT_EQ(system_runner().run(c).out, "unset new\n");
   ::unsetenv("MAINBOARD_TEST_INHERITED");
+}
+
+TEST(FindProgram, SearchesPathAsAShellDoes) {
+  TempDir dir;
+  auto tool = dir.write("bin/tool", "#!/bin/sh\necho bin\n");
+  ::chmod(tool.c_str(), 0755);
+  auto here = dir.write("here", "#!/bin/sh\necho here\n");
+  ::chmod(here.c_str(), 0755);
+  dir.write("bin/plain", "not executable");
+  dir.mkdir("bin/adir");
+  auto bin = (dir.path() / "bin").string();
+  EXPECT_EQ(core::find_program("tool", bin), tool.string());
+  EXPECT_FALSE(core::find_program("plain", bin));
+  EXPECT_FALSE(core::find_program("adir", bin));
+  EXPECT_FALSE(core::find_program("", bin));
+  // A name with a slash is a path, made absolute; nothing is searched for it.
+  EXPECT_EQ(core::find_program(tool.string(), ""), tool.string());
+  EXPECT_FALSE(core::find_program((dir.path() / "bin/plain").string(), bin));
+  // An empty entry is the current directory and a relative entry is relative to it, as for
+  // execvp(3): the program a user's shell would start.
+  auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  auto empty_entry = core::find_program("here", "/nonexistent::" + bin);
+  auto relative_entry = core::find_program("tool", "bin");
+  auto dotted = core::find_program("./here", "");
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(empty_entry, here.string());
+  EXPECT_EQ(relative_entry, tool.string());
+  EXPECT_EQ(dotted, here.string());
+  EXPECT_EQ(core::not_found_reason("tool"), "not found on PATH");
+  EXPECT_EQ(core::not_found_reason((dir.path() / "missing").string()), "no such file");
+  EXPECT_EQ(core::not_found_reason((dir.path() / "bin/plain").string()), "not an executable file");
+}
+
+TEST(ExitStatus, ExitCodesAndSignalsAsAShellReportsThem) {
+  auto exited = system_runner().run(Command{{"/bin/sh", "-c", "exit 7"}});
+  EXPECT_EQ(exited.exit_code, 7);
+  EXPECT_EQ(exited.signal, 0);
+  auto killed = system_runner().run(Command{{"/bin/sh", "-c", "kill -TERM $$"}});
+  EXPECT_EQ(killed.signal, SIGTERM);
+  EXPECT_EQ(killed.exit_code, 128 + SIGTERM);
+  EXPECT_FALSE(killed.ok());
 }

@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "mainboard/json.hpp"
+#include "mainboard/machine.hpp"
+#include "mainboard/meter.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/profiler.hpp"
 #include "mainboard/sampler.hpp"
@@ -639,4 +641,39 @@ TEST(Sampling, MeasureDispatchesOnTheReach) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("Profiler session"), std::string::npos) << e.what();
   }
+}
+
+TEST(Launch, MeterAndProfileRunStartTheSameProgramForOneName) {
+  // Two programs named "which-one": one in the current directory (an empty PATH entry) and one
+  // in a directory later on PATH. Both commands start the first, as a shell would.
+  TempDir dir;
+  auto here = dir.write("which-one", "#!/bin/sh\necho here > \"$1\"\n");
+  auto later = dir.write("later/which-one", "#!/bin/sh\necho later > \"$1\"\n");
+  ::chmod(here.c_str(), 0755);
+  ::chmod(later.c_str(), 0755);
+  const char* old = std::getenv("PATH");
+  std::string saved = old ? old : "";
+  auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  ::setenv("PATH", (":" + (dir.path() / "later").string() + ":/usr/bin:/bin").c_str(), 1);
+  Machine::Options mo;
+  mo.sysroot = fixture_host("vm-cgroup1-nodmi");
+  Machine machine(mo);
+  MeterOptions meter_options;
+  meter_options.gpus = false;
+  auto metered = measure_command(machine, {"which-one", (dir.path() / "meter.txt").string()},
+                                 meter_options);
+  SampleOptions o;
+  o.features = Feature::spans;
+  auto run = Sampler::run({"which-one", (dir.path() / "run.txt").string()}, o);
+  ::setenv("PATH", saved.c_str(), 1);
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(metered.exit_code, 0);
+  EXPECT_EQ(run.exit_code, 0);
+  std::ifstream meter_out(dir.path() / "meter.txt"), run_out(dir.path() / "run.txt");
+  std::string a, b;
+  std::getline(meter_out, a);
+  std::getline(run_out, b);
+  EXPECT_EQ(a, "here");
+  EXPECT_EQ(b, "here");
 }

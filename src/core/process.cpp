@@ -1,0 +1,60 @@
+#include "core/process.hpp"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "core/text.hpp"
+
+namespace mainboard::core {
+
+namespace {
+
+bool executable_file(const std::string& file) {
+  struct stat st {};
+  return ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(file.c_str(), X_OK) == 0;
+}
+
+std::string absolute(const std::string& file) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(file, ec);
+  return ec ? file : abs.lexically_normal().string();
+}
+
+}  // namespace
+
+std::optional<std::string> find_program(std::string_view name, std::string_view path) {
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string_view::npos) {
+    std::string file(name);
+    if (!executable_file(file)) return std::nullopt;
+    return absolute(file);
+  }
+  for (auto dir : split(path, ':')) {
+    std::string file = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + std::string(name);
+    if (executable_file(file)) return absolute(file);
+  }
+  return std::nullopt;
+}
+
+std::string not_found_reason(std::string_view name) {
+  if (name.find('/') == std::string_view::npos) return "not found on PATH";
+  struct stat st {};
+  if (::stat(std::string(name).c_str(), &st) != 0) return "no such file";
+  return "not an executable file";
+}
+
+ExitStatus exit_status(int wait_status) {
+  ExitStatus s;
+  if (WIFEXITED(wait_status)) {
+    s.exit_code = WEXITSTATUS(wait_status);
+  } else if (WIFSIGNALED(wait_status)) {
+    s.signal = WTERMSIG(wait_status);
+    s.exit_code = 128 + s.signal;
+  }
+  return s;
+}
+
+}  // namespace mainboard::core

@@ -1,0 +1,31 @@
+#pragma once
+
+// What every place that starts a program shares: how a name becomes a file (the runner's
+// probes, `mainboard meter`, `mainboard profile run`) and how a wait status becomes an exit
+// code. One rule each, so that the commands cannot start different programs for one name or
+// report one ending two ways.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mainboard::core {
+
+/// The file `name` runs, as execvp(3) and a shell find it: a name with a '/' is a path (made
+/// absolute); otherwise the first regular, executable file in the directories of `path` (the
+/// PATH value), where an empty entry means the current directory and a relative entry is
+/// relative to it. Empty when there is none.
+std::optional<std::string> find_program(std::string_view name, std::string_view path);
+
+/// Why find_program found nothing for `name`: "not found on PATH", "no such file" or "not an
+/// executable file".
+std::string not_found_reason(std::string_view name);
+
+/// How a process ended, from its wait status.
+struct ExitStatus {
+  int exit_code = -1;  ///< its status, or 128 + the signal when a signal ended it (as a shell says)
+  int signal = 0;      ///< the signal that ended it; 0 when it exited
+};
+ExitStatus exit_status(int wait_status);
+
+}  // namespace mainboard::core
