@@ -17,7 +17,7 @@
 namespace mainboard {
 
 /// Version of the profile's JSON layout. Versions 1 (no GPU activity), 2 (no stack samples) and
-/// 3 (no function_maps) still load.
+/// 3 (no function_maps; counters with duration_ns) still load.
 inline constexpr int kProfileSchemaVersion = 4;
 
 /// Exact statistics of one span path over the whole session (whatever max_spans was).
@@ -129,7 +129,19 @@ struct MAINBOARD_API GpuActivity {
 };
 MAINBOARD_API const char* to_string(GpuActivity::Kind kind);
 
-/// One kernel name over a profile.
+/// How a kernel was launched: grid and block, registers, shared memory.
+struct MAINBOARD_API LaunchShape {
+  std::array<std::uint32_t, 3> grid{};
+  std::array<std::uint32_t, 3> block{};
+  std::uint32_t registers_per_thread = 0;
+  std::uint32_t shared_bytes = 0;  ///< static plus dynamic, per block
+  std::uint64_t blocks() const { return std::uint64_t{grid[0]} * grid[1] * grid[2]; }
+  std::uint64_t threads_per_block() const { return std::uint64_t{block[0]} * block[1] * block[2]; }
+  bool operator==(const LaunchShape&) const = default;
+};
+
+/// One kernel name over a profile: the statistics every view of kernels starts from
+/// (kernel_summaries, efficiency, the verdict's KernelStat, the counter pass).
 struct MAINBOARD_API KernelSummary {
   std::string name;
   std::uint64_t calls = 0;
@@ -137,6 +149,12 @@ struct MAINBOARD_API KernelSummary {
   std::int64_t min_ns = 0;
   std::int64_t max_ns = 0;
   double share_pct = 0;  ///< of all kernel time
+  /// The last-seen launch (kernels of one name share a launch configuration, so one shape
+  /// describes them without a row per call).
+  LaunchShape shape;
+  std::int64_t avg_ns() const {
+    return calls ? total_ns / static_cast<std::int64_t>(calls) : 0;
+  }
   bool operator==(const KernelSummary&) const = default;
 };
 
@@ -172,17 +190,8 @@ struct MAINBOARD_API EfficiencyOptions {
   std::size_t top = 12;
 };
 
-/// One kernel's launch shape, wave quantisation and achieved bandwidth (its last-seen launch).
-struct MAINBOARD_API KernelEfficiency {
-  std::string name;
-  std::uint64_t calls = 0;
-  std::int64_t total_ns = 0;
-  std::int64_t avg_ns = 0;
-  std::array<std::uint32_t, 3> grid{};
-  std::array<std::uint32_t, 3> block{};
-  std::uint32_t registers_per_thread = 0;
-  std::uint32_t shared_bytes = 0;  ///< static plus dynamic, per block
-  std::uint64_t blocks = 0;
+/// One kernel's wave quantisation and achieved bandwidth, from its last-seen launch shape.
+struct MAINBOARD_API KernelEfficiency : KernelSummary {
   double waves = 0;               ///< blocks / (SMs × blocks per SM)
   double last_wave_fill_pct = 0;  ///< block slots the final wave fills; low means SMs sit idle
   std::optional<double> achieved_gbs;
@@ -191,10 +200,7 @@ struct MAINBOARD_API KernelEfficiency {
 };
 
 /// Hardware-counter readings of one kernel name (from a counter pass).
-struct MAINBOARD_API KernelCounters {
-  std::string name;
-  std::uint64_t calls = 0;
-  std::int64_t duration_ns = 0;
+struct MAINBOARD_API KernelCounters : KernelSummary {
   std::optional<double> sm_throughput_pct;    ///< of peak SM throughput
   std::optional<double> dram_throughput_pct;  ///< of peak DRAM bandwidth
   std::optional<double> achieved_occupancy_pct;
@@ -207,15 +213,22 @@ struct MAINBOARD_API KernelCounters {
 /// How a region or kernel name compares with a baseline.
 enum class DiffKind { changed, added, removed };
 
-/// One kernel name's change against a baseline.
-struct MAINBOARD_API KernelDiff {
-  std::string name;
+/// What changed for one name (a region's path, a kernel's name) from a baseline to now: the
+/// part every diff shares.
+struct MAINBOARD_API Change {
   using Kind = DiffKind;
   Kind kind = Kind::changed;
   std::uint64_t baseline_calls = 0, calls = 0;
   std::int64_t baseline_total_ns = 0, total_ns = 0;
   std::int64_t total_change_ns() const { return total_ns - baseline_total_ns; }
+  /// Relative change of the total, in percent; empty for new or vanished names.
   std::optional<double> total_change_pct() const;
+  bool operator==(const Change&) const = default;
+};
+
+/// One kernel name's change against a baseline.
+struct MAINBOARD_API KernelDiff : Change {
+  std::string name;
   bool operator==(const KernelDiff&) const = default;
 };
 
@@ -244,16 +257,9 @@ struct MAINBOARD_API Timeline {
 };
 
 /// One region's change against a baseline.
-struct MAINBOARD_API RegionDiff {
+struct MAINBOARD_API RegionDiff : Change {
   std::string path;
-  using Kind = DiffKind;
-  Kind kind = Kind::changed;
-  std::uint64_t baseline_calls = 0, calls = 0;
-  std::int64_t baseline_total_ns = 0, total_ns = 0;
   double baseline_avg_ns = 0, avg_ns = 0;
-  std::int64_t total_change_ns() const { return total_ns - baseline_total_ns; }
-  /// Relative change of the total, in percent; empty for new or vanished regions.
-  std::optional<double> total_change_pct() const;
   bool operator==(const RegionDiff&) const = default;
 };
 

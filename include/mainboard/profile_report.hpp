@@ -23,16 +23,8 @@ namespace mainboard {
 enum class Bound { memory, compute, unknown };
 MAINBOARD_API const char* to_string(Bound bound);
 
-/// One kernel name over the run: its share and its (last-seen) launch shape.
-struct MAINBOARD_API KernelStat {
-  std::string name;
-  std::uint64_t calls = 0;
-  std::int64_t total_ns = 0;
-  double share_pct = 0;  ///< of all kernel time
-  std::array<std::uint32_t, 3> grid{};
-  std::array<std::uint32_t, 3> block{};
-  std::uint32_t registers_per_thread = 0;
-  std::uint32_t shared_memory_bytes = 0;  ///< static plus dynamic, per block
+/// One kernel name over the run, with a launch-shape occupancy figure.
+struct MAINBOARD_API KernelStat : KernelSummary {
   /// A launch-shape proxy, not achieved occupancy: threads per block over the 1024 maximum
   /// (the activity record carries the launch configuration, not what the SMs achieved).
   double occupancy_pct = 0;

@@ -15,6 +15,7 @@
 
 #include "core/clock.hpp"
 #include "core/text.hpp"
+#include "model/enum_names.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/profiler.hpp"
 #include "collect/gpu_trace.hpp"
@@ -36,21 +37,9 @@ Injected& injected() {
 }
 
 mainboard::Activity parse_kinds(const char* text) {
-  using mainboard::Activity;
-  if (!text || !*text) return Activity::defaults;
-  std::string s = text;
-  std::uint32_t bits = 0;
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    auto bar = s.find('|', pos);
-    auto name = s.substr(pos, bar == std::string::npos ? std::string::npos : bar - pos);
-    for (auto a : {Activity::kernel, Activity::memcpy, Activity::memset, Activity::synchronization,
-                   Activity::overhead, Activity::counters})
-      if (name == mainboard::to_string(a)) bits |= static_cast<std::uint32_t>(a);
-    if (bar == std::string::npos) break;
-    pos = bar + 1;
-  }
-  return bits ? static_cast<Activity>(bits) : Activity::defaults;
+  if (!text || !*text) return mainboard::Activity::defaults;
+  auto kinds = mainboard::detail::parse_activities(text);
+  return kinds && *kinds != mainboard::Activity{} ? *kinds : mainboard::Activity::defaults;
 }
 
 void write_profile() {

@@ -5,59 +5,15 @@
 
 namespace mainboard {
 
-const char* to_string(UnitKind kind) {
-  switch (kind) {
-    case UnitKind::cpu: return "cpu";
-    case UnitKind::gpu: return "gpu";
-    case UnitKind::npu: return "npu";
-  }
-  return "cpu";
-}
+const char* to_string(UnitKind kind) { return detail::name_of(kind); }
+const char* to_string(ToolCategory category) { return detail::name_of(category); }
+const char* to_string(StorageTier tier) { return detail::name_of(tier); }
+const char* to_string(ProbeStatus status) { return detail::name_of(status); }
 
-const char* to_string(ToolCategory category) {
-  switch (category) {
-    case ToolCategory::c: return "c";
-    case ToolCategory::cxx: return "cxx";
-    case ToolCategory::cuda: return "cuda";
-    case ToolCategory::hip: return "hip";
-    case ToolCategory::fortran: return "fortran";
-    case ToolCategory::mpi: return "mpi";
-    case ToolCategory::build: return "build";
-    case ToolCategory::python: return "python";
-  }
-  return "build";
-}
-
-const char* to_string(StorageTier tier) {
-  switch (tier) {
-    case StorageTier::memory: return "memory";
-    case StorageTier::local_ssd: return "local-ssd";
-    case StorageTier::local_disk: return "local-disk";
-    case StorageTier::local: return "local";
-    case StorageTier::network: return "network";
-    case StorageTier::unknown: return "unknown";
-  }
-  return "unknown";
-}
-
-const char* to_string(ProbeStatus status) {
-  switch (status) {
-    case ProbeStatus::ok: return "ok";
-    case ProbeStatus::unsupported: return "unsupported";
-    case ProbeStatus::failed: return "failed";
-  }
-  return "failed";
-}
-
-MAINBOARD_DEFINE_ENUM_JSON(UnitKind, UnitKind::cpu, UnitKind::gpu, UnitKind::npu)
-MAINBOARD_DEFINE_ENUM_JSON(StorageTier, StorageTier::memory, StorageTier::local_ssd,
-                           StorageTier::local_disk, StorageTier::local, StorageTier::network,
-                           StorageTier::unknown)
-MAINBOARD_DEFINE_ENUM_JSON(ProbeStatus, ProbeStatus::ok, ProbeStatus::unsupported,
-                           ProbeStatus::failed)
-MAINBOARD_DEFINE_ENUM_JSON(ToolCategory, ToolCategory::c, ToolCategory::cxx, ToolCategory::cuda,
-                           ToolCategory::hip, ToolCategory::fortran, ToolCategory::mpi,
-                           ToolCategory::build, ToolCategory::python)
+MAINBOARD_DEFINE_ENUM_JSON(UnitKind)
+MAINBOARD_DEFINE_ENUM_JSON(StorageTier)
+MAINBOARD_DEFINE_ENUM_JSON(ProbeStatus)
+MAINBOARD_DEFINE_ENUM_JSON(ToolCategory)
 
 template <class V>
 void fields(V& v, Memory& m) {

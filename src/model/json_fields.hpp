@@ -11,6 +11,7 @@
 
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
+#include "model/enum_names.hpp"
 
 /// The machinery behind every model's to_json/from_json: a model lists its fields once, in a
 /// `fields(visitor, model)` function, and the same list writes and reads it. Loading ignores
@@ -189,18 +190,18 @@ void read_model(const nlohmann::json& j, Model& m, const char* name) {
     json_detail::read_model(j, value, #Type);            \
   }
 
-/// Enums travel as their names; an unknown name is an error, not a silent default.
-#define MAINBOARD_DEFINE_ENUM_JSON(Type, ...)                         \
-  void to_json(nlohmann::json& j, const Type& value) {                \
-    j = to_string(value);                                             \
-  }                                                                   \
-  void from_json(const nlohmann::json& j, Type& value) {              \
-    if (!j.is_string()) throw Error(#Type ": expected a string");     \
-    const auto name = j.get<std::string>();                           \
-    for (Type candidate : {__VA_ARGS__})                              \
-      if (name == to_string(candidate)) {                             \
-        value = candidate;                                            \
-        return;                                                       \
-      }                                                               \
-    throw Error(std::string(#Type ": unknown value '") + name + "'"); \
+/// Enums travel as their names (model/enum_names.hpp); an unknown name is an error, not a
+/// silent default.
+#define MAINBOARD_DEFINE_ENUM_JSON(Type)                                      \
+  void to_json(nlohmann::json& j, const Type& value) {                        \
+    j = detail::name_of(value);                                               \
+  }                                                                           \
+  void from_json(const nlohmann::json& j, Type& value) {                      \
+    if (!j.is_string()) throw Error(#Type ": expected a string");             \
+    const auto name = j.get<std::string>();                                   \
+    if (auto v = detail::value_of<Type>(name)) {                              \
+      value = *v;                                                             \
+      return;                                                                 \
+    }                                                                         \
+    throw Error(std::string(#Type ": unknown value '") + name + "'");         \
   }

@@ -6,6 +6,7 @@
 #include "mainboard/memory.hpp"
 #include "mainboard/snapshot.hpp"
 #include "mainboard/toolchain.hpp"
+#include "model/enum_names.hpp"
 
 namespace mainboard {
 
@@ -66,5 +67,34 @@ std::vector<std::string> CompilerConfig::cmake_args() const {
   if (cuda_architectures) out.push_back("-DCMAKE_CUDA_ARCHITECTURES=" + *cuda_architectures);
   return out;
 }
+
+namespace detail {
+
+std::string names_of(Activity set) {
+  std::string out;
+  for (const auto& [bit, name] : EnumNames<Activity>::table) {
+    if (!has(set, bit)) continue;
+    if (!out.empty()) out += "|";
+    out += name;
+  }
+  return out;
+}
+
+std::optional<Activity> parse_activities(std::string_view text) {
+  std::uint32_t bits = 0;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    auto bar = text.find('|', pos);
+    auto name = text.substr(pos, bar == std::string_view::npos ? std::string_view::npos : bar - pos);
+    auto value = value_of<Activity>(name);
+    if (!value) return std::nullopt;
+    bits |= static_cast<std::uint32_t>(*value);
+    if (bar == std::string_view::npos) break;
+    pos = bar + 1;
+  }
+  return static_cast<Activity>(bits);
+}
+
+}  // namespace detail
 
 }  // namespace mainboard

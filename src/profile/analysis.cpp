@@ -37,7 +37,7 @@ std::vector<Interval> merged_intervals(std::vector<Interval> v) {
 
 }  // namespace
 
-std::optional<double> RegionDiff::total_change_pct() const {
+std::optional<double> Change::total_change_pct() const {
   if (kind != Kind::changed || baseline_total_ns == 0) return std::nullopt;
   return 100.0 * static_cast<double>(total_ns - baseline_total_ns) /
          static_cast<double>(baseline_total_ns);
@@ -135,76 +135,67 @@ Timeline Profile::timeline(std::size_t top_gaps) const {
   return t;
 }
 
-ProfileDiff Profile::diff(const Profile& baseline) const {
-  std::map<std::string, const SpanStat*> before, after;
-  for (const auto& s : baseline.span_stats)
-    before[s.path] = &s;
-  for (const auto& s : span_stats)
-    after[s.path] = &s;
-  ProfileDiff d;
-  for (const auto& [path, now] : after) {
-    RegionDiff r;
-    r.path = path;
-    r.calls = now->calls;
-    r.total_ns = now->total_ns;
-    r.avg_ns = now->avg_ns();
-    auto it = before.find(path);
-    if (it == before.end()) {
-      r.kind = RegionDiff::Kind::added;
-    } else {
-      r.baseline_calls = it->second->calls;
-      r.baseline_total_ns = it->second->total_ns;
-      r.baseline_avg_ns = it->second->avg_ns();
-    }
-    d.regions.push_back(r);
-  }
-  for (const auto& [path, was] : before) {
-    if (after.count(path)) continue;
-    RegionDiff r;
-    r.path = path;
-    r.kind = RegionDiff::Kind::removed;
-    r.baseline_calls = was->calls;
-    r.baseline_total_ns = was->total_ns;
-    r.baseline_avg_ns = was->avg_ns();
-    d.regions.push_back(r);
-  }
-  std::stable_sort(d.regions.begin(), d.regions.end(),
-                   [](const RegionDiff& a, const RegionDiff& b) {
-                     return std::llabs(a.total_change_ns()) > std::llabs(b.total_change_ns());
-                   });
+namespace {
 
-  std::map<std::string, KernelSummary> kernels_before, kernels_after;
-  for (auto& k : baseline.kernel_summaries())
-    kernels_before[k.name] = k;
-  for (auto& k : kernel_summaries())
-    kernels_after[k.name] = k;
-  for (const auto& [name, now] : kernels_after) {
-    KernelDiff k;
-    k.name = name;
-    k.calls = now.calls;
-    k.total_ns = now.total_ns;
-    auto it = kernels_before.find(name);
-    if (it == kernels_before.end()) {
-      k.kind = KernelDiff::Kind::added;
-    } else {
-      k.baseline_calls = it->second.calls;
-      k.baseline_total_ns = it->second.total_ns;
+/// Baseline against now, by name: one Diff per name in either, with the calls and totals of
+/// each side (fill() adds what a kind of diff has beyond them), largest absolute change first.
+template <class Diff, class Stat, class Fill>
+std::vector<Diff> changes(const std::map<std::string, const Stat*>& before,
+                          const std::map<std::string, const Stat*>& after, Fill fill) {
+  std::vector<Diff> out;
+  auto add = [&](const std::string& name, const Stat* was, const Stat* now) {
+    Diff d;
+    d.kind = !was ? DiffKind::added : !now ? DiffKind::removed : DiffKind::changed;
+    if (was) {
+      d.baseline_calls = was->calls;
+      d.baseline_total_ns = was->total_ns;
     }
-    d.kernels.push_back(std::move(k));
+    if (now) {
+      d.calls = now->calls;
+      d.total_ns = now->total_ns;
+    }
+    fill(d, name, was, now);
+    out.push_back(std::move(d));
+  };
+  for (const auto& [name, now] : after) {
+    auto it = before.find(name);
+    add(name, it == before.end() ? nullptr : it->second, now);
   }
-  for (const auto& [name, was] : kernels_before) {
-    if (kernels_after.count(name)) continue;
-    KernelDiff k;
-    k.name = name;
-    k.kind = KernelDiff::Kind::removed;
-    k.baseline_calls = was.calls;
-    k.baseline_total_ns = was.total_ns;
-    d.kernels.push_back(std::move(k));
-  }
-  std::stable_sort(d.kernels.begin(), d.kernels.end(),
-                   [](const KernelDiff& a, const KernelDiff& b) {
-                     return std::llabs(a.total_change_ns()) > std::llabs(b.total_change_ns());
-                   });
+  for (const auto& [name, was] : before)
+    if (!after.count(name)) add(name, was, nullptr);
+  std::stable_sort(out.begin(), out.end(), [](const Diff& a, const Diff& b) {
+    return std::llabs(a.total_change_ns()) > std::llabs(b.total_change_ns());
+  });
+  return out;
+}
+
+}  // namespace
+
+ProfileDiff Profile::diff(const Profile& baseline) const {
+  std::map<std::string, const SpanStat*> regions_before, regions_after;
+  for (const auto& s : baseline.span_stats)
+    regions_before[s.path] = &s;
+  for (const auto& s : span_stats)
+    regions_after[s.path] = &s;
+  auto kernels_was = baseline.kernel_summaries(), kernels_now = kernel_summaries();
+  std::map<std::string, const KernelSummary*> kernels_before, kernels_after;
+  for (const auto& k : kernels_was)
+    kernels_before[k.name] = &k;
+  for (const auto& k : kernels_now)
+    kernels_after[k.name] = &k;
+  ProfileDiff d;
+  d.regions = changes<RegionDiff>(
+      regions_before, regions_after,
+      [](RegionDiff& r, const std::string& path, const SpanStat* was, const SpanStat* now) {
+        r.path = path;
+        if (was) r.baseline_avg_ns = was->avg_ns();
+        if (now) r.avg_ns = now->avg_ns();
+      });
+  d.kernels = changes<KernelDiff>(
+      kernels_before, kernels_after,
+      [](KernelDiff& k, const std::string& name, const KernelSummary*, const KernelSummary*) {
+        k.name = name;
+      });
   return d;
 }
 

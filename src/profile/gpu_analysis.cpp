@@ -19,11 +19,6 @@ std::string KernelCounters::limiter() const {
   return dram >= sm ? "memory" : "compute";
 }
 
-std::optional<double> KernelDiff::total_change_pct() const {
-  if (kind != Kind::changed || baseline_total_ns == 0) return std::nullopt;
-  return 100.0 * static_cast<double>(total_ns - baseline_total_ns) /
-         static_cast<double>(baseline_total_ns);
-}
 
 namespace {
 
@@ -54,6 +49,9 @@ std::vector<KernelSummary> Profile::kernel_summaries() const {
     k.total_ns += d;
     k.min_ns = std::min(k.min_ns, d);
     k.max_ns = std::max(k.max_ns, d);
+    // Activities are by start time: the last launch seen sets the shape.
+    k.shape = {a.grid, a.block, a.registers_per_thread,
+               a.static_shared_bytes + a.dynamic_shared_bytes};
     all += d;
   }
   std::vector<KernelSummary> out;
@@ -137,48 +135,34 @@ TraceReport Profile::trace_report(std::size_t top) const {
 }
 
 std::vector<KernelEfficiency> Profile::efficiency(const EfficiencyOptions& o) const {
-  std::unordered_map<std::uint32_t, KernelEfficiency> by_name;
-  for (const auto& a : activities) {  // by start time: the last launch seen sets the shape
-    if (a.kind != GpuActivity::Kind::kernel) continue;
-    auto& k = by_name[a.name];
-    if (k.calls == 0) k.name = activity_name(*this, a);
-    ++k.calls;
-    k.total_ns += a.duration_ns();
-    k.grid = a.grid;
-    k.block = a.block;
-    k.registers_per_thread = a.registers_per_thread;
-    k.shared_bytes = a.static_shared_bytes + a.dynamic_shared_bytes;
-    k.blocks = a.blocks();
-  }
   std::vector<KernelEfficiency> out;
-  for (auto& [_, k] : by_name) {
-    k.avg_ns = k.calls ? k.total_ns / static_cast<std::int64_t>(k.calls) : 0;
-    std::uint64_t slots = std::uint64_t{o.sm_count} * std::max<std::uint32_t>(o.blocks_per_sm, 1);
-    if (slots > 0 && k.blocks > 0) {
-      k.waves = static_cast<double>(k.blocks) / static_cast<double>(slots);
-      auto rest = k.blocks % slots;
+  std::uint64_t slots = std::uint64_t{o.sm_count} * std::max<std::uint32_t>(o.blocks_per_sm, 1);
+  for (auto& summary : kernel_summaries()) {  // most time first
+    if (out.size() >= o.top) break;
+    KernelEfficiency k;
+    static_cast<KernelSummary&>(k) = std::move(summary);
+    auto blocks = k.shape.blocks();
+    if (slots > 0 && blocks > 0) {
+      k.waves = static_cast<double>(blocks) / static_cast<double>(slots);
+      auto rest = blocks % slots;
       k.last_wave_fill_pct =
           rest == 0 ? 100.0 : 100.0 * static_cast<double>(rest) / static_cast<double>(slots);
     }
-    if (o.bytes_moved > 0 && k.avg_ns > 0) {
+    if (o.bytes_moved > 0 && k.avg_ns() > 0) {
       k.achieved_gbs =
-          static_cast<double>(o.bytes_moved) / static_cast<double>(k.avg_ns);  // bytes/ns = GB/s
+          static_cast<double>(o.bytes_moved) / static_cast<double>(k.avg_ns());  // bytes/ns = GB/s
       if (o.peak_bandwidth_gbs > 0)
         k.bandwidth_pct = 100.0 * *k.achieved_gbs / o.peak_bandwidth_gbs;
     }
     out.push_back(std::move(k));
   }
-  std::sort(out.begin(), out.end(), [](const KernelEfficiency& a, const KernelEfficiency& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
-  if (out.size() > o.top) out.resize(o.top);
   return out;
 }
 
 std::vector<KernelCounters> Profile::counter_bottlenecks(std::size_t top) const {
   auto out = counters;
   std::stable_sort(out.begin(), out.end(), [](const KernelCounters& a, const KernelCounters& b) {
-    return a.duration_ns > b.duration_ns;
+    return a.total_ns > b.total_ns;
   });
   if (out.size() > top) out.resize(top);
   return out;

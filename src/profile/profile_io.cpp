@@ -8,6 +8,7 @@
 #include "core/atomic_file.hpp"
 #include "core/fs.hpp"
 #include "model/json_fields.hpp"
+#include "profile/kernel_fields.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/profile.hpp"
@@ -15,15 +16,8 @@
 
 namespace mainboard {
 
-const char* to_string(DiffKind kind) {
-  switch (kind) {
-    case DiffKind::changed: return "changed";
-    case DiffKind::added: return "added";
-    case DiffKind::removed: return "removed";
-  }
-  return "changed";
-}
-MAINBOARD_DEFINE_ENUM_JSON(DiffKind, DiffKind::changed, DiffKind::added, DiffKind::removed)
+const char* to_string(DiffKind kind) { return detail::name_of(kind); }
+MAINBOARD_DEFINE_ENUM_JSON(DiffKind)
 
 template <class V>
 void fields(V& v, SpanStat& m) {
@@ -76,41 +70,32 @@ void fields(V& v, Timeline& m) {
 MAINBOARD_DEFINE_JSON(Timeline)
 
 template <class V>
-void fields(V& v, RegionDiff& m) {
-  v("path", m.path);
+void fields(V& v, Change& m) {
   v("kind", m.kind);
   v("baseline_calls", m.baseline_calls);
   v("calls", m.calls);
   v("baseline_total_ns", m.baseline_total_ns);
   v("total_ns", m.total_ns);
+}
+MAINBOARD_DEFINE_JSON(Change)
+
+template <class V>
+void fields(V& v, RegionDiff& m) {
+  v("path", m.path);
+  fields(v, static_cast<Change&>(m));
   v("baseline_avg_ns", m.baseline_avg_ns);
   v("avg_ns", m.avg_ns);
 }
 MAINBOARD_DEFINE_JSON(RegionDiff)
 
-const char* to_string(GpuActivity::Kind kind) {
-  switch (kind) {
-    case GpuActivity::Kind::kernel: return "kernel";
-    case GpuActivity::Kind::memcpy: return "memcpy";
-    case GpuActivity::Kind::memset: return "memset";
-    case GpuActivity::Kind::synchronization: return "synchronization";
-    case GpuActivity::Kind::overhead: return "overhead";
-  }
-  return "kernel";
-}
+const char* to_string(GpuActivity::Kind kind) { return detail::name_of(kind); }
 
-MAINBOARD_DEFINE_ENUM_JSON(GpuActivity::Kind, GpuActivity::Kind::kernel, GpuActivity::Kind::memcpy,
-                           GpuActivity::Kind::memset, GpuActivity::Kind::synchronization,
-                           GpuActivity::Kind::overhead)
+MAINBOARD_DEFINE_ENUM_JSON(GpuActivity::Kind)
 
 template <class V>
 void fields(V& v, KernelDiff& m) {
   v("name", m.name);
-  v("kind", m.kind);
-  v("baseline_calls", m.baseline_calls);
-  v("calls", m.calls);
-  v("baseline_total_ns", m.baseline_total_ns);
-  v("total_ns", m.total_ns);
+  fields(v, static_cast<Change&>(m));
 }
 MAINBOARD_DEFINE_JSON(KernelDiff)
 
@@ -136,15 +121,7 @@ void from_json(const nlohmann::json& j, SpanEvent& e) {
        j[2].get<std::int64_t>(), j[3].get<std::int64_t>()};
 }
 
-template <class V>
-void fields(V& v, KernelSummary& m) {
-  v("name", m.name);
-  v("calls", m.calls);
-  v("total_ns", m.total_ns);
-  v("min_ns", m.min_ns);
-  v("max_ns", m.max_ns);
-  v("share_pct", m.share_pct);
-}
+MAINBOARD_DEFINE_JSON(LaunchShape)
 MAINBOARD_DEFINE_JSON(KernelSummary)
 
 template <class V>
@@ -171,15 +148,7 @@ MAINBOARD_DEFINE_JSON(TraceReport)
 
 template <class V>
 void fields(V& v, KernelEfficiency& m) {
-  v("name", m.name);
-  v("calls", m.calls);
-  v("total_ns", m.total_ns);
-  v("avg_ns", m.avg_ns);
-  v("grid", m.grid);
-  v("block", m.block);
-  v("registers_per_thread", m.registers_per_thread);
-  v("shared_bytes", m.shared_bytes);
-  v("blocks", m.blocks);
+  fields(v, static_cast<KernelSummary&>(m));
   v("waves", m.waves);
   v("last_wave_fill_pct", m.last_wave_fill_pct);
   v("achieved_gbs", m.achieved_gbs);
@@ -189,9 +158,7 @@ MAINBOARD_DEFINE_JSON(KernelEfficiency)
 
 template <class V>
 void fields(V& v, KernelCounters& m) {
-  v("name", m.name);
-  v("calls", m.calls);
-  v("duration_ns", m.duration_ns);
+  fields(v, static_cast<KernelSummary&>(m));
   v("sm_throughput_pct", m.sm_throughput_pct);
   v("dram_throughput_pct", m.dram_throughput_pct);
   v("achieved_occupancy_pct", m.achieved_occupancy_pct);
@@ -421,6 +388,18 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
       j["lost_samples"] = 0;
     }
     j["function_maps"] = nlohmann::json::array();
+    // Counters were their own shape until 4: duration_ns, no summary statistics or shape.
+    if (auto counters = j.find("counters"); counters != j.end() && counters->is_array())
+      for (auto& c : *counters) {
+        if (!c.is_object()) continue;
+        if (c.contains("duration_ns")) c["total_ns"] = c["duration_ns"];
+        for (const char* key : {"total_ns", "min_ns", "max_ns", "registers_per_thread",
+                                "shared_bytes"})
+          if (!c.contains(key)) c[key] = 0;
+        if (!c.contains("share_pct")) c["share_pct"] = 0.0;
+        for (const char* key : {"grid", "block"})
+          if (!c.contains(key)) c[key] = {0, 0, 0};
+      }
     j["schema_version"] = kProfileSchemaVersion;
   }
   Profile p;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/json_fields.hpp"
+#include "profile/kernel_fields.hpp"
 #include "mainboard/json.hpp"
 #include "profile/text_util.hpp"
 
@@ -15,14 +16,7 @@ namespace mainboard {
 using detail::duration;
 using detail::fixed;
 
-const char* to_string(Bound bound) {
-  switch (bound) {
-    case Bound::memory: return "memory";
-    case Bound::compute: return "compute";
-    case Bound::unknown: return "unknown";
-  }
-  return "unknown";
-}
+const char* to_string(Bound bound) { return detail::name_of(bound); }
 
 Bound classify(std::int64_t kernel_ns, std::int64_t copy_ns, std::optional<double> sm_pct,
                std::optional<double> memory_pct, std::string* reason) {
@@ -72,31 +66,13 @@ ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t 
     r.achieved_bandwidth_gbps =
         static_cast<double>(trace.copy_bytes) / static_cast<double>(trace.copy_ns);
 
-  // Per kernel: the summary, and the shape of its last launch.
-  for (const auto& k : profile.kernel_summaries()) {
+  // Per kernel: the summary with the shape of its last launch, and the occupancy it implies.
+  for (auto& k : profile.kernel_summaries()) {
     KernelStat s;
-    s.name = k.name;
-    s.calls = k.calls;
-    s.total_ns = k.total_ns;
-    s.share_pct = k.share_pct;
+    static_cast<KernelSummary&>(s) = std::move(k);
+    s.occupancy_pct =
+        std::min(100.0, 100.0 * static_cast<double>(s.shape.threads_per_block()) / 1024.0);
     r.kernels.push_back(std::move(s));
-  }
-  std::vector<const GpuActivity*> last(profile.activity_names.size(), nullptr);
-  for (const auto& a : profile.activities)
-    if (a.kind == GpuActivity::Kind::kernel && a.name < last.size()) last[a.name] = &a;
-  for (std::size_t i = 0; i < last.size(); ++i) {
-    if (!last[i]) continue;
-    auto it = std::find_if(r.kernels.begin(), r.kernels.end(), [&](const KernelStat& s) {
-      return s.name == profile.activity_names[i];
-    });
-    if (it == r.kernels.end()) continue;
-    const auto& a = *last[i];
-    it->grid = a.grid;
-    it->block = a.block;
-    it->registers_per_thread = a.registers_per_thread;
-    it->shared_memory_bytes = a.static_shared_bytes + a.dynamic_shared_bytes;
-    it->occupancy_pct =
-        std::min(100.0, 100.0 * static_cast<double>(a.threads_per_block()) / 1024.0);
   }
   if (!r.kernels.empty()) {
     r.dominant_kernel = r.kernels.front().name;
@@ -150,18 +126,11 @@ ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t 
   return r;
 }
 
-MAINBOARD_DEFINE_ENUM_JSON(Bound, Bound::memory, Bound::compute, Bound::unknown)
+MAINBOARD_DEFINE_ENUM_JSON(Bound)
 
 template <class V>
 void fields(V& v, KernelStat& m) {
-  v("name", m.name);
-  v("calls", m.calls);
-  v("total_ns", m.total_ns);
-  v("share_pct", m.share_pct);
-  v("grid", m.grid);
-  v("block", m.block);
-  v("registers_per_thread", m.registers_per_thread);
-  v("shared_memory_bytes", m.shared_memory_bytes);
+  fields(v, static_cast<KernelSummary&>(m));
   v("occupancy_pct", m.occupancy_pct);
 }
 MAINBOARD_DEFINE_JSON(KernelStat)

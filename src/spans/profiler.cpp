@@ -11,6 +11,7 @@
 
 #include "core/clock.hpp"
 #include "mainboard/error.hpp"
+#include "model/enum_names.hpp"
 #include "spans/instrument.hpp"
 #include "spans/session.hpp"
 
@@ -324,18 +325,7 @@ void Profiler::auto_instrument(std::vector<std::string> modules) {
 }
 
 std::string to_string(Activity set) {
-  static constexpr std::pair<Activity, const char*> kNames[] = {
-      {Activity::kernel, "kernel"},     {Activity::memcpy, "memcpy"},
-      {Activity::memset, "memset"},     {Activity::synchronization, "synchronization"},
-      {Activity::overhead, "overhead"}, {Activity::counters, "counters"},
-  };
-  std::string out;
-  for (const auto& [bit, name] : kNames) {
-    if (!has(set, bit)) continue;
-    if (!out.empty()) out += "|";
-    out += name;
-  }
-  return out;
+  return detail::names_of(set);
 }
 
 }  // namespace mainboard

@@ -17,6 +17,15 @@ using detail::duration;
 
 namespace {
 
+/// A grid or block as "264×1×1".
+std::string dims(const std::array<std::uint32_t, 3>& d) {
+  return fmt::format("{}×{}×{}", d[0], d[1], d[2]);
+}
+
+}  // namespace
+
+namespace {
+
 /// One table of changes: regions and kernels share the layout.
 template <class Row, class Kind>
 void diff_table(std::string& out, const char* title, std::size_t width,
@@ -138,9 +147,8 @@ std::string Profile::report(std::size_t top_regions) const {
         for (const auto& e : efficiency(o))
           out += fmt::format("  {:<52} {:>15} {:>12} {:>5} {:>7.2f} {:>9.0f}%\n",
                              detail::clip(e.name, 52),
-                             fmt::format("{}×{}×{}", e.grid[0], e.grid[1], e.grid[2]),
-                             fmt::format("{}×{}×{}", e.block[0], e.block[1], e.block[2]),
-                             e.registers_per_thread, e.waves, e.last_wave_fill_pct);
+                             dims(e.shape.grid), dims(e.shape.block),
+                             e.shape.registers_per_thread, e.waves, e.last_wave_fill_pct);
       }
     }
   }
@@ -187,7 +195,7 @@ std::string Profile::report(std::size_t top_regions) const {
     };
     for (const auto& c : counter_bottlenecks(10))
       out += fmt::format("  {:<52} {:>10} {:>7} {:>7} {:>9}\n", detail::clip(c.name, 52),
-                         duration(c.duration_ns), pct(c.sm_throughput_pct),
+                         duration(c.total_ns), pct(c.sm_throughput_pct),
                          pct(c.dram_throughput_pct), c.limiter());
   }
   auto t = timeline(5);
@@ -289,9 +297,8 @@ std::string ProfileReport::report() const {
       out +=
           fmt::format("{:<44} {:>7} {:>10} {:>5.1f}% {:>15} {:>12} {:>4} {:>7} {:>4.0f}%\n",
                       detail::clip(k.name, 44), k.calls, duration(k.total_ns), k.share_pct,
-                      fmt::format("{}×{}×{}", k.grid[0], k.grid[1], k.grid[2]),
-                      fmt::format("{}×{}×{}", k.block[0], k.block[1], k.block[2]),
-                      k.registers_per_thread, view::bytes(k.shared_memory_bytes), k.occupancy_pct);
+                      dims(k.shape.grid), dims(k.shape.block), k.shape.registers_per_thread,
+                      view::bytes(k.shape.shared_bytes), k.occupancy_pct);
   }
   for (const auto& u : unavailable)
     out += "not traced: " + u + "\n";

@@ -20,7 +20,7 @@ ALLOWED = {
     "core": set(),
     "model": {"core"},
     "profile": {"core", "model"},
-    "spans": {"core", "profile"},
+    "spans": {"core", "model", "profile"},
     # mainboard::mainboard
     "host": {"core"},
     "providers": {"core", "host"},
@@ -33,7 +33,7 @@ ALLOWED = {
     "export": {"core", "profile"},
     # the Apple provider's pure label helpers (Metal feature-set names) are shared with the view
     "view": {"core", "profile", "providers"},
-    "inject": {"core", "collect"},
+    "inject": {"core", "collect", "model"},
     "cli": {"core", "sampling", "view", "symbols"},
 }
 SPAN_LIBRARY = {"core", "model", "profile", "spans"}

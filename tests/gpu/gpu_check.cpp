@@ -122,9 +122,10 @@ int main(int argc, char** argv) {
   if (!bad_eff.empty()) {
     const auto& k = bad_eff[0];
     std::printf("bad launch: %llu blocks of %u threads, %.3f waves, last wave %.1f %% full\n",
-                static_cast<unsigned long long>(k.blocks), k.grid[0] ? k.block[0] : 0, k.waves,
+                static_cast<unsigned long long>(k.shape.blocks()),
+                k.shape.grid[0] ? k.shape.block[0] : 0, k.waves,
                 k.last_wave_fill_pct);
-    check(k.blocks == static_cast<std::uint64_t>(sms) + 1 && k.last_wave_fill_pct < 5,
+    check(k.shape.blocks() == static_cast<std::uint64_t>(sms) + 1 && k.last_wave_fill_pct < 5,
           "SMs+1 blocks: the last wave is " + std::to_string(k.last_wave_fill_pct) + " % full");
   } else {
     check(false, "bad launch traced");

@@ -146,10 +146,10 @@ TEST(GpuTrace, ComputeBoundMixNamesTheDominantKernel) {
   EXPECT_EQ(v.dominant_kernel, "fma_loop(float*, int)");
   EXPECT_DOUBLE_EQ(v.dominant_share_pct, 80.0);
   ASSERT_EQ(v.kernels.size(), 2u);
-  EXPECT_EQ(v.kernels[0].grid[0], 264u);
+  EXPECT_EQ(v.kernels[0].shape.grid[0], 264u);
   EXPECT_DOUBLE_EQ(v.kernels[0].occupancy_pct, 100.0);  // 1024 threads per block
   EXPECT_DOUBLE_EQ(v.kernels[1].occupancy_pct, 25.0);   // 256
-  EXPECT_EQ(v.kernels[0].shared_memory_bytes, 1024u);
+  EXPECT_EQ(v.kernels[0].shape.shared_bytes, 1024u);
   EXPECT_EQ(v.iterations, 4u);
   EXPECT_EQ(v.report().find("of the"), std::string::npos);  // no peak: no score
 }
@@ -264,7 +264,7 @@ TEST(GpuTrace, EfficiencyExposesAnUnderfilledLastWave) {
   auto e = p.efficiency(o);
   ASSERT_EQ(e.size(), 2u);
   EXPECT_EQ(e[0].name, "bad_launch");
-  EXPECT_EQ(e[0].blocks, 133u);
+  EXPECT_EQ(e[0].shape.blocks(), 133u);
   EXPECT_NEAR(e[0].waves, 133.0 / 132.0, 1e-12);
   EXPECT_NEAR(e[0].last_wave_fill_pct, 100.0 / 132.0, 1e-9);
   ASSERT_TRUE(e[0].achieved_gbs);
@@ -272,7 +272,7 @@ TEST(GpuTrace, EfficiencyExposesAnUnderfilledLastWave) {
   EXPECT_NEAR(*e[0].bandwidth_pct, 2000.0 / 48.0, 1e-9);
   EXPECT_DOUBLE_EQ(e[1].waves, 2.0);
   EXPECT_DOUBLE_EQ(e[1].last_wave_fill_pct, 100.0);  // two full waves
-  EXPECT_EQ(e[1].shared_bytes, 1024u);
+  EXPECT_EQ(e[1].shape.shared_bytes, 1024u);
   o.blocks_per_sm = 2;  // two resident blocks per SM: 264 blocks fill one wave exactly
   EXPECT_DOUBLE_EQ(p.efficiency(o)[1].waves, 1.0);
   o.top = 1;
@@ -308,9 +308,21 @@ TEST(GpuTrace, CounterBottlenecksSortByDurationWithALimiter) {
   Profile p;
   EXPECT_TRUE(p.counter_bottlenecks().empty());  // no pass: no section
   EXPECT_EQ(p.report().find("Counter bottlenecks"), std::string::npos);
-  p.counters = {{"small", 1, ms(1), 20.0, 90.0, std::nullopt},
-                {"big", 4, ms(9), 85.0, 30.0, 50.0},
-                {"stalled", 2, ms(5), 20.0, 15.0, std::nullopt}};
+  auto counters = [](std::string name, std::uint64_t calls, std::int64_t total_ns,
+                     std::optional<double> sm, std::optional<double> dram,
+                     std::optional<double> occupancy) {
+    KernelCounters c;
+    c.name = std::move(name);
+    c.calls = calls;
+    c.total_ns = total_ns;
+    c.sm_throughput_pct = sm;
+    c.dram_throughput_pct = dram;
+    c.achieved_occupancy_pct = occupancy;
+    return c;
+  };
+  p.counters = {counters("small", 1, ms(1), 20.0, 90.0, std::nullopt),
+                counters("big", 4, ms(9), 85.0, 30.0, 50.0),
+                counters("stalled", 2, ms(5), 20.0, 15.0, std::nullopt)};
   auto c = p.counter_bottlenecks(2);
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].name, "big");
@@ -344,7 +356,12 @@ TEST(GpuTrace, LongKernelNamesAreClippedInTables) {
 TEST(GpuTrace, ProfileWithActivityRoundTripsAndVersionOneStillLoads) {
   auto p = Builder().span("step", 0, 10).kernel("k(int)", 1, 2).copy(3, 4, 4096).done();
   p.dropped_activities = 3;
-  p.counters = {{"k(int)", 1, ms(1), 50.0, std::nullopt, std::nullopt}};
+  KernelCounters counted;
+  counted.name = "k(int)";
+  counted.calls = 1;
+  counted.total_ns = ms(1);
+  counted.sm_throughput_pct = 50.0;
+  p.counters = {counted};
   TempDir dir;
   auto file = dir.path() / "p.json";
   p.save(file);
@@ -657,7 +674,7 @@ TEST(GpuTracer, ProfileFunctionGivesAVerdict) {
   EXPECT_DOUBLE_EQ(r.dominant_share_pct, 100.0);
   ASSERT_EQ(r.kernels.size(), 1u);
   EXPECT_EQ(r.kernels[0].calls, 3u);  // the warm-up run is not traced
-  EXPECT_EQ(r.kernels[0].grid[0], 133u);
+  EXPECT_EQ(r.kernels[0].shape.grid[0], 133u);
   EXPECT_DOUBLE_EQ(r.kernels[0].occupancy_pct, 100.0);
   EXPECT_EQ(r.memcpy_bytes, 3u << 20);
   EXPECT_GT(r.peak_bandwidth_gbps, 3000.0);  // H100 SXM from the scenario's clocks
