@@ -9,6 +9,9 @@
 namespace mainboard {
 
 struct MAINBOARD_API GatherOptions {
+  /// The host to gather: empty for this one; a recorded host's directory gathers it again
+  /// (keeping only what the probes read).
+  std::filesystem::path sysroot;
   /// The hostname the gathered tree reports (the real one is never written).
   std::string hostname = "gathered-host";
   /// Write into a directory that is not empty.
@@ -22,9 +25,10 @@ struct MAINBOARD_API GatherReport {
   std::vector<std::string> notes;
 };
 
-/// Copies what mainboard reads on this host — an explicit list of /proc and /sys files, the
-/// outputs of the commands its probes run, the statvfs figures and the environment variables
-/// that matter — into `dir` as a sysroot, scrubbed of serial numbers and hostnames, so that
+/// Copies what mainboard reads on this host — every file, link and directory its probes and
+/// providers read, the outputs of the commands they run, the statvfs figures and the
+/// environment variables they look up, and the CPU topology as hwloc XML — into `dir` as a
+/// sysroot, scrubbed of serial numbers, hostnames and other accounts, so that
 /// `MAINBOARD_SYSROOT=dir mainboard snapshot` reproduces this host elsewhere. On a host with
 /// NVIDIA GPUs the NVML and CUDA readings are also written as a scenario for the fake driver
 /// libraries of the test suite. Throws mainboard::Error when `dir` cannot be written.

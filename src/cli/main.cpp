@@ -515,7 +515,10 @@ int main(int argc, char** argv) {
   try {
     if (*toolchain) return run_toolchain(g, tc_json, tc_cmake);
     if (*gpus) return run_gpus(g, gpus_json);
-    if (*gather) return run_gather(gather_dir, gather_options);
+    if (*gather) {
+      gather_options.sysroot = g.sysroot;  // --sysroot: gather a recorded host again
+      return run_gather(gather_dir, gather_options);
+    }
     if (*report) return run_profile_report(report_file, report_top, report_json);
     if (*diff) return run_profile_diff(diff_base, diff_new, diff_json);
     if (*perfetto) {

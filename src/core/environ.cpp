@@ -11,20 +11,21 @@ EnvMap process_environment() {
   for (char** e = environ; e && *e; ++e) {
     const char* eq = std::strchr(*e, '=');
     if (!eq) continue;
-    env.emplace(std::string(*e, static_cast<std::size_t>(eq - *e)), std::string(eq + 1));
+    env[std::string(*e, static_cast<std::size_t>(eq - *e))] = std::string(eq + 1);
   }
   return env;
 }
 
 std::optional<std::string> env_value(const EnvMap& env, std::string_view name) {
-  auto it = env.find(name);
-  if (it == env.end() || it->second.empty()) return std::nullopt;
-  return it->second;
+  auto value = env_set(env, name);
+  if (!value || value->empty()) return std::nullopt;
+  return value;
 }
 
 std::optional<std::string> env_set(const EnvMap& env, std::string_view name) {
-  auto it = env.find(name);
-  if (it == env.end()) return std::nullopt;
+  if (env.lookups_) env.lookups_->add(name);
+  auto it = env.vars_.find(name);
+  if (it == env.vars_.end()) return std::nullopt;
   return it->second;
 }
 

@@ -14,7 +14,8 @@
 
 namespace mainboard::core {
 
-Fs::Fs(std::filesystem::path root) : root_(std::move(root)) {
+Fs::Fs(std::filesystem::path root, std::shared_ptr<FsObserver> observer)
+    : root_(std::move(root)), observer_(std::move(observer)) {
   if (root_.empty()) root_ = "/";
   std::error_code ec;
   auto canonical = std::filesystem::weakly_canonical(root_, ec);
@@ -29,8 +30,9 @@ std::filesystem::path Fs::host_path(std::string_view path) const {
   return root_ / std::filesystem::path(path);
 }
 
-std::optional<std::string> Fs::read(std::string_view path, std::size_t max_bytes) const {
-  auto full = host_path(path);
+namespace {
+
+std::optional<std::string> read_file(const std::filesystem::path& full, std::size_t max_bytes) {
   int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
   struct stat st {};
@@ -61,6 +63,14 @@ std::optional<std::string> Fs::read(std::string_view path, std::size_t max_bytes
     data.pop_back();
   if (data.find('\0') != std::string::npos) return std::nullopt;
   return data;
+}
+
+}  // namespace
+
+std::optional<std::string> Fs::read(std::string_view path, std::size_t max_bytes) const {
+  auto text = read_file(host_path(path), max_bytes);
+  if (observer_) observer_->file(path, text);
+  return text;
 }
 
 std::optional<std::string> Fs::read_line(std::string_view path) const {
@@ -94,24 +104,34 @@ std::vector<std::string> Fs::list(std::string_view path) const {
     out.push_back(it->path().filename().string());
   }
   std::sort(out.begin(), out.end());
+  if (observer_ && !ec) observer_->directory(path, out);
   return out;
 }
 
 bool Fs::exists(std::string_view path) const {
   std::error_code ec;
-  return std::filesystem::exists(host_path(path), ec);
+  auto status = std::filesystem::status(host_path(path), ec);
+  bool found = !ec && std::filesystem::exists(status);
+  if (observer_) observer_->kind(path, found, found && std::filesystem::is_directory(status));
+  return found;
 }
 
 bool Fs::is_dir(std::string_view path) const {
   std::error_code ec;
-  return std::filesystem::is_directory(host_path(path), ec);
+  auto status = std::filesystem::status(host_path(path), ec);
+  bool found = !ec && std::filesystem::exists(status);
+  bool dir = found && std::filesystem::is_directory(status);
+  if (observer_) observer_->kind(path, found, dir);
+  return dir;
 }
 
 std::optional<std::string> Fs::readlink(std::string_view path) const {
   std::error_code ec;
   auto target = std::filesystem::read_symlink(host_path(path), ec);
-  if (ec) return std::nullopt;
-  return target.string();
+  std::optional<std::string> out;
+  if (!ec) out = target.string();
+  if (observer_) observer_->link(path, out);
+  return out;
 }
 
 std::optional<std::string> Fs::link_name(std::string_view path) const {
@@ -124,9 +144,10 @@ std::optional<std::string> Fs::link_name(std::string_view path) const {
 
 namespace {
 
-/// The recorded statvfs figures of a gathered host, keyed by mount point.
-std::optional<FsSpace> recorded_space(const Fs& fs, std::string_view path) {
-  auto text = fs.read(paths::kRecordSpace);
+/// The recorded statvfs figures of a gathered host, keyed by mount point (read without the
+/// observer: the record is not part of the host it describes).
+std::optional<FsSpace> recorded_space(const std::filesystem::path& record, std::string_view path) {
+  auto text = read_file(record, 8u << 20);
   if (!text) return std::nullopt;
   auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return std::nullopt;
@@ -149,10 +170,7 @@ std::optional<FsSpace> recorded_space(const Fs& fs, std::string_view path) {
   return FsSpace{size->get<std::uint64_t>(), free->get<std::uint64_t>()};
 }
 
-}  // namespace
-
-std::optional<FsSpace> Fs::space(std::string_view path) const {
-  if (!live_) return recorded_space(*this, path);
+std::optional<FsSpace> live_space(std::string_view path) {
   struct statvfs sv {};
   std::string p(path);
   if (::statvfs(p.c_str(), &sv) != 0) return std::nullopt;
@@ -162,18 +180,33 @@ std::optional<FsSpace> Fs::space(std::string_view path) const {
   return FsSpace{*size, *free};
 }
 
-bool Fs::writable(std::string_view path) const {
-  if (!live_) {
-    auto text = read(paths::kRecordWritable);
-    if (!text) return false;
-    for (auto line : split_lines(*text))
-      if (trim(line) == path) return true;
-    return false;
-  }
+bool recorded_writable(const std::filesystem::path& record, std::string_view path) {
+  auto text = read_file(record, 1u << 20);
+  if (!text) return false;
+  for (auto line : split_lines(*text))
+    if (trim(line) == path) return true;
+  return false;
+}
+
+bool live_writable(std::string_view path) {
   std::string p(path);
   struct stat st {};
   if (::stat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
   return ::access(p.c_str(), W_OK | X_OK) == 0;
+}
+
+}  // namespace
+
+std::optional<FsSpace> Fs::space(std::string_view path) const {
+  auto s = live_ ? live_space(path) : recorded_space(host_path(paths::kRecordSpace), path);
+  if (observer_) observer_->space(path, s);
+  return s;
+}
+
+bool Fs::writable(std::string_view path) const {
+  bool w = live_ ? live_writable(path) : recorded_writable(host_path(paths::kRecordWritable), path);
+  if (observer_) observer_->writable(path, w);
+  return w;
 }
 
 }  // namespace mainboard::core

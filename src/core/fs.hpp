@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,20 @@ struct FsSpace {
   std::uint64_t free_bytes = 0;  ///< available to unprivileged users
 };
 
+/// Told of every access an Fs makes, with what it found. gather records a host by watching its
+/// probes read it: what they read is what a replay needs, without a list kept by hand.
+class FsObserver {
+ public:
+  virtual ~FsObserver() = default;
+  virtual void file(std::string_view path, const std::optional<std::string>& text) = 0;
+  virtual void directory(std::string_view path, const std::vector<std::string>& names) = 0;
+  /// exists() and is_dir(): whether the path exists and whether it is a directory.
+  virtual void kind(std::string_view path, bool exists, bool directory) = 0;
+  virtual void link(std::string_view path, const std::optional<std::string>& target) = 0;
+  virtual void space(std::string_view path, const std::optional<FsSpace>& space) = 0;
+  virtual void writable(std::string_view path, bool writable) = 0;
+};
+
 /// Every read of /proc, /sys, /etc and /dev goes through an Fs, which prefixes a root: "/" for
 /// the live host, a fixture tree in tests, a gathered tree for a recorded host. Reads are bounded
 /// (procfs files report size 0, so we read until EOF up to a limit) and text reads reject
@@ -24,7 +39,7 @@ class Fs {
  public:
   static constexpr std::size_t kDefaultMaxBytes = 8u << 20;
 
-  explicit Fs(std::filesystem::path root = "/");
+  explicit Fs(std::filesystem::path root = "/", std::shared_ptr<FsObserver> observer = nullptr);
 
   const std::filesystem::path& root() const { return root_; }
   bool is_live() const { return live_; }
@@ -59,6 +74,7 @@ class Fs {
  private:
   std::filesystem::path root_;
   bool live_ = true;
+  std::shared_ptr<FsObserver> observer_;
 };
 
 }  // namespace mainboard::core

@@ -37,5 +37,8 @@ inline constexpr const char* kRecordEnvironment = "/.mainboard/environment.json"
 inline constexpr const char* kRecordSpace = "/.mainboard/space.json";
 inline constexpr const char* kRecordWritable = "/.mainboard/writable";
 inline constexpr const char* kRecordIdentity = "/.mainboard/identity.json";
+/// The CPU topology as hwloc XML (hwloc cannot read another root without changing the process
+/// environment, so a recorded host carries its topology instead).
+inline constexpr const char* kRecordTopology = "/.mainboard/topology.xml";
 
 }  // namespace mainboard::core::paths

@@ -1,9 +1,12 @@
+// mainboard gather: a host as a sysroot tree that reproduces it anywhere. Nothing here lists
+// which files matter: every probe of the table and every provider runs over a recording file
+// system, environment and runner, and what they read, looked up and ran is what is written.
 #include "mainboard/gather.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -15,9 +18,11 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "host/probes.hpp"
+#include "machine/probe_table.hpp"
+#include "machine/record.hpp"
 #include "mainboard/error.hpp"
-#include "mainboard/machine.hpp"
 #include "mainboard/nvidia.hpp"
+#include "providers/provider.hpp"
 
 namespace mainboard {
 
@@ -26,24 +31,25 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-/// Runs commands for real and remembers every lookup and every output, so that a Machine probed
-/// through it leaves behind exactly the record a replay needs.
+/// Runs commands through another runner and remembers every lookup and every output, so that
+/// probes run through it leave behind exactly the record a replay needs.
 class RecordingRunner final : public Runner {
  public:
-  explicit RecordingRunner(std::string path) : live_(std::move(path)) {}
+  explicit RecordingRunner(std::shared_ptr<const Runner> inner) : inner_(std::move(inner)) {}
 
   std::optional<std::string> find_executable(std::string_view name) const override {
-    auto found = live_.find_executable(name);
+    auto found = inner_->find_executable(name);
     std::lock_guard<std::mutex> lock(mutex_);
     if (found) executables_[std::string(name)] = *found;
     return found;
   }
 
   std::vector<CommandResult> run_all(const std::vector<Command>& commands) const override {
-    auto results = live_.run_all(commands);
+    auto results = inner_->run_all(commands);
     std::lock_guard<std::mutex> lock(mutex_);
     for (std::size_t i = 0; i < commands.size(); ++i)
-      if (results[i].started && !results[i].timed_out) runs_.emplace_back(commands[i].argv, results[i]);
+      if (results[i].started && !results[i].timed_out)
+        runs_.emplace_back(commands[i].argv, results[i]);
     return results;
   }
 
@@ -57,68 +63,64 @@ class RecordingRunner final : public Runner {
   }
 
  private:
-  LocalRunner live_;
+  std::shared_ptr<const Runner> inner_;
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::string> executables_;
   mutable std::vector<std::pair<std::vector<std::string>, CommandResult>> runs_;
 };
 
-class Writer {
+/// Everything the probes found through the file system, keyed by the path they asked for.
+class FsRecorder final : public core::FsObserver {
  public:
-  Writer(fs::path root, GatherReport& report) : root_(std::move(root)), report_(report) {}
-
-  void file(const std::string& path, const std::string& content) {
-    auto target = root_ / path.substr(1);
-    std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
-    std::ofstream out(target, std::ios::binary);
-    out << content;
-    if (!out) throw Error("cannot write " + target.string());
-    ++report_.files;
+  void file(std::string_view path, const std::optional<std::string>& text) override {
+    if (ignored(path) || !text) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    files[std::string(path)] = *text;
+  }
+  void directory(std::string_view path, const std::vector<std::string>& names) override {
+    if (ignored(path)) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& entries = dirs[std::string(path)];
+    entries.insert(names.begin(), names.end());
+  }
+  void kind(std::string_view path, bool exists, bool directory) override {
+    if (ignored(path) || !exists) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (directory)
+      dirs[std::string(path)];
+    else
+      existing_files[std::string(path)] = true;
+  }
+  void link(std::string_view path, const std::optional<std::string>& target) override {
+    if (ignored(path) || !target) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    links[std::string(path)] = *target;
+  }
+  void space(std::string_view path, const std::optional<core::FsSpace>& s) override {
+    if (!s) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    spaces[std::string(path)] = *s;
+  }
+  void writable(std::string_view path, bool w) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (w) writable_dirs.insert(std::string(path));
   }
 
-  void link(const std::string& path, const std::string& target) {
-    auto at = root_ / path.substr(1);
-    std::error_code ec;
-    fs::create_directories(at.parent_path(), ec);
-    fs::remove(at, ec);
-    fs::create_symlink(target, at, ec);
-    if (ec) throw Error("cannot write " + at.string() + ": " + ec.message());
-    ++report_.files;
-  }
-
-  /// Copies a file of the live system when it can be read; false when it cannot.
-  bool copy(const core::Fs& live, const std::string& path) {
-    auto text = live.read(path);
-    if (!text) return false;
-    file(path, *text);
-    return true;
-  }
-
-  const fs::path& root() const { return root_; }
+  // Read once the probes are done.
+  std::map<std::string, std::string> files;
+  std::map<std::string, std::set<std::string>> dirs;
+  std::map<std::string, bool> existing_files;
+  std::map<std::string, std::string> links;
+  std::map<std::string, core::FsSpace> spaces;
+  std::set<std::string> writable_dirs;
 
  private:
-  fs::path root_;
-  GatherReport& report_;
+  /// The record of a recorded host is not part of the host: gather writes it anew.
+  static bool ignored(std::string_view path) {
+    return core::starts_with(path, core::paths::kRecordDir);
+  }
+  std::mutex mutex_;
 };
-
-const char* kEnvironment[] = {
-    "HOME", "USER", "LOGNAME", "PATH", "PWD", "TMPDIR", "SLURM_JOB_ID", "SLURM_JOB_NAME",
-    "SLURM_ARRAY_TASK_ID", "SLURM_TMPDIR", "PBS_JOBID", "PBS_JOBNAME", "PBS_ARRAY_INDEX",
-    "LSB_JOBID", "LSB_JOBNAME", "LSB_JOBINDEX", "JOB_ID", "JOB_NAME", "SGE_TASK_ID", "SGE_ROOT",
-    "_CONDOR_SCRATCH_DIR", "FLUX_JOB_ID", "LOCAL_SCRATCH", "CUDA_VISIBLE_DEVICES",
-    "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH", "CC", "CXX", "CUDACXX"};
-
-/// Attributes of a PCI device that the GPU and NPU providers read (and nothing else: no serial
-/// numbers, no firmware blobs).
-const char* kDeviceAttributes[] = {
-    "vendor", "device", "revision", "product_name", "unique_id", "mem_info_vram_total",
-    "mem_info_vram_used", "mem_info_gtt_total", "mem_info_gtt_used", "gpu_busy_percent",
-    "mem_busy_percent", "pp_dpm_sclk", "pp_dpm_mclk", "pp_dpm_fclk", "pp_dpm_socclk",
-    "current_link_speed", "current_link_width", "max_link_speed", "max_link_width",
-    "npu_busy_time_us", "npu_current_frequency_mhz", "npu_max_frequency_mhz",
-    "npu_memory_utilization", "device_type", "vbnv", "fw_version", "status", "module_id",
-    "clk_cur_freq_mhz", "clk_max_freq_mhz", "max_power"};
 
 /// Network mount sources name their server ("nfs01:/export", "10.0.0.5@o2ib:/scratch"): the
 /// path stays, the host goes.
@@ -166,122 +168,178 @@ std::string scrub_output(const std::vector<std::string>& argv, std::string text,
   return text;
 }
 
-void copy_tree(const core::Fs& live, Writer& w, const std::string& dir,
-               const std::function<bool(const std::string&)>& keep, int depth = 0) {
-  if (depth > 6) return;
-  for (const auto& name : live.list(dir)) {
-    std::string path = dir + "/" + name;
-    if (live.readlink(path)) continue;  // links in these trees point outside them
-    if (live.is_dir(path)) {
-      if (keep(path + "/")) copy_tree(live, w, path, keep, depth + 1);
-    } else if (keep(path)) {
-      w.copy(live, path);
-    }
-  }
+/// Only this user's lines of the account files: the rest of the accounts are not ours to copy.
+std::string scrub_status(const std::string& text) {
+  std::string kept;
+  for (auto line : core::split_lines(text))
+    if (core::starts_with(line, "Name:") || core::starts_with(line, "Uid:") ||
+        core::starts_with(line, "Gid:"))
+      kept += std::string(line) + "\n";
+  return kept;
 }
 
-void gather_cpu(const core::Fs& live, Writer& w) {
-  static const std::regex wanted(
-      R"(/sys/devices/system/cpu/((online|possible|present)|cpu\d+/(|topology/.*|cache/(|index\d+/(|level|type|size|shared_cpu_map|shared_cpu_list|coherency_line_size|ways_of_associativity|physical_line_partition|number_of_sets|id)))|cpufreq/(|policy\d+/(|related_cpus|affected_cpus|cpuinfo_min_freq|cpuinfo_max_freq|scaling_cur_freq|cpuinfo_cur_freq|scaling_governor))))");
-  copy_tree(live, w, core::paths::kSysCpu,
-            [&](const std::string& p) { return std::regex_match(p, wanted); });
-  static const std::regex node(
-      R"(/sys/devices/system/node/((online|possible|has_cpu|has_memory)|node\d+/(|cpumap|cpulist|meminfo|distance)))");
-  copy_tree(live, w, core::paths::kSysNode, [&](const std::string& p) { return std::regex_match(p, node); });
-}
+struct Account {
+  std::string uid, user, gid;
+};
 
-void gather_pci_class(const core::Fs& live, Writer& w, const std::string& klass, bool cards_only) {
-  for (const auto& name : live.list(klass)) {
-    if (cards_only && (!core::starts_with(name, "card") || name.find('-') != std::string::npos)) continue;
-    std::string entry = klass + "/" + name;
-    auto bus = live.link_name(entry + "/device");
-    if (!bus) continue;
-    std::string device = "/sys/devices/pci0000:00/" + *bus;
-    w.link(entry + "/device", "../../../devices/pci0000:00/" + *bus);
-    if (auto driver = live.link_name(entry + "/device/driver"))
-      w.link(device + "/driver", "../../../bus/pci/drivers/" + *driver);
-    for (const char* attr : kDeviceAttributes) {
-      auto text = live.read(entry + "/device/" + attr, 1u << 20);
-      if (text) w.file(device + "/" + attr, *text);
-    }
-    for (const auto& hw : live.list(entry + "/device/hwmon")) {
-      static const std::regex sensor(R"(name|temp\d+_(label|input|crit|emergency)|power1_(average|input|cap)|fan1_input|pwm1)");
-      for (const auto& f : live.list(entry + "/device/hwmon/" + hw))
-        if (std::regex_match(f, sensor))
-          if (auto text = live.read(entry + "/device/hwmon/" + hw + "/" + f, 4096))
-            w.file(device + "/hwmon/" + hw + "/" + f, *text);
-    }
-  }
-}
-
-void gather_cgroup(const core::Fs& live, Writer& w) {
-  auto self = live.read(core::paths::kProcSelfCgroup);
-  auto mountinfo = live.read(core::paths::kProcSelfMountinfo);
-  if (!self || !mountinfo) return;
-  for (auto line : core::split_lines(*mountinfo)) {
-    auto sep = line.find(" - ");
-    if (sep == std::string_view::npos) continue;
-    auto left = core::split_ws(line.substr(0, sep));
-    auto right = core::split_ws(line.substr(sep + 3));
-    if (left.size() < 5 || right.empty() || (right[0] != "cgroup" && right[0] != "cgroup2")) continue;
-    std::string mount(left[4]);
-    for (auto entry : core::split_lines(*self)) {
-      auto second = entry.find(':', entry.find(':') + 1);
-      if (second == std::string_view::npos) continue;
-      std::string rel(entry.substr(second + 1));
-      // Every directory from the mount point down to the process's cgroup, as far as visible.
-      std::string dir = mount;
-      std::vector<std::string> chain{dir};
-      for (auto part : core::split(rel, '/'))
-        if (!part.empty()) chain.push_back(dir += "/" + std::string(part));
-      for (const auto& d : chain)
-        for (const char* f : {"memory.max", "memory.current", "memory.swap.max", "cgroup.controllers",
-                              "memory.limit_in_bytes", "memory.usage_in_bytes",
-                              "memory.memsw.limit_in_bytes"})
-          w.copy(live, d + "/" + f);
-    }
-  }
-}
-
-void gather_identity(const core::Fs& live, Writer& w) {
-  // Only this user's lines: the rest of the accounts are not ours to copy.
-  auto status = live.read(core::paths::kProcSelfStatus);
-  if (status) {
-    std::string kept;
-    for (auto line : core::split_lines(*status))
-      if (core::starts_with(line, "Name:") || core::starts_with(line, "Uid:") || core::starts_with(line, "Gid:"))
-        kept += std::string(line) + "\n";
-    w.file(core::paths::kProcSelfStatus, kept);
-  }
-  std::string uid = std::to_string(::geteuid());
-  std::string user, gid;
-  if (auto passwd = live.read(core::paths::kEtcPasswd)) {
-    for (auto line : core::split_lines(*passwd)) {
+Account account_of(const std::map<std::string, std::string>& files) {
+  Account a;
+  a.uid = std::to_string(::geteuid());
+  if (auto it = files.find(core::paths::kProcSelfStatus); it != files.end())
+    if (auto uid = core::find_value(it->second, "Uid"))
+      if (auto fields = core::split_ws(*uid); !fields.empty()) a.uid = std::string(fields[1 < fields.size() ? 1 : 0]);
+  if (auto it = files.find(core::paths::kEtcPasswd); it != files.end())
+    for (auto line : core::split_lines(it->second)) {
       auto f = core::split(line, ':');
-      if (f.size() >= 4 && f[2] == uid) {
-        w.file(core::paths::kEtcPasswd, std::string(line) + "\n");
-        user = std::string(f[0]);
-        gid = std::string(f[3]);
+      if (f.size() >= 4 && f[2] == a.uid) {
+        a.user = std::string(f[0]);
+        a.gid = std::string(f[3]);
       }
     }
-  }
-  if (auto groups = live.read(core::paths::kEtcGroup)) {
-    std::string kept;
-    for (auto line : core::split_lines(*groups)) {
-      auto f = core::split(line, ':');
-      if (f.size() < 4) continue;
-      bool member = f[2] == gid;
-      for (auto m : core::split(f[3], ','))
-        if (!user.empty() && core::trim(m) == user) member = true;
-      if (member) kept += std::string(f[0]) + ":x:" + std::string(f[2]) + ":" + (f[2] == gid ? "" : user) + "\n";
-    }
-    w.file(core::paths::kEtcGroup, kept);
-  }
+  return a;
 }
 
+std::string scrub_passwd(const std::string& text, const Account& a) {
+  std::string kept;
+  for (auto line : core::split_lines(text)) {
+    auto f = core::split(line, ':');
+    if (f.size() >= 4 && f[2] == a.uid) kept += std::string(line) + "\n";
+  }
+  return kept;
+}
+
+std::string scrub_group(const std::string& text, const Account& a) {
+  std::string kept;
+  for (auto line : core::split_lines(text)) {
+    auto f = core::split(line, ':');
+    if (f.size() < 4) continue;
+    bool member = f[2] == a.gid;
+    for (auto m : core::split(f[3], ','))
+      if (!a.user.empty() && core::trim(m) == a.user) member = true;
+    if (member)
+      kept += std::string(f[0]) + ":x:" + std::string(f[2]) + ":" + (f[2] == a.gid ? "" : a.user) + "\n";
+  }
+  return kept;
+}
+
+/// What a file holds in the tree: the host's bytes, less what identifies the host or its people.
+std::string scrubbed(const std::string& path, const std::string& text, const Account& a,
+                     const GatherOptions& options) {
+  if (path == core::paths::kProcHostname) return options.hostname + "\n";
+  if (path == core::paths::kProcSelfMountinfo) return scrub_mounts(text, true);
+  if (path == core::paths::kProcSelfMounts) return scrub_mounts(text, false);
+  if (path == core::paths::kProcSelfStatus) return scrub_status(text);
+  if (path == core::paths::kEtcPasswd) return scrub_passwd(text, a);
+  if (path == core::paths::kEtcGroup) return scrub_group(text, a);
+  return text;
+}
+
+/// Two readings of the live host come from the process rather than its files: the identity
+/// through NSS (LDAP and SSSD users included) and the working directory. A recorded host gives
+/// them as /proc/self/status, /etc/passwd and /etc/group lines and as $PWD, which are written
+/// here from the readings themselves (group ids are renumbered: only the names are read).
+void record_process_readings(const Environment& e, std::map<std::string, std::string>& files,
+                             json& environment) {
+  std::string uid = std::to_string(::geteuid());
+  files[core::paths::kProcSelfStatus] = "Name:\tmainboard\nUid:\t" + uid + "\t" + uid + "\t" + uid +
+                                        "\t" + uid + "\nGid:\t0\t0\t0\t0\n";
+  files[core::paths::kEtcPasswd] = e.user + ":x:" + uid + ":0::/:/bin/sh\n";
+  std::string groups = e.group + ":x:0:\n";
+  int gid = 0;
+  for (const auto& g : e.groups)
+    if (g != e.group) groups += g + ":x:" + std::to_string(++gid) + ":" + e.user + "\n";
+  files[core::paths::kEtcGroup] = groups;
+  std::error_code ec;
+  auto cwd = fs::current_path(ec);
+  if (!ec) environment["PWD"] = cwd.string();
+}
+
+/// Writes the recording as a tree under `root`, the way the probes saw it: symbolic links they
+/// read as links (relative, and inside the tree), files and directories under their names.
+class Tree {
+ public:
+  Tree(fs::path root, const FsRecorder& r, GatherReport& report)
+      : root_(std::move(root)), r_(r), report_(report) {}
+
+  /// A system path with every recorded link among its leading components replaced by where
+  /// it points, so that a file read through a link lands where the link leads.
+  std::string resolve(const std::string& path, int depth = 0) const {
+    fs::path out("/");
+    fs::path p = fs::path(path).lexically_normal();
+    for (auto it = p.begin(); it != p.end(); ++it) {
+      if (it->string() == "/") continue;
+      fs::path next = (out / *it).lexically_normal();
+      auto link = r_.links.find(next.string());
+      if (link != r_.links.end() && depth < 8)
+        next = resolve(target_of(next.string(), link->second), depth + 1);
+      out = next;
+    }
+    return clamp(out.lexically_normal()).string();
+  }
+
+  void write_file(const std::string& path, const std::string& text) {
+    auto at = host(resolve(path));
+    std::error_code ec;
+    fs::create_directories(at.parent_path(), ec);
+    std::ofstream out(at, std::ios::binary);
+    out << text;
+    if (!out) throw Error("cannot write " + at.string());
+    ++report_.files;
+  }
+
+  void write_link(const std::string& path, const std::string& target) {
+    auto where = fs::path(resolve(fs::path(path).parent_path().string())) / fs::path(path).filename();
+    auto to = fs::path(resolve(target_of(path, target)));
+    auto at = host(where.string());
+    std::error_code ec;
+    fs::create_directories(at.parent_path(), ec);
+    fs::remove(at, ec);
+    fs::create_symlink(to.lexically_relative(where.parent_path()), at, ec);
+    if (ec) throw Error("cannot write " + at.string() + ": " + ec.message());
+    ++report_.files;
+  }
+
+  void make_dir(const std::string& path) {
+    std::error_code ec;
+    fs::create_directories(host(resolve(path)), ec);
+  }
+
+  /// An empty file where the probes saw one exist but never read it; nothing when something
+  /// else is already there.
+  void touch(const std::string& path) {
+    auto at = host(resolve(path));
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(at, ec))) return;
+    fs::create_directories(at.parent_path(), ec);
+    std::ofstream out(at);
+  }
+
+  fs::path host(const std::string& system_path) const {
+    return root_ / fs::path(system_path).relative_path();
+  }
+
+ private:
+  /// Where a link at `path` points, as an absolute system path.
+  static std::string target_of(const std::string& path, const std::string& target) {
+    fs::path t(target);
+    if (t.is_absolute()) return t.lexically_normal().string();
+    return (fs::path(path).parent_path() / t).lexically_normal().string();
+  }
+  /// ".." past the root stays at the root, as the kernel has it.
+  static fs::path clamp(const fs::path& p) {
+    fs::path out("/");
+    for (const auto& part : p)
+      if (part != "/" && part != ".." && part != ".") out /= part;
+    return out;
+  }
+
+  fs::path root_;
+  const FsRecorder& r_;
+  GatherReport& report_;
+};
+
 /// The NVIDIA readings in the fake driver libraries' scenario format (tests/fakes/scenario.hpp).
-json gpu_scenario(const Machine& machine) {
-  const auto& cuda = machine.cuda_stack();
+json gpu_scenario(const CudaStack& cuda, const std::vector<std::shared_ptr<Gpu>>& gpus) {
   // "12.4" → 12040, the driver API's encoding.
   auto major_minor = [](const std::string& text) -> std::pair<long, long> {
     auto dot = text.find('.');
@@ -294,7 +352,7 @@ json gpu_scenario(const Machine& machine) {
   auto [cuda_major, cuda_minor] = major_minor(cuda.cuda_driver_version);
   long cuda_version = cuda_major * 1000 + cuda_minor * 10;
   json devices = json::array();
-  for (const auto& g : machine.gpus()) {
+  for (const auto& g : gpus) {
     if (!dynamic_cast<const NvidiaGpu*>(g.get())) continue;
     const auto& i = g->info();
     auto snap = g->gpu_snapshot();
@@ -371,95 +429,97 @@ GatherReport gather_host(const fs::path& dir, const GatherOptions& options) {
   if (ec) throw Error("cannot create " + dir.string() + ": " + ec.message());
   if (!options.force && fs::directory_iterator(dir, ec) != fs::directory_iterator())
     throw Error(dir.string() + " is not empty (use --force to write into it anyway)");
-  Writer w(fs::absolute(dir), report);
-  core::Fs live("/");
+  auto root = fs::absolute(dir);
 
-  // Identity and topology.
-  for (const char* f : {core::paths::kProcCpuinfo, core::paths::kProcMeminfo, core::paths::kProcLoadavg,
-                        core::paths::kProcSelfCgroup, core::paths::kProcArch, core::paths::kProcOsrelease})
-    w.copy(live, f);
-  w.file(core::paths::kProcHostname, options.hostname + "\n");
-  if (auto text = live.read(core::paths::kProcSelfMountinfo)) w.file(core::paths::kProcSelfMountinfo, scrub_mounts(*text, true));
-  if (auto text = live.read(core::paths::kProcSelfMounts)) w.file(core::paths::kProcSelfMounts, scrub_mounts(*text, false));
-  gather_identity(live, w);
-  gather_cpu(live, w);
-  for (const char* f : {"board_vendor", "board_name", "board_version", "bios_vendor", "bios_version",
-                        "bios_date", "sys_vendor", "product_name", "product_version"})
-    w.copy(live, std::string(core::paths::kSysDmiId) + "/" + f);
-  for (const auto& b : live.list(core::paths::kSysBlock)) {
-    std::string d = std::string(core::paths::kSysBlock) + "/" + b;
-    for (const char* f : {"/size", "/removable", "/queue/rotational", "/device/model"}) w.copy(live, d + f);
+  // The sources every probe reads through, each recording.
+  auto recorder = std::make_shared<FsRecorder>();
+  fs::path source = options.sysroot.empty() ? fs::path("/") : options.sysroot;
+  auto files = std::make_shared<core::Fs>(source, recorder);
+  bool live = files->is_live();
+  machine::Sources sources;
+  sources.fs = files;
+  sources.env = machine::host_environment(*files);
+  auto lookups = std::make_shared<core::EnvLookups>();
+  sources.env.record_lookups(lookups);
+  std::shared_ptr<const Runner> inner =
+      live ? std::shared_ptr<const Runner>(std::make_shared<LocalRunner>(
+                 core::env_value(sources.env, "PATH").value_or("")))
+           : machine::recorded_runner(*files);
+  auto runner = std::make_shared<RecordingRunner>(inner);
+  sources.runner = runner;
+  providers::Context context{files, sources.env, *runner};
+  context.shared_runner = runner;
+  std::vector<Diagnostic> ignored;
+  auto gpus = providers::probe_all<Gpu>(providers::gpu_providers(), context, "gpu", ignored);
+  auto npus = providers::probe_all<Npu>(providers::npu_providers(), context, "npu", ignored);
+  sources.gpus = [&gpus]() -> const std::vector<std::shared_ptr<Gpu>>& { return gpus; };
+
+  // Every probe and every unit's readings, once: that is what a replay asks for.
+  MachineSnapshot snapshot;
+  for (const auto& probe : machine::host_probes()) {
+    host::Note note;
+    probe.fill(sources, snapshot, note);
   }
-  gather_cgroup(live, w);
-  gather_pci_class(live, w, core::paths::kSysClassDrm, true);
-  gather_pci_class(live, w, core::paths::kSysClassAccel, false);
-  for (const auto& node : live.list(core::paths::kSysKfdNodes))
-    w.copy(live, std::string(core::paths::kSysKfdNodes) + "/" + node + "/properties");
+  for (const auto& g : gpus)
+    snapshot.gpus.push_back(g->gpu_snapshot());
+  for (const auto& n : npus)
+    snapshot.npus.push_back(n->npu_snapshot());
+  auto topology = host::topology_xml(*files);
 
-  fs::create_directories(w.root() / ".mainboard", ec);
-  // The environment the probes read.
-  auto env = core::process_environment();
+  // The tree: links first, so that what was read through them lands where they lead.
+  Tree tree(root, *recorder, report);
+  for (const auto& [path, target] : recorder->links)
+    tree.write_link(path, target);
   json recorded_env = json::object();
-  for (const char* name : kEnvironment)
-    if (auto v = core::env_set(env, name)) recorded_env[name] = *v;
-  core::write_file_atomic(w.root() / ".mainboard/environment.json", recorded_env.dump(1) + "\n");
+  auto files_read = recorder->files;
+  if (live) record_process_readings(snapshot.environment, files_read, recorded_env);
+  auto account = account_of(files_read);
+  for (const auto& [path, text] : files_read)
+    tree.write_file(path, scrubbed(path, text, account, options));
+  for (const auto& [path, names] : recorder->dirs)
+    tree.make_dir(path);
+  for (const auto& d : recorder->writable_dirs)
+    tree.make_dir(d);
+  for (const auto& [path, _] : recorder->existing_files)
+    tree.touch(path);
+  // Entries the probes listed but did not look into still appear in their listing.
+  for (const auto& [path, names] : recorder->dirs)
+    for (const auto& name : names)
+      tree.touch(path + (path.size() && path.back() == '/' ? "" : "/") + name);
 
-  // Probe through a recording runner: whatever the probes look up or run is what a replay needs.
-  auto recorder = std::make_shared<RecordingRunner>(core::env_value(env, "PATH").value_or(""));
-  Machine::Options mo;
-  mo.sysroot = "/";
-  mo.runner = recorder;
-  mo.toolchain_cache = false;  // run every version probe, so its output is recorded
-  Machine machine(mo);
-  auto snapshot = machine.snapshot();
+  // The record beside the tree: what cannot live in files.
+  fs::create_directories(root / fs::path(core::paths::kRecordDir).relative_path(), ec);
+  auto record = [&](const char* path, const std::string& text) {
+    core::write_file_atomic(root / fs::path(path).relative_path(), text);
+  };
+  for (const auto& name : lookups->names())
+    if (!core::starts_with(name, "MAINBOARD_"))  // ours say how to replay, not what the host was
+      if (auto v = core::env_set(sources.env, name)) recorded_env[name] = *v;
+  record(core::paths::kRecordEnvironment, recorded_env.dump(1) + "\n");
   json commands = json::array();
-  for (const auto& [argv, result] : recorder->runs()) {
-    commands.push_back({{"argv", argv}, {"exit_code", result.exit_code},
+  for (const auto& [argv, result] : runner->runs()) {
+    commands.push_back({{"argv", argv},
+                        {"exit_code", result.exit_code},
                         {"stdout", scrub_output(argv, result.out, options.hostname)},
                         {"stderr", result.err}});
     ++report.commands;
   }
-  json record = {{"executables", recorder->executables()}, {"commands", commands}};
-  core::write_file_atomic(w.root() / ".mainboard/commands.json", record.dump(1) + "\n");
-
-  // Free space of every filesystem the snapshot looked at, and which scratch places are writable.
+  record(core::paths::kRecordCommands,
+         json{{"executables", runner->executables()}, {"commands", commands}}.dump(1) + "\n");
   json space = json::object();
+  for (const auto& [path, s] : recorder->spaces)
+    space[path] = {{"size_bytes", s.size_bytes}, {"free_bytes", s.free_bytes}};
+  record(core::paths::kRecordSpace, space.dump(1) + "\n");
   std::string writable;
-  auto note_space = [&](const std::string& mount) {
-    if (mount.empty() || space.contains(mount)) return;
-    if (auto s = live.space(mount)) space[mount] = {{"size_bytes", s->size_bytes}, {"free_bytes", s->free_bytes}};
-  };
-  note_space("/");
-  for (const auto& f : snapshot.disk.filesystems) note_space(f.mount_point);
-  auto mounts = host::parse_mounts(live.read(core::paths::kProcSelfMounts).value_or(""));
-  for (const auto& c : snapshot.scratch.candidates) {
-    if (auto m = host::mount_for(mounts, c.path)) note_space(m->mount_point);
-    if (c.usable) {
-      writable += c.path + "\n";
-      std::error_code e;
-      fs::create_directories(w.root() / c.path.substr(1), e);
-    } else if (live.is_dir(c.path)) {
-      std::error_code e;
-      fs::create_directories(w.root() / c.path.substr(1), e);
-    }
-  }
-  for (const auto& f : snapshot.disk.filesystems) {
-    std::error_code e;
-    if (!f.path.empty() && f.path[0] == '/') fs::create_directories(w.root() / f.path.substr(1), e);
-  }
-  core::write_file_atomic(w.root() / ".mainboard/space.json", space.dump(1) + "\n");
-  core::write_file_atomic(w.root() / ".mainboard/writable", writable);
+  for (const auto& d : recorder->writable_dirs)
+    writable += d + "\n";
+  record(core::paths::kRecordWritable, writable);
+  if (topology) record(core::paths::kRecordTopology, *topology);
 
-  // The CUDA libraries are found by name: an empty file of the same name stands for each.
-  for (const auto* lib : {&snapshot.cuda.cupti, &snapshot.cuda.cuda_runtime})
-    if (lib->found && !lib->path.empty() && lib->path[0] == '/') w.file(lib->path, "");
-
-  // Process names of whatever runs on the GPUs, and the NVIDIA readings as a fake scenario.
-  for (const auto& g : snapshot.gpus)
-    for (const auto& p : g.processes) w.copy(live, "/proc/" + std::to_string(p.pid) + "/comm");
-  auto scenario = gpu_scenario(machine);
+  // The NVIDIA readings as a scenario for the fake driver libraries of the test suite.
+  auto scenario = gpu_scenario(snapshot.cuda, gpus);
   if (!scenario["devices"].empty()) {
-    core::write_file_atomic(w.root() / ".mainboard/gpu-scenario.json", scenario.dump(1) + "\n");
+    record("/.mainboard/gpu-scenario.json", scenario.dump(1) + "\n");
     report.gpu_scenario = true;
     report.notes.push_back(
         "NVIDIA readings are in .mainboard/gpu-scenario.json: replay them with the fake driver "

@@ -77,60 +77,71 @@ std::string infer_architecture(std::string_view block, bool live) {
   return "";
 }
 
-/// hwloc reads HWLOC_FSROOT from the environment when it loads; there is no per-topology API in
-/// hwloc 2.x. Changing the environment is not thread-safe, so only recorded roots (tests,
-/// gathered hosts) do it, one load at a time.
-std::mutex& hwloc_env_mutex() {
-  static std::mutex m;
-  return m;
-}
-
 struct Topology {
   std::uint32_t packages = 0, cores = 0, threads = 0, numa_nodes = 0;
   std::vector<CacheInfo> caches;
 };
 
-std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
-  std::unique_lock<std::mutex> lock(hwloc_env_mutex(), std::defer_lock);
-  std::optional<std::string> saved_root;
-  bool set_hide = false;
-  if (!fs.is_live()) {
-    lock.lock();
-    if (const char* old = std::getenv("HWLOC_FSROOT")) saved_root = old;
-    ::setenv("HWLOC_FSROOT", fs.root().c_str(), 1);
-    // A partial recorded tree makes hwloc complain on stderr; we report it in diagnostics.
-    set_hide = std::getenv("HWLOC_HIDE_ERRORS") == nullptr;
-    // 2 hides hwloc's critical messages too (hwloc 2.x), such as a missing sysfs directory.
-    if (set_hide) ::setenv("HWLOC_HIDE_ERRORS", "2", 1);
-  }
+/// A topology object of hwloc, destroyed with its scope.
+struct HwlocTopology {
   hwloc_topology_t topo = nullptr;
-  bool ok = hwloc_topology_init(&topo) == 0;
-  if (ok) {
-    // Only the CPU side: no PCI/I/O discovery (slow, and the GPU providers do their own).
-    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-    // Instruction caches are filtered out by default; we report L1i.
-    hwloc_topology_set_icache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-    // For a recorded root, the x86 backend (this machine's CPUID) and the no-OS fallback (this
-    // machine's processor count) would describe the wrong host when the recorded sysfs is
-    // incomplete; we would rather count from the recorded /proc/cpuinfo.
-    if (!fs.is_live()) {
-      hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
-      hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "no_os");
-    }
-    ok = hwloc_topology_load(topo) == 0;
-  }
-  if (!fs.is_live()) {
-    if (saved_root)
-      ::setenv("HWLOC_FSROOT", saved_root->c_str(), 1);
-    else
-      ::unsetenv("HWLOC_FSROOT");
-    if (set_hide) ::unsetenv("HWLOC_HIDE_ERRORS");
-  }
-  if (!ok) {
-    error = "hwloc could not load the topology";
+  ~HwlocTopology() {
     if (topo) hwloc_topology_destroy(topo);
-    return std::nullopt;
   }
+};
+
+/// Loads the CPU side of a topology: this host's, or the XML a recorded host carries. hwloc 2.x
+/// reads another root only through the HWLOC_FSROOT environment variable, and changing the
+/// environment races with any getenv() of the host program, so a recorded host never does that:
+/// gather records the topology as XML (core::paths::kRecordTopology).
+bool load_topology(const core::Fs& fs, HwlocTopology& t, std::string& error) {
+  std::optional<std::string> xml;
+  if (!fs.is_live()) {
+    xml = fs.read(core::paths::kRecordTopology, 64u << 20);
+    if (!xml || xml->empty()) {
+      error = std::string("this recorded host has no CPU topology (") +
+              core::paths::kRecordTopology + ", which mainboard gather records)";
+      return false;
+    }
+  }
+  if (hwloc_topology_init(&t.topo) != 0) {
+    t.topo = nullptr;
+    error = "hwloc could not start";
+    return false;
+  }
+  // Only the CPU side: no PCI/I/O discovery (slow, and the GPU providers do their own).
+  hwloc_topology_set_io_types_filter(t.topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+  // Instruction caches are filtered out by default; we report L1i.
+  hwloc_topology_set_icache_types_filter(t.topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (xml && hwloc_topology_set_xmlbuffer(t.topo, xml->data(), static_cast<int>(xml->size() + 1)) != 0) {
+    error = "the recorded CPU topology is not hwloc XML";
+    return false;
+  }
+  if (hwloc_topology_load(t.topo) != 0) {
+    error = xml ? "hwloc could not load the recorded CPU topology" : "hwloc could not load the topology";
+    return false;
+  }
+  return true;
+}
+
+/// hwloc XML without what describes the run rather than the host.
+std::string scrub_topology(std::string_view xml) {
+  std::string out;
+  for (auto line : core::split_lines(xml)) {
+    if (line.find("name=\"ProcessName\"") != std::string_view::npos ||
+        line.find("name=\"hwlocVersion\"") != std::string_view::npos ||
+        line.find("name=\"HostName\"") != std::string_view::npos)
+      continue;
+    out.append(line);
+    out += '\n';
+  }
+  return out;
+}
+
+std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
+  HwlocTopology loaded;
+  if (!load_topology(fs, loaded, error)) return std::nullopt;
+  hwloc_topology_t topo = loaded.topo;
   Topology t;
   auto count = [&](hwloc_obj_type_t type) {
     int n = hwloc_get_nbobjs_by_type(topo, type);
@@ -165,13 +176,29 @@ std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
     c.instances = static_cast<std::uint32_t>(n);
     t.caches.push_back(c);
   }
-  hwloc_topology_destroy(topo);
   if (t.threads == 0) {
     error = "hwloc found no processing units";
     return std::nullopt;
   }
   return t;
 }
+
+}  // namespace
+
+std::optional<std::string> topology_xml(const core::Fs& fs) {
+  HwlocTopology loaded;
+  std::string error;
+  if (!load_topology(fs, loaded, error)) return std::nullopt;
+  char* buffer = nullptr;
+  int length = 0;
+  if (hwloc_topology_export_xmlbuffer(loaded.topo, &buffer, &length, 0) != 0 || !buffer)
+    return std::nullopt;
+  std::string xml = scrub_topology(std::string_view(buffer, length > 0 ? static_cast<std::size_t>(length - 1) : 0));
+  hwloc_free_xmlbuffer(loaded.topo, buffer);
+  return xml;
+}
+
+namespace {
 
 /// Counts from /proc/cpuinfo when hwloc cannot help: distinct physical ids and core ids.
 Topology cpuinfo_topology(std::string_view cpuinfo) {

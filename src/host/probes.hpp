@@ -70,6 +70,10 @@ Scratch probe_scratch(const core::Fs& fs, const core::EnvMap& env, Note& note);
 StorageTier classify_filesystem(const std::string& type, const std::string& device,
                                 const std::vector<BlockDevice>& devices);
 
+/// The CPU topology as hwloc XML, for a recorded host (core::paths::kRecordTopology): this host's
+/// (scrubbed of the host name), or the one a recorded host carries.
+std::optional<std::string> topology_xml(const core::Fs& fs);
+
 // hostname
 std::string read_hostname(const core::Fs& fs);
 

@@ -22,6 +22,14 @@ core::EnvMap recorded_environment(const core::Fs& fs) {
   return env;
 }
 
+core::EnvMap host_environment(const core::Fs& fs) {
+  if (fs.is_live()) return core::process_environment();
+  auto env = recorded_environment(fs);
+  for (const auto& [name, value] : core::process_environment())
+    if (name.rfind("MAINBOARD_", 0) == 0) env[name] = value;
+  return env;
+}
+
 std::shared_ptr<const Runner> recorded_runner(const core::Fs& fs) {
   std::map<std::string, std::string> executables;
   std::vector<ReplayRunner::Entry> entries;

@@ -26,7 +26,7 @@ ALLOWED = {
     "providers": {"core", "host"},
     "machine": {"core", "host", "providers"},
     "meter": {"core"},
-    "gather": {"core", "host"},
+    "gather": {"core", "host", "machine", "providers"},
     "symbols": {"core"},
     "sampling": {"core", "symbols"},
     "collect": {"core", "profile", "spans", "symbols"},

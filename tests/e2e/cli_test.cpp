@@ -521,3 +521,79 @@ TEST(Cli, ProfileRunTimeoutAndErrors) {
   EXPECT_EQ(attach.exit_code, 1);
   EXPECT_NE(attach.err.find("does not exist"), std::string::npos) << attach.err;
 }
+
+namespace {
+
+/// A snapshot as JSON without what differs from one reading to the next.
+nlohmann::json readings_of(const std::string& json_text) {
+  auto j = nlohmann::json::parse(json_text);
+  j.erase("timestamp_ns");
+  j.erase("unix_time_ns");
+  for (auto& d : j["diagnostics"])
+    d.erase("duration_ns");
+  for (auto& g : j["gpus"])
+    g["telemetry"].erase("timestamp_ns");
+  for (auto& n : j["npus"])
+    n["telemetry"].erase("timestamp_ns");
+  return j;
+}
+
+struct GatherCase {
+  const char* host;
+  const char* gpus;  // fake NVIDIA scenario, or null
+};
+
+class GatherHost : public ::testing::TestWithParam<GatherCase> {};
+
+}  // namespace
+
+// Gathering a recorded host reproduces every probe's reading: the gathered tree holds what the
+// probes read, whatever they are (a new probe is gathered without being listed anywhere).
+TEST_P(GatherHost, ReproducesEveryReading) {
+  const auto& c = GetParam();
+  std::map<std::string, std::optional<std::string>> env;
+  if (c.gpus) env = fake_gpus(c.gpus);
+  auto original = cli({"--sysroot", host(c.host), "snapshot", "--json"}, env);
+  ASSERT_EQ(original.exit_code, 0) << original.err;
+  auto before = readings_of(original.out);
+  char tmpl[] = "/tmp/mainboard-gather-XXXXXX";
+  ASSERT_TRUE(::mkdtemp(tmpl));
+  std::string dir = tmpl;
+  auto gathered = cli({"--sysroot", host(c.host), "gather", dir + "/tree", "--hostname",
+                       before["hostname"].get<std::string>()},
+                      env);
+  ASSERT_EQ(gathered.exit_code, 0) << gathered.err;
+  auto replay = cli({"--sysroot", dir + "/tree", "snapshot", "--json"}, env);
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  auto after = readings_of(replay.out);
+  // What gather scrubs by design: the servers of network mounts, Apple's hardware UUID.
+  for (auto& f : before["disk"]["filesystems"]) {
+    auto device = f["device"].get<std::string>();
+    if (auto colon = device.find(":/"); colon != std::string::npos && device[0] != '/')
+      f["device"] = "server" + device.substr(colon);
+  }
+  for (auto& g : before["gpus"])
+    if (g["info"]["provider"] == "apple") g["info"]["uuid"] = "00000000-0000-0000-0000-000000000000";
+  EXPECT_TRUE(after == before) << c.host << " differs after gathering:\n"
+                               << nlohmann::json::diff(before, after).dump(1);
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, GatherHost,
+                         ::testing::Values(GatherCase{"vm-cgroup1-nodmi", nullptr},
+                                           GatherCase{"cgroup2-capped", nullptr},
+                                           GatherCase{"numa-2socket", nullptr},
+                                           GatherCase{"broken", nullptr},
+                                           GatherCase{"amd-mi300x", nullptr},
+                                           GatherCase{"radeon-npu", nullptr},
+                                           GatherCase{"amdxdna", nullptr},
+                                           GatherCase{"gaudi2", nullptr},
+                                           GatherCase{"apple-m3-max", nullptr},
+                                           GatherCase{"gpu-procs", "h100x8"},
+                                           GatherCase{"grace-hopper", "gh200"}),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param.host;
+                           for (auto& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
