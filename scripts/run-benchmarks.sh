@@ -32,6 +32,10 @@ echo "== Google Benchmark: span_bench (span cost dormant and active, save/load/e
   --benchmark_out="$out/span_bench.json" --benchmark_out_format=json
 
 echo
+echo "== the span library's footprint: one program against mainboard::spans and mainboard::mainboard"
+scripts/spans-footprint.sh "$build"
+
+echo
 echo "== Google Benchmark: sampling_bench (symbolizing 10 000 samples)"
 "$build/bench/sampling_bench" --benchmark_min_time="$min_time" \
   --benchmark_out="$out/sampling_bench.json" --benchmark_out_format=json

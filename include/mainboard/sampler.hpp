@@ -43,7 +43,7 @@ struct MAINBOARD_API SampleOptions {
   std::string stdout_path, stderr_path;
 };
 
-/// What Profiler::run observed: the profile, and how the target ended.
+/// What Sampler::run observed: the profile, and how the target ended.
 struct MAINBOARD_API RunResult {
   Profile profile;
   int exit_code = 0;  ///< the target's status, 128 + signal when a signal ended it

@@ -1,6 +1,6 @@
 // A program outside the project, built against the installed package.
 #include <iostream>
-#include "mainboard/json.hpp"
+#include <mainboard/json.hpp>
 #include <mainboard/mainboard.hpp>
 #include <nlohmann/json.hpp>
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/readings.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/meter.hpp"
 #include "mainboard/profile.hpp"
@@ -524,18 +525,8 @@ TEST(Cli, ProfileRunTimeoutAndErrors) {
 
 namespace {
 
-/// A snapshot as JSON without what differs from one reading to the next.
 nlohmann::json readings_of(const std::string& json_text) {
-  auto j = nlohmann::json::parse(json_text);
-  j.erase("timestamp_ns");
-  j.erase("unix_time_ns");
-  for (auto& d : j["diagnostics"])
-    d.erase("duration_ns");
-  for (auto& g : j["gpus"])
-    g["telemetry"].erase("timestamp_ns");
-  for (auto& n : j["npus"])
-    n["telemetry"].erase("timestamp_ns");
-  return j;
+  return without_times(nlohmann::json::parse(json_text));
 }
 
 struct GatherCase {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "common/readings.hpp"
 #include "core/text.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
@@ -21,16 +22,7 @@ namespace {
 nlohmann::json readings(const std::string& host) {
   Machine::Options o;
   o.sysroot = fixture_host(host);
-  nlohmann::json j = Machine(o).snapshot({.toolchain = false});
-  j.erase("timestamp_ns");
-  j.erase("unix_time_ns");
-  for (auto& d : j["diagnostics"])
-    d.erase("duration_ns");
-  for (auto& g : j["gpus"])
-    g["telemetry"].erase("timestamp_ns");
-  for (auto& n : j["npus"])
-    n["telemetry"].erase("timestamp_ns");
-  return j;
+  return without_times(Machine(o).snapshot({.toolchain = false}));
 }
 
 /// Builds de_DE.UTF-8 into `dir` (Debian keeps only the sources) and switches to it.
