@@ -238,3 +238,33 @@ TEST(Profile, PerfettoEndsNeverPassTheirParentOrNextSibling) {
       EXPECT_NEAR(e["dur"].get<double>(), 0.998, 0.001);
     }
 }
+
+// A profile whose auto-instrumented functions cannot be named here (their module is not on this
+// machine) loads with the placeholders and keeps the maps, so a reader that has the module can
+// still name them.
+TEST(Profile, UnnamedFunctionsKeepTheirMaps) {
+  auto p = Profile::load(MAINBOARD_FIXTURES "/../../fuzz/corpus/function-maps.json");
+  ASSERT_EQ(p.paths.size(), 3u);
+  EXPECT_EQ(p.paths[1], "@0x55d0c0001139/@0x55d0c00011a0");
+  EXPECT_EQ(p.function_maps.size(), 2u);
+  ASSERT_EQ(p.counters.size(), 1u);
+  EXPECT_EQ(p.counters[0].limiter(), "latency");
+}
+
+// Version 3 files wrote counters in their own shape (duration_ns, no summary or launch shape).
+TEST(Profile, VersionThreeCountersLoadAsKernelSummaries) {
+  auto j = nlohmann::json::parse(R"({"schema_version": 3, "pid": 1, "start_ns": 0, "end_ns": 5,
+    "paths": [], "span_stats": [], "spans": [], "dropped_spans": 0, "threads": [],
+    "device_samples": [], "activity_names": [], "activities": [], "dropped_activities": 0,
+    "counters": [{"name": "gemm", "calls": 4, "duration_ns": 900, "sm_throughput_pct": 85.0,
+                  "dram_throughput_pct": 30.0, "achieved_occupancy_pct": null}],
+    "frames": [], "stacks": [], "samples": [], "sample_hz": 0, "lost_samples": 0,
+    "unavailable": [], "machine": null})");
+  auto p = Profile::parse(j.dump());
+  EXPECT_EQ(p.schema_version, kProfileSchemaVersion);
+  ASSERT_EQ(p.counters.size(), 1u);
+  EXPECT_EQ(p.counters[0].total_ns, 900);
+  EXPECT_EQ(p.counters[0].calls, 4u);
+  EXPECT_EQ(p.counters[0].limiter(), "compute");
+  EXPECT_TRUE(p.function_maps.empty());
+}
