@@ -3,7 +3,8 @@ include(CMakePackageConfigHelpers)
 # mainboard::spans: what an instrumented program links (C and C++ runtime only).
 # mainboard::mainboard: everything, over mainboard::spans.
 # mainboard::instrument: the -finstrument-functions hooks; link it next to either.
-install(TARGETS mainboard_spans mainboard mainboard_instrument EXPORT mainboardTargets
+install(TARGETS mainboard_spans mainboard_library mainboard mainboard_instrument
+        EXPORT mainboardTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}

@@ -169,3 +169,19 @@ TEST(SpansOnly, AutoInstrumentedFunctionsAreNamedWhereTheProfileIsRead) {
       << report.out;
   EXPECT_EQ(report.out.find("@0x"), std::string::npos) << report.out;
 }
+
+TEST(SpansOnly, LinkedWithTheFullLibraryTheSameSessionGetsItsCollectors) {
+  TempDir dir;
+  auto out = dir.path / "run.json";
+  auto r = run({MAINBOARD_SPANS_ONLY_FULL, out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  bool full = false;
+  for (const auto& l : needed(MAINBOARD_SPANS_ONLY_FULL))
+    if (l.rfind("libmainboard.so", 0) == 0) full = true;
+  EXPECT_TRUE(full) << "dropped by --as-needed";
+  auto j = nlohmann::json::parse(read(out));
+  // The device feature ran (this machine may have no GPU: then it says so in its own words).
+  for (const auto& u : j["unavailable"])
+    EXPECT_EQ(u.get<std::string>().find("links only mainboard::spans"), std::string::npos) << u;
+  EXPECT_FALSE(j["machine"].is_null());  // device evidence asked for: the machine is described
+}
