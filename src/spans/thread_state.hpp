@@ -64,22 +64,13 @@ class ChunkedLog {
 
   /// The next slot to fill, or null when full or out of memory. Writer only.
   T* next() noexcept {
-    if (left_ == 0) [[unlikely]] {
-      if (used_ >= MaxChunks) return nullptr;
-      std::size_t size = chunk_size(used_);
-      T* c = allocate(size);
-      if (!c) return nullptr;
-      chunks_[used_].store(c, std::memory_order_release);
-      ++used_;
-      cursor_ = c;
-      left_ = size;
-    }
+    if (cursor_ == end_) [[unlikely]]
+      return grow();
     return cursor_;
   }
   /// Makes the slot next() returned visible to readers. Writer only.
   void publish() noexcept {
     ++cursor_;
-    --left_;
     count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
 
@@ -107,6 +98,19 @@ class ChunkedLog {
     return {kGrowing + (i - kGrown) / Cap, (i - kGrown) % Cap};
   }
 
+  /// The next chunk, out of the hot path.
+  [[gnu::noinline]] T* grow() noexcept {
+    if (used_ >= MaxChunks) return nullptr;
+    std::size_t size = chunk_size(used_);
+    T* c = allocate(size);
+    if (!c) return nullptr;
+    chunks_[used_].store(c, std::memory_order_release);
+    ++used_;
+    cursor_ = c;
+    end_ = c + size;
+    return cursor_;
+  }
+
   /// A chunk straight from the kernel, populated in one call: a page fault in the middle of a
   /// span would cost more than the span itself.
   static T* allocate(std::size_t n) noexcept {
@@ -124,8 +128,8 @@ class ChunkedLog {
   std::atomic<T*> chunks_[MaxChunks] = {};
   std::atomic<std::size_t> count_{0};
   // Writer only.
-  T* cursor_ = nullptr;
-  std::size_t left_ = 0;
+  T* cursor_ = nullptr;  // the next slot
+  T* end_ = nullptr;     // the end of the current chunk
   std::size_t used_ = 0;  // chunks allocated
 };
 
