@@ -75,6 +75,13 @@ class ChunkedLog {
   }
 
   std::size_t size() const noexcept { return count_.load(std::memory_order_acquire); }
+  /// Bytes of the chunks mapped so far. Writer only.
+  std::size_t mapped_bytes() const noexcept {
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < used_; ++k)
+      n += chunk_size(k) * sizeof(T);
+    return n;
+  }
   /// Element i < size(). Writers may use any index they have filled.
   T& operator[](std::size_t i) noexcept {
     auto [k, at] = locate(i);

@@ -8,6 +8,7 @@
 #include "fake_gpus.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/profiler.hpp"
+#include "spans/thread_state.hpp"
 
 using namespace mainboard;
 
@@ -283,4 +284,34 @@ TEST(Spans, StopWhileOtherThreadsAreInsideSpans) {
   Profiler next(spans_only());  // the workers' stale states do not leak into a new session
   { MAINBOARD_SPAN("only"); }
   EXPECT_EQ(next.result().span_stats.size(), 1u);
+}
+
+// Memory follows use: a log maps a small first chunk and doubles from there (a thread that stores
+// one span used to map 1.5 MiB), and every element stays where it was written across chunks.
+TEST(Spans, StoredSpanLogsStartSmallAndGrow) {
+  detail::ChunkedLog<detail::RawEvent, 256, 1024, 8> log;
+  EXPECT_EQ(log.mapped_bytes(), 0u);
+  auto put = [&](std::uint64_t i) {
+    auto* e = log.next();
+    ASSERT_NE(e, nullptr);
+    *e = {static_cast<std::uint32_t>(i), i, i + 1};
+    log.publish();
+  };
+  put(0);
+  EXPECT_EQ(log.mapped_bytes(), 256 * sizeof(detail::RawEvent));
+  for (std::uint64_t i = 1; i < 257; ++i)
+    put(i);
+  EXPECT_EQ(log.mapped_bytes(), (256 + 512) * sizeof(detail::RawEvent));
+  // Doubling stops at 1024 elements a chunk: 256 + 512 + 1024, then 1024 at a time.
+  for (std::uint64_t i = 257; i < 3000; ++i)
+    put(i);
+  EXPECT_EQ(log.mapped_bytes(), (256 + 512 + 1024 + 1024 + 1024) * sizeof(detail::RawEvent));
+  for (std::uint64_t i = 0; i < 3000; ++i)
+    ASSERT_EQ(log[i].start, i) << i;
+  // Full: 256 + 512 + 1024 × 6 elements, then no more.
+  EXPECT_EQ(log.capacity(), 256u + 512u + 1024u * 6);
+  for (std::uint64_t i = 3000; i < log.capacity(); ++i)
+    put(i);
+  EXPECT_EQ(log.next(), nullptr);
+  EXPECT_EQ(log[log.capacity() - 1].start, log.capacity() - 1);
 }
