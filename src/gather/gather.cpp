@@ -425,6 +425,8 @@ json gpu_scenario(const CudaStack& cuda, const std::vector<std::shared_ptr<Gpu>>
 GatherReport gather_host(const fs::path& dir, const GatherOptions& options) {
   GatherReport report;
   std::error_code ec;
+  if (!options.sysroot.empty() && !fs::is_directory(options.sysroot, ec))
+    throw Error("cannot gather " + options.sysroot.string() + ": not a directory");
   fs::create_directories(dir, ec);
   if (ec) throw Error("cannot create " + dir.string() + ": " + ec.message());
   if (!options.force && fs::directory_iterator(dir, ec) != fs::directory_iterator())

@@ -83,6 +83,13 @@ TEST(Gather, ScrubsAndRefusesToOverwrite) {
   TempDir dir;
   dir.write("existing", "x");
   EXPECT_THROW(gather_host(dir.path()), Error);
+  try {
+    gather_host(dir.path() / "new", {.sysroot = "/nonexistent-host"});
+    ADD_FAILURE() << "gathered a host that does not exist";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-host: not a directory"), std::string::npos)
+        << e.what();
+  }
   auto report = gather_host(dir.path(), {.hostname = "anon", .force = true});
   EXPECT_GT(report.files, 0u);
   std::ifstream in(dir.path() / "proc/sys/kernel/hostname");
