@@ -13,6 +13,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine python3 python3-psutil clang strace
   locales
   libclang-rt-14-dev
+  # the Python package (pybind11 extension module, tests with Debian's pytest)
+  python3-dev python3-pybind11 python3-pytest
   # run time, optional readings (DIMMs)
   dmidecode
 )

@@ -1,0 +1,39 @@
+"""What machine am I on, and what is it doing? Where does my code spend its time?
+
+The reference's Python API over the mainboard C++ library: the machine and its units, snapshots,
+the meter, spans and the profiling session, stack sampling of other processes, GPU activity,
+reports and traces. Nothing is measured in Python: every reading and analysis is the library's.
+"""
+
+from ._mainboard import MainboardError, __version__
+from ._machine import (
+    CPU, GPU, NPU, AppleGPU, AppleNPU, ComputeCapability, Host, Machine, NvidiaGPU, Unit,
+)
+from ._measure import (
+    Bound, KernelStat, MachineView, Meter, ProfileReport, Reach, RunResult, StackDump, gpu_busy,
+    meter, profile, wait_for_idle,
+)
+from ._models import FrozenModel
+from ._profiling import (
+    Activity, Collection, Feature, FunctionStat, IdleGap, KernelCounters, KernelEfficiency,
+    KernelSummary, NativeActivity, Profile, ProfileDiff, Profiler, SpanStat, StackStat,
+    Timeline, TraceReport, span, spanned,
+)
+from ._snapshot import (
+    Board, CgroupMemory, CompilerConfig, CpuInfo, CudaStack, DetectedTool, Diagnostic, Disk,
+    Environment, GpuInfo, GPUSnapshot, MachineSnapshot, Memory, MemoryHardware, NpuInfo,
+    NPUSnapshot, Scratch, Toolchain, ToolCategory, UnitKind, UnitSnapshot,
+)
+
+__all__ = [
+    "Activity", "AppleGPU", "AppleNPU", "Board", "Bound", "CPU", "CgroupMemory", "Collection",
+    "CompilerConfig", "ComputeCapability", "CpuInfo", "CudaStack", "DetectedTool", "Diagnostic",
+    "Disk", "Environment", "Feature", "FrozenModel", "FunctionStat", "GPU", "GPUSnapshot",
+    "GpuInfo", "Host", "IdleGap", "KernelCounters", "KernelEfficiency", "KernelStat",
+    "KernelSummary", "Machine", "MachineSnapshot", "MachineView", "MainboardError", "Memory",
+    "MemoryHardware", "Meter", "NPU", "NPUSnapshot", "NativeActivity", "NpuInfo", "NvidiaGPU",
+    "Profile", "ProfileDiff", "ProfileReport", "Profiler", "Reach", "RunResult", "Scratch",
+    "SpanStat", "StackDump", "StackStat", "Timeline", "ToolCategory", "Toolchain", "TraceReport",
+    "Unit", "UnitKind", "UnitSnapshot", "gpu_busy", "meter", "profile", "span", "spanned",
+    "wait_for_idle", "__version__",
+]

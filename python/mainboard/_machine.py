@@ -1,0 +1,423 @@
+"""The machine and its units, over the C++ library's Machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections import namedtuple
+from functools import cached_property
+from typing import Any
+
+from . import _mainboard
+from ._models import FrozenModel, models_of
+from ._snapshot import (
+    Board, ClockReading, CompilerConfig, CpuInfo, CudaStack, Disk, Energy, Environment,
+    GpuInfo, GpuProcess, GPUSnapshot, Memory, MemoryHardware, NpuInfo, NPUSnapshot,
+    PcieReading, Scratch, Thermal, Toolchain, UnitSnapshot, Utilization, CgroupMemory,
+    MachineSnapshot,
+)
+
+#: A CUDA compute capability, e.g. ComputeCapability(8, 9).
+ComputeCapability = namedtuple("ComputeCapability", ["major", "minor"])
+
+
+def _version_pair(text: str | None) -> tuple[int, int] | None:
+    """ "12.4" or "550.54.14" as (12, 4) or (550, 54); None when there is none."""
+    if not text:
+        return None
+    parts = text.split(".")
+    try:
+        return (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0)
+    except ValueError:
+        return None
+
+
+def _zeros(model: FrozenModel, cls: type[FrozenModel], *fields: str) -> FrozenModel:
+    """The reading with 0 where the reference reads zero for what is unavailable."""
+    data = model.model_dump()
+    for f in fields:
+        if data.get(f) is None:
+            data[f] = 0
+    return cls(data)
+
+
+class Unit:
+    """A schedulable hardware execution resource: a CPU, GPU or NPU."""
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    @cached_property
+    def label(self) -> str:
+        """Human-readable unit name."""
+        return self._native.label
+
+    @cached_property
+    def architecture(self) -> str:
+        """Human-readable architecture or generation."""
+        return self._native.architecture
+
+    @cached_property
+    def vendor(self) -> str:
+        return self._native.vendor
+
+    @property
+    def memory(self) -> Memory:
+        """Memory visible to this unit, read now."""
+        return Memory(json.loads(self._native.memory_json()))
+
+    @property
+    def clock_readings(self) -> tuple[ClockReading, ...]:
+        """Clock readings grouped by hardware domain, read now."""
+        return models_of(ClockReading, self._native.clocks_json())
+
+    @property
+    def utilization(self) -> Utilization:
+        return Utilization(json.loads(self._native.utilization_json()))
+
+    @property
+    def energy(self) -> Energy:
+        return Energy(json.loads(self._native.energy_json()))
+
+    @property
+    def thermal(self) -> Thermal:
+        return Thermal(json.loads(self._native.thermal_json()))
+
+    def snapshot(self, name: str = "") -> UnitSnapshot:
+        """Neutral telemetry of this unit now; `name` labels it (a profiling region)."""
+        return UnitSnapshot(json.loads(self._native.snapshot_json(name)))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.label!r})"
+
+
+class CPU(Unit):
+    """The host CPU package (or SoC CPU cluster)."""
+
+    @cached_property
+    def info(self) -> CpuInfo:
+        return CpuInfo(json.loads(self._native.info_json()))
+
+    @cached_property
+    def label(self) -> str:
+        """CPU model name."""
+        return self.info.label
+
+    @cached_property
+    def architecture(self) -> str:
+        """CPU architecture string."""
+        return self.info.architecture
+
+
+class GPU(Unit):
+    """A GPU: identity read once, telemetry read at each access."""
+
+    provider = ""
+
+    @classmethod
+    def all(cls) -> tuple[GPU, ...]:
+        """GPUs visible across every provider (a provider that fails is skipped)."""
+        gpus = Machine().gpus
+        return gpus if cls is GPU else tuple(g for g in gpus if isinstance(g, cls))
+
+    @classmethod
+    def probe(cls, provider: str) -> tuple[GPU, ...]:
+        """One provider's devices ("nvidia", "amd", "apple"), probed afresh; empty when its
+        probe fails."""
+        return tuple(_gpu(g) for g in Machine()._native.probe_gpus(provider))
+
+    @classmethod
+    def is_available(cls) -> bool:
+        return bool(cls.all())
+
+    @cached_property
+    def info(self) -> GpuInfo:
+        return GpuInfo(json.loads(self._native.info_json()))
+
+    @cached_property
+    def uuid(self) -> str:
+        """Stable identifier when the provider exposes one."""
+        return self.info.uuid
+
+    @cached_property
+    def arch_key(self) -> str:
+        """A stable architecture id for per-arch dispatch (sm_90 on NVIDIA)."""
+        return self.info.arch_key or self.architecture.lower()
+
+    @cached_property
+    def peak_bandwidth_gbs(self) -> float | None:
+        """Theoretical peak memory bandwidth in GB/s when known."""
+        return self.info.peak_bandwidth_gbs
+
+    @cached_property
+    def driver_version(self) -> tuple[int, int] | None:
+        """Driver version as (major, minor) when known."""
+        return _version_pair(self.info.driver_version)
+
+    @property
+    def clocks(self) -> tuple[ClockReading, ...]:
+        """Current compute and memory clocks."""
+        return self.clock_readings
+
+    @property
+    def utilization(self) -> Utilization:
+        """Compute and memory-controller utilization; zeros where unsupported."""
+        return _zeros(super().utilization, Utilization, "compute_pct", "memory_pct")
+
+    @property
+    def thermal(self) -> Thermal:
+        """Temperature and thresholds; zeros where unsupported."""
+        return _zeros(super().thermal, Thermal, "temperature_c", "slowdown_c", "shutdown_c")
+
+    @property
+    def energy(self) -> Energy:
+        """Power and cumulative energy; zeros where unsupported."""
+        return _zeros(super().energy, Energy, "power_w", "power_limit_w", "energy_j")
+
+    @property
+    def pcie(self) -> PcieReading:
+        """Host interconnect throughput; zeros where unsupported."""
+        return _zeros(PcieReading(json.loads(self._native.pcie_json())), PcieReading,
+                      "tx_kbps", "rx_kbps")
+
+    @property
+    def fan_speed_pct(self) -> float:
+        """Fan speed in percent, 0 when unavailable."""
+        return self._native.fan_speed_pct() or 0.0
+
+    @property
+    def temperature_c(self) -> float:
+        return self.thermal.temperature_c
+
+    @property
+    def gpu_util_pct(self) -> float:
+        return self.utilization.compute_pct
+
+    @property
+    def processes(self) -> tuple[GpuProcess, ...]:
+        """Compute processes using this GPU."""
+        return models_of(GpuProcess, self._native.processes_json())
+
+    def snapshot(self, name: str = "") -> GPUSnapshot:
+        """Every sensor of this GPU now; `name` labels it (a profiling region)."""
+        return GPUSnapshot(json.loads(self._native.gpu_snapshot_json(name)))
+
+
+class NvidiaGPU(GPU):
+    """An NVIDIA GPU as CUDA numbers it: identity through NVML and the CUDA driver, live NVML
+    sensors."""
+
+    provider = "nvidia"
+
+    @cached_property
+    def pci_bus_id(self) -> str:
+        return self.info.pci_bus_id
+
+    @cached_property
+    def cuda_architecture(self) -> ComputeCapability | None:
+        """The compute capability, e.g. ComputeCapability(9, 0)."""
+        pair = _version_pair(self.info.compute_capability)
+        return ComputeCapability(*pair) if pair else None
+
+    @cached_property
+    def sm_count(self) -> int | None:
+        return self.info.sm_count
+
+    @cached_property
+    def coherent(self) -> bool:
+        """Whether it shares a cache-coherent memory pool with the host (Grace Hopper, GB10)."""
+        return bool(self.info.coherent)
+
+    @cached_property
+    def driver_version(self) -> tuple[int, int] | None:
+        """The highest CUDA version the installed driver supports, as (major, minor)."""
+        return _version_pair(Machine().cuda.cuda_driver_version) or super().driver_version
+
+    def nvml_memory(self) -> Memory:
+        return Memory(json.loads(self._native.nvml_memory_json()))
+
+    def runtime_memory(self) -> Memory:
+        return Memory(json.loads(self._native.runtime_memory_json()))
+
+
+class AppleGPU(GPU):
+    """The integrated GPU of Apple silicon, over unified memory."""
+
+    provider = "apple"
+
+    @cached_property
+    def core_count(self) -> int | None:
+        return self.info.core_count
+
+    @cached_property
+    def metal_support(self) -> str:
+        return self.info.metal_support
+
+
+class NPU(Unit):
+    """A neural processing unit."""
+
+    provider = ""
+
+    @classmethod
+    def all(cls) -> tuple[NPU, ...]:
+        npus = Machine().npus
+        return npus if cls is NPU else tuple(n for n in npus if isinstance(n, cls))
+
+    @classmethod
+    def probe(cls, provider: str) -> tuple[NPU, ...]:
+        return tuple(n for n in Machine().npus if n.provider == provider)
+
+    @classmethod
+    def is_available(cls) -> bool:
+        return bool(cls.all())
+
+    @cached_property
+    def info(self) -> NpuInfo:
+        return NpuInfo(json.loads(self._native.info_json()))
+
+    @cached_property
+    def provider(self) -> str:  # type: ignore[override]
+        return self.info.provider
+
+    def snapshot(self, name: str = "") -> NPUSnapshot:
+        return NPUSnapshot(json.loads(self._native.npu_snapshot_json(name)))
+
+
+class AppleNPU(NPU):
+    """The Apple Neural Engine."""
+
+
+def _gpu(native: Any) -> GPU:
+    if isinstance(native, _mainboard._NvidiaGpu):
+        return NvidiaGPU(native)
+    info = json.loads(native.info_json())
+    if info.get("provider") == "apple":
+        return AppleGPU(native)
+    return GPU(native)
+
+
+def _npu(native: Any) -> NPU:
+    info = json.loads(native.info_json())
+    return AppleNPU(native) if info.get("provider") == "apple" else NPU(native)
+
+
+class Host(FrozenModel):
+    """The host's CPU, memory and disk together."""
+
+
+class Machine:
+    """The host and its units. `Machine()` is one object per process (`Machine() is Machine()`),
+    over MAINBOARD_SYSROOT or /; `Machine.over(path)` reads a recorded host instead.
+
+    Identity (cpu, gpus, npus, environment, board, toolchain, compilers…) is computed once;
+    readings (memory, snapshot()) are taken at each call.
+    """
+
+    _instance: Machine | None = None
+    _lock = threading.Lock()
+
+    def __new__(cls) -> Machine:
+        with cls._lock:
+            if cls._instance is None:
+                obj = object.__new__(cls)
+                obj._native = _mainboard._Machine()
+                cls._instance = obj
+            return cls._instance
+
+    @classmethod
+    def over(cls, sysroot: str | os.PathLike[str], *, toolchain_cache: bool = False) -> Machine:
+        """A machine over a recorded host (a `mainboard gather` tree), not the singleton."""
+        obj = object.__new__(cls)
+        obj._native = _mainboard._Machine(os.fspath(sysroot), toolchain_cache)
+        return obj
+
+    @cached_property
+    def cpu(self) -> CPU:
+        """The host CPU."""
+        return CPU(self._native.cpu())
+
+    @cached_property
+    def gpus(self) -> tuple[GPU, ...]:
+        """GPUs across every provider, in CUDA's order for NVIDIA."""
+        return tuple(_gpu(g) for g in self._native.gpus())
+
+    @cached_property
+    def npus(self) -> tuple[NPU, ...]:
+        return tuple(_npu(n) for n in self._native.npus())
+
+    @cached_property
+    def units(self) -> tuple[Unit, ...]:
+        """The CPU, then every GPU and NPU."""
+        return (self.cpu, *self.gpus, *self.npus)
+
+    @cached_property
+    def host(self) -> Host:
+        """CPU identity, memory and disk."""
+        return Host(cpu=self.cpu.info, memory=self.memory,
+                    disk=Disk(json.loads(self._native.disk_json())))
+
+    @cached_property
+    def environment(self) -> Environment:
+        return Environment(json.loads(self._native.environment_json()))
+
+    @cached_property
+    def board(self) -> Board:
+        return Board(json.loads(self._native.board_json()))
+
+    @cached_property
+    def toolchain(self) -> Toolchain:
+        return Toolchain(json.loads(self._native.toolchain_json()))
+
+    @cached_property
+    def compilers(self) -> CompilerConfig:
+        return CompilerConfig(json.loads(self._native.compilers_json()))
+
+    @cached_property
+    def cuda(self) -> CudaStack:
+        return CudaStack(json.loads(self._native.cuda_json()))
+
+    @cached_property
+    def nvcc_path(self) -> str | None:
+        return self._native.nvcc_path()
+
+    @cached_property
+    def cuda_architecture(self) -> str | None:
+        """The first GPU's compute capability without the dot, e.g. "89"."""
+        return self._native.cuda_architecture()
+
+    @property
+    def hostname(self) -> str:
+        return self._native.hostname()
+
+    def _memory_document(self) -> dict[str, Any]:
+        return json.loads(self._native.memory_json())
+
+    @property
+    def memory(self) -> Memory:
+        return Memory(self._memory_document())
+
+    @property
+    def memory_hardware(self) -> MemoryHardware:
+        return MemoryHardware(json.loads(self._native.memory_hardware_json()))
+
+    @property
+    def cgroup_memory(self) -> CgroupMemory:
+        return CgroupMemory(json.loads(self._native.cgroup_memory_json()))
+
+    @property
+    def disk(self) -> Disk:
+        return Disk(json.loads(self._native.disk_json()))
+
+    @property
+    def scratch(self) -> Scratch:
+        return Scratch(json.loads(self._native.scratch_json()))
+
+    def snapshot(self, *, toolchain: bool = True) -> MachineSnapshot:
+        """Everything, now, in one model; never raises (what could not be read says why in
+        `diagnostics`)."""
+        return MachineSnapshot(json.loads(self._native.snapshot_json(toolchain)))
+
+    def __repr__(self) -> str:
+        return f"Machine(sysroot={self._native.sysroot!r})"

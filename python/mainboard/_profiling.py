@@ -1,0 +1,369 @@
+"""Spans, the profiling session and its Profile, over the C++ library."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+import json
+import os
+import sys
+import time
+from typing import Any, Callable, Iterable, Sequence
+
+from . import _mainboard
+from ._machine import Machine
+from ._models import FrozenModel, models_of
+from ._snapshot import MachineSnapshot
+
+span = _mainboard.span
+MainboardError = _mainboard.MainboardError
+
+
+class Feature(enum.IntFlag):
+    """What a session may collect. Only what is observed ends up in the Profile."""
+
+    SPANS = 1 << 0
+    DEVICE = 1 << 1
+    GPU_ACTIVITY = 1 << 2
+    STACKS = 1 << 3
+    ALL = SPANS | DEVICE | GPU_ACTIVITY | STACKS
+    DEFAULT = SPANS | DEVICE
+
+
+class Activity(enum.IntFlag):
+    """GPU activity kinds a session may trace through CUPTI."""
+
+    KERNEL = 1 << 0
+    MEMCPY = 1 << 1
+    MEMSET = 1 << 2
+    SYNCHRONIZATION = 1 << 3
+    OVERHEAD = 1 << 4
+    COUNTERS = 1 << 5
+    DEFAULT = KERNEL | MEMCPY | MEMSET
+    ALL = KERNEL | MEMCPY | MEMSET | SYNCHRONIZATION | OVERHEAD | COUNTERS
+
+
+NativeActivity = Activity
+
+
+def _decorate(fn: Callable[..., Any], name: str | None) -> Callable[..., Any]:
+    """`fn` wrapped in a span named `name` (its qualified name by default); coroutine functions
+    stay coroutine functions."""
+    label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def wrapper_async(*args: Any, **kwargs: Any) -> Any:
+            with span(label):
+                return await fn(*args, **kwargs)
+        return wrapper_async
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with span(label):
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+_mainboard._set_decorator(_decorate)
+
+
+def spanned(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator that puts a function in a span named `name` (the same as @span("name") on a
+    function: span("name") returns a context manager, which is also a decorator here)."""
+    return lambda fn: _decorate(fn, name)
+
+
+class SpanStat(FrozenModel):
+    """Exact statistics of one span path over the session: path, name, calls, total_ns,
+    self_ns, min_ns, max_ns."""
+
+    @property
+    def avg_ns(self) -> float:
+        return self.total_ns / self.calls if self.calls else 0.0
+
+
+class IdleGap(FrozenModel):
+    """A window in which the observed activity stopped, and the span open during it."""
+
+
+class Timeline(FrozenModel):
+    """Busy and idle time over the observed activity, and the longest idle windows."""
+
+    _nested = {"gaps": IdleGap}
+
+    @property
+    def busy_pct(self) -> float:
+        span_ns = self.end_ns - self.start_ns
+        return 100.0 * self.busy_ns / span_ns if span_ns > 0 else 0.0
+
+
+class KernelSummary(FrozenModel):
+    """One kernel name over a profile: calls, times, share and last launch shape."""
+
+
+class RegionGpuTime(FrozenModel):
+    """GPU time attributed to one span path."""
+
+
+class TraceReport(FrozenModel):
+    """Where the GPU's time went: compute against copies, hottest kernels, GPU time per span."""
+
+    _nested = {"kernels": KernelSummary, "regions": RegionGpuTime}
+
+
+class KernelEfficiency(FrozenModel):
+    """A kernel's launch shape, wave quantisation and achieved bandwidth."""
+
+
+class KernelCounters(FrozenModel):
+    """Hardware-counter readings of one kernel name."""
+
+
+class FunctionStat(FrozenModel):
+    """A function's share of the stack samples."""
+
+
+class StackStat(FrozenModel):
+    """One distinct sampled stack, root first, and its share."""
+
+
+class RegionDiff(FrozenModel):
+    """One region's change against a baseline."""
+
+
+class KernelDiff(FrozenModel):
+    """One kernel name's change against a baseline."""
+
+
+class ProfileDiff(FrozenModel):
+    """Every region's and kernel's change against a baseline, largest first."""
+
+    _nested = {"regions": RegionDiff, "kernels": KernelDiff}
+
+
+class Profile:
+    """One immutable result containing only evidence that was observed: span statistics and
+    stored spans, device samples, GPU activity, stack samples, the machine, and what could not
+    be collected and why."""
+
+    __slots__ = ("_native", "_document")
+
+    def __init__(self, native: Any = None) -> None:
+        object.__setattr__(self, "_native", native if native is not None else _mainboard._Profile())
+        object.__setattr__(self, "_document", None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a Profile is immutable")
+
+    def _doc(self) -> dict[str, Any]:
+        if self._document is None:
+            object.__setattr__(self, "_document", json.loads(self._native.to_json()))
+        return self._document
+
+    def __getattr__(self, name: str) -> Any:
+        doc = self._doc()
+        if name not in doc:
+            raise AttributeError(f"Profile has no field {name!r}")
+        value = doc[name]
+        if name == "machine" and value is not None:
+            return MachineSnapshot(value)
+        if name == "span_stats":
+            return tuple(SpanStat(v) for v in value)
+        return tuple(value) if isinstance(value, list) else value
+
+    def model_dump(self) -> dict[str, Any]:
+        return json.loads(json.dumps(self._doc()))
+
+    def model_dump_json(self, *, indent: int | None = None) -> str:
+        return json.dumps(self._doc(), indent=indent, sort_keys=True)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Profile) and self._doc() == other._doc()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def stats(self) -> tuple[SpanStat, ...]:
+        """Per-path statistics (calls, total, self, min, max), slowest total first."""
+        return models_of(SpanStat, self._native.stats_json())
+
+    def bottlenecks(self, top: int = 10) -> tuple[SpanStat, ...]:
+        """The `top` slowest paths by total time."""
+        return models_of(SpanStat, self._native.bottlenecks_json(top))
+
+    def timeline(self, top_gaps: int = 10) -> Timeline:
+        """Busy/idle accounting over the best evidence, with the longest idle windows."""
+        return Timeline(json.loads(self._native.timeline_json(top_gaps)))
+
+    def trace_report(self, top: int = 10) -> TraceReport:
+        """GPU time split into compute and copies, hottest kernels, GPU time per span."""
+        return TraceReport(json.loads(self._native.trace_report_json(top)))
+
+    def efficiency(self, *, sm_count: int, peak_bandwidth_gbs: float = 0.0, bytes_moved: int = 0,
+                   blocks_per_sm: int = 1, top: int = 12) -> tuple[KernelEfficiency, ...]:
+        """Per kernel: launch shape, waves and last-wave fill, achieved bandwidth."""
+        return models_of(KernelEfficiency, self._native.efficiency_json(
+            sm_count, peak_bandwidth_gbs, bytes_moved, blocks_per_sm, top))
+
+    def counter_bottlenecks(self, top: int = 10) -> tuple[KernelCounters, ...]:
+        return models_of(KernelCounters, self._native.counter_bottlenecks_json(top))
+
+    def hot_functions(self, top: int = 20) -> tuple[FunctionStat, ...]:
+        return models_of(FunctionStat, self._native.hot_functions_json(top))
+
+    def hot_stacks(self, top: int = 10) -> tuple[StackStat, ...]:
+        return models_of(StackStat, self._native.hot_stacks_json(top))
+
+    def diff(self, baseline: Profile) -> ProfileDiff:
+        """Regions and kernels against `baseline`, largest absolute change first."""
+        return ProfileDiff(json.loads(self._native.diff_json(baseline._native)))
+
+    def folded(self) -> str:
+        return self._native.folded()
+
+    def speedscope_json(self) -> str:
+        return self._native.speedscope_json()
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the profile (JSON) to `path`, atomically."""
+        self._native.save(os.fspath(path))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Profile:
+        """Reads a profile saved by save(); auto-instrumented functions are named on the way."""
+        return cls(_mainboard._Profile.load(os.fspath(path)))
+
+    def perfetto(self, path: str | os.PathLike[str]) -> None:
+        """Writes a Chrome/Perfetto trace (open it at ui.perfetto.dev)."""
+        self._native.perfetto(os.fspath(path))
+
+    def report(self, top: int | None = None) -> str:
+        """A plain-text report of only the sections with evidence."""
+        return self._native.report(sys.maxsize if top is None else top)
+
+    def show(self, *, color: bool = True) -> None:
+        """Prints the report."""
+        text = self.report()
+        if color and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+            text = "\n".join(f"\x1b[1m{line}\x1b[0m" if line and not line.startswith(" ") else line
+                             for line in text.splitlines()) + "\n"
+        sys.stdout.write(text)
+
+    def __repr__(self) -> str:
+        doc = self._doc()
+        return (f"Profile(pid={doc['pid']}, paths={len(doc['paths'])}, "
+                f"spans={len(doc['spans'])}, samples={len(doc['samples'])})")
+
+
+class SpanToken(tuple):
+    """The handle of a span opened with Profiler.enter."""
+
+
+class Collection(FrozenModel):
+    """How a session collects, as one value (Profiler.under)."""
+
+
+class Profiler:
+    """A bounded profiling session: active from construction (or `with`) until stop(). Spans
+    anywhere in the process are recorded while it is active; only one can be active at a time.
+    """
+
+    def __init__(self, *, features: Feature = Feature.DEFAULT,
+                 activities: Activity = Activity.DEFAULT, device_index: int = 0,
+                 sample_interval_ms: int = 50, max_spans: int = 100_000,
+                 auto: Iterable[str] = (), strict: bool = False,
+                 machine: Machine | None = None) -> None:
+        for name, value in (("device_index", device_index),
+                            ("sample_interval_ms", sample_interval_ms), ("max_spans", max_spans)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+            if value < 0:
+                raise ValueError(f"{name} must not be negative")
+        self._collection = dict(features=int(features), activities=int(activities),
+                                device_index=device_index, sample_interval_ms=sample_interval_ms,
+                                max_spans=max_spans, strict=strict)
+        self._native = _mainboard._Profiler(
+            int(features), int(activities), device_index, sample_interval_ms, max_spans, strict,
+            False, machine._native if machine is not None else None)
+        self._auto = None
+        if auto:
+            self.auto(auto)
+
+    @classmethod
+    def under(cls, collection: Collection | dict[str, Any]) -> Profiler:
+        """A profiler from one collection policy."""
+        data = collection.model_dump() if isinstance(collection, FrozenModel) else dict(collection)
+        return cls(**data)
+
+    def __enter__(self) -> Profiler:
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self.stop()
+        return False
+
+    @property
+    def active(self) -> bool:
+        return self._native.active
+
+    def stop(self) -> None:
+        """Ends the session: spans stop recording, the sampler stops, the Profile is frozen."""
+        if self._auto is not None:
+            self._auto.stop()
+            self._auto = None
+        self._native.stop()
+
+    def stop_sampler(self) -> None:
+        self._native.stop_sampler()
+
+    def sample(self) -> None:
+        """One device reading now, when the device feature is on."""
+        self._native.sample()
+
+    def enter(self, name: str) -> SpanToken:
+        """Opens a span named at run time; returns the token that closes it."""
+        token = self._native.enter(name)
+        return SpanToken((token.depth, token.session, token))
+
+    def exit(self, token: SpanToken, wall_ns: int | None = None) -> None:
+        """Closes the span of `token` (and any opened inside it since)."""
+        self._native.exit(token[2])
+
+    def auto(self, modules: Iterable[str]) -> None:
+        """A span for every function and method owned by `modules` (qualified names)."""
+        from ._auto import AutoSpans
+
+        if self._auto is not None:
+            self._auto.stop()
+        self._auto = AutoSpans(tuple(modules))
+        self._auto.start()
+
+    def result(self) -> Profile:
+        """The evidence: the session is stopped first if it still runs."""
+        if self._auto is not None:
+            self._auto.stop()
+            self._auto = None
+        return Profile(self._native.result())
+
+    def stats(self) -> tuple[SpanStat, ...]:
+        return self.result().stats()
+
+    def bottlenecks(self, top: int = 10) -> tuple[SpanStat, ...]:
+        return self.result().bottlenecks(top)
+
+    def trace_report(self, top: int = 10) -> TraceReport:
+        return self.result().trace_report(top)
+
+    def report(self) -> str:
+        return self.result().report()
+
+    def show(self, *, color: bool = True) -> None:
+        self.result().show(color=color)
+
+    @property
+    def traced_activities(self) -> Activity:
+        names = self._native.traced_activities()
+        out = Activity(0)
+        for n in names.split("|") if names else ():
+            out |= Activity[n.upper()]
+        return out

@@ -1,0 +1,377 @@
+// _mainboard: the C++ library as seen from Python. It binds the public C++ API only (nothing here
+// probes or analyses anything itself); models cross as the JSON documents the library writes, and
+// the pure-Python package (python/mainboard) turns them into the reference's frozen models. The
+// span hot path is plain CPython C API (span.cpp).
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <nlohmann/json.hpp>
+
+#include "mainboard/busy.hpp"
+#include "mainboard/error.hpp"
+#include "mainboard/json.hpp"
+#include "mainboard/machine.hpp"
+#include "mainboard/meter.hpp"
+#include "mainboard/nvidia.hpp"
+#include "mainboard/profile.hpp"
+#include "mainboard/profile_report.hpp"
+#include "mainboard/profiler.hpp"
+#include "mainboard/sampler.hpp"
+#include "mainboard/version.hpp"
+#include "mainboard/view.hpp"
+#include "python/src/span.hpp"
+
+namespace py = pybind11;
+using nlohmann::json;
+
+namespace mainboard::python {
+
+namespace {
+
+template <class T>
+std::string dump(const T& value) {
+  json j = value;
+  return j.dump();
+}
+
+/// A machine as Python holds it: the process-wide one, or one over a recorded host it owns.
+struct PyMachine {
+  std::shared_ptr<Machine> owned;
+  const Machine* machine = nullptr;
+  const Machine& get() const { return *machine; }
+};
+
+PyMachine machine_over(const std::string& sysroot, bool toolchain_cache) {
+  PyMachine m;
+  if (sysroot.empty() && toolchain_cache) {
+    m.machine = &Machine::instance();
+  } else {
+    Machine::Options o;
+    o.sysroot = sysroot;
+    o.toolchain_cache = toolchain_cache;
+    m.owned = std::make_shared<Machine>(o);
+    m.machine = m.owned.get();
+  }
+  return m;
+}
+
+void bind_units(py::module_& m) {
+  py::class_<Unit, std::shared_ptr<Unit>>(m, "_Unit")
+      .def_property_readonly("kind", [](const Unit& u) { return std::string(to_string(u.kind())); })
+      .def_property_readonly("label", &Unit::label)
+      .def_property_readonly("architecture", &Unit::architecture)
+      .def_property_readonly("vendor", &Unit::vendor)
+      .def("memory_json", [](const Unit& u) { return dump(u.memory()); })
+      .def("clocks_json", [](const Unit& u) { return dump(u.clock_readings()); })
+      .def("utilization_json", [](const Unit& u) { return dump(u.utilization()); })
+      .def("energy_json", [](const Unit& u) { return dump(u.energy()); })
+      .def("thermal_json", [](const Unit& u) { return dump(u.thermal()); })
+      .def("snapshot_json", [](const Unit& u, const std::string& name) {
+        py::gil_scoped_release release;
+        return dump(u.snapshot(name));
+      });
+  py::class_<Cpu, Unit, std::shared_ptr<Cpu>>(m, "_Cpu")
+      .def("info_json", [](const Cpu& c) { return dump(c.info()); })
+      .def("reading_json", [](const Cpu& c) { return dump(c.reading()); });
+  py::class_<Gpu, Unit, std::shared_ptr<Gpu>>(m, "_Gpu")
+      .def("info_json", [](const Gpu& g) { return dump(g.info()); })
+      .def("pcie_json", [](const Gpu& g) { return dump(g.pcie()); })
+      .def("memory_regions_json", [](const Gpu& g) { return dump(g.memory_regions()); })
+      .def("fan_speed_pct", &Gpu::fan_speed_pct)
+      .def("processes_json", [](const Gpu& g) { return dump(g.processes()); })
+      .def("gpu_snapshot_json", [](const Gpu& g, const std::string& name) {
+        py::gil_scoped_release release;
+        return dump(g.gpu_snapshot(name));
+      });
+  py::class_<NvidiaGpu, Gpu, std::shared_ptr<NvidiaGpu>>(m, "_NvidiaGpu")
+      .def("nvml_memory_json", [](const NvidiaGpu& g) { return dump(g.nvml_memory()); })
+      .def("runtime_memory_json", [](const NvidiaGpu& g) {
+        py::gil_scoped_release release;
+        return dump(g.runtime_memory());
+      });
+  py::class_<Npu, Unit, std::shared_ptr<Npu>>(m, "_Npu")
+      .def("info_json", [](const Npu& n) { return dump(n.info()); })
+      .def("npu_snapshot_json", [](const Npu& n, const std::string& name) {
+        py::gil_scoped_release release;
+        return dump(n.npu_snapshot(name));
+      });
+}
+
+void bind_machine(py::module_& m) {
+  py::class_<PyMachine>(m, "_Machine")
+      .def(py::init(&machine_over), py::arg("sysroot") = "", py::arg("toolchain_cache") = true)
+      .def_property_readonly("sysroot", [](const PyMachine& p) { return p.get().sysroot().string(); })
+      .def_property_readonly("is_live", [](const PyMachine& p) { return p.get().is_live(); })
+      .def("snapshot_json",
+           [](const PyMachine& p, bool toolchain) {
+             py::gil_scoped_release release;
+             return dump(p.get().snapshot({.toolchain = toolchain}));
+           },
+           py::arg("toolchain") = true)
+      .def("cpu", [](const PyMachine& p) {
+        // The Cpu lives as long as the machine: alias it to the machine's lifetime.
+        const Cpu& c = p.get().cpu();
+        return std::shared_ptr<Cpu>(p.owned, const_cast<Cpu*>(&c));
+      })
+      .def("gpus", [](const PyMachine& p) {
+        py::gil_scoped_release release;
+        return p.get().gpus();
+      })
+      .def("npus", [](const PyMachine& p) {
+        py::gil_scoped_release release;
+        return p.get().npus();
+      })
+      .def("probe_gpus", [](const PyMachine& p, const std::string& provider) {
+        py::gil_scoped_release release;
+        return p.get().probe_gpus(provider);
+      })
+      .def("environment_json", [](const PyMachine& p) { return dump(p.get().environment()); })
+      .def("board_json", [](const PyMachine& p) { return dump(p.get().board()); })
+      .def("toolchain_json", [](const PyMachine& p) {
+        py::gil_scoped_release release;
+        return dump(p.get().toolchain());
+      })
+      .def("compilers_json", [](const PyMachine& p) {
+        py::gil_scoped_release release;
+        return dump(p.get().compilers());
+      })
+      .def("cuda_json", [](const PyMachine& p) {
+        py::gil_scoped_release release;
+        return dump(p.get().cuda_stack());
+      })
+      .def("nvcc_path", [](const PyMachine& p) { return p.get().nvcc_path(); })
+      .def("cuda_architecture", [](const PyMachine& p) { return p.get().cuda_architecture(); })
+      .def("hostname", [](const PyMachine& p) { return p.get().hostname(); })
+      .def("memory_json", [](const PyMachine& p) { return dump(p.get().memory()); })
+      .def("memory_hardware_json", [](const PyMachine& p) {
+        py::gil_scoped_release release;
+        return dump(p.get().memory_hardware());
+      })
+      .def("cgroup_memory_json", [](const PyMachine& p) { return dump(p.get().cgroup_memory()); })
+      .def("disk_json", [](const PyMachine& p) { return dump(p.get().disk()); })
+      .def("scratch_json", [](const PyMachine& p) { return dump(p.get().scratch()); })
+      .def("render", [](const PyMachine& p, bool color, int width) {
+        py::gil_scoped_release release;
+        return MachineView::of(p.get()).render({.color = color, .width = width});
+      });
+}
+
+void bind_profiling(py::module_& m) {
+  py::class_<Profile, std::shared_ptr<Profile>>(m, "_Profile")
+      .def(py::init<>())
+      .def_static("load", [](const std::string& path) {
+        py::gil_scoped_release release;
+        return std::make_shared<Profile>(Profile::load(path));
+      })
+      .def_static("parse", [](const std::string& text) {
+        py::gil_scoped_release release;
+        return std::make_shared<Profile>(Profile::parse(text, "profile"));
+      })
+      .def("to_json", [](const Profile& p) {
+        py::gil_scoped_release release;
+        return dump(p);
+      })
+      .def("save", [](const Profile& p, const std::string& path) {
+        py::gil_scoped_release release;
+        p.save(path);
+      })
+      .def("perfetto", [](const Profile& p, const std::string& path) {
+        py::gil_scoped_release release;
+        p.perfetto(path);
+      })
+      .def("report", [](const Profile& p, std::size_t top) { return p.report(top); },
+           py::arg("top") = SIZE_MAX)
+      .def("stats_json", [](const Profile& p) { return dump(p.stats()); })
+      .def("bottlenecks_json", [](const Profile& p, std::size_t top) { return dump(p.bottlenecks(top)); })
+      .def("timeline_json", [](const Profile& p, std::size_t top) { return dump(p.timeline(top)); })
+      .def("trace_report_json", [](const Profile& p, std::size_t top) { return dump(p.trace_report(top)); })
+      .def("efficiency_json",
+           [](const Profile& p, std::uint32_t sm_count, double peak, std::uint64_t bytes,
+              std::uint32_t blocks_per_sm, std::size_t top) {
+             return dump(p.efficiency({sm_count, peak, bytes, blocks_per_sm, top}));
+           })
+      .def("counter_bottlenecks_json", [](const Profile& p, std::size_t top) { return dump(p.counter_bottlenecks(top)); })
+      .def("hot_functions_json", [](const Profile& p, std::size_t top) { return dump(p.hot_functions(top)); })
+      .def("hot_stacks_json", [](const Profile& p, std::size_t top) { return dump(p.hot_stacks(top)); })
+      .def("kernel_summaries_json", [](const Profile& p) { return dump(p.kernel_summaries()); })
+      .def("diff_json", [](const Profile& p, const Profile& baseline) { return dump(p.diff(baseline)); })
+      .def("diff_report", [](const Profile& p, const Profile& baseline) { return p.diff(baseline).report(); })
+      .def("folded", &Profile::folded)
+      .def("speedscope_json", &Profile::speedscope_json);
+
+  py::class_<SpanToken>(m, "_SpanToken")
+      .def_readonly("depth", &SpanToken::depth)
+      .def_readonly("session", &SpanToken::session);
+
+  py::class_<Profiler>(m, "_Profiler")
+      .def(py::init([](std::uint32_t features, std::uint32_t activities, std::uint32_t device_index,
+                       std::uint32_t sample_interval_ms, std::uint64_t max_spans, bool strict,
+                       bool machine_snapshot, const PyMachine* machine) {
+             Collection c;
+             c.features = static_cast<Feature>(features);
+             c.activities = static_cast<Activity>(activities);
+             c.device_index = device_index;
+             c.sample_interval_ms = sample_interval_ms;
+             c.max_spans = max_spans;
+             c.strict = strict;
+             c.machine_snapshot = machine_snapshot;
+             c.machine = machine ? machine->machine : nullptr;
+             py::gil_scoped_release release;
+             return std::make_unique<Profiler>(c);
+           }),
+           py::arg("features"), py::arg("activities"), py::arg("device_index") = 0,
+           py::arg("sample_interval_ms") = 50, py::arg("max_spans") = 100000,
+           py::arg("strict") = false, py::arg("machine_snapshot") = false,
+           py::arg("machine") = nullptr)
+      .def_property_readonly("active", &Profiler::active)
+      .def("stop", [](Profiler& p) {
+        py::gil_scoped_release release;
+        p.stop();
+      })
+      .def("stop_sampler", [](Profiler& p) {
+        py::gil_scoped_release release;
+        p.stop_sampler();
+      })
+      .def("sample", [](Profiler& p) {
+        py::gil_scoped_release release;
+        p.sample();
+      })
+      .def("enter", &Profiler::enter)
+      .def("exit", &Profiler::exit)
+      .def("result", [](Profiler& p) {
+        py::gil_scoped_release release;
+        return std::make_shared<Profile>(p.result());
+      })
+      .def("traced_activities", [](const Profiler& p) { return to_string(p.traced_activities()); });
+}
+
+void bind_sampling(py::module_& m) {
+  auto options = [](const std::string& call_graph, std::uint32_t features, std::uint32_t hz,
+                    bool children, bool kernel, double timeout_s, double duration_s, bool strict) {
+    SampleOptions o;
+    o.call_graph = call_graph == "dwarf" ? CallGraph::dwarf : CallGraph::frame_pointers;
+    o.features = static_cast<Feature>(features);
+    o.hz = hz;
+    o.children = children;
+    o.kernel = kernel;
+    o.timeout_s = timeout_s;
+    o.duration_s = duration_s;
+    o.strict = strict;
+    return o;
+  };
+  m.def("_run",
+        [options](const std::vector<std::string>& argv, const std::string& call_graph,
+                  std::uint32_t features, std::uint32_t hz, bool children, bool kernel,
+                  double timeout_s, bool strict) {
+          auto o = options(call_graph, features, hz, children, kernel, timeout_s, 0, strict);
+          RunResult r;
+          {
+            py::gil_scoped_release release;
+            r = Sampler::run(argv, o);
+          }
+          return py::make_tuple(std::make_shared<Profile>(std::move(r.profile)), r.exit_code,
+                                r.signal, r.timed_out);
+        });
+  m.def("_attach", [options](std::int64_t pid, const std::string& call_graph,
+                             std::uint32_t features, std::uint32_t hz, double duration_s,
+                             bool strict) {
+    auto o = options(call_graph, features, hz, true, true, 0, duration_s, strict);
+    py::gil_scoped_release release;
+    return std::make_shared<Profile>(Sampler::attach(pid, o));
+  });
+  m.def("_dump", [](std::int64_t pid) {
+    py::gil_scoped_release release;
+    auto d = Sampler::dump(pid);
+    json j = {{"pid", d.pid}, {"text", d.text()}, {"threads", json::array()}};
+    for (const auto& t : d.threads)
+      j["threads"].push_back({{"tid", t.tid}, {"name", t.name}, {"frames", t.frames}});
+    return j.dump();
+  });
+}
+
+void bind_measurements(py::module_& m) {
+  py::class_<Meter>(m, "_Meter")
+      .def(py::init([](const PyMachine& machine) { return std::make_unique<Meter>(machine.get()); }),
+           py::keep_alive<1, 2>())
+      .def("sample", [](Meter& meter) {
+        py::gil_scoped_release release;
+        meter.sample();
+      })
+      .def("stop", [](Meter& meter) {
+        py::gil_scoped_release release;
+        meter.stop();
+      })
+      .def_property_readonly("elapsed_s", &Meter::elapsed_s)
+      .def_property_readonly("peak_host_gb", &Meter::peak_host_gb)
+      .def_property_readonly("peak_gpu_gb", &Meter::peak_gpu_gb)
+      .def_property_readonly("host_delta_gb", &Meter::host_delta_gb)
+      .def_property_readonly("samples", &Meter::samples);
+
+  m.def("_gpu_busy", [](const PyMachine& machine, std::size_t index, double util, double memory) {
+    py::gil_scoped_release release;
+    return gpu_busy(machine.get(), index, {util, memory});
+  });
+  m.def("_wait_for_idle", [](const PyMachine& machine, std::size_t index, double timeout,
+                             double poll, double util, double memory,
+                             std::function<void(double)> sleep) {
+    py::gil_scoped_release release;
+    // The sleep is Python's: it takes the GIL back for each call.
+    std::function<void(double)> wait;
+    if (sleep)
+      wait = [&sleep](double s) {
+        py::gil_scoped_acquire acquire;
+        sleep(s);
+      };
+    return wait_for_idle(machine.get(), index, timeout, poll, {util, memory}, wait);
+  });
+  m.def("_profile", [](std::function<void()> fn, std::uint32_t iters, std::uint32_t warmup,
+                       std::function<void()> sync, std::uint32_t kinds, std::uint32_t device_index,
+                       const PyMachine& machine) {
+    ProfileOptions o;
+    o.iters = iters;
+    o.warmup = warmup;
+    o.kinds = static_cast<Activity>(kinds);
+    o.device_index = device_index;
+    o.machine = &machine.get();
+    auto call = [](const std::function<void()>& f) {
+      py::gil_scoped_acquire acquire;
+      f();
+    };
+    if (sync) o.sync = [&] { call(sync); };
+    Profile evidence;
+    ProfileReport r;
+    {
+      py::gil_scoped_release release;
+      r = profile([&] { call(fn); }, o, &evidence);
+    }
+    return py::make_tuple(dump(r), std::make_shared<Profile>(std::move(evidence)));
+  });
+  m.def("_report_text", [](const std::string& report_json) {
+    return json::parse(report_json).get<ProfileReport>().report();
+  });
+}
+
+}  // namespace
+
+}  // namespace mainboard::python
+
+PYBIND11_MODULE(_mainboard, m) {
+  using namespace mainboard::python;
+  m.doc() = "The C++ core of the mainboard package (use `import mainboard`).";
+  m.attr("__version__") = mainboard::kVersion;
+  static py::exception<mainboard::Error> error(m, "MainboardError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const mainboard::Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+  if (!add_span_functions(m.ptr())) throw py::error_already_set();
+  bind_units(m);
+  bind_machine(m);
+  bind_profiling(m);
+  bind_sampling(m);
+  bind_measurements(m);
+}

@@ -1,0 +1,129 @@
+"""The machine from Python: the same readings as the C++ library and the command."""
+
+import dataclasses
+import json
+import os
+import subprocess
+
+import pytest
+
+import mainboard
+from conftest import host
+
+
+def without_times(doc):
+    doc = dict(doc)
+    for key in ("timestamp_ns", "unix_time_ns"):
+        doc.pop(key, None)
+    doc["diagnostics"] = [{k: v for k, v in d.items() if k != "duration_ns"} for d in doc["diagnostics"]]
+    for units in ("gpus", "npus"):
+        for u in doc[units]:
+            u["telemetry"].pop("timestamp_ns", None)
+    return doc
+
+
+def test_machine_is_one_object_per_process():
+    assert mainboard.Machine() is mainboard.Machine()
+    m = mainboard.Machine()
+    assert m.cpu is m.cpu  # cached
+    assert m.units[0] is m.cpu
+    assert m.cpu.info.threads >= 1
+    assert m.memory.total_bytes > 0
+
+
+def test_snapshot_is_the_document_the_command_prints():
+    cli = os.environ.get("MAINBOARD_CLI")
+    if not cli:
+        pytest.skip("the command is not built")
+    for name in ("numa-2socket", "cgroup2-capped", "apple-m3-max"):
+        ours = mainboard.Machine.over(host(name)).snapshot()
+        theirs = subprocess.run([cli, "--sysroot", host(name), "snapshot", "--json"],
+                                capture_output=True, text=True, check=True).stdout
+        assert without_times(ours.model_dump()) == without_times(json.loads(theirs)), name
+
+
+def test_models_read_the_fixture_host():
+    m = mainboard.Machine.over(host("numa-2socket"))
+    assert m.cpu.label.startswith("Intel(R) Xeon(R)")
+    assert (m.cpu.info.packages, m.cpu.info.cores, m.cpu.info.threads) == (2, 16, 32)
+    assert m.cpu.info.cache_bytes(3) is not None
+    assert m.board.vendor == "Dell Inc."
+    mem = m.memory
+    assert isinstance(mem, mainboard.Memory)
+    assert mem.total_gb == pytest.approx(512.0)
+    assert 0 < mem.percent_used < 100
+    s = m.snapshot(toolchain=False)
+    assert s.unit_count == 1 and s.kinds == (mainboard.UnitKind.CPU,)
+    assert s.toolchain is None
+    assert s.diagnostic("board").status == "ok"
+    capped = mainboard.Machine.over(host("cgroup2-capped"))
+    assert capped.cgroup_memory.capped and capped.cgroup_memory.limit_bytes == 8 << 30
+    assert capped.environment.job.scheduler == "slurm"
+    assert capped.scratch.found
+
+
+def test_models_are_frozen_values():
+    s = mainboard.Machine.over(host("numa-2socket")).snapshot(toolchain=False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.hostname = "other"
+    again = mainboard.MachineSnapshot.model_validate_json(s.model_dump_json())
+    assert again == s and hash(again) == hash(s)
+    assert isinstance(s.cpu.info.caches, tuple)
+    with pytest.raises(AttributeError):
+        s.no_such_field
+
+
+def test_gpus_through_the_fake_driver_libraries(fake_gpus):
+    fake_gpus("h100x8")
+    m = mainboard.Machine.over(host("gpu-procs"))
+    gpus = m.gpus
+    assert len(gpus) == 8
+    g = gpus[0]
+    assert isinstance(g, mainboard.NvidiaGPU)
+    assert g.label == "NVIDIA H100 80GB HBM3"
+    assert g.cuda_architecture == mainboard.ComputeCapability(9, 0)
+    assert g.arch_key == "sm_90"
+    assert g.peak_bandwidth_gbs > 1000
+    assert g.memory.total_gb == pytest.approx(79.6, abs=1)
+    assert g.fan_speed_pct >= 0
+    snap = g.snapshot("step")
+    assert isinstance(snap, mainboard.GPUSnapshot)
+    assert snap.name == "step" and snap.info.uuid == g.uuid  # a UnitSnapshot's fields too
+    busy = [p for x in gpus for p in x.processes]
+    assert busy and busy[0].name  # names from /proc/<pid>/comm of the recorded host
+    assert mainboard.gpu_busy(3, machine=m) in (True, False)
+    waited = []
+    assert mainboard.wait_for_idle(7, timeout=1.0, poll_interval=0.25, sleep=waited.append,
+                                   machine=m) in (True, False)
+
+
+def test_wait_for_idle_uses_the_injected_sleep(fake_gpus):
+    fake_gpus("h100x8")
+    m = mainboard.Machine.over(host("gpu-procs"))
+    busy_index = next((i for i in range(len(m.gpus)) if mainboard.gpu_busy(i, machine=m)), None)
+    if busy_index is None:
+        pytest.skip("the scenario has no busy GPU")
+    slept = []
+    assert mainboard.wait_for_idle(busy_index, timeout=2.0, poll_interval=0.5, sleep=slept.append,
+                                   machine=m) is False
+    assert sum(slept) == pytest.approx(2.0)
+
+
+def test_a_host_without_gpus_reads_idle():
+    m = mainboard.Machine.over(host("numa-2socket"))
+    assert m.gpus == ()
+    assert mainboard.gpu_busy(0, machine=m) is False
+
+
+def test_meter_is_a_context_manager():
+    with mainboard.meter() as m:
+        block = bytearray(64 << 20)
+        m.sample()
+    assert m.elapsed_s > 0
+    assert m.peak_host_gb > 0
+    assert len(block) == 64 << 20
+
+
+def test_machine_view_renders():
+    text = mainboard.MachineView(mainboard.Machine.over(host("numa-2socket"))).renderable(width=100)
+    assert "Memory" in text and "CPU" in text

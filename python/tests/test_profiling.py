@@ -1,0 +1,142 @@
+"""Spans and the profiling session from Python."""
+
+import asyncio
+import json
+
+import pytest
+
+import mainboard
+from mainboard import Feature, Profiler, span
+
+
+def paths(profiler):
+    return {s.path: s.calls for s in profiler.stats()}
+
+
+def test_a_dormant_span_is_one_shared_object_per_name():
+    a, b = span("x"), span("x")
+    assert a is b
+    assert span("y") is not a
+    with span("x"):
+        pass
+
+
+def test_spans_nest_and_count():
+    with Profiler(features=Feature.SPANS) as p:
+        for _ in range(3):
+            with span("step"):
+                with span("forward"):
+                    pass
+    assert paths(p) == {"step": 3, "step/forward": 3}
+    stat = p.bottlenecks(1)[0]
+    assert stat.path == "step" and stat.total_ns >= stat.self_ns >= 0 and stat.avg_ns > 0
+
+
+def test_decorators_bare_named_and_async():
+    @span
+    def plain(x):
+        return x * 2
+
+    @span("named")
+    def other():
+        return 1
+
+    @span
+    async def coroutine():
+        await asyncio.sleep(0)
+        return 3
+
+    with Profiler(features=Feature.SPANS) as p:
+        assert plain(2) == 4 and other() == 1
+        assert asyncio.run(coroutine()) == 3
+    got = paths(p)
+    assert got["test_decorators_bare_named_and_async.<locals>.plain"] == 1
+    assert got["named"] == 1
+    assert any(k.endswith("coroutine") for k in got)
+
+
+def test_enter_exit_tokens():
+    with Profiler(features=Feature.SPANS) as p:
+        t = p.enter("outer")
+        inner = p.enter("inner")
+        p.exit(t)  # closes inner too
+        p.exit(inner)  # already closed: nothing
+    assert paths(p) == {"outer": 1, "outer/inner": 1}
+
+
+def test_a_second_profiler_is_an_error():
+    with Profiler(features=Feature.SPANS):
+        with pytest.raises(mainboard.MainboardError, match="already active"):
+            Profiler(features=Feature.SPANS)
+
+
+def test_wrong_arguments_raise_type_and_value_errors():
+    with pytest.raises(TypeError):
+        Profiler(max_spans="many")
+    with pytest.raises(ValueError):
+        Profiler(max_spans=-1)
+    with pytest.raises(TypeError):
+        span(42)
+
+
+def test_profile_saves_loads_and_reports(tmp_path):
+    with Profiler(features=Feature.SPANS) as p:
+        with span("work"):
+            sum(range(1000))
+    prof = p.result()
+    assert prof.unavailable == ()
+    assert prof.machine is None  # spans only: the machine was not read
+    prof.save(tmp_path / "run.json")
+    back = mainboard.Profile.load(tmp_path / "run.json")
+    assert back == prof
+    assert "work" in back.report()
+    assert back.timeline().source == "spans"
+    assert back.diff(prof).regions[0].kind == "changed"
+    trace = tmp_path / "trace.json"
+    back.perfetto(trace)
+    assert json.loads(trace.read_text())["traceEvents"]
+    with pytest.raises(mainboard.MainboardError, match="missing.json"):
+        mainboard.Profile.load(tmp_path / "missing.json")
+
+
+def test_default_session_says_why_the_device_is_missing():
+    with Profiler() as p:  # spans and device, on a machine that may have no GPU
+        with span("x"):
+            pass
+    prof = p.result()
+    assert all("mainboard::spans" not in u for u in prof.unavailable)
+
+
+def test_auto_instruments_only_the_named_modules(tmp_path, monkeypatch):
+    pkg = tmp_path / "autopkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "def leaf(x):\n    return x + 1\n\n"
+        "class Model:\n    def step(self):\n        return leaf(1)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import autopkg
+
+    def outside():
+        return 0
+
+    with Profiler(features=Feature.SPANS, auto=("autopkg",)) as p:
+        autopkg.Model().step()
+        outside()
+    got = paths(p)
+    assert got.get("Model.step") == 1
+    assert got.get("Model.step/leaf") == 1
+    assert not any("outside" in k for k in got)
+
+
+def test_run_samples_a_program():
+    prof = Profiler.run(["/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"],
+                        features=Feature.SPANS | Feature.STACKS, hz=499, timeout=30)
+    if any(u.startswith("stacks:") for u in prof.unavailable):
+        pytest.skip("perf_event_open refused here: " + "; ".join(prof.unavailable))
+    assert prof.samples
+    assert prof.hot_functions(5)
+
+
+def test_measure_here_raises():
+    with pytest.raises(mainboard.MainboardError, match="Reach.here"):
+        Profiler.measure(mainboard.Reach.here())
