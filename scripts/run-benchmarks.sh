@@ -36,6 +36,10 @@ echo "== the span library's footprint: one program against mainboard::spans and 
 scripts/spans-footprint.sh "$build"
 
 echo
+echo "== Python: a span next to contextlib.nullcontext, import time, snapshot next to the command"
+PYTHONPATH="$build/python" /usr/bin/python3 bench/python_span_bench.py "$cli"
+
+echo
 echo "== Google Benchmark: sampling_bench (symbolizing 10 000 samples)"
 "$build/bench/sampling_bench" --benchmark_min_time="$min_time" \
   --benchmark_out="$out/sampling_bench.json" --benchmark_out_format=json

@@ -13,7 +13,7 @@ from ._measure import (
     Bound, KernelStat, MachineView, Meter, ProfileReport, Reach, RunResult, StackDump, gpu_busy,
     meter, profile, wait_for_idle,
 )
-from ._models import FrozenModel
+from ._models import FrozenInstanceError, FrozenModel
 from ._profiling import (
     Activity, Collection, Feature, FunctionStat, IdleGap, KernelCounters, KernelEfficiency,
     KernelSummary, NativeActivity, Profile, ProfileDiff, Profiler, SpanStat, StackStat,
@@ -28,7 +28,7 @@ from ._snapshot import (
 __all__ = [
     "Activity", "AppleGPU", "AppleNPU", "Board", "Bound", "CPU", "CgroupMemory", "Collection",
     "CompilerConfig", "ComputeCapability", "CpuInfo", "CudaStack", "DetectedTool", "Diagnostic",
-    "Disk", "Environment", "Feature", "FrozenModel", "FunctionStat", "GPU", "GPUSnapshot",
+    "Disk", "Environment", "Feature", "FrozenInstanceError", "FrozenModel", "FunctionStat", "GPU", "GPUSnapshot",
     "GpuInfo", "Host", "IdleGap", "KernelCounters", "KernelEfficiency", "KernelStat",
     "KernelSummary", "Machine", "MachineSnapshot", "MachineView", "MainboardError", "Memory",
     "MemoryHardware", "Meter", "NPU", "NPUSnapshot", "NativeActivity", "NpuInfo", "NvidiaGPU",

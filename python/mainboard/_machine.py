@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections import namedtuple
 from functools import cached_property
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from . import _mainboard
 from ._models import FrozenModel, models_of
@@ -65,28 +66,28 @@ class Unit:
     @property
     def memory(self) -> Memory:
         """Memory visible to this unit, read now."""
-        return Memory(json.loads(self._native.memory_json()))
+        return Memory((self._native.memory()))
 
     @property
     def clock_readings(self) -> tuple[ClockReading, ...]:
         """Clock readings grouped by hardware domain, read now."""
-        return models_of(ClockReading, self._native.clocks_json())
+        return models_of(ClockReading, self._native.clocks())
 
     @property
     def utilization(self) -> Utilization:
-        return Utilization(json.loads(self._native.utilization_json()))
+        return Utilization((self._native.utilization()))
 
     @property
     def energy(self) -> Energy:
-        return Energy(json.loads(self._native.energy_json()))
+        return Energy((self._native.energy()))
 
     @property
     def thermal(self) -> Thermal:
-        return Thermal(json.loads(self._native.thermal_json()))
+        return Thermal((self._native.thermal()))
 
     def snapshot(self, name: str = "") -> UnitSnapshot:
         """Neutral telemetry of this unit now; `name` labels it (a profiling region)."""
-        return UnitSnapshot(json.loads(self._native.snapshot_json(name)))
+        return UnitSnapshot((self._native.snapshot(name)))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.label!r})"
@@ -97,7 +98,7 @@ class CPU(Unit):
 
     @cached_property
     def info(self) -> CpuInfo:
-        return CpuInfo(json.loads(self._native.info_json()))
+        return CpuInfo((self._native.info()))
 
     @cached_property
     def label(self) -> str:
@@ -133,7 +134,7 @@ class GPU(Unit):
 
     @cached_property
     def info(self) -> GpuInfo:
-        return GpuInfo(json.loads(self._native.info_json()))
+        return GpuInfo((self._native.info()))
 
     @cached_property
     def uuid(self) -> str:
@@ -178,7 +179,7 @@ class GPU(Unit):
     @property
     def pcie(self) -> PcieReading:
         """Host interconnect throughput; zeros where unsupported."""
-        return _zeros(PcieReading(json.loads(self._native.pcie_json())), PcieReading,
+        return _zeros(PcieReading((self._native.pcie())), PcieReading,
                       "tx_kbps", "rx_kbps")
 
     @property
@@ -197,11 +198,11 @@ class GPU(Unit):
     @property
     def processes(self) -> tuple[GpuProcess, ...]:
         """Compute processes using this GPU."""
-        return models_of(GpuProcess, self._native.processes_json())
+        return models_of(GpuProcess, self._native.processes())
 
     def snapshot(self, name: str = "") -> GPUSnapshot:
         """Every sensor of this GPU now; `name` labels it (a profiling region)."""
-        return GPUSnapshot(json.loads(self._native.gpu_snapshot_json(name)))
+        return GPUSnapshot((self._native.gpu_snapshot(name)))
 
 
 class NvidiaGPU(GPU):
@@ -235,10 +236,10 @@ class NvidiaGPU(GPU):
         return _version_pair(Machine().cuda.cuda_driver_version) or super().driver_version
 
     def nvml_memory(self) -> Memory:
-        return Memory(json.loads(self._native.nvml_memory_json()))
+        return Memory((self._native.nvml_memory()))
 
     def runtime_memory(self) -> Memory:
-        return Memory(json.loads(self._native.runtime_memory_json()))
+        return Memory((self._native.runtime_memory()))
 
 
 class AppleGPU(GPU):
@@ -275,14 +276,14 @@ class NPU(Unit):
 
     @cached_property
     def info(self) -> NpuInfo:
-        return NpuInfo(json.loads(self._native.info_json()))
+        return NpuInfo((self._native.info()))
 
     @cached_property
     def provider(self) -> str:  # type: ignore[override]
         return self.info.provider
 
     def snapshot(self, name: str = "") -> NPUSnapshot:
-        return NPUSnapshot(json.loads(self._native.npu_snapshot_json(name)))
+        return NPUSnapshot((self._native.npu_snapshot(name)))
 
 
 class AppleNPU(NPU):
@@ -292,14 +293,14 @@ class AppleNPU(NPU):
 def _gpu(native: Any) -> GPU:
     if isinstance(native, _mainboard._NvidiaGpu):
         return NvidiaGPU(native)
-    info = json.loads(native.info_json())
+    info = native.info()
     if info.get("provider") == "apple":
         return AppleGPU(native)
     return GPU(native)
 
 
 def _npu(native: Any) -> NPU:
-    info = json.loads(native.info_json())
+    info = native.info()
     return AppleNPU(native) if info.get("provider") == "apple" else NPU(native)
 
 
@@ -356,27 +357,27 @@ class Machine:
     def host(self) -> Host:
         """CPU identity, memory and disk."""
         return Host(cpu=self.cpu.info, memory=self.memory,
-                    disk=Disk(json.loads(self._native.disk_json())))
+                    disk=Disk((self._native.disk())))
 
     @cached_property
     def environment(self) -> Environment:
-        return Environment(json.loads(self._native.environment_json()))
+        return Environment((self._native.environment()))
 
     @cached_property
     def board(self) -> Board:
-        return Board(json.loads(self._native.board_json()))
+        return Board((self._native.board()))
 
     @cached_property
     def toolchain(self) -> Toolchain:
-        return Toolchain(json.loads(self._native.toolchain_json()))
+        return Toolchain((self._native.toolchain()))
 
     @cached_property
     def compilers(self) -> CompilerConfig:
-        return CompilerConfig(json.loads(self._native.compilers_json()))
+        return CompilerConfig((self._native.compilers()))
 
     @cached_property
     def cuda(self) -> CudaStack:
-        return CudaStack(json.loads(self._native.cuda_json()))
+        return CudaStack((self._native.cuda()))
 
     @cached_property
     def nvcc_path(self) -> str | None:
@@ -392,7 +393,7 @@ class Machine:
         return self._native.hostname()
 
     def _memory_document(self) -> dict[str, Any]:
-        return json.loads(self._native.memory_json())
+        return (self._native.memory())
 
     @property
     def memory(self) -> Memory:
@@ -400,24 +401,24 @@ class Machine:
 
     @property
     def memory_hardware(self) -> MemoryHardware:
-        return MemoryHardware(json.loads(self._native.memory_hardware_json()))
+        return MemoryHardware((self._native.memory_hardware()))
 
     @property
     def cgroup_memory(self) -> CgroupMemory:
-        return CgroupMemory(json.loads(self._native.cgroup_memory_json()))
+        return CgroupMemory((self._native.cgroup_memory()))
 
     @property
     def disk(self) -> Disk:
-        return Disk(json.loads(self._native.disk_json()))
+        return Disk((self._native.disk()))
 
     @property
     def scratch(self) -> Scratch:
-        return Scratch(json.loads(self._native.scratch_json()))
+        return Scratch((self._native.scratch()))
 
     def snapshot(self, *, toolchain: bool = True) -> MachineSnapshot:
         """Everything, now, in one model; never raises (what could not be read says why in
         `diagnostics`)."""
-        return MachineSnapshot(json.loads(self._native.snapshot_json(toolchain)))
+        return MachineSnapshot((self._native.snapshot(toolchain)))
 
     def __repr__(self) -> str:
         return f"Machine(sysroot={self._native.sysroot!r})"

@@ -4,11 +4,12 @@ processes, the meter, GPU idleness and the terminal view."""
 from __future__ import annotations
 
 import enum
-import json
 import os
 import sys
 import time
-from typing import Any, Callable, Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Sequence
 
 from . import _mainboard
 from ._machine import Machine
@@ -56,7 +57,7 @@ def profile(fn: Callable[[], Any], *, iters: int = 1, warmup: int = 0,
         raise ValueError("iters must be at least 1 and warmup not negative")
     m = machine or Machine()
     report, _ = _mainboard._profile(fn, iters, warmup, sync, int(kinds), device_index, m._native)
-    return ProfileReport(json.loads(report))
+    return ProfileReport(report)
 
 
 class Reach:
@@ -117,7 +118,7 @@ class StackDump(FrozenModel):
 def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
          timeout: float = 10.0) -> StackDump:
     """One stack of every thread of `pid`; the process is always let go again."""
-    d = json.loads(_mainboard._dump(pid))
+    d = _mainboard._dump(pid)
     if not all_threads and d["threads"]:
         d["threads"] = d["threads"][:1]
     return StackDump(d)

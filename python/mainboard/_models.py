@@ -8,9 +8,13 @@ models themselves (`_nested`), and the properties the reference defines on top o
 
 from __future__ import annotations
 
-import dataclasses
-import json
-from typing import Any, ClassVar, Mapping
+TYPE_CHECKING = False  # `typing` is not imported at run time: `import mainboard` stays quick
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Mapping
+
+
+class FrozenInstanceError(AttributeError):
+    """Raised on assignment to a field of a frozen model (as dataclasses' is)."""
 
 
 class FrozenModel:
@@ -35,12 +39,14 @@ class FrozenModel:
     @classmethod
     def model_validate(cls, data: Mapping[str, Any]) -> FrozenModel:
         """A model of `data` (a mapping, as `json.loads` returns it)."""
-        if not isinstance(data, Mapping):
+        if not isinstance(data, dict):
             raise TypeError(f"{cls.__name__} needs a mapping, not {type(data).__name__}")
         return cls(data)
 
     @classmethod
     def model_validate_json(cls, text: str | bytes) -> FrozenModel:
+        import json
+
         return cls.model_validate(json.loads(text))
 
     def __getattr__(self, name: str) -> Any:
@@ -58,10 +64,10 @@ class FrozenModel:
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
     def __delattr__(self, name: str) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self._data))
@@ -71,11 +77,13 @@ class FrozenModel:
         return tuple(self._data)
 
     def model_dump(self) -> dict[str, Any]:
-        """The document, as plain dicts, lists and scalars."""
-        return json.loads(json.dumps(self._data))
+        """The document, as plain dicts, lists and scalars (a copy)."""
+        return _copy(self._data)
 
     def model_dump_json(self, *, indent: int | None = None) -> str:
         """The document as JSON text (keys sorted, as the library writes them)."""
+        import json
+
         return json.dumps(self._data, indent=indent, sort_keys=True, ensure_ascii=False)
 
     def __eq__(self, other: object) -> bool:
@@ -103,9 +111,17 @@ def _convert(raw: Any, model: type[FrozenModel] | None) -> Any:
     return raw
 
 
-def models_of(cls: type[FrozenModel], text: str) -> tuple[Any, ...]:
-    """A JSON array of the library as a tuple of models."""
-    return tuple(cls(item) for item in json.loads(text))
+def models_of(cls: type[FrozenModel], items: list[Any]) -> tuple[Any, ...]:
+    """A list of documents of the library as a tuple of models."""
+    return tuple(cls(item) for item in items)
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
 
 
 GIB = float(1 << 30)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import enum
 import functools
-import inspect
-import json
 import os
 import sys
 import time
-from typing import Any, Callable, Iterable, Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Sequence
 
 from . import _mainboard
 from ._machine import Machine
-from ._models import FrozenModel, models_of
+from ._models import FrozenModel, _copy, models_of
 from ._snapshot import MachineSnapshot
 
 span = _mainboard.span
@@ -47,11 +47,15 @@ class Activity(enum.IntFlag):
 NativeActivity = Activity
 
 
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect
+
+
 def _decorate(fn: Callable[..., Any], name: str | None) -> Callable[..., Any]:
     """`fn` wrapped in a span named `name` (its qualified name by default); coroutine functions
     stay coroutine functions."""
     label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
-    if inspect.iscoroutinefunction(fn):
+    code = getattr(fn, "__code__", None)
+    if code is not None and code.co_flags & _CO_COROUTINE:
         @functools.wraps(fn)
         async def wrapper_async(*args: Any, **kwargs: Any) -> Any:
             with span(label):
@@ -158,7 +162,7 @@ class Profile:
 
     def _doc(self) -> dict[str, Any]:
         if self._document is None:
-            object.__setattr__(self, "_document", json.loads(self._native.to_json()))
+            object.__setattr__(self, "_document", (self._native.document()))
         return self._document
 
     def __getattr__(self, name: str) -> Any:
@@ -173,9 +177,11 @@ class Profile:
         return tuple(value) if isinstance(value, list) else value
 
     def model_dump(self) -> dict[str, Any]:
-        return json.loads(json.dumps(self._doc()))
+        return _copy(self._doc())
 
     def model_dump_json(self, *, indent: int | None = None) -> str:
+        import json
+
         return json.dumps(self._doc(), indent=indent, sort_keys=True)
 
     def __eq__(self, other: object) -> bool:
@@ -185,38 +191,38 @@ class Profile:
 
     def stats(self) -> tuple[SpanStat, ...]:
         """Per-path statistics (calls, total, self, min, max), slowest total first."""
-        return models_of(SpanStat, self._native.stats_json())
+        return models_of(SpanStat, self._native.stats())
 
     def bottlenecks(self, top: int = 10) -> tuple[SpanStat, ...]:
         """The `top` slowest paths by total time."""
-        return models_of(SpanStat, self._native.bottlenecks_json(top))
+        return models_of(SpanStat, self._native.bottlenecks(top))
 
     def timeline(self, top_gaps: int = 10) -> Timeline:
         """Busy/idle accounting over the best evidence, with the longest idle windows."""
-        return Timeline(json.loads(self._native.timeline_json(top_gaps)))
+        return Timeline((self._native.timeline(top_gaps)))
 
     def trace_report(self, top: int = 10) -> TraceReport:
         """GPU time split into compute and copies, hottest kernels, GPU time per span."""
-        return TraceReport(json.loads(self._native.trace_report_json(top)))
+        return TraceReport((self._native.trace_report(top)))
 
     def efficiency(self, *, sm_count: int, peak_bandwidth_gbs: float = 0.0, bytes_moved: int = 0,
                    blocks_per_sm: int = 1, top: int = 12) -> tuple[KernelEfficiency, ...]:
         """Per kernel: launch shape, waves and last-wave fill, achieved bandwidth."""
-        return models_of(KernelEfficiency, self._native.efficiency_json(
+        return models_of(KernelEfficiency, self._native.efficiency(
             sm_count, peak_bandwidth_gbs, bytes_moved, blocks_per_sm, top))
 
     def counter_bottlenecks(self, top: int = 10) -> tuple[KernelCounters, ...]:
-        return models_of(KernelCounters, self._native.counter_bottlenecks_json(top))
+        return models_of(KernelCounters, self._native.counter_bottlenecks(top))
 
     def hot_functions(self, top: int = 20) -> tuple[FunctionStat, ...]:
-        return models_of(FunctionStat, self._native.hot_functions_json(top))
+        return models_of(FunctionStat, self._native.hot_functions(top))
 
     def hot_stacks(self, top: int = 10) -> tuple[StackStat, ...]:
-        return models_of(StackStat, self._native.hot_stacks_json(top))
+        return models_of(StackStat, self._native.hot_stacks(top))
 
     def diff(self, baseline: Profile) -> ProfileDiff:
         """Regions and kernels against `baseline`, largest absolute change first."""
-        return ProfileDiff(json.loads(self._native.diff_json(baseline._native)))
+        return ProfileDiff((self._native.diff(baseline._native)))
 
     def folded(self) -> str:
         return self._native.folded()

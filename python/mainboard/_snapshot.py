@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import enum
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from ._models import GIB, FrozenModel
 

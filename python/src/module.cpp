@@ -29,10 +29,47 @@ namespace mainboard::python {
 
 namespace {
 
+/// A JSON document as Python objects (dict, list, str, int, float, bool, None): what the
+/// package's models hold. Built here, it spares Python a JSON parse (and `import json`).
+py::object to_python(const json& j) {
+  switch (j.type()) {
+    case json::value_t::object: {
+      py::dict d;
+      for (const auto& [key, value] : j.items())
+        d[py::str(key)] = to_python(value);
+      return d;
+    }
+    case json::value_t::array: {
+      py::list l(j.size());
+      std::size_t i = 0;
+      for (const auto& value : j)
+        l[i++] = to_python(value);
+      return l;
+    }
+    case json::value_t::string: return py::str(j.get_ref<const std::string&>());
+    case json::value_t::boolean: return py::bool_(j.get<bool>());
+    case json::value_t::number_integer: return py::int_(j.get<std::int64_t>());
+    case json::value_t::number_unsigned: return py::int_(j.get<std::uint64_t>());
+    case json::value_t::number_float: return py::float_(j.get<double>());
+    default: return py::none();
+  }
+}
+
 template <class T>
-std::string dump(const T& value) {
+py::object dump(const T& value) {
   json j = value;
-  return j.dump();
+  return to_python(j);
+}
+
+/// The same for a value computed without the GIL: JSON there, Python objects with it.
+template <class F>
+py::object computed(F&& f) {
+  json j;
+  {
+    py::gil_scoped_release release;
+    j = f();
+  }
+  return to_python(j);
 }
 
 /// A machine as Python holds it: the process-wide one, or one over a recorded host it owns.
@@ -62,40 +99,28 @@ void bind_units(py::module_& m) {
       .def_property_readonly("label", &Unit::label)
       .def_property_readonly("architecture", &Unit::architecture)
       .def_property_readonly("vendor", &Unit::vendor)
-      .def("memory_json", [](const Unit& u) { return dump(u.memory()); })
-      .def("clocks_json", [](const Unit& u) { return dump(u.clock_readings()); })
-      .def("utilization_json", [](const Unit& u) { return dump(u.utilization()); })
-      .def("energy_json", [](const Unit& u) { return dump(u.energy()); })
-      .def("thermal_json", [](const Unit& u) { return dump(u.thermal()); })
-      .def("snapshot_json", [](const Unit& u, const std::string& name) {
-        py::gil_scoped_release release;
-        return dump(u.snapshot(name));
-      });
+      .def("memory", [](const Unit& u) { return dump(u.memory()); })
+      .def("clocks", [](const Unit& u) { return dump(u.clock_readings()); })
+      .def("utilization", [](const Unit& u) { return dump(u.utilization()); })
+      .def("energy", [](const Unit& u) { return dump(u.energy()); })
+      .def("thermal", [](const Unit& u) { return dump(u.thermal()); })
+      .def("snapshot", [](const Unit& u, const std::string& name) { return computed([&] { return json(u.snapshot(name)); }); });
   py::class_<Cpu, Unit, std::shared_ptr<Cpu>>(m, "_Cpu")
-      .def("info_json", [](const Cpu& c) { return dump(c.info()); })
-      .def("reading_json", [](const Cpu& c) { return dump(c.reading()); });
+      .def("info", [](const Cpu& c) { return dump(c.info()); })
+      .def("reading", [](const Cpu& c) { return dump(c.reading()); });
   py::class_<Gpu, Unit, std::shared_ptr<Gpu>>(m, "_Gpu")
-      .def("info_json", [](const Gpu& g) { return dump(g.info()); })
-      .def("pcie_json", [](const Gpu& g) { return dump(g.pcie()); })
-      .def("memory_regions_json", [](const Gpu& g) { return dump(g.memory_regions()); })
+      .def("info", [](const Gpu& g) { return dump(g.info()); })
+      .def("pcie", [](const Gpu& g) { return dump(g.pcie()); })
+      .def("memory_regions", [](const Gpu& g) { return dump(g.memory_regions()); })
       .def("fan_speed_pct", &Gpu::fan_speed_pct)
-      .def("processes_json", [](const Gpu& g) { return dump(g.processes()); })
-      .def("gpu_snapshot_json", [](const Gpu& g, const std::string& name) {
-        py::gil_scoped_release release;
-        return dump(g.gpu_snapshot(name));
-      });
+      .def("processes", [](const Gpu& g) { return dump(g.processes()); })
+      .def("gpu_snapshot", [](const Gpu& g, const std::string& name) { return computed([&] { return json(g.gpu_snapshot(name)); }); });
   py::class_<NvidiaGpu, Gpu, std::shared_ptr<NvidiaGpu>>(m, "_NvidiaGpu")
-      .def("nvml_memory_json", [](const NvidiaGpu& g) { return dump(g.nvml_memory()); })
-      .def("runtime_memory_json", [](const NvidiaGpu& g) {
-        py::gil_scoped_release release;
-        return dump(g.runtime_memory());
-      });
+      .def("nvml_memory", [](const NvidiaGpu& g) { return dump(g.nvml_memory()); })
+      .def("runtime_memory", [](const NvidiaGpu& g) { return computed([&] { return json(g.runtime_memory()); }); });
   py::class_<Npu, Unit, std::shared_ptr<Npu>>(m, "_Npu")
-      .def("info_json", [](const Npu& n) { return dump(n.info()); })
-      .def("npu_snapshot_json", [](const Npu& n, const std::string& name) {
-        py::gil_scoped_release release;
-        return dump(n.npu_snapshot(name));
-      });
+      .def("info", [](const Npu& n) { return dump(n.info()); })
+      .def("npu_snapshot", [](const Npu& n, const std::string& name) { return computed([&] { return json(n.npu_snapshot(name)); }); });
 }
 
 void bind_machine(py::module_& m) {
@@ -103,11 +128,8 @@ void bind_machine(py::module_& m) {
       .def(py::init(&machine_over), py::arg("sysroot") = "", py::arg("toolchain_cache") = true)
       .def_property_readonly("sysroot", [](const PyMachine& p) { return p.get().sysroot().string(); })
       .def_property_readonly("is_live", [](const PyMachine& p) { return p.get().is_live(); })
-      .def("snapshot_json",
-           [](const PyMachine& p, bool toolchain) {
-             py::gil_scoped_release release;
-             return dump(p.get().snapshot({.toolchain = toolchain}));
-           },
+      .def("snapshot",
+           [](const PyMachine& p, bool toolchain) { return computed([&] { return json(p.get().snapshot({.toolchain = toolchain})); }); },
            py::arg("toolchain") = true)
       .def("cpu", [](const PyMachine& p) {
         // The Cpu lives as long as the machine: alias it to the machine's lifetime.
@@ -126,31 +148,19 @@ void bind_machine(py::module_& m) {
         py::gil_scoped_release release;
         return p.get().probe_gpus(provider);
       })
-      .def("environment_json", [](const PyMachine& p) { return dump(p.get().environment()); })
-      .def("board_json", [](const PyMachine& p) { return dump(p.get().board()); })
-      .def("toolchain_json", [](const PyMachine& p) {
-        py::gil_scoped_release release;
-        return dump(p.get().toolchain());
-      })
-      .def("compilers_json", [](const PyMachine& p) {
-        py::gil_scoped_release release;
-        return dump(p.get().compilers());
-      })
-      .def("cuda_json", [](const PyMachine& p) {
-        py::gil_scoped_release release;
-        return dump(p.get().cuda_stack());
-      })
+      .def("environment", [](const PyMachine& p) { return dump(p.get().environment()); })
+      .def("board", [](const PyMachine& p) { return dump(p.get().board()); })
+      .def("toolchain", [](const PyMachine& p) { return computed([&] { return json(p.get().toolchain()); }); })
+      .def("compilers", [](const PyMachine& p) { return computed([&] { return json(p.get().compilers()); }); })
+      .def("cuda", [](const PyMachine& p) { return computed([&] { return json(p.get().cuda_stack()); }); })
       .def("nvcc_path", [](const PyMachine& p) { return p.get().nvcc_path(); })
       .def("cuda_architecture", [](const PyMachine& p) { return p.get().cuda_architecture(); })
       .def("hostname", [](const PyMachine& p) { return p.get().hostname(); })
-      .def("memory_json", [](const PyMachine& p) { return dump(p.get().memory()); })
-      .def("memory_hardware_json", [](const PyMachine& p) {
-        py::gil_scoped_release release;
-        return dump(p.get().memory_hardware());
-      })
-      .def("cgroup_memory_json", [](const PyMachine& p) { return dump(p.get().cgroup_memory()); })
-      .def("disk_json", [](const PyMachine& p) { return dump(p.get().disk()); })
-      .def("scratch_json", [](const PyMachine& p) { return dump(p.get().scratch()); })
+      .def("memory", [](const PyMachine& p) { return dump(p.get().memory()); })
+      .def("memory_hardware", [](const PyMachine& p) { return computed([&] { return json(p.get().memory_hardware()); }); })
+      .def("cgroup_memory", [](const PyMachine& p) { return dump(p.get().cgroup_memory()); })
+      .def("disk", [](const PyMachine& p) { return dump(p.get().disk()); })
+      .def("scratch", [](const PyMachine& p) { return dump(p.get().scratch()); })
       .def("render", [](const PyMachine& p, bool color, int width) {
         py::gil_scoped_release release;
         return MachineView::of(p.get()).render({.color = color, .width = width});
@@ -168,10 +178,7 @@ void bind_profiling(py::module_& m) {
         py::gil_scoped_release release;
         return std::make_shared<Profile>(Profile::parse(text, "profile"));
       })
-      .def("to_json", [](const Profile& p) {
-        py::gil_scoped_release release;
-        return dump(p);
-      })
+      .def("document", [](const Profile& p) { return computed([&] { return json(p); }); })
       .def("save", [](const Profile& p, const std::string& path) {
         py::gil_scoped_release release;
         p.save(path);
@@ -182,23 +189,23 @@ void bind_profiling(py::module_& m) {
       })
       .def("report", [](const Profile& p, std::size_t top) { return p.report(top); },
            py::arg("top") = SIZE_MAX)
-      .def("stats_json", [](const Profile& p) { return dump(p.stats()); })
-      .def("bottlenecks_json", [](const Profile& p, std::size_t top) { return dump(p.bottlenecks(top)); })
-      .def("timeline_json", [](const Profile& p, std::size_t top) { return dump(p.timeline(top)); })
-      .def("trace_report_json", [](const Profile& p, std::size_t top) { return dump(p.trace_report(top)); })
-      .def("efficiency_json",
+      .def("stats", [](const Profile& p) { return dump(p.stats()); })
+      .def("bottlenecks", [](const Profile& p, std::size_t top) { return dump(p.bottlenecks(top)); })
+      .def("timeline", [](const Profile& p, std::size_t top) { return dump(p.timeline(top)); })
+      .def("trace_report", [](const Profile& p, std::size_t top) { return dump(p.trace_report(top)); })
+      .def("efficiency",
            [](const Profile& p, std::uint32_t sm_count, double peak, std::uint64_t bytes,
               std::uint32_t blocks_per_sm, std::size_t top) {
              return dump(p.efficiency({sm_count, peak, bytes, blocks_per_sm, top}));
            })
-      .def("counter_bottlenecks_json", [](const Profile& p, std::size_t top) { return dump(p.counter_bottlenecks(top)); })
-      .def("hot_functions_json", [](const Profile& p, std::size_t top) { return dump(p.hot_functions(top)); })
-      .def("hot_stacks_json", [](const Profile& p, std::size_t top) { return dump(p.hot_stacks(top)); })
-      .def("kernel_summaries_json", [](const Profile& p) { return dump(p.kernel_summaries()); })
-      .def("diff_json", [](const Profile& p, const Profile& baseline) { return dump(p.diff(baseline)); })
+      .def("counter_bottlenecks", [](const Profile& p, std::size_t top) { return dump(p.counter_bottlenecks(top)); })
+      .def("hot_functions", [](const Profile& p, std::size_t top) { return dump(p.hot_functions(top)); })
+      .def("hot_stacks", [](const Profile& p, std::size_t top) { return dump(p.hot_stacks(top)); })
+      .def("kernel_summaries", [](const Profile& p) { return dump(p.kernel_summaries()); })
+      .def("diff", [](const Profile& p, const Profile& baseline) { return dump(p.diff(baseline)); })
       .def("diff_report", [](const Profile& p, const Profile& baseline) { return p.diff(baseline).report(); })
       .def("folded", &Profile::folded)
-      .def("speedscope_json", &Profile::speedscope_json);
+      .def("speedscope", &Profile::speedscope_json);
 
   py::class_<SpanToken>(m, "_SpanToken")
       .def_readonly("depth", &SpanToken::depth)
@@ -286,7 +293,8 @@ void bind_sampling(py::module_& m) {
     json j = {{"pid", d.pid}, {"text", d.text()}, {"threads", json::array()}};
     for (const auto& t : d.threads)
       j["threads"].push_back({{"tid", t.tid}, {"name", t.name}, {"frames", t.frames}});
-    return j.dump();
+    py::gil_scoped_acquire acquire;
+    return to_python(j);
   });
 }
 

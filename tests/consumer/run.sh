@@ -29,5 +29,11 @@ if readelf -d "$work/build/readme_spans" | grep -q 'libmainboard\.so'; then
 fi
 (cd "$work" && "$work/build/readme_spans")
 "$work/prefix/bin/mainboard" profile report "$work/run.json" | grep -q "step/loss/forward"
+# The Python package, from the prefix's Python path, finding the installed libraries.
+python_dir=$(ls -d "$work"/prefix/lib/python3*/dist-packages 2>/dev/null | head -n 1)
+if [[ -n "$python_dir" ]]; then
+  env -u LD_LIBRARY_PATH PYTHONPATH="$python_dir" /usr/bin/python3 -c \
+    'import mainboard; assert mainboard.Machine().cpu.info.threads > 0; print(mainboard.__file__)'
+fi
 test -x "$work/prefix/bin/mainboard"
 "$work/prefix/bin/mainboard" --version
