@@ -140,3 +140,12 @@ def test_run_samples_a_program():
 def test_measure_here_raises():
     with pytest.raises(mainboard.MainboardError, match="Reach.here"):
         Profiler.measure(mainboard.Reach.here())
+
+
+def test_python_and_cpp_spans_nest_in_one_session():
+    mixed_spans = pytest.importorskip("mixed_spans")
+    with Profiler(features=Feature.SPANS) as p:
+        with span("py"):
+            mixed_spans.work(lambda: span("py_in_cpp").__enter__().__exit__(None, None, None))
+    assert paths(p) == {"py": 1, "py/cpp_outer": 1, "py/cpp_outer/py_in_cpp": 1,
+                        "py/cpp_outer/cpp_inner": 1}
