@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mainboard/arch_config.hpp"
 #include "mainboard/busy.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
@@ -360,6 +361,32 @@ void bind_measurements(py::module_& m) {
   });
 }
 
+void bind_arch_config(py::module_& m) {
+  using PyArchConfig = ArchConfig<py::object>;
+  auto info = [](const std::string& arch_key, const std::string& architecture) {
+    GpuInfo g;
+    g.arch_key = arch_key;
+    g.architecture = architecture;
+    return g;
+  };
+  py::class_<PyArchConfig>(m, "_ArchConfig")
+      .def(py::init<py::object>())
+      .def("set", [](PyArchConfig& c, const std::string& key, py::object value) {
+        c.set(key, std::move(value));
+      })
+      .def("lookup", [info](const PyArchConfig& c, const std::string& arch_key,
+                            const std::string& architecture) {
+        return c.lookup(info(arch_key, architecture));
+      })
+      .def("resolve", [info](const PyArchConfig& c, const std::string& arch_key,
+                             const std::string& architecture) {
+        return c.resolve(info(arch_key, architecture));
+      })
+      .def_property_readonly("fallback", &PyArchConfig::fallback);
+  m.def("_arch_family", [](const std::string& key) { return arch_family(key); });
+  m.def("_family_key", [](const std::string& name) { return family_key(name); });
+}
+
 }  // namespace
 
 }  // namespace mainboard::python
@@ -382,4 +409,5 @@ PYBIND11_MODULE(_mainboard, m) {
   bind_profiling(m);
   bind_sampling(m);
   bind_measurements(m);
+  bind_arch_config(m);
 }

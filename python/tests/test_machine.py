@@ -129,3 +129,19 @@ def test_meter_is_a_context_manager():
 def test_machine_view_renders():
     text = mainboard.MachineView(mainboard.Machine.over(host("numa-2socket"))).renderable(width=100)
     assert "Memory" in text and "CPU" in text
+
+
+def test_arch_config_dispatches_by_arch_key_and_family(fake_gpus):
+    from mainboard.profiling.arch_config import ArchConfig, arch_family
+
+    tiles = ArchConfig((64, 64))
+    tiles.set("sm_90", (128, 256)).set("ampere", (128, 128))
+    assert tiles.lookup("sm_90") == (128, 256)
+    assert tiles.lookup("sm_90a") == (128, 256)   # architecture-specific suffix dropped
+    assert tiles.lookup("sm_86") == (128, 128)    # the family
+    assert tiles.lookup("sm_120") == (64, 64)     # the default
+    assert tiles.resolve("sm_86") == "ampere"
+    assert arch_family("gfx942") == "cdna3"
+    fake_gpus("h100x8")
+    gpu = mainboard.Machine.over(host("gpu-procs")).gpus[0]
+    assert tiles.lookup(gpu) == (128, 256)
