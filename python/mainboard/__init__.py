@@ -22,7 +22,7 @@ from ._profiling import (
 from ._snapshot import (
     Board, CgroupMemory, CompilerConfig, CpuInfo, CudaStack, DetectedTool, Diagnostic, Disk,
     Environment, GpuInfo, GPUSnapshot, MachineSnapshot, Memory, MemoryHardware, NpuInfo,
-    NPUSnapshot, Scratch, Toolchain, ToolCategory, UnitKind, UnitSnapshot,
+    NPUSnapshot, Scratch, TOOL_PROBES, Toolchain, ToolCategory, ToolProbe, UnitKind, UnitSnapshot,
 )
 
 __all__ = [
@@ -33,7 +33,8 @@ __all__ = [
     "KernelSummary", "Machine", "MachineSnapshot", "MachineView", "MainboardError", "Memory",
     "MemoryHardware", "Meter", "NPU", "NPUSnapshot", "NativeActivity", "NpuInfo", "NvidiaGPU",
     "Profile", "ProfileDiff", "ProfileReport", "Profiler", "Reach", "RunResult", "Scratch",
-    "SpanStat", "StackDump", "StackStat", "Timeline", "ToolCategory", "Toolchain", "TraceReport",
+    "SpanStat", "StackDump", "StackStat", "TOOL_PROBES", "Timeline", "ToolCategory", "ToolProbe",
+    "Toolchain", "TraceReport",
     "Unit", "UnitKind", "UnitSnapshot", "gpu_busy", "meter", "profile", "span", "spanned",
     "wait_for_idle", "__version__",
 ]

@@ -209,15 +209,67 @@ def meter() -> Meter:
 
 class MachineView:
     """The terminal schematic of a machine: memory on the left, every unit on the right with
-    an arrow labelled by the fabric between them, and a summary line."""
+    an arrow labelled by the fabric between them, and a summary line. The view is of one
+    snapshot, taken when it is made."""
 
     def __init__(self, machine: Machine | None = None) -> None:
         self.machine = machine or Machine()
+        self._native = _mainboard._MachineView(self.machine._native)
 
     def renderable(self, *, color: bool = False, width: int = 80) -> str:
-        return self.machine._native.render(color, width)
+        """The schematic as text (ANSI colours when `color`)."""
+        return self._native.render(color, width)
 
     def print(self, *, color: bool = True, width: int | None = None) -> None:
+        """Prints the schematic, coloured on a terminal unless NO_COLOR is set."""
+        tty = sys.stdout.isatty()
         if width is None:
-            width = os.get_terminal_size().columns if sys.stdout.isatty() else 80
-        sys.stdout.write(self.renderable(color=color and sys.stdout.isatty(), width=width))
+            width = os.get_terminal_size().columns if tty else 80
+        sys.stdout.write(self.renderable(color=color and tty and not os.environ.get("NO_COLOR"),
+                                         width=width))
+
+    def compact_summary(self) -> str:
+        """One short line: host, CPU, memory, accelerators, memory cap, scratch."""
+        return self._native.compact_summary()
+
+    def memory_title(self) -> str:
+        return self._native.memory_title()
+
+    def memory_rows(self) -> list[str]:
+        return self._native.memory_rows()
+
+    def cpu_rows(self) -> list[str]:
+        return self._native.cpu_rows()
+
+    def gpu_title(self, index: int) -> str:
+        return self._native.gpu_title(index)
+
+    def gpu_rows(self, gpu: int | Any) -> list[str]:
+        return self._native.gpu_rows(self._index(gpu, self.machine.gpus))
+
+    def npu_title(self, index: int) -> str:
+        return self._native.npu_title(index)
+
+    def npu_rows(self, npu: int | Any) -> list[str]:
+        return self._native.npu_rows(self._index(npu, self.machine.npus))
+
+    def connection_label(self, kind: str, index: int = 0) -> str:
+        """How memory reaches a unit of `kind` ("cpu", "gpu", "npu"): DDR5-4800, PCIe 5 x16…"""
+        return self._native.connection_label(str(getattr(kind, "value", kind)), index)
+
+    def fabric_label(self) -> str:
+        return self._native.fabric_label()
+
+    def swap_label(self) -> str:
+        return self._native.swap_label()
+
+    @staticmethod
+    def metal_label(value: str) -> str:
+        """A human label for a macOS Metal identifier ("spdisplays_metal3" → "Metal 3")."""
+        return _mainboard._MachineView.metal_label(value)
+
+    @staticmethod
+    def _index(unit: int | Any, units: tuple[Any, ...]) -> int:
+        if isinstance(unit, int):
+            return unit
+        return units.index(unit)

@@ -291,10 +291,73 @@ class DetectedTool(FrozenModel):
         return ToolCategory(self.category)
 
 
+class ToolProbe:
+    """How to find one build tool: pure data. Adding a tool to the inventory is one more
+    ToolProbe, with no change to the discovery (the C++ library's).
+
+    name: the name reported. category: its ToolCategory. binaries: executables tried in order
+    until one is on PATH. version_args: what makes it print its version. pattern: a regular
+    expression (ECMAScript, a str or a compiled pattern) whose first group is the version.
+    """
+
+    __slots__ = ("name", "category", "binaries", "version_args", "pattern")
+
+    def __init__(self, name: str, category: ToolCategory | str, binaries: tuple[str, ...],
+                 version_args: tuple[str, ...] = ("--version",),
+                 pattern: Any = r"(\d+\.\d+(?:\.\d+)?)") -> None:
+        for field, value in (("name", name), ("category", ToolCategory(category)),
+                             ("binaries", tuple(binaries)),
+                             ("version_args", tuple(version_args)),
+                             ("pattern", getattr(pattern, "pattern", pattern))):
+            object.__setattr__(self, field, value)
+        if not self.binaries:
+            raise ValueError("a ToolProbe needs at least one binary")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a ToolProbe is immutable")
+
+    def _document(self) -> dict[str, Any]:
+        return {"name": self.name, "category": self.category.value,
+                "binaries": list(self.binaries), "version_args": list(self.version_args),
+                "pattern": self.pattern}
+
+    def detect(self) -> DetectedTool:
+        """The first of `binaries` on PATH, and its version."""
+        from . import _mainboard
+
+        return DetectedTool(_mainboard._detect(self._document()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ToolProbe) and self._document() == other._document()
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.category, self.binaries, self.version_args, self.pattern))
+
+    def __repr__(self) -> str:
+        return f"ToolProbe({self.name!r}, {self.category.value!r}, {self.binaries!r})"
+
+
+def _builtin_probes() -> tuple[ToolProbe, ...]:
+    from . import _mainboard
+
+    return tuple(ToolProbe(**p) for p in _mainboard._tool_probes())
+
+
+#: The built-in table of the C++ library: compilers, CUDA/HIP, Fortran, MPI, build systems, Python.
+TOOL_PROBES: tuple[ToolProbe, ...] = _builtin_probes()
+
+
 class Toolchain(FrozenModel):
     """Build tools found on the host PATH, in the order of TOOL_PROBES."""
 
     _nested = {"tools": DetectedTool}
+
+    @classmethod
+    def probe(cls, probes: tuple[ToolProbe, ...] = TOOL_PROBES) -> Toolchain:
+        """Runs every probe (their version commands in parallel) and keeps the tools on PATH."""
+        from . import _mainboard
+
+        return cls(_mainboard._probe_toolchain([p._document() for p in probes]))
 
     @property
     def by_category(self) -> dict[ToolCategory, tuple[DetectedTool, ...]]:

@@ -19,6 +19,7 @@
 #include "mainboard/profile_report.hpp"
 #include "mainboard/profiler.hpp"
 #include "mainboard/sampler.hpp"
+#include "mainboard/toolchain.hpp"
 #include "mainboard/version.hpp"
 #include "mainboard/view.hpp"
 #include "python/src/span.hpp"
@@ -361,6 +362,76 @@ void bind_measurements(py::module_& m) {
   });
 }
 
+ToolProbe probe_of(const py::dict& d) {
+  ToolProbe p;
+  p.name = d["name"].cast<std::string>();
+  auto category = d["category"].cast<std::string>();
+  bool known = false;
+  for (auto c : {ToolCategory::c, ToolCategory::cxx, ToolCategory::cuda, ToolCategory::hip,
+                 ToolCategory::fortran, ToolCategory::mpi, ToolCategory::build,
+                 ToolCategory::python})
+    if (category == to_string(c)) {
+      p.category = c;
+      known = true;
+    }
+  if (!known) throw py::value_error("unknown tool category '" + category + "'");
+  p.binaries = d["binaries"].cast<std::vector<std::string>>();
+  p.version_args = d["version_args"].cast<std::vector<std::string>>();
+  p.pattern = d["pattern"].cast<std::string>();
+  return p;
+}
+
+std::shared_ptr<const Runner> path_runner() {
+  const char* path = std::getenv("PATH");
+  return std::make_shared<LocalRunner>(path ? path : "");
+}
+
+void bind_tools_and_view(py::module_& m) {
+  m.def("_tool_probes", [] {
+    py::list out;
+    for (const auto& p : tool_probes())
+      out.append(py::dict(py::arg("name") = p.name, py::arg("category") = to_string(p.category),
+                          py::arg("binaries") = p.binaries, py::arg("version_args") = p.version_args,
+                          py::arg("pattern") = p.pattern));
+    return out;
+  });
+  m.def("_detect", [](const py::dict& d) {
+    auto probe = probe_of(d);
+    return computed([&] { return json(probe.detect(*path_runner())); });
+  });
+  m.def("_probe_toolchain", [](const py::list& probes) {
+    std::vector<ToolProbe> table;
+    for (const auto& p : probes)
+      table.push_back(probe_of(p.cast<py::dict>()));
+    return computed([&] { return json(Toolchain::probe(*path_runner(), table)); });
+  });
+
+  py::class_<MachineView>(m, "_MachineView")
+      .def(py::init([](const PyMachine& machine) {
+        py::gil_scoped_release release;
+        return std::make_unique<MachineView>(MachineView::of(machine.get()));
+      }))
+      .def("render", [](const MachineView& v, bool color, int width) {
+        return v.render({.color = color, .width = width});
+      })
+      .def("compact_summary", &MachineView::compact_summary)
+      .def("memory_title", &MachineView::memory_title)
+      .def("memory_rows", &MachineView::memory_rows)
+      .def("cpu_title", &MachineView::cpu_title)
+      .def("cpu_rows", &MachineView::cpu_rows)
+      .def("gpu_title", &MachineView::gpu_title)
+      .def("gpu_rows", &MachineView::gpu_rows)
+      .def("npu_title", &MachineView::npu_title)
+      .def("npu_rows", &MachineView::npu_rows)
+      .def("connection_label", [](const MachineView& v, const std::string& kind, std::size_t i) {
+        auto k = kind == "gpu" ? UnitKind::gpu : kind == "npu" ? UnitKind::npu : UnitKind::cpu;
+        return v.connection_label(k, i);
+      })
+      .def("fabric_label", &MachineView::fabric_label)
+      .def("swap_label", &MachineView::swap_label)
+      .def_static("metal_label", &MachineView::metal_label);
+}
+
 void bind_arch_config(py::module_& m) {
   using PyArchConfig = ArchConfig<py::object>;
   auto info = [](const std::string& arch_key, const std::string& architecture) {
@@ -410,4 +481,5 @@ PYBIND11_MODULE(_mainboard, m) {
   bind_sampling(m);
   bind_measurements(m);
   bind_arch_config(m);
+  bind_tools_and_view(m);
 }

@@ -145,3 +145,29 @@ def test_arch_config_dispatches_by_arch_key_and_family(fake_gpus):
     fake_gpus("h100x8")
     gpu = mainboard.Machine.over(host("gpu-procs")).gpus[0]
     assert tiles.lookup(gpu) == (128, 256)
+
+
+def test_tool_probes_are_data_and_user_tools_are_found(tmp_path, monkeypatch):
+    assert any(p.name == "gcc" for p in mainboard.TOOL_PROBES)
+    tool = tmp_path / "mytool"
+    tool.write_text("#!/bin/sh\necho 'mytool version 4.2.1'\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    probe = mainboard.ToolProbe("mytool", mainboard.ToolCategory.BUILD, ("nope", "mytool"))
+    found = probe.detect()
+    assert found.available and found.version == "4.2.1" and found.path == str(tool)
+    chain = mainboard.Toolchain.probe(probes=(probe,))
+    assert [t.name for t in chain.tools] == ["mytool"]
+    assert chain.by_category[mainboard.ToolCategory.BUILD][0].version == "4.2.1"
+    missing = mainboard.ToolProbe("absent", "c", ("no-such-compiler",)).detect()
+    assert not missing.available
+    with pytest.raises(ValueError):
+        mainboard.ToolProbe("bad", "cobol", ("x",))
+
+
+def test_machine_view_pieces():
+    view = mainboard.MachineView(mainboard.Machine.over(host("numa-2socket")))
+    assert "Memory" in view.memory_title()
+    assert view.cpu_rows()
+    assert "·" in view.compact_summary()
+    assert mainboard.MachineView.metal_label("spdisplays_metal3") == "Metal 3"
