@@ -116,8 +116,12 @@ class MAINBOARD_API Profiler {
   /// Closes the span of `token` on this thread, and any still open inside it.
   void exit(const SpanToken& token);
 
-  /// The evidence so far (stops the session first if it is still active).
+  /// The evidence (stops the session first if it is still active).
   const Profile& result();
+  /// The evidence observed so far while the session goes on: span statistics, stored spans and
+  /// device samples up to now (GPU activity records and the machine snapshot come at stop). The
+  /// same as result() once stopped.
+  Profile peek() const;
   std::vector<SpanStat> stats();
   std::vector<SpanStat> bottlenecks(std::size_t top = 10);
   /// GPU activity attributed to span windows (empty without Feature::gpu_activity).

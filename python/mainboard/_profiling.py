@@ -345,11 +345,9 @@ class Profiler:
         self._auto.start()
 
     def result(self) -> Profile:
-        """The evidence: the session is stopped first if it still runs."""
-        if self._auto is not None:
-            self._auto.stop()
-            self._auto = None
-        return Profile(self._native.result())
+        """The evidence observed so far, frozen into one Profile; the session goes on (GPU
+        activity records and the machine snapshot come when it stops)."""
+        return Profile(self._native.peek() if self._native.active else self._native.result())
 
     def stats(self) -> tuple[SpanStat, ...]:
         return self.result().stats()

@@ -252,6 +252,10 @@ void bind_profiling(py::module_& m) {
         py::gil_scoped_release release;
         return std::make_shared<Profile>(p.result());
       })
+      .def("peek", [](const Profiler& p) {
+        py::gil_scoped_release release;
+        return std::make_shared<Profile>(p.peek());
+      })
       .def("traced_activities", [](const Profiler& p) { return to_string(p.traced_activities()); });
 }
 

@@ -149,3 +149,17 @@ def test_python_and_cpp_spans_nest_in_one_session():
             mixed_spans.work(lambda: span("py_in_cpp").__enter__().__exit__(None, None, None))
     assert paths(p) == {"py": 1, "py/cpp_outer": 1, "py/cpp_outer/py_in_cpp": 1,
                         "py/cpp_outer/cpp_inner": 1}
+
+
+def test_result_freezes_what_was_observed_and_the_session_goes_on():
+    with Profiler(features=Feature.SPANS) as p:
+        with span("early"):
+            pass
+        first = p.result()
+        assert p.active
+        with span("late"):
+            pass
+        with span("early"):
+            pass
+    assert {s.path: s.calls for s in first.stats()} == {"early": 1}
+    assert paths(p) == {"early": 2, "late": 1}

@@ -79,6 +79,14 @@ class Collectors final : public detail::SessionExtension {
 
   Activity traced() const override { return tracer_ ? tracer_->traced() : traced_; }
 
+  void peek(Profile& profile) const override {
+    {
+      std::lock_guard<std::mutex> lock(samples_mutex_);
+      profile.device_samples = samples_;
+    }
+    symbols::name_functions(profile);
+  }
+
   void finish(Profile& profile) override {
     stop_sampler();
     if (tracer_) {
@@ -142,7 +150,7 @@ class Collectors final : public detail::SessionExtension {
   const std::atomic<std::int64_t>* open_spans_ = nullptr;
   const Machine* machine_ = nullptr;
   std::shared_ptr<const Gpu> gpu_;
-  std::mutex samples_mutex_;
+  mutable std::mutex samples_mutex_;
   std::vector<DeviceSample> samples_;
   std::thread sampler_;
   std::mutex sampler_mutex_;

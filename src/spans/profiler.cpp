@@ -306,6 +306,31 @@ const Profile& Profiler::result() {
   return *result_;
 }
 
+Profile Profiler::peek() const {
+  const auto& s = *session_;
+  if (!s.active) return result_ ? *result_ : Profile{};
+  // The thread states are written by their threads while we read: everything freeze() reads is
+  // published (atomics, or storage that never moves), so what it sees is a consistent prefix.
+  std::vector<std::shared_ptr<detail::ThreadState>> threads;
+  {
+    auto& r = detail::registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    threads = r.threads;
+  }
+  auto now_ticks = detail::ticks();
+  auto now_ns = core::monotonic_ns();
+  const core::ClockMap clock(static_cast<std::int64_t>(s.start_ticks), s.start_ns,
+                             static_cast<std::int64_t>(now_ticks), now_ns);
+  auto profile = freeze(threads, clock);
+  profile->pid = ::getpid();
+  profile->start_ns = s.start_ns;
+  profile->end_ns = now_ns;
+  profile->unavailable = s.unavailable;
+  profile->function_maps = detail::instrumented_function_maps(*profile);
+  if (s.extension) s.extension->peek(*profile);
+  return std::move(*profile);
+}
+
 std::vector<SpanStat> Profiler::stats() {
   return result().stats();
 }

@@ -315,3 +315,57 @@ TEST(Spans, StoredSpanLogsStartSmallAndGrow) {
   EXPECT_EQ(log.next(), nullptr);
   EXPECT_EQ(log[log.capacity() - 1].start, log.capacity() - 1);
 }
+
+// peek(): what was observed so far, the session going on (the reference's Profiler.result()).
+TEST(Profiler, PeekFreezesWhatWasObservedAndTheSessionGoesOn) {
+  Collection c;
+  c.features = Feature::spans;
+  Profiler p(c);
+  std::thread([] { MAINBOARD_SPAN("early"); }).join();
+  { MAINBOARD_SPAN("early"); }
+  auto first = p.peek();
+  EXPECT_TRUE(p.active());
+  { MAINBOARD_SPAN("late"); }
+  ASSERT_EQ(first.span_stats.size(), 1u);
+  EXPECT_EQ(first.span_stats[0].path, "early");
+  EXPECT_EQ(first.span_stats[0].calls, 2u);
+  EXPECT_EQ(first.spans.size(), 2u);
+  EXPECT_EQ(first.threads.size(), 2u);
+  EXPECT_GE(first.end_ns, first.start_ns);
+  const auto& last = p.result();
+  EXPECT_EQ(last.span_stats.size(), 2u);
+  EXPECT_EQ(p.peek(), last);  // once stopped, the same as result()
+}
+
+// Reading a session while its threads write (run under ThreadSanitizer too).
+TEST(Profiler, PeekWhileThreadsWrite) {
+  Collection c;
+  c.features = Feature::spans;
+  c.max_spans = 10000;  // stored events stop growing; statistics go on
+  Profiler p(c);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  for (int i = 0; i < 2; ++i)
+    writers.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        MAINBOARD_SPAN("w");
+        MAINBOARD_SPAN("inner");
+      }
+    });
+  std::uint64_t previous = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    auto seen = p.peek();
+    std::uint64_t calls = 0;
+    for (const auto& s : seen.span_stats)
+      if (s.path == "w") calls = s.calls;
+    EXPECT_GE(calls, previous);  // statistics only grow
+    previous = calls;
+    for (const auto& e : seen.spans)
+      EXPECT_LE(e.start_ns, e.end_ns);
+  }
+  stop = true;
+  for (auto& t : writers)
+    t.join();
+  EXPECT_GE(p.result().span_stats.size(), 1u);
+}
