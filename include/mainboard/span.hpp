@@ -14,6 +14,7 @@
 /// Defining MAINBOARD_NO_PROFILING before including this header removes spans entirely.
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -32,6 +33,21 @@ struct ThreadState;
 /// Opens a span on this thread's state for the active session; null when none is (any more).
 MAINBOARD_API ThreadState* span_enter(const char* name) noexcept;
 MAINBOARD_API void span_exit(ThreadState* state) noexcept;
+
+/// A span stack of its own, for code whose nesting is not its thread's: an asyncio task, a
+/// coroutine, a fiber. A track is a "thread" of the session's profile, named `name`; its spans
+/// are children of `path` (the `depth` span names open where it begins). Null when no session
+/// records spans. Spans open on it with span_enter_on and close with span_exit; its owner closes
+/// it with track_close (after its session, too), which hands it to the next track_open. Tracks
+/// have no tid: they are rows of their own in a trace.
+struct Track;
+MAINBOARD_API Track* track_open(const char* name, const char* const* path, std::size_t depth) noexcept;
+MAINBOARD_API ThreadState* track_state(Track* track) noexcept;
+MAINBOARD_API void track_close(Track* track) noexcept;
+/// Opens a span on a track's state; null when the track belongs to an ended session.
+MAINBOARD_API ThreadState* span_enter_on(ThreadState* track, const char* name) noexcept;
+/// The names of the spans open on this thread (outermost first), at most `capacity`; how many.
+MAINBOARD_API std::size_t open_path(const char** names, std::size_t capacity) noexcept;
 
 }  // namespace detail
 

@@ -60,6 +60,14 @@ void micros_exact(std::string& out, std::int64_t ticks) {
   }
 }
 
+/// The trace's tid of thread `index`: its own, or for a track of no thread of the system (an
+/// asyncio task's spans, a profile that did not record tids) one above Linux's largest pid.
+std::int64_t trace_tid(const std::vector<ThreadInfo>& threads, std::size_t index) {
+  constexpr std::int64_t kAboveAnyPid = std::int64_t{1} << 22;
+  if (index < threads.size() && threads[index].tid) return threads[index].tid;
+  return kAboveAnyPid + static_cast<std::int64_t>(index);
+}
+
 /// A time from the profile's start.
 void micros(std::string& out, std::int64_t ns) {
   micros_exact(out, ticks_1024(ns));
@@ -85,7 +93,7 @@ std::string Profile::perfetto_json() const {
     fmt::format_to(
         std::back_inserter(out),
         ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"",
-        process, t.tid ? t.tid : t.index);
+        process, trace_tid(threads, t.index));
     escape(out, t.name.empty() ? "thread " + std::to_string(t.index) : t.name);
     out += "\"}}";
   }
@@ -100,8 +108,7 @@ std::string Profile::perfetto_json() const {
   for (std::size_t i = 0; i < paths.size(); ++i)
     escape(escaped_paths[i], paths[i]);
   for (const auto& e : spans) {
-    auto tid =
-        e.thread < threads.size() && threads[e.thread].tid ? threads[e.thread].tid : e.thread;
+    auto tid = trace_tid(threads, e.thread);
     fmt::format_to(
         std::back_inserter(out),
         ",\n{{\"ph\":\"X\",\"cat\":\"span\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":", process,
@@ -188,8 +195,7 @@ std::string Profile::perfetto_json() const {
                         : "[unknown]");
   for (const auto& x : samples) {
     if (x.stack >= stacks.size()) continue;
-    auto tid =
-        x.thread < threads.size() && threads[x.thread].tid ? threads[x.thread].tid : x.thread;
+    auto tid = trace_tid(threads, x.thread);
     fmt::format_to(std::back_inserter(out),
                    ",\n{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":{},\"tid\":{},"
                    "\"name\":\"{}\",\"ts\":",

@@ -139,6 +139,7 @@ Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Ses
     std::lock_guard<std::mutex> lock(r.mutex);
     r.epoch = s.epoch;
     r.threads.clear();
+    r.idle_tracks.clear();
   }
   detail::g_count_open.store(s.extension && s.extension->count_open_spans(),
                              std::memory_order_relaxed);
@@ -277,6 +278,7 @@ void Profiler::stop() {
     std::lock_guard<std::mutex> lock(r.mutex);
     r.epoch = 0;
     threads.swap(r.threads);
+    r.idle_tracks.clear();
   }
   s.active = false;
   {

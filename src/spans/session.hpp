@@ -26,6 +26,9 @@ struct Registry {
   std::mutex mutex;
   std::uint64_t epoch = 0;  // the session registering now, 0 for none
   std::vector<std::shared_ptr<ThreadState>> threads;
+  /// Tracks of this session whose owner closed them with no span open: the next track_open
+  /// takes one, so a program with a million short tasks has as many tracks as it had at once.
+  std::vector<std::shared_ptr<ThreadState>> idle_tracks;
 };
 Registry& registry();
 /// This thread's state for the active session, or null.

@@ -81,17 +81,13 @@ bool take_quota(ThreadState& t) noexcept {
 
 }  // namespace
 
-ThreadState* span_enter(const char* name) noexcept {
-  std::uint64_t epoch = g_epoch.load(std::memory_order_acquire);
-  if (epoch == 0) return nullptr;
-  ThreadState* t = t_local.current.get();
-  if (!t || t->epoch != epoch) {
-    t = register_thread();
-    if (!t) return nullptr;
-  }
+namespace {
+
+/// Opens a span on `t` (its thread's state, or a track).
+ThreadState* enter_on(ThreadState* t, const char* name) noexcept {
   std::uint32_t parent = t->stack.empty() ? 0 : t->stack.back().node;
   std::uint32_t node = t->child(parent, name);
-  if (t->stack.empty() && g_count_open.load(std::memory_order_relaxed))
+  if (t->stack.size() == t->ghosts && g_count_open.load(std::memory_order_relaxed))
     g_open_outermost.fetch_add(1, std::memory_order_relaxed);
   bool nvtx = g_nvtx.load(std::memory_order_relaxed);
 #ifdef MAINBOARD_HAVE_NVTX
@@ -106,16 +102,96 @@ ThreadState* span_enter(const char* name) noexcept {
   return t;
 }
 
+}  // namespace
+
+ThreadState* span_enter(const char* name) noexcept {
+  std::uint64_t epoch = g_epoch.load(std::memory_order_acquire);
+  if (epoch == 0) return nullptr;
+  ThreadState* t = t_local.current.get();
+  if (!t || t->epoch != epoch) {
+    t = register_thread();
+    if (!t) return nullptr;
+  }
+  return enter_on(t, name);
+}
+
+ThreadState* span_enter_on(ThreadState* track, const char* name) noexcept {
+  if (!track || track->epoch != g_epoch.load(std::memory_order_acquire)) return nullptr;
+  return enter_on(track, name);
+}
+
+struct Track {
+  std::shared_ptr<ThreadState> state;
+};
+
+Track* track_open(const char* name, const char* const* path, std::size_t depth) noexcept {
+  try {
+    auto& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.epoch == 0) return nullptr;
+    std::shared_ptr<ThreadState> state;
+    if (!r.idle_tracks.empty()) {
+      state = std::move(r.idle_tracks.back());
+      r.idle_tracks.pop_back();
+      state->stack.clear();
+    } else {
+      state = std::make_shared<ThreadState>();
+      state->epoch = r.epoch;
+      state->index = static_cast<std::uint32_t>(r.threads.size());
+      state->tid = 0;  // no thread of the system: its spans run on whichever thread runs it
+      state->name = name ? name : "track";
+      r.threads.push_back(state);
+    }
+    // The spans open where the track begins: its spans are their children.
+    for (std::size_t i = 0; i < depth; ++i) {
+      std::uint32_t parent = state->stack.empty() ? 0 : state->stack.back().node;
+      state->stack.push_back({state->child(parent, path[i]), false, 0, 0});
+    }
+    state->ghosts = static_cast<std::uint32_t>(state->stack.size());
+    return new Track{std::move(state)};
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+ThreadState* track_state(Track* track) noexcept {
+  return track ? track->state.get() : nullptr;
+}
+
+void track_close(Track* track) noexcept {
+  if (!track) return;
+  try {
+    auto& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto& t = *track->state;
+    // A track left with spans open (a coroutine dropped inside one) is not handed on.
+    if (t.epoch == r.epoch && t.stack.size() == t.ghosts) r.idle_tracks.push_back(track->state);
+  } catch (...) {
+  }
+  delete track;
+}
+
+std::size_t open_path(const char** names, std::size_t capacity) noexcept {
+  ThreadState* t = t_local.current.get();
+  if (!t || t->epoch != g_epoch.load(std::memory_order_acquire)) return 0;
+  std::size_t n = 0;
+  for (const auto& open : t->stack) {
+    if (n == capacity) break;
+    names[n++] = t->nodes[open.node].name;
+  }
+  return n;
+}
+
 void span_exit(ThreadState* t) noexcept {
   std::uint64_t now = ticks();
-  if (t->stack.empty()) return;
+  if (t->stack.size() <= t->ghosts) return;
   auto open = t->stack.back();
   t->stack.pop_back();
 #ifdef MAINBOARD_HAVE_NVTX
   if (open.nvtx) [[unlikely]]
     nvtxRangePop();
 #endif
-  bool outermost = t->stack.empty();
+  bool outermost = t->stack.size() == t->ghosts;
   // A span of an ended session only unwinds its stack.
   if (t->epoch != g_epoch.load(std::memory_order_relaxed)) return;
   if (outermost && g_count_open.load(std::memory_order_relaxed))

@@ -178,6 +178,9 @@ struct ThreadState {
     std::uint64_t child;  // ticks spent in child spans
   };
   std::vector<Open> stack;
+  /// The bottom frames of a track's stack that only give its spans their parents' path (the
+  /// spans open where the track began); they are never closed or counted.
+  std::uint32_t ghosts = 0;
   std::vector<std::vector<std::pair<const char*, std::uint32_t>>> children;  // per node
   std::int64_t quota = 0;  // events this thread may still store without asking the session
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "fake_gpus.hpp"
@@ -368,4 +370,57 @@ TEST(Profiler, PeekWhileThreadsWrite) {
   for (auto& t : writers)
     t.join();
   EXPECT_GE(p.result().span_stats.size(), 1u);
+}
+
+// Tracks: span stacks of their own (asyncio tasks), interleaving on one thread, children of the
+// spans open where they began; closed tracks are handed to the next one.
+TEST(Spans, TracksInterleaveOnOneThreadUnderTheirStartingPath) {
+  Collection c;
+  c.features = Feature::spans;
+  Profiler p(c);
+  auto* outer = detail::span_enter("main");
+  const char* open[4] = {};
+  ASSERT_EQ(detail::open_path(open, 4), 1u);
+  EXPECT_STREQ(open[0], "main");
+  auto* a = detail::track_open("tasks", open, 1);
+  auto* b = detail::track_open("tasks", open, 1);
+  ASSERT_TRUE(a && b);
+  // a: fetch { parse }, b: fetch, interleaved as coroutines do at their awaits.
+  auto* a1 = detail::span_enter_on(detail::track_state(a), "fetch");
+  auto* b1 = detail::span_enter_on(detail::track_state(b), "fetch");
+  auto* a2 = detail::span_enter_on(detail::track_state(a), "parse");
+  busy_for(std::chrono::microseconds(200));
+  detail::span_exit(b1);
+  detail::span_exit(a2);
+  detail::span_exit(a1);
+  detail::span_exit(a1);  // one exit too many stops at the track's starting path
+  detail::track_close(b);
+  // The next track takes b's place; it starts at the root.
+  auto* c3 = detail::track_open("tasks", nullptr, 0);
+  detail::span_exit(detail::span_enter_on(detail::track_state(c3), "later"));
+  detail::track_close(a);
+  detail::span_exit(outer);
+  const auto& r = p.result();
+  ASSERT_NE(stat(r, "main/fetch"), nullptr);
+  EXPECT_EQ(stat(r, "main/fetch")->calls, 2u);
+  ASSERT_NE(stat(r, "main/fetch/parse"), nullptr);
+  EXPECT_EQ(stat(r, "main/fetch/parse")->calls, 1u);
+  EXPECT_GE(stat(r, "main/fetch")->total_ns, stat(r, "main/fetch/parse")->total_ns);
+  ASSERT_NE(stat(r, "later"), nullptr);
+  EXPECT_EQ(stat(r, "main")->calls, 1u);
+  EXPECT_EQ(r.span_stats.size(), 4u);  // the starting paths count nothing of their own
+  EXPECT_EQ(r.threads.size(), 3u);     // this thread and two tracks (the third reused one)
+  EXPECT_EQ(r.threads[1].tid, 0);
+  EXPECT_EQ(r.threads[1].name, "tasks");
+  EXPECT_EQ(r.spans.size(), 5u);
+  // In the trace, tracks are rows of their own, apart from every real thread.
+  auto trace = nlohmann::json::parse(r.perfetto_json());
+  std::set<std::int64_t> tids;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X") tids.insert(e["tid"].get<std::int64_t>());
+  EXPECT_EQ(tids.size(), 3u);
+  // A track of an ended session opens nothing.
+  EXPECT_EQ(detail::span_enter_on(detail::track_state(c3), "after"), nullptr);
+  detail::track_close(c3);
+  EXPECT_EQ(detail::track_open("tasks", nullptr, 0), nullptr);
 }
