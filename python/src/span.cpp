@@ -2,7 +2,9 @@
 // a dormant span may. With no session active, span("name") returns one shared object whose
 // __enter__ and __exit__ do nothing; inside a session it returns a small object that opens and
 // closes a span of the C++ library on this thread, so Python spans and MAINBOARD_SPAN in a C++
-// extension called from inside them nest in one session.
+// extension called from inside them nest in one session. Inside an asyncio task, spans nest per
+// task: each task that opens one gets a track of the library (a span stack of its own), and a
+// context variable carries the task's open path to the tasks it creates.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -62,18 +64,166 @@ PyMethodDef dormant_methods[] = {
 
 PyTypeObject DormantType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
-// An active span: the name and, once entered, the thread state that holds it.
+// An active span: the name and, once entered, the thread state or track that holds it.
 struct Active {
   PyObject_HEAD
   PyObject* name;
   const char* interned;
   mainboard::detail::ThreadState* state;
+  PyObject* track;  // the task's track (a capsule) while open in a task, else null
+  PyObject* token;  // the context variable's token to restore on exit
 };
+
+// asyncio, looked up once the program has imported it (no task can run before).
+PyObject* g_get_running_loop = nullptr;
+PyObject* g_current_task = nullptr;
+// The open spans of the running task: (task, track capsule, tuple of the open names).
+PyObject* g_task_spans = nullptr;
+constexpr const char* kTrackCapsule = "mainboard.track";
+
+/// The asyncio task running on this thread (a new reference), or null for none. Errors of the
+/// look-up are cleared: a span never fails the code it measures.
+PyObject* running_task() {
+  if (!g_current_task) {
+    static PyObject* module_name = PyUnicode_InternFromString("asyncio");
+    PyObject* asyncio = module_name ? PyImport_GetModule(module_name) : nullptr;
+    if (!asyncio) {
+      PyErr_Clear();
+      return nullptr;  // not imported: no loop runs
+    }
+    g_get_running_loop = PyObject_GetAttrString(asyncio, "_get_running_loop");
+    g_current_task = g_get_running_loop ? PyObject_GetAttrString(asyncio, "current_task") : nullptr;
+    Py_DECREF(asyncio);
+    if (!g_current_task) {
+      Py_CLEAR(g_get_running_loop);
+      PyErr_Clear();
+      return nullptr;
+    }
+  }
+  PyObject* loop = PyObject_CallNoArgs(g_get_running_loop);
+  if (!loop || loop == Py_None) {
+    Py_XDECREF(loop);
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyObject* task = PyObject_CallOneArg(g_current_task, loop);
+  Py_DECREF(loop);
+  if (!task || task == Py_None) {
+    Py_XDECREF(task);
+    PyErr_Clear();
+    return nullptr;
+  }
+  return task;
+}
+
+void close_track(PyObject* capsule) {
+  mainboard::detail::track_close(
+      static_cast<mainboard::detail::Track*>(PyCapsule_GetPointer(capsule, kTrackCapsule)));
+}
+
+/// A new track whose spans are children of `path` (a tuple of str): a capsule, or null.
+PyObject* open_track(PyObject* path) {
+  constexpr Py_ssize_t kMaxDepth = 64;
+  const char* names[kMaxDepth];
+  std::size_t depth = 0;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(path) && i < kMaxDepth; ++i) {
+    const char* name = interned(PyTuple_GET_ITEM(path, i));
+    if (!name) return nullptr;
+    names[depth++] = name;
+  }
+  auto* track = mainboard::detail::track_open("asyncio tasks", names, depth);
+  if (!track) return nullptr;
+  PyObject* capsule = PyCapsule_New(track, kTrackCapsule, close_track);
+  if (!capsule) mainboard::detail::track_close(track);
+  return capsule;
+}
+
+/// The names of the spans open on this thread outside any task (a new tuple).
+PyObject* thread_path() {
+  constexpr std::size_t kMaxDepth = 64;
+  const char* names[kMaxDepth];
+  std::size_t n = mainboard::detail::open_path(names, kMaxDepth);
+  PyObject* path = PyTuple_New(static_cast<Py_ssize_t>(n));
+  if (!path) return nullptr;
+  for (std::size_t i = 0; i < n; ++i) {
+    PyObject* name = PyUnicode_FromString(names[i]);
+    if (!name) {
+      Py_DECREF(path);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(path, static_cast<Py_ssize_t>(i), name);
+  }
+  return path;
+}
+
+/// Opens `s` on the running task's track; false when no task runs (the thread's stack then).
+/// The track is the task's own; the first span of a task starts one under the path that was
+/// open where the task was created (its creator's spans) or, for the first task, under the
+/// thread's open spans.
+bool enter_in_task(Active* s) {
+  PyObject* task = running_task();
+  if (!task) return false;
+  PyObject* value = nullptr;
+  if (PyContextVar_Get(g_task_spans, nullptr, &value) < 0) {
+    PyErr_Clear();
+    value = nullptr;
+  }
+  PyObject* track = nullptr;  // borrowed from value or owned (fresh)
+  PyObject* path = nullptr;
+  bool own_track = false;
+  bool own_path = false;
+  if (value && PyTuple_Check(value) && PyTuple_GET_SIZE(value) == 3) {
+    path = PyTuple_GET_ITEM(value, 2);
+    if (PyTuple_GET_ITEM(value, 0) == task) track = PyTuple_GET_ITEM(value, 1);
+  }
+  if (track) {
+    auto* t = static_cast<mainboard::detail::Track*>(PyCapsule_GetPointer(track, kTrackCapsule));
+    s->state = mainboard::detail::span_enter_on(mainboard::detail::track_state(t), s->interned);
+    if (!s->state) track = nullptr;  // a track of an ended session: the task starts anew
+  }
+  if (!track) {
+    if (!path) {
+      path = thread_path();
+      own_path = path != nullptr;
+    }
+    track = path ? open_track(path) : nullptr;
+    own_track = track != nullptr;
+    if (track) {
+      auto* t = static_cast<mainboard::detail::Track*>(PyCapsule_GetPointer(track, kTrackCapsule));
+      s->state = mainboard::detail::span_enter_on(mainboard::detail::track_state(t), s->interned);
+    }
+  }
+  bool entered = s->state != nullptr;
+  if (entered) {
+    // The task's open names with this one: what tasks it creates now start under.
+    PyObject* names = PyTuple_New(PyTuple_GET_SIZE(path) + 1);
+    if (names) {
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(path); ++i)
+        PyTuple_SET_ITEM(names, i, Py_NewRef(PyTuple_GET_ITEM(path, i)));
+      PyTuple_SET_ITEM(names, PyTuple_GET_SIZE(path), Py_NewRef(s->name));
+      PyObject* next = PyTuple_Pack(3, task, track, names);
+      Py_DECREF(names);
+      if (next) {
+        s->token = PyContextVar_Set(g_task_spans, next);
+        Py_DECREF(next);
+      }
+    }
+    if (!s->token) PyErr_Clear();
+    s->track = Py_NewRef(track);  // the track stays open while a span is open on it
+  }
+  if (own_track) Py_DECREF(track);
+  if (own_path) Py_DECREF(path);
+  Py_XDECREF(value);
+  Py_DECREF(task);
+  PyErr_Clear();
+  return entered;
+}
 
 PyObject* active_enter(PyObject* self, PyObject*) {
   auto* s = reinterpret_cast<Active*>(self);
-  if (mainboard::detail::g_profiling.load(std::memory_order_relaxed) != 0)
-    s->state = mainboard::detail::span_enter(s->interned);
+  if (mainboard::detail::g_profiling.load(std::memory_order_relaxed) != 0) {
+    if (!enter_in_task(s)) s->state = mainboard::detail::span_enter(s->interned);
+  }
   Py_INCREF(self);
   return self;
 }
@@ -83,6 +233,12 @@ PyObject* active_exit(PyObject* self, PyObject* const*, Py_ssize_t) {
     mainboard::detail::span_exit(s->state);
     s->state = nullptr;
   }
+  if (s->token) {
+    // Another context than the one entered (a span handed between tasks): nothing to restore.
+    if (PyContextVar_Reset(g_task_spans, s->token) < 0) PyErr_Clear();
+    Py_CLEAR(s->token);
+  }
+  Py_CLEAR(s->track);
   Py_RETURN_FALSE;
 }
 
@@ -124,7 +280,10 @@ void dormant_dealloc(PyObject* self) {
   PyObject_Free(self);
 }
 void active_dealloc(PyObject* self) {
-  Py_XDECREF(reinterpret_cast<Active*>(self)->name);
+  auto* s = reinterpret_cast<Active*>(self);
+  Py_XDECREF(s->name);
+  Py_XDECREF(s->token);
+  Py_XDECREF(s->track);
   PyObject_Free(self);
 }
 
@@ -155,6 +314,8 @@ PyObject* span(PyObject*, PyObject* arg) {
     s->name = Py_NewRef(arg);
     s->interned = name;
     s->state = nullptr;
+    s->track = nullptr;
+    s->token = nullptr;
     return reinterpret_cast<PyObject*>(s);
   }
   if (PyUnicode_Check(arg)) {  // a str subclass: its plain value
@@ -187,7 +348,9 @@ PyObject* is_profiling(PyObject*, PyObject*) {
 PyMethodDef functions[] = {
     {"span", span, METH_O,
      "span(name) -> a context manager for a span named `name`, for an active Profiler.\n"
-     "span(function) -> the function, wrapped in a span named by its qualified name."},
+     "span(function) -> the function, wrapped in a span named by its qualified name.\n"
+     "Spans nest per thread, and inside an asyncio task per task: a task's spans are children\n"
+     "of the spans open where it was created."},
     {"_set_decorator", set_decorator, METH_O, "The maker of span decorators (internal)."},
     {"_profiling", is_profiling, METH_NOARGS, "Whether a session records spans now (internal)."},
     {nullptr, nullptr, 0, nullptr}};
@@ -198,6 +361,8 @@ bool add_span_functions(PyObject* module) {
   g_names = PyDict_New();
   g_dormant_by_name = PyDict_New();
   if (!g_dormant_by_name) return false;
+  g_task_spans = PyContextVar_New("mainboard_task_spans", nullptr);
+  if (!g_task_spans) return false;
   g_name_store = new std::deque<std::string>;  // never freed: spans may point into it until exit
   if (!g_names) return false;
   DormantType.tp_name = "mainboard._DormantSpan";

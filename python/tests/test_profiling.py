@@ -163,3 +163,60 @@ def test_result_freezes_what_was_observed_and_the_session_goes_on():
             pass
     assert {s.path: s.calls for s in first.stats()} == {"early": 1}
     assert paths(p) == {"early": 2, "late": 1}
+
+
+def test_asyncio_tasks_interleave_with_their_own_nesting(tmp_path):
+    # Two tasks in one thread whose spans interleave at every await: per thread, "b" would
+    # nest inside "a" (and "a/work" inside "b"); per task each is a child of "main" alone.
+    log = []
+
+    async def worker(name, steps):
+        with span(name):
+            for i in range(steps):
+                with span("work"):
+                    log.append((name, i))
+                    await asyncio.sleep(0)
+
+    @span
+    async def child_task():
+        await asyncio.sleep(0)
+
+    async def main():
+        with span("gather"):
+            await asyncio.gather(worker("a", 3), worker("b", 2))
+            # a task created inside a span starts under it
+            await asyncio.create_task(child_task())
+
+    with Profiler(features=Feature.SPANS) as p:
+        with span("main"):
+            asyncio.run(main())
+    assert [n for n, _ in log[:4]] == ["a", "b", "a", "b"]  # they did interleave
+    got = paths(p)
+    assert got["main"] == 1
+    assert got["main/gather"] == 1
+    assert got["main/gather/a"] == 1 and got["main/gather/b"] == 1
+    assert got["main/gather/a/work"] == 3 and got["main/gather/b/work"] == 2
+    leaf = [k for k in got if k.endswith("child_task")]
+    assert leaf == ["main/gather/" + leaf[0].rsplit("/", 1)[1]]
+    assert not any("a/b" in k or "b/a" in k for k in got)
+    # each task's spans are a row of their own in the trace, apart from the thread's
+    p.result().perfetto(tmp_path / "trace.json")
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    rows = {e["tid"] for e in trace["traceEvents"] if e.get("ph") == "X"}
+    assert len(rows) >= 3
+
+
+def test_spans_in_tasks_of_a_later_session_start_afresh():
+    async def step():
+        with span("s"):
+            await asyncio.sleep(0)
+
+    async def main():
+        for _ in range(2):
+            with Profiler(features=Feature.SPANS) as p:
+                await step()
+            assert paths(p) == {"s": 1}
+
+    asyncio.run(main())
+    with span("outside"):  # no session: nothing to do, nothing raised
+        pass
