@@ -6,6 +6,7 @@ and Machine().snapshot() next to the command's. Run with the build tree's packag
     python_span_bench.py [CLI]
 """
 
+import asyncio
 import contextlib
 import json
 import os
@@ -37,9 +38,14 @@ def main():
     dormant = per_call('with mainboard.span("x"): pass', g)
     with mainboard.Profiler(features=mainboard.Feature.SPANS, max_spans=0):
         active = per_call('with mainboard.span("x"): pass', g)
+
+        async def in_task():  # the same span inside an asyncio task (a track per task)
+            return per_call('with mainboard.span("x"): pass', g)
+        in_task_ns = asyncio.run(in_task())
     print(f"with contextlib.nullcontext(): pass   {null:7.1f} ns")
     print(f"with mainboard.span('x'), no session  {dormant:7.1f} ns  ({dormant / null:.2f}x nullcontext)")
     print(f"with mainboard.span('x'), in session  {active:7.1f} ns  ({active / null:.2f}x nullcontext)")
+    print(f"same, inside an asyncio task          {in_task_ns:7.1f} ns  ({in_task_ns / null:.2f}x nullcontext)")
     print(f"import mainboard                      {total_us / 1e3:7.1f} ms (fresh interpreter, -X importtime)")
     if len(sys.argv) > 1:
         cli = sys.argv[1]

@@ -77,12 +77,23 @@ struct Active {
 // asyncio, looked up once the program has imported it (no task can run before).
 PyObject* g_get_running_loop = nullptr;
 PyObject* g_current_task = nullptr;
-// The open spans of the running task: (task, track capsule, tuple of the open names).
+// The running task's spans, as a chain of nodes (task weakref, track capsule, name, up): the
+// innermost open span, up to the task's base node (name None) whose `up` is where the task began:
+// the node current in its creator when it was created, a list of the thread's open names, or
+// None. A task sets its base once, at its first span, and each span sets its node until it closes;
+// a task created meanwhile copies the context and so starts under that span.
 PyObject* g_task_spans = nullptr;
 constexpr const char* kTrackCapsule = "mainboard.track";
 
+PyObject* g_current_tasks = nullptr;  // asyncio's dict: running loop -> its current task
+
 /// The asyncio task running on this thread (a new reference), or null for none. Errors of the
 /// look-up are cleared: a span never fails the code it measures.
+///
+/// asyncio keeps the task each loop runs now in one dict: empty, no task runs anywhere (nothing
+/// to look up); else the entry whose loop runs on this thread. asyncio's own
+/// _get_running_loop() makes a getpid() system call each time, more than the whole span costs,
+/// so it is the fallback only, for loops that do not say their thread.
 PyObject* running_task() {
   if (!g_current_task) {
     static PyObject* module_name = PyUnicode_InternFromString("asyncio");
@@ -93,12 +104,44 @@ PyObject* running_task() {
     }
     g_get_running_loop = PyObject_GetAttrString(asyncio, "_get_running_loop");
     g_current_task = g_get_running_loop ? PyObject_GetAttrString(asyncio, "current_task") : nullptr;
+    if (PyObject* tasks = PyObject_GetAttrString(asyncio, "tasks")) {
+      PyObject* current = PyObject_GetAttrString(tasks, "_current_tasks");
+      if (current && PyDict_CheckExact(current))
+        g_current_tasks = current;
+      else
+        Py_XDECREF(current);
+      Py_DECREF(tasks);
+    }
     Py_DECREF(asyncio);
+    PyErr_Clear();
     if (!g_current_task) {
       Py_CLEAR(g_get_running_loop);
-      PyErr_Clear();
+      Py_CLEAR(g_current_tasks);
       return nullptr;
     }
+  }
+  if (g_current_tasks) {
+    if (PyDict_Size(g_current_tasks) == 0) return nullptr;
+    static PyObject* thread_id = PyUnicode_InternFromString("_thread_id");
+    unsigned long me = PyThread_get_thread_ident();
+    Py_ssize_t at = 0;
+    PyObject* loop = nullptr;
+    PyObject* task = nullptr;
+    bool unknown = false;  // a loop that does not say its thread
+    while (PyDict_Next(g_current_tasks, &at, &loop, &task)) {
+      PyObject* id = thread_id ? PyObject_GetAttr(loop, thread_id) : nullptr;
+      if (!id || !PyLong_Check(id)) {
+        Py_XDECREF(id);
+        PyErr_Clear();
+        unknown = true;
+        continue;
+      }
+      unsigned long owner = PyLong_AsUnsignedLong(id);
+      Py_DECREF(id);
+      if (owner == me && !PyErr_Occurred()) return Py_NewRef(task);
+      PyErr_Clear();
+    }
+    if (!unknown) return nullptr;
   }
   PyObject* loop = PyObject_CallNoArgs(g_get_running_loop);
   if (!loop || loop == Py_None) {
@@ -138,12 +181,12 @@ PyObject* open_track(PyObject* path) {
   return capsule;
 }
 
-/// The names of the spans open on this thread outside any task (a new tuple).
+/// The names of the spans open on this thread outside any task (a new list).
 PyObject* thread_path() {
   constexpr std::size_t kMaxDepth = 64;
   const char* names[kMaxDepth];
   std::size_t n = mainboard::detail::open_path(names, kMaxDepth);
-  PyObject* path = PyTuple_New(static_cast<Py_ssize_t>(n));
+  PyObject* path = PyList_New(static_cast<Py_ssize_t>(n));
   if (!path) return nullptr;
   for (std::size_t i = 0; i < n; ++i) {
     PyObject* name = PyUnicode_FromString(names[i]);
@@ -151,15 +194,69 @@ PyObject* thread_path() {
       Py_DECREF(path);
       return nullptr;
     }
-    PyTuple_SET_ITEM(path, static_cast<Py_ssize_t>(i), name);
+    PyList_SET_ITEM(path, static_cast<Py_ssize_t>(i), name);
   }
   return path;
 }
 
+bool is_node(PyObject* value) {
+  return value && PyTuple_CheckExact(value) && PyTuple_GET_SIZE(value) == 4;
+}
+
+/// The names open at `where` (a node, a list of names or None), outermost first: a new tuple.
+PyObject* path_of(PyObject* where) {
+  PyObject* names = PyList_New(0);
+  if (!names) return nullptr;
+  for (int hops = 0; where && where != Py_None && hops < 4096; ++hops) {
+    if (PyList_CheckExact(where)) {
+      for (Py_ssize_t i = PyList_GET_SIZE(where); i-- > 0;)
+        if (PyList_Append(names, PyList_GET_ITEM(where, i)) < 0) goto failed;
+      break;
+    }
+    if (!is_node(where)) break;
+    if (PyTuple_GET_ITEM(where, 2) != Py_None &&
+        PyList_Append(names, PyTuple_GET_ITEM(where, 2)) < 0)
+      goto failed;
+    where = PyTuple_GET_ITEM(where, 3);
+  }
+  if (PyList_Reverse(names) < 0) goto failed;
+  {
+    PyObject* path = PyList_AsTuple(names);
+    Py_DECREF(names);
+    return path;
+  }
+failed:
+  Py_DECREF(names);
+  return nullptr;
+}
+
+mainboard::detail::ThreadState* enter_on_track(PyObject* track, const char* name) {
+  auto* t = static_cast<mainboard::detail::Track*>(PyCapsule_GetPointer(track, kTrackCapsule));
+  return t ? mainboard::detail::span_enter_on(mainboard::detail::track_state(t), name) : nullptr;
+}
+
+/// The task's base node: a new track under where the task began (a new reference), set in the
+/// task's context for the rest of its life; null on failure.
+PyObject* new_base(PyObject* task, PyObject* inherited) {
+  PyObject* up = inherited ? Py_NewRef(inherited) : thread_path();
+  if (!up) return nullptr;
+  PyObject* path = path_of(up);
+  PyObject* track = path ? open_track(path) : nullptr;
+  Py_XDECREF(path);
+  PyObject* ref = track ? PyWeakref_NewRef(task, nullptr) : nullptr;
+  PyObject* base = ref ? PyTuple_Pack(4, ref, track, Py_None, up) : nullptr;
+  Py_XDECREF(ref);
+  Py_XDECREF(track);
+  Py_DECREF(up);
+  if (base) {
+    PyObject* token = PyContextVar_Set(g_task_spans, base);
+    if (!token) Py_CLEAR(base);
+    Py_XDECREF(token);
+  }
+  return base;
+}
+
 /// Opens `s` on the running task's track; false when no task runs (the thread's stack then).
-/// The track is the task's own; the first span of a task starts one under the path that was
-/// open where the task was created (its creator's spans) or, for the first task, under the
-/// thread's open spans.
 bool enter_in_task(Active* s) {
   PyObject* task = running_task();
   if (!task) return false;
@@ -168,51 +265,29 @@ bool enter_in_task(Active* s) {
     PyErr_Clear();
     value = nullptr;
   }
-  PyObject* track = nullptr;  // borrowed from value or owned (fresh)
-  PyObject* path = nullptr;
-  bool own_track = false;
-  bool own_path = false;
-  if (value && PyTuple_Check(value) && PyTuple_GET_SIZE(value) == 3) {
-    path = PyTuple_GET_ITEM(value, 2);
-    if (PyTuple_GET_ITEM(value, 0) == task) track = PyTuple_GET_ITEM(value, 1);
-  }
-  if (track) {
-    auto* t = static_cast<mainboard::detail::Track*>(PyCapsule_GetPointer(track, kTrackCapsule));
-    s->state = mainboard::detail::span_enter_on(mainboard::detail::track_state(t), s->interned);
-    if (!s->state) track = nullptr;  // a track of an ended session: the task starts anew
-  }
-  if (!track) {
-    if (!path) {
-      path = thread_path();
-      own_path = path != nullptr;
+  if (!is_node(value)) Py_CLEAR(value);
+  PyObject* at = nullptr;  // the node the span opens under
+  if (value && PyWeakref_GetObject(PyTuple_GET_ITEM(value, 0)) == task) {
+    s->state = enter_on_track(PyTuple_GET_ITEM(value, 1), s->interned);
+    if (s->state) {
+      at = Py_NewRef(value);
+    } else {
+      at = new_base(task, nullptr);  // the task's track is of an ended session: start afresh
     }
-    track = path ? open_track(path) : nullptr;
-    own_track = track != nullptr;
-    if (track) {
-      auto* t = static_cast<mainboard::detail::Track*>(PyCapsule_GetPointer(track, kTrackCapsule));
-      s->state = mainboard::detail::span_enter_on(mainboard::detail::track_state(t), s->interned);
+  } else {
+    at = new_base(task, value);  // the task's first span: under where it began
+  }
+  if (at && !s->state) s->state = enter_on_track(PyTuple_GET_ITEM(at, 1), s->interned);
+  if (s->state) {
+    PyObject* node = PyTuple_Pack(4, PyTuple_GET_ITEM(at, 0), PyTuple_GET_ITEM(at, 1), s->name, at);
+    if (node) {
+      s->token = PyContextVar_Set(g_task_spans, node);
+      Py_DECREF(node);
     }
+    s->track = Py_NewRef(PyTuple_GET_ITEM(at, 1));  // open while a span is open on it
   }
   bool entered = s->state != nullptr;
-  if (entered) {
-    // The task's open names with this one: what tasks it creates now start under.
-    PyObject* names = PyTuple_New(PyTuple_GET_SIZE(path) + 1);
-    if (names) {
-      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(path); ++i)
-        PyTuple_SET_ITEM(names, i, Py_NewRef(PyTuple_GET_ITEM(path, i)));
-      PyTuple_SET_ITEM(names, PyTuple_GET_SIZE(path), Py_NewRef(s->name));
-      PyObject* next = PyTuple_Pack(3, task, track, names);
-      Py_DECREF(names);
-      if (next) {
-        s->token = PyContextVar_Set(g_task_spans, next);
-        Py_DECREF(next);
-      }
-    }
-    if (!s->token) PyErr_Clear();
-    s->track = Py_NewRef(track);  // the track stays open while a span is open on it
-  }
-  if (own_track) Py_DECREF(track);
-  if (own_path) Py_DECREF(path);
+  Py_XDECREF(at);
   Py_XDECREF(value);
   Py_DECREF(task);
   PyErr_Clear();

@@ -220,3 +220,26 @@ def test_spans_in_tasks_of_a_later_session_start_afresh():
     asyncio.run(main())
     with span("outside"):  # no session: nothing to do, nothing raised
         pass
+
+
+def test_a_loop_in_another_thread_does_not_take_this_threads_spans():
+    import threading
+    inside = threading.Event()
+    release = threading.Event()
+
+    async def background():
+        with span("bg"):
+            inside.set()
+            while not release.is_set():
+                await asyncio.sleep(0.001)
+
+    with Profiler(features=Feature.SPANS) as p:
+        t = threading.Thread(target=lambda: asyncio.run(background()))
+        t.start()
+        assert inside.wait(10)
+        with span("fg"):  # a task runs in the other thread now: this span is still this thread's
+            with span("inner"):
+                pass
+        release.set()
+        t.join()
+    assert paths(p) == {"bg": 1, "fg": 1, "fg/inner": 1}
