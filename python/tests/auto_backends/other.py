@@ -1,0 +1,5 @@
+import target
+
+
+def f():
+    return target.leaf(0)
