@@ -332,7 +332,14 @@ class Profiler:
         return SpanToken((token.depth, token.session, token))
 
     def exit(self, token: SpanToken, wall_ns: int | None = None) -> None:
-        """Closes the span of `token` (and any opened inside it since)."""
+        """Closes the span of `token` (and any opened inside it since), folding its time into the
+        session. The library times spans itself, on its own clock, so `wall_ns` (a caller's own
+        measure of the span) is checked but not used."""
+        if wall_ns is not None and (not isinstance(wall_ns, int) or isinstance(wall_ns, bool)
+                                    or wall_ns < 0):
+            raise ValueError(f"wall_ns must be a non-negative int, not {wall_ns!r}")
+        if not isinstance(token, SpanToken):
+            raise TypeError(f"exit() takes the token enter() returned, not {type(token).__name__}")
         self._native.exit(token[2])
 
     def auto(self, modules: Iterable[str]) -> None:

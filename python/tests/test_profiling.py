@@ -61,7 +61,13 @@ def test_enter_exit_tokens():
         inner = p.enter("inner")
         p.exit(t)  # closes inner too
         p.exit(inner)  # already closed: nothing
-    assert paths(p) == {"outer": 1, "outer/inner": 1}
+        t = p.enter("timed")
+        with pytest.raises(ValueError, match="wall_ns"):
+            p.exit(t, wall_ns=-1)
+        with pytest.raises(TypeError, match="token"):
+            p.exit(("not", "a", "token"))
+        p.exit(t, wall_ns=1_000)
+    assert paths(p) == {"outer": 1, "outer/inner": 1, "timed": 1}
 
 
 def test_a_second_profiler_is_an_error():
