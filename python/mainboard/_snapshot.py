@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import re
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -16,7 +18,7 @@ class UnitKind(enum.Enum):
     NPU = "npu"
 
 
-class ToolCategory(str, enum.Enum):
+class ToolCategory(enum.StrEnum):
     """Grouping for a discovered build tool in the host toolchain."""
 
     C = "c"
@@ -27,9 +29,6 @@ class ToolCategory(str, enum.Enum):
     MPI = "mpi"
     BUILD = "build"
     PYTHON = "python"
-
-    def __str__(self) -> str:  # a StrEnum: the value
-        return self.value
 
 
 class Memory(FrozenModel):
@@ -291,50 +290,53 @@ class DetectedTool(FrozenModel):
         return ToolCategory(self.category)
 
 
+@dataclasses.dataclass(frozen=True)
 class ToolProbe:
-    """How to find one build tool: pure data. Adding a tool to the inventory is one more
-    ToolProbe, with no change to the discovery (the C++ library's).
+    """Immutable recipe for finding one build tool: pure data. Adding a tool to the inventory is
+    one more ToolProbe, with no change to the discovery (the C++ library's).
 
     name: the name reported. category: its ToolCategory. binaries: executables tried in order
     until one is on PATH. version_args: what makes it print its version. pattern: a regular
-    expression (ECMAScript, a str or a compiled pattern) whose first group is the version.
+    expression (compiled, or its source) whose first group is the version. The library matches
+    its source with ECMAScript rules, which Python's share for what version patterns use;
+    Python-only syntax (named groups, inline flags) is refused here.
     """
 
-    __slots__ = ("name", "category", "binaries", "version_args", "pattern")
+    name: str
+    category: ToolCategory
+    binaries: tuple[str, ...]
+    version_args: tuple[str, ...] = ("--version",)
+    pattern: re.Pattern[str] = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
 
-    def __init__(self, name: str, category: ToolCategory | str, binaries: tuple[str, ...],
-                 version_args: tuple[str, ...] = ("--version",),
-                 pattern: Any = r"(\d+\.\d+(?:\.\d+)?)") -> None:
-        for field, value in (("name", name), ("category", ToolCategory(category)),
-                             ("binaries", tuple(binaries)),
-                             ("version_args", tuple(version_args)),
-                             ("pattern", getattr(pattern, "pattern", pattern))):
+    def __post_init__(self) -> None:
+        if isinstance(self.binaries, str) or isinstance(self.version_args, str):
+            raise TypeError("binaries and version_args are sequences of str, not one str")
+        pattern = self.pattern
+        if isinstance(pattern, str):
+            pattern = re.compile(pattern)
+        if not isinstance(pattern, re.Pattern):
+            raise TypeError(f"pattern is a regular expression, not {type(pattern).__name__}")
+        if "(?P" in pattern.pattern or "(?" in pattern.pattern.replace("(?:", ""):
+            raise ValueError(f"pattern {pattern.pattern!r}: the library matches ECMAScript "
+                             "regular expressions; leave out Python-only groups and flags")
+        for field, value in (("category", ToolCategory(self.category)),
+                             ("binaries", tuple(self.binaries)),
+                             ("version_args", tuple(self.version_args)),
+                             ("pattern", pattern)):
             object.__setattr__(self, field, value)
         if not self.binaries:
             raise ValueError("a ToolProbe needs at least one binary")
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("a ToolProbe is immutable")
-
     def _document(self) -> dict[str, Any]:
         return {"name": self.name, "category": self.category.value,
                 "binaries": list(self.binaries), "version_args": list(self.version_args),
-                "pattern": self.pattern}
+                "pattern": self.pattern.pattern}
 
     def detect(self) -> DetectedTool:
         """The first of `binaries` on PATH, and its version."""
         from . import _mainboard
 
         return DetectedTool(_mainboard._detect(self._document()))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ToolProbe) and self._document() == other._document()
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.category, self.binaries, self.version_args, self.pattern))
-
-    def __repr__(self) -> str:
-        return f"ToolProbe({self.name!r}, {self.category.value!r}, {self.binaries!r})"
 
 
 def _builtin_probes() -> tuple[ToolProbe, ...]:

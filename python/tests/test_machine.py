@@ -163,6 +163,22 @@ def test_tool_probes_are_data_and_user_tools_are_found(tmp_path, monkeypatch):
     assert not missing.available
     with pytest.raises(ValueError):
         mainboard.ToolProbe("bad", "cobol", ("x",))
+    # a dataclass of plain data; the pattern a compiled regular expression, its source accepted
+    import dataclasses
+    import enum
+    import re
+    assert dataclasses.is_dataclass(probe) and isinstance(probe.pattern, re.Pattern)
+    assert issubclass(mainboard.ToolCategory, enum.StrEnum) and f"{probe.category}" == "build"
+    odd = mainboard.ToolProbe("mytool", "build", ("mytool",), ("-V",), r"version (\d+)\.")
+    assert odd.detect().version == "4"
+    assert odd == mainboard.ToolProbe("mytool", "build", ["mytool"], ["-V"],
+                                      re.compile(r"version (\d+)\."))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        odd.name = "other"
+    with pytest.raises(ValueError, match="ECMAScript"):
+        mainboard.ToolProbe("t", "build", ("t",), pattern=r"(?P<v>\d+)")
+    with pytest.raises(TypeError):
+        mainboard.ToolProbe("t", "build", "t")
 
 
 def test_machine_view_pieces():
