@@ -10,7 +10,8 @@ from ._machine import (
     CPU, GPU, NPU, AppleGPU, AppleNPU, ComputeCapability, Host, Machine, NvidiaGPU, Unit,
 )
 from ._measure import (
-    Bound, KernelStat, MachineView, Meter, ProfileReport, Reach, RunResult, StackDump, gpu_busy,
+    Bound, KernelStat, MachineView, Meter, ProfileReport, Reach, RunResult, Sampler, StackDump,
+    gpu_busy,
     meter, profile, wait_for_idle,
 )
 from ._models import FrozenInstanceError, FrozenModel
@@ -32,7 +33,7 @@ __all__ = [
     "GpuInfo", "Host", "IdleGap", "KernelCounters", "KernelEfficiency", "KernelStat",
     "KernelSummary", "Machine", "MachineSnapshot", "MachineView", "MainboardError", "Memory",
     "MemoryHardware", "Meter", "NPU", "NPUSnapshot", "NativeActivity", "NpuInfo", "NvidiaGPU",
-    "Profile", "ProfileDiff", "ProfileReport", "Profiler", "Reach", "RunResult", "Scratch",
+    "Profile", "ProfileDiff", "ProfileReport", "Profiler", "Reach", "RunResult", "Sampler", "Scratch",
     "SpanStat", "StackDump", "StackStat", "TOOL_PROBES", "Timeline", "ToolCategory", "ToolProbe",
     "Toolchain", "TraceReport",
     "Unit", "UnitKind", "UnitSnapshot", "gpu_busy", "meter", "profile", "span", "spanned",

@@ -3,6 +3,7 @@ processes, the meter, GPU idleness and the terminal view."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import os
 import sys
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 from . import _mainboard
 from ._machine import Machine
 from ._models import FrozenModel
-from ._profiling import Activity, Feature, Profile, Profiler
+from ._profiling import Activity, Collection, Feature, Profile, Profiler
 
 
 class Bound(enum.Enum):
@@ -32,13 +33,40 @@ class KernelStat(FrozenModel):
 
 class ProfileReport(FrozenModel):
     """The verdict on one profiled callable: memory- or compute-bound and why, the dominant
-    kernel, GPU time per class, copy bandwidth, device memory, the kernel table."""
+    kernel, GPU time per class, copy bandwidth, device memory, the kernel table.
+
+    dominant_kernel / dominant_share_pct: the hottest kernel and its share of kernel time.
+    bound: the verdict (Bound). total_kernel_ns / total_memcpy_ns: GPU time per class.
+    achieved_bandwidth_gbps / peak_bandwidth_gbps: copy bandwidth against the device's peak.
+    peak_memory_bytes / avg_memory_bytes: device memory over the run. kernels: hottest first.
+    unavailable: activity kinds the device could not trace.
+    """
 
     _nested = {"kernels": KernelStat}
 
     @property
-    def verdict(self) -> Bound:
+    def bound(self) -> Bound:
+        """Whether the dominant work is memory- or compute-bound (or unknown)."""
         return Bound(self._data["bound"])
+
+    @classmethod
+    def from_profile(cls, profile: Profile, *, iterations: int, peak_bandwidth_gbps: float,
+                     supported: Activity | None = None,
+                     requested: Activity | None = None) -> ProfileReport:
+        """Distils a Profile into a verdict. `iterations`: how many runs the profile holds.
+        `peak_bandwidth_gbps`: the device's peak, to score copy bandwidth (0: no score).
+        `supported` / `requested`: the activity kinds the device offered and the run asked
+        for; the requested ones not supported are listed in `unavailable`."""
+        if not isinstance(profile, Profile):
+            raise TypeError(f"from_profile() takes a Profile, not {type(profile).__name__}")
+        if not isinstance(iterations, int) or iterations < 1:
+            raise ValueError("iterations must be a positive int")
+        if peak_bandwidth_gbps < 0:
+            raise ValueError("peak_bandwidth_gbps must not be negative")
+        return cls(_mainboard._report_from_profile(
+            profile._native, iterations, float(peak_bandwidth_gbps),
+            None if supported is None else int(supported),
+            None if requested is None else int(requested)))
 
     def report(self) -> str:
         """A compact plain-text verdict and the kernel table."""
@@ -84,31 +112,104 @@ class RunResult(FrozenModel):
     The profile is `profile`."""
 
 
-def _run(target: Sequence[str], *, features: Feature = Feature.DEFAULT | Feature.STACKS,
-         hz: int = 99, call_graph: str = "fp", children: bool = True, kernel: bool = True,
-         timeout: float | None = None, strict: bool = False) -> tuple[Profile, RunResult]:
+@dataclasses.dataclass(frozen=True)
+class Sampler:
+    """How the stack sampler drives a program (Profiler.run, attach, measure): one value, so
+    call sites cannot disagree about the policy.
+
+    hz: stack samples per second and thread. call_graph: "fp" (along frame pointers, by the
+    kernel: cheap; code built without them is cut short) or "dwarf" (a copy of the user stack
+    per sample, unwound with the modules' call-frame information). children: also sample the
+    processes the target starts. kernel: time spent in the kernel on the target's behalf as a
+    "[kernel]" frame, where perf_event_paranoid allows. max_samples: the most samples kept.
+    """
+
+    hz: int = 99
+    call_graph: str = "fp"
+    children: bool = True
+    kernel: bool = True
+    max_samples: int = 10_000_000
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.hz, int) or isinstance(self.hz, bool) or not 1 <= self.hz <= 100_000:
+            raise ValueError(f"hz must be an int from 1 to 100000, not {self.hz!r}")
+        if self.call_graph not in ("fp", "dwarf"):
+            raise ValueError(f"call_graph is 'fp' or 'dwarf', not {self.call_graph!r}")
+        if not isinstance(self.max_samples, int) or self.max_samples < 1:
+            raise ValueError("max_samples must be a positive int")
+
+    def _options(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _timeout(timeout: float | None, name: str = "timeout") -> float:
+    if timeout is None:
+        return 0.0
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ValueError(f"{name} must be a positive number of seconds, not {timeout!r}")
+    return float(timeout)
+
+
+def _argv(target: Any, module: str | None, args: Sequence[str]) -> list[str]:
+    if isinstance(args, (str, bytes)):
+        raise TypeError("args is a sequence of arguments, not one str")
+    if module is not None:
+        # `python -m module`: the target, when given, is the interpreter to run it with.
+        python = sys.executable if target is None else os.fspath(target)
+        return [python, "-m", module, *map(os.fspath, args)]
+    if target is None:
+        raise ValueError("run() needs a target (or module=)")
+    if isinstance(target, (str, os.PathLike)):
+        path = os.fspath(target)
+        # A Python script runs under this interpreter unless it can run by itself.
+        if path.endswith(".py") and not os.access(path, os.X_OK):
+            return [sys.executable, path, *map(os.fspath, args)]
+        return [path, *map(os.fspath, args)]
     argv = [os.fspath(a) for a in target]
-    native, code, signal, timed_out = _mainboard._run(
-        argv, call_graph, int(features), hz, children, kernel, timeout or 0.0, strict)
+    if not argv:
+        raise ValueError("run() needs a program to run")
+    return [*argv, *map(os.fspath, args)]
+
+
+def _run(argv: list[str], *, collection: Collection, sampler: Sampler,
+         timeout: float | None) -> tuple[Profile, RunResult]:
+    options = sampler._options()
+    options.update(features=int(collection.features | Feature.STACKS),
+                   activities=int(collection.activities), max_spans=collection.max_spans,
+                   strict=collection.strict, timeout_s=_timeout(timeout))
+    native, code, signal, timed_out = _mainboard._run(argv, options)
     return Profile(native), RunResult(exit_code=code, signal=signal, timed_out=timed_out)
 
 
-def run(target: Sequence[str] | str, *, args: Sequence[str] = (),
-        features: Feature = Feature.DEFAULT | Feature.STACKS, hz: int = 99,
-        call_graph: str = "fp", timeout: float | None = None, strict: bool = False) -> Profile:
-    """Runs `target` (a program and its arguments; no shell), samples its stacks until it
-    exits, and joins its own spans and GPU activity. The target's streams are its own."""
-    argv = [target] if isinstance(target, (str, os.PathLike)) else list(target)
-    profile_, _ = _run([*argv, *args], features=features, hz=hz, call_graph=call_graph,
-                       timeout=timeout, strict=strict)
+def run(target: Sequence[str] | str | os.PathLike[str] | None, *, module: str | None = None,
+        args: Sequence[str] = (), features: Feature = Feature.DEFAULT,
+        activities: Activity = Activity.DEFAULT, sampler: Sampler | None = None,
+        timeout: float | None = None, strict: bool = False) -> Profile:
+    """Runs one target once (no shell) and collects every selected capability that works: its
+    stacks, sampled as `sampler` says, always; with `features`, its own spans (a program linking
+    the library) and its GPU activity (`activities`). The target's streams are its own.
+
+    target: a program, a program and its arguments, or a Python script (run by this
+    interpreter unless it is executable). module: run `python -m module` instead (target, if
+    given, is the interpreter). args: more arguments. timeout: seconds until the target is
+    ended (None: never). strict: a capability that cannot be collected raises."""
+    argv = _argv(target, module, args)
+    collection = Collection(features=features, activities=activities, strict=strict)
+    profile_, _ = _run(argv, collection=collection, sampler=sampler or Sampler(),
+                       timeout=timeout)
     return profile_
 
 
-def attach(pid: int, *, timeout: float | None = None, hz: int = 99, call_graph: str = "fp",
+def attach(pid: int, *, sampler: Sampler | None = None, timeout: float | None = None,
            strict: bool = False) -> Profile:
-    """Samples a running process for `timeout` seconds (10 by default) or until it exits."""
-    return Profile(_mainboard._attach(pid, call_graph, int(Feature.STACKS), hz,
-                                      10.0 if timeout is None else timeout, strict))
+    """Samples the stacks of a running process for `timeout` seconds (10 by default) or until
+    it exits, as `sampler` says. The process goes on undisturbed afterwards."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        raise ValueError(f"pid must be a positive int, not {pid!r}")
+    options = (sampler or Sampler())._options()
+    options.update(features=int(Feature.STACKS), strict=strict,
+                   duration_s=_timeout(timeout) or 10.0)
+    return Profile(_mainboard._attach(pid, options))
 
 
 class StackDump(FrozenModel):
@@ -117,20 +218,57 @@ class StackDump(FrozenModel):
 
 def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
          timeout: float = 10.0) -> StackDump:
-    """One stack of every thread of `pid`; the process is always let go again."""
-    d = _mainboard._dump(pid)
+    """One stack of every thread of `pid` (only the main thread's without `all_threads`); the
+    process is always let go again. Raises TimeoutError when the dump takes longer than
+    `timeout` seconds (it still lets the process go when it ends). `async_aware` (asyncio
+    tasks' stacks) needs the target's Python frames, which this dump does not read: it raises."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        raise ValueError(f"pid must be a positive int, not {pid!r}")
+    if async_aware:
+        raise _mainboard.MainboardError(
+            "dump(async_aware=True): the stacks of asyncio tasks need the target's Python "
+            "frames, which this dump does not read; it dumps native stacks")
+    import threading
+
+    limit = _timeout(timeout)
+    done: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            done["dump"] = _mainboard._dump(pid)
+        except BaseException as e:  # handed to the caller's thread
+            done["error"] = e
+
+    worker = threading.Thread(target=work, name="mainboard-dump", daemon=True)
+    worker.start()
+    worker.join(limit or None)
+    if worker.is_alive():
+        raise TimeoutError(f"dump of process {pid} took longer than {limit:g} s")
+    if "error" in done:
+        raise done["error"]
+    d = done["dump"]
     if not all_threads and d["threads"]:
         d["threads"] = d["threads"][:1]
     return StackDump(d)
 
 
-def measure(reach: Reach, *, timeout: float | None = None, strict: bool = False) -> Profile:
-    """Measures what `reach` names: a command (run) or a process (attach). Reach.here() names
-    this process, which a `with Profiler():` session measures: it raises."""
+def measure(reach: Reach, *, collection: Collection | None = None,
+            sampler: Sampler | None = None, strict: bool = False,
+            timeout: float | None = None) -> Profile:
+    """Measures what `reach` names, under `collection`, driving `sampler`: a command is run,
+    a process attached to. Reach.here() names this process, which has no target to launch: it
+    raises (a `with Profiler():` session measures it)."""
+    if not isinstance(reach, Reach):
+        raise TypeError(f"measure() takes a Reach, not {type(reach).__name__}")
+    c = collection or Collection()
+    if strict and not c.strict:
+        c = Collection(c.model_dump() | {"strict": True})
     if reach.kind == "command":
-        return run(list(reach.argv), timeout=timeout, strict=strict)
+        profile_, _ = _run(list(reach.argv), collection=c, sampler=sampler or Sampler(),
+                           timeout=timeout)
+        return profile_
     if reach.kind == "process":
-        return attach(reach.pid, timeout=timeout, strict=strict)
+        return attach(reach.pid, sampler=sampler, timeout=timeout, strict=c.strict)
     raise _mainboard.MainboardError(
         "Reach.here() names the calling process: measure it with a Profiler session "
         "(with Profiler(): ...), not with measure()")

@@ -212,12 +212,16 @@ class Profile:
             sm_count, peak_bandwidth_gbs, bytes_moved, blocks_per_sm, top))
 
     def counter_bottlenecks(self, top: int = 10) -> tuple[KernelCounters, ...]:
+        """Kernels ranked by their replayed hardware counters (Activity.COUNTERS): what limits
+        each, from its throughput counters."""
         return models_of(KernelCounters, self._native.counter_bottlenecks(top))
 
     def hot_functions(self, top: int = 20) -> tuple[FunctionStat, ...]:
+        """The functions seen most in the stack samples: self and total samples."""
         return models_of(FunctionStat, self._native.hot_functions(top))
 
     def hot_stacks(self, top: int = 10) -> tuple[StackStat, ...]:
+        """The stack samples' most frequent whole stacks."""
         return models_of(StackStat, self._native.hot_stacks(top))
 
     def diff(self, baseline: Profile) -> ProfileDiff:
@@ -225,9 +229,11 @@ class Profile:
         return ProfileDiff((self._native.diff(baseline._native)))
 
     def folded(self) -> str:
+        """The stack samples as folded stacks (flamegraph.pl, speedscope, inferno)."""
         return self._native.folded()
 
     def speedscope_json(self) -> str:
+        """The stack samples as a speedscope document."""
         return self._native.speedscope_json()
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -261,17 +267,83 @@ class Profile:
                 f"spans={len(doc['spans'])}, samples={len(doc['samples'])})")
 
 
+def _with_nested(roots: list[Any]) -> tuple[Any, ...]:
+    """The code objects and every code object nested in them (closures, comprehensions)."""
+    out: dict[Any, None] = {}
+    stack = list(reversed(roots))
+    while stack:
+        code = stack.pop()
+        if code in out:
+            continue
+        out[code] = None
+        stack.extend(c for c in reversed(code.co_consts) if hasattr(c, "co_code"))
+    return tuple(out)
+
+
 class SpanToken(tuple):
     """The handle of a span opened with Profiler.enter."""
 
 
 class Collection(FrozenModel):
-    """How a session collects, as one value (Profiler.under)."""
+    """How a session collects, as one value: the six choices of Profiler (and `strict`), for
+    code that holds a policy rather than passing six arguments. Profiler.under(collection) and
+    Profiler.measure(reach, collection=...) take it; Profiler.collection gives it back.
+
+    features: what may be collected (Feature). activities: the GPU activity kinds traced when
+    GPU_ACTIVITY is on (Activity). device_index: the GPU sampled. sample_interval_ms: how often
+    it is. max_spans: how many spans are stored for the timeline (statistics stay exact past
+    it). auto: modules whose functions all get spans. strict: a feature that cannot be collected
+    raises instead of being listed in Profile.unavailable.
+    """
+
+    def __init__(self, data: dict[str, Any] | None = None, /, *,
+                 features: Feature = Feature.DEFAULT, activities: Activity = Activity.DEFAULT,
+                 device_index: int = 0, sample_interval_ms: int = 50, max_spans: int = 100_000,
+                 auto: Iterable[str] = (), strict: bool = False) -> None:
+        fields = dict(features=features, activities=activities, device_index=device_index,
+                      sample_interval_ms=sample_interval_ms, max_spans=max_spans, auto=auto,
+                      strict=strict)
+        if data is not None:
+            unknown = set(data) - set(fields)
+            if unknown:
+                raise TypeError(f"Collection has no field {sorted(unknown)[0]!r}")
+            fields.update(data)
+        for name in ("device_index", "sample_interval_ms", "max_spans"):
+            value = fields[name]
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+            if value < 0:
+                raise ValueError(f"{name} must not be negative")
+        if isinstance(fields["auto"], str):
+            raise TypeError("auto is a sequence of module names, not one str")
+        super().__init__({
+            "features": int(Feature(fields["features"])),
+            "activities": int(Activity(fields["activities"])),
+            "device_index": fields["device_index"],
+            "sample_interval_ms": fields["sample_interval_ms"],
+            "max_spans": fields["max_spans"],
+            "auto": [str(m) for m in fields["auto"]],
+            "strict": bool(fields["strict"]),
+        })
+
+    @property
+    def features(self) -> Feature:
+        return Feature(self._data["features"])
+
+    @property
+    def activities(self) -> Activity:
+        return Activity(self._data["activities"])
+
+    @property
+    def auto(self) -> tuple[str, ...]:
+        return tuple(self._data["auto"])
 
 
 class Profiler:
     """A bounded profiling session: active from construction (or `with`) until stop(). Spans
     anywhere in the process are recorded while it is active; only one can be active at a time.
+    `features` controls what may be collected; the Profile holds only what was observed.
+    Stack sampling applies to Profiler.run, attach and dump, not to this process.
     """
 
     def __init__(self, *, features: Feature = Feature.DEFAULT,
@@ -279,27 +351,31 @@ class Profiler:
                  sample_interval_ms: int = 50, max_spans: int = 100_000,
                  auto: Iterable[str] = (), strict: bool = False,
                  machine: Machine | None = None) -> None:
-        for name, value in (("device_index", device_index),
-                            ("sample_interval_ms", sample_interval_ms), ("max_spans", max_spans)):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-            if value < 0:
-                raise ValueError(f"{name} must not be negative")
-        self._collection = dict(features=int(features), activities=int(activities),
-                                device_index=device_index, sample_interval_ms=sample_interval_ms,
-                                max_spans=max_spans, strict=strict)
+        c = Collection(features=features, activities=activities, device_index=device_index,
+                       sample_interval_ms=sample_interval_ms, max_spans=max_spans, auto=auto,
+                       strict=strict)
+        self._collection = c
+        self._machine = machine
         self._native = _mainboard._Profiler(
-            int(features), int(activities), device_index, sample_interval_ms, max_spans, strict,
-            False, machine._native if machine is not None else None)
+            int(c.features), int(c.activities), c.device_index, c.sample_interval_ms,
+            c.max_spans, c.strict, False, machine._native if machine is not None else None)
         self._auto = None
-        if auto:
-            self.auto(auto)
+        if c.auto:
+            self.auto(c.auto)
+
+    @property
+    def collection(self) -> Collection:
+        """The session's collection policy."""
+        return self._collection
 
     @classmethod
-    def under(cls, collection: Collection | dict[str, Any]) -> Profiler:
-        """A profiler from one collection policy."""
-        data = collection.model_dump() if isinstance(collection, FrozenModel) else dict(collection)
-        return cls(**data)
+    def under(cls, collection: Collection | dict[str, Any], *,
+              machine: Machine | None = None) -> Profiler:
+        """A profiler from one collection policy (a Collection, or a dict of its fields)."""
+        c = collection if isinstance(collection, Collection) else Collection(dict(collection))
+        return cls(features=c.features, activities=c.activities, device_index=c.device_index,
+                   sample_interval_ms=c.sample_interval_ms, max_spans=c.max_spans, auto=c.auto,
+                   strict=c.strict, machine=machine)
 
     def __enter__(self) -> Profiler:
         return self
@@ -310,6 +386,7 @@ class Profiler:
 
     @property
     def active(self) -> bool:
+        """Whether the session records now (until stop() or the end of `with`)."""
         return self._native.active
 
     def stop(self) -> None:
@@ -320,6 +397,7 @@ class Profiler:
         self._native.stop()
 
     def stop_sampler(self) -> None:
+        """Stops the session's device sampler and releases it; spans go on recording."""
         self._native.stop_sampler()
 
     def sample(self) -> None:
@@ -357,19 +435,87 @@ class Profiler:
         return Profile(self._native.peek() if self._native.active else self._native.result())
 
     def stats(self) -> tuple[SpanStat, ...]:
+        """Per-path statistics of the spans so far (exact past max_spans), slowest total first."""
         return self.result().stats()
 
     def bottlenecks(self, top: int = 10) -> tuple[SpanStat, ...]:
+        """The `top` slowest span paths so far, by total wall time."""
         return self.result().bottlenecks(top)
 
     def trace_report(self, top: int = 10) -> TraceReport:
+        """GPU activity so far attributed to the spans open while it ran."""
         return self.result().trace_report(top)
 
     def report(self) -> str:
+        """The result so far as plain text: only the sections with evidence."""
         return self.result().report()
 
     def show(self, *, color: bool = True) -> None:
+        """Prints report() (in color on a terminal when `color`)."""
         self.result().show(color=color)
+
+    def target_snapshot(self, name: str) -> Any:
+        """One reading of the session's GPU (`device_index`) labelled `name`, only when this
+        process is among its compute processes; None when it is not (or there is no such GPU),
+        so a region that never touched the GPU records no GPU reading."""
+        from ._machine import Machine as _Machine
+
+        gpus = (self._machine or _Machine()).gpus
+        index = self._collection.device_index
+        if index >= len(gpus):
+            return None
+        snapshot = gpus[index].snapshot(name)
+        me = os.getpid()
+        return snapshot if any(p.pid == me for p in snapshot.processes) else None
+
+    @staticmethod
+    def owned_codes(module: Any) -> tuple[Any, ...]:
+        """The code of every function `module` owns: its functions, its classes' methods
+        (static, class and property accessors too) and the functions nested in them. Imported
+        names owned by other modules are left out."""
+        name = module.__name__
+        roots: list[Any] = []
+
+        def add(fn: Any) -> None:
+            fn = getattr(fn, "__func__", fn)
+            code = getattr(fn, "__code__", None)
+            if code is not None and getattr(fn, "__module__", None) == name:
+                roots.append(code)
+
+        def add_class(cls: type, seen: set[int]) -> None:
+            if id(cls) in seen or getattr(cls, "__module__", None) != name:
+                return
+            seen.add(id(cls))
+            for value in vars(cls).values():
+                if isinstance(value, property):
+                    for accessor in (value.fget, value.fset, value.fdel):
+                        if accessor is not None:
+                            add(accessor)
+                elif isinstance(value, type):
+                    add_class(value, seen)
+                else:
+                    add(value)
+
+        seen: set[int] = set()
+        for value in list(vars(module).values()):
+            if isinstance(value, type):
+                add_class(value, seen)
+            else:
+                add(value)
+        return _with_nested(roots)
+
+    @staticmethod
+    def module_codes(modules: Iterable[str]) -> tuple[Any, ...]:
+        """The code owned by the imported modules named and their submodules: owned_codes() of
+        each, once. (Profiler.auto switches events on for all code and off where the code is not
+        owned, so functions made later, by exec or a decorator, are found too.)"""
+        names = tuple(modules)
+        out: list[Any] = []
+        for name, module in sorted(sys.modules.items()):
+            if module is None or not any(name == m or name.startswith(m + ".") for m in names):
+                continue
+            out.extend(Profiler.owned_codes(module))
+        return tuple(dict.fromkeys(out))
 
     @property
     def traced_activities(self) -> Activity:

@@ -122,7 +122,7 @@ class GpuInfo(FrozenModel):
     _nested = {"mig_devices": MigDevice}
 
 
-class GPUSnapshot(FrozenModel):
+class GPUSnapshot(UnitSnapshot):
     """Point-in-time reading of all GPU sensors: a UnitSnapshot (its fields are this model's too)
     with the identity (`info`), PCIe, fan speed and compute processes."""
 
@@ -141,7 +141,7 @@ class NpuInfo(FrozenModel):
     """An NPU's identity: computed once."""
 
 
-class NPUSnapshot(FrozenModel):
+class NPUSnapshot(UnitSnapshot):
     """Point-in-time reading of an NPU: identity and neutral telemetry."""
 
     _nested = {"info": NpuInfo, "telemetry": UnitSnapshot}

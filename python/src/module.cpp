@@ -259,37 +259,45 @@ void bind_profiling(py::module_& m) {
       .def("traced_activities", [](const Profiler& p) { return to_string(p.traced_activities()); });
 }
 
-void bind_sampling(py::module_& m) {
-  auto options = [](const std::string& call_graph, std::uint32_t features, std::uint32_t hz,
-                    bool children, bool kernel, double timeout_s, double duration_s, bool strict) {
-    SampleOptions o;
-    o.call_graph = call_graph == "dwarf" ? CallGraph::dwarf : CallGraph::frame_pointers;
-    o.features = static_cast<Feature>(features);
-    o.hz = hz;
-    o.children = children;
-    o.kernel = kernel;
-    o.timeout_s = timeout_s;
-    o.duration_s = duration_s;
-    o.strict = strict;
-    return o;
+/// SampleOptions from the package's dict (its Sampler and Collection, flattened).
+SampleOptions sample_options(const py::dict& d) {
+  SampleOptions o;
+  auto get = [&](const char* key, auto& into) {
+    if (d.contains(key)) into = d[key].cast<std::remove_reference_t<decltype(into)>>();
   };
-  m.def("_run",
-        [options](const std::vector<std::string>& argv, const std::string& call_graph,
-                  std::uint32_t features, std::uint32_t hz, bool children, bool kernel,
-                  double timeout_s, bool strict) {
-          auto o = options(call_graph, features, hz, children, kernel, timeout_s, 0, strict);
-          RunResult r;
-          {
-            py::gil_scoped_release release;
-            r = Sampler::run(argv, o);
-          }
-          return py::make_tuple(std::make_shared<Profile>(std::move(r.profile)), r.exit_code,
-                                r.signal, r.timed_out);
-        });
-  m.def("_attach", [options](std::int64_t pid, const std::string& call_graph,
-                             std::uint32_t features, std::uint32_t hz, double duration_s,
-                             bool strict) {
-    auto o = options(call_graph, features, hz, true, true, 0, duration_s, strict);
+  std::string call_graph = "fp";
+  get("call_graph", call_graph);
+  o.call_graph = call_graph == "dwarf" ? CallGraph::dwarf : CallGraph::frame_pointers;
+  std::uint32_t features = static_cast<std::uint32_t>(o.features);
+  std::uint32_t activities = static_cast<std::uint32_t>(o.activities);
+  get("features", features);
+  get("activities", activities);
+  o.features = static_cast<Feature>(features);
+  o.activities = static_cast<Activity>(activities);
+  get("hz", o.hz);
+  get("children", o.children);
+  get("kernel", o.kernel);
+  get("timeout_s", o.timeout_s);
+  get("duration_s", o.duration_s);
+  get("max_samples", o.max_samples);
+  get("max_spans", o.max_spans);
+  get("strict", o.strict);
+  return o;
+}
+
+void bind_sampling(py::module_& m) {
+  m.def("_run", [](const std::vector<std::string>& argv, const py::dict& options) {
+    auto o = sample_options(options);
+    RunResult r;
+    {
+      py::gil_scoped_release release;
+      r = Sampler::run(argv, o);
+    }
+    return py::make_tuple(std::make_shared<Profile>(std::move(r.profile)), r.exit_code, r.signal,
+                          r.timed_out);
+  });
+  m.def("_attach", [](std::int64_t pid, const py::dict& options) {
+    auto o = sample_options(options);
     py::gil_scoped_release release;
     return std::make_shared<Profile>(Sampler::attach(pid, o));
   });
@@ -360,6 +368,16 @@ void bind_measurements(py::module_& m) {
       r = profile([&] { call(fn); }, o, &evidence);
     }
     return py::make_tuple(dump(r), std::make_shared<Profile>(std::move(evidence)));
+  });
+  m.def("_report_from_profile", [](const Profile& evidence, std::uint32_t iterations,
+                                   double peak_bandwidth_gbps, std::optional<std::uint32_t> supported,
+                                   std::optional<std::uint32_t> requested) {
+    auto kinds = [](std::optional<std::uint32_t> k) -> std::optional<Activity> {
+      if (!k) return std::nullopt;
+      return static_cast<Activity>(*k);
+    };
+    return dump(ProfileReport::from_profile(evidence, iterations, peak_bandwidth_gbps,
+                                            kinds(supported), kinds(requested)));
   });
   m.def("_report_text", [](const std::string& report_json) {
     return json::parse(report_json).get<ProfileReport>().report();

@@ -1,0 +1,212 @@
+"""profile(fn), ProfileReport, device sampling and target_snapshot through the fake NVIDIA
+libraries (NVML, CUDA driver, CUPTI); Collection and Sampler; run, attach, dump, measure."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import mainboard
+from mainboard import Activity, Bound, Collection, Feature, Profiler, ProfileReport, Sampler, span
+
+from conftest import host
+
+
+def gpu_machine(fake_gpus, scenario="h100x8"):
+    fake_gpus(scenario)
+    return mainboard.Machine.over(host("gpu-procs"))
+
+
+def test_profile_fn_gives_the_verdict_of_the_traced_kernels(fake_gpus, fake_cupti):
+    m = gpu_machine(fake_gpus)
+    calls = []
+
+    def step():
+        calls.append(1)
+        t = fake_cupti.now()
+        fake_cupti.kernel("_Z4axpyPfS_f", t + 1_000, t + 2_001_000)  # 2 ms
+        fake_cupti.copy_to_device(64 << 20, t + 2_100_000, t + 2_600_000)  # 64 MiB in 0.5 ms
+
+    synced = []
+    r = mainboard.profile(step, iters=3, warmup=1, sync=lambda: synced.append(1), machine=m)
+    assert len(calls) == 4 and len(synced) == 4  # warm-up included, a barrier after each run
+    assert isinstance(r, ProfileReport)
+    assert r.dominant_kernel == "axpy(float*, float*, float)"
+    assert r.dominant_share_pct == pytest.approx(100.0)
+    assert isinstance(r.bound, Bound)
+    assert r.total_kernel_ns == pytest.approx(3 * 2_000_000, rel=0.01)
+    assert r.total_memcpy_ns == pytest.approx(3 * 500_000, rel=0.01)
+    assert r.peak_bandwidth_gbps > 1000  # the H100's, from the fake driver
+    assert r.achieved_bandwidth_gbps == pytest.approx((64 << 20) / 500_000, rel=0.05)
+    (k,) = r.kernels
+    assert k.name == "axpy(float*, float*, float)" and k.calls == 3
+    assert "axpy" in r.report()
+    with pytest.raises(TypeError):
+        mainboard.profile(42)
+    with pytest.raises(ValueError):
+        mainboard.profile(step, iters=0)
+
+
+def test_report_from_a_profile_lists_what_the_device_could_not_trace(fake_gpus, fake_cupti):
+    m = gpu_machine(fake_gpus)
+    with Profiler(features=Feature.SPANS | Feature.GPU_ACTIVITY, machine=m) as p:
+        with span("step"):
+            t = fake_cupti.now()
+            fake_cupti.kernel("_Z6reducePf", t, t + 1_000_000)
+    assert p.traced_activities == Activity.DEFAULT
+    r = ProfileReport.from_profile(p.result(), iterations=1, peak_bandwidth_gbps=3350.0,
+                                   supported=Activity.KERNEL | Activity.MEMCPY,
+                                   requested=Activity.DEFAULT)
+    assert r.dominant_kernel == "reduce(float*)"
+    assert any("memset" in u for u in r.unavailable), r.unavailable
+    assert r.peak_bandwidth_gbps == 3350.0
+    assert p.trace_report().regions[0].path == "step"
+    with pytest.raises(ValueError):
+        ProfileReport.from_profile(p.result(), iterations=0, peak_bandwidth_gbps=1.0)
+    with pytest.raises(TypeError):
+        ProfileReport.from_profile({}, iterations=1, peak_bandwidth_gbps=1.0)
+
+
+def test_device_samples_while_a_span_is_open(fake_gpus):
+    m = gpu_machine(fake_gpus)
+    with Profiler(features=Feature.SPANS | Feature.DEVICE, sample_interval_ms=10000,
+                  machine=m) as p:
+        p.sample()  # no span open: nothing to attribute it to
+        with span("train"):
+            p.sample()
+            p.sample()
+    samples = p.result().device_samples
+    assert len(samples) >= 2
+    assert all(s["gpu"] == 0 and s["t_ns"] > 0 for s in samples)
+
+
+TARGET_SNAPSHOT = """
+import os, sys
+import mainboard
+from mainboard import Feature, Profiler
+m = mainboard.Machine.over(sys.argv[1])
+with Profiler(features=Feature.SPANS, machine=m) as p:
+    mine = p.target_snapshot("step")
+assert isinstance(mine, mainboard.GPUSnapshot) and mine.name == "step", mine
+assert any(q.pid == os.getpid() for q in mine.processes)
+with Profiler(features=Feature.SPANS, device_index=1, machine=m) as p:
+    assert p.target_snapshot("step") is None  # a GPU this process does not use
+with Profiler(features=Feature.SPANS, device_index=99, machine=m) as p:
+    assert p.target_snapshot("step") is None  # no such GPU
+print("ok")
+"""
+
+
+def test_target_snapshot_only_when_this_process_is_on_the_gpu(fake_gpus, tmp_path):
+    # The fake driver reads its scenario once per process: a new interpreter reads this one,
+    # where the GPU 0 runs the process itself (its pid is known only once it runs).
+    scenario = json.loads(fake_gpus.path("h100x8").read_text())
+    scenario["devices"][1]["processes"] = []
+    fake_gpus(tmp_path / "mine.json")
+    script = tmp_path / "target.py"
+    script.write_text("import json, os, sys\n"
+                      f"s = json.loads({json.dumps(json.dumps(scenario))})\n"
+                      "s['devices'][0]['processes'] = [{'pid': os.getpid(), 'used_memory': 1 << 30}]\n"
+                      f"open({str(tmp_path / 'mine.json')!r}, 'w').write(json.dumps(s))\n"
+                      + TARGET_SNAPSHOT)
+    out = subprocess.run([sys.executable, str(script), host("gpu-procs")], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_collection_is_one_validated_value():
+    c = Collection(features=Feature.SPANS, max_spans=10)
+    assert c.features is Feature.SPANS and c.activities == Activity.DEFAULT and c.auto == ()
+    assert c == Collection(c.model_dump())
+    with Profiler.under(c) as p:
+        assert p.collection == c
+        with span("x"):
+            pass
+    with Profiler.under({"features": Feature.SPANS}) as p:
+        assert p.collection.max_spans == 100_000
+    with pytest.raises(TypeError, match="no field"):
+        Collection({"feature": 1})
+    with pytest.raises(ValueError):
+        Collection(max_spans=-1)
+    with pytest.raises(TypeError):
+        Collection(device_index="0")
+    with pytest.raises(TypeError):
+        Collection(auto="pkg")
+
+
+def test_sampler_is_one_validated_value():
+    s = Sampler(hz=499, call_graph="dwarf")
+    assert s == Sampler(499, "dwarf") and s != Sampler()
+    with pytest.raises(ValueError, match="call_graph"):
+        Sampler(call_graph="lbr")
+    with pytest.raises(ValueError, match="hz"):
+        Sampler(hz=0)
+
+
+def test_run_a_script_and_a_module(tmp_path, monkeypatch):
+    (tmp_path / "mbtarget.py").write_text(
+        "import pathlib, sys\npathlib.Path(sys.argv[1]).write_text(__name__)\n")
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}")
+    prof = Profiler.run(None, module="mbtarget", args=[str(tmp_path / "as-module")], timeout=60)
+    assert (tmp_path / "as-module").read_text() == "__main__"
+    assert isinstance(prof, mainboard.Profile)
+    Profiler.run(tmp_path / "mbtarget.py", args=[str(tmp_path / "as-script")], timeout=60)
+    assert (tmp_path / "as-script").read_text() == "__main__"
+    with pytest.raises(ValueError):
+        Profiler.run(None)
+    with pytest.raises(TypeError):
+        Profiler.run("/bin/true", args="x")
+    with pytest.raises(ValueError):
+        Profiler.run("/bin/true", timeout=-1)
+
+
+def test_run_samples_a_program_as_the_sampler_says():
+    prof = Profiler.run(["/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"],
+                        features=Feature.SPANS, sampler=Sampler(hz=499), timeout=30)
+    if any(u.startswith("stacks:") for u in prof.unavailable):
+        pytest.skip("perf_event_open refused here: " + "; ".join(prof.unavailable))
+    assert prof.samples
+    assert prof.hot_functions(5)
+
+
+def test_measure_a_command_and_a_process():
+    with pytest.raises(mainboard.MainboardError, match="Reach.here"):
+        Profiler.measure(mainboard.Reach.here())
+    with pytest.raises(TypeError):
+        Profiler.measure(["/bin/true"])
+    prof = Profiler.measure(mainboard.Reach.command(["/bin/true"]),
+                            collection=Collection(features=Feature.SPANS), sampler=Sampler(hz=49))
+    assert isinstance(prof, mainboard.Profile)
+    child = subprocess.Popen(["/bin/sleep", "30"])
+    try:
+        prof = Profiler.measure(mainboard.Reach.process(child.pid), timeout=0.3)
+        assert isinstance(prof, mainboard.Profile)
+        assert child.poll() is None  # attached to, sampled, and let go
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_dump_a_process_and_let_it_go():
+    child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(0.01)"])
+    try:
+        try:
+            d = Profiler.dump(child.pid)
+        except mainboard.MainboardError as e:
+            pytest.skip(f"ptrace refused here: {e}")
+        assert d.pid == child.pid and len(d.threads) >= 1
+        assert "TID" in d.text
+        assert child.poll() is None
+        one = Profiler.dump(child.pid, all_threads=False)
+        assert len(one.threads) == 1
+        with pytest.raises(mainboard.MainboardError, match="async"):
+            Profiler.dump(child.pid, async_aware=True)
+        with pytest.raises(ValueError):
+            Profiler.dump(child.pid, timeout=0)
+        with pytest.raises(ValueError):
+            Profiler.dump(-1)
+    finally:
+        child.kill()
+        child.wait()
