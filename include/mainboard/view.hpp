@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,13 @@ class MAINBOARD_API MachineView {
   std::string swap_label() const;
   /// Human label for a macOS Metal identifier ("spdisplays_metal3" → "Metal 3").
   static std::string metal_label(const std::string& value);
+  /// A byte count as the view writes it: "512 B", "1.50 GiB".
+  static std::string bytes(std::uint64_t value);
+  /// Used and total in one unit where that reads well: "12.0 / 80.0 GiB".
+  static std::string capacity_pair(std::uint64_t used, std::uint64_t total);
+  /// A memory reading as a gauge and its capacity pair ("███░░░░░░░ 24.0 / 80.0 GiB"), its total
+  /// alone when use is unknown, "memory unavailable" when unsupported.
+  static std::string memory_usage(const Memory& memory);
 
   const MachineSnapshot& snapshot() const { return snapshot_; }
 

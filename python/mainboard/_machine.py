@@ -6,9 +6,10 @@ import os
 import threading
 from collections import namedtuple
 from functools import cached_property
+from types import MappingProxyType
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Mapping
 
 from . import _mainboard
 from ._models import FrozenModel, models_of
@@ -61,6 +62,7 @@ class Unit:
 
     @cached_property
     def vendor(self) -> str:
+        """Who made it (Intel, AMD, NVIDIA, Apple, …)."""
         return self._native.vendor
 
     @property
@@ -75,14 +77,17 @@ class Unit:
 
     @property
     def utilization(self) -> Utilization:
+        """Busy percentages now; zeros where the unit does not report them."""
         return Utilization((self._native.utilization()))
 
     @property
     def energy(self) -> Energy:
+        """Power draw and cumulative energy now; zeros where unsupported."""
         return Energy((self._native.energy()))
 
     @property
     def thermal(self) -> Thermal:
+        """Temperature and its thresholds now; zeros where unsupported."""
         return Thermal((self._native.thermal()))
 
     def snapshot(self, name: str = "") -> UnitSnapshot:
@@ -130,6 +135,7 @@ class GPU(Unit):
 
     @classmethod
     def is_available(cls) -> bool:
+        """Whether at least one such unit is visible."""
         return bool(cls.all())
 
     @cached_property
@@ -189,10 +195,12 @@ class GPU(Unit):
 
     @property
     def temperature_c(self) -> float:
+        """Die temperature in °C now; 0 when unavailable."""
         return self.thermal.temperature_c
 
     @property
     def gpu_util_pct(self) -> float:
+        """Compute utilization in percent now; 0 when unavailable."""
         return self.utilization.compute_pct
 
     @property
@@ -213,6 +221,7 @@ class NvidiaGPU(GPU):
 
     @cached_property
     def pci_bus_id(self) -> str:
+        """The PCI address (domain:bus:device.function), as nvidia-smi shows it."""
         return self.info.pci_bus_id
 
     @cached_property
@@ -223,6 +232,7 @@ class NvidiaGPU(GPU):
 
     @cached_property
     def sm_count(self) -> int | None:
+        """Streaming multiprocessors, from the CUDA driver; None when unknown."""
         return self.info.sm_count
 
     @cached_property
@@ -236,9 +246,30 @@ class NvidiaGPU(GPU):
         return _version_pair(Machine().cuda.cuda_driver_version) or super().driver_version
 
     def nvml_memory(self) -> Memory:
+        """Memory as NVML reads it now (what nvidia-smi shows)."""
         return Memory((self._native.nvml_memory()))
 
+    def nvml_clocks(self) -> tuple[ClockReading, ...]:
+        """Clocks as NVML reads them now: graphics, SM, memory and video (the same readings as
+        `clocks`, which come from NVML on NVIDIA)."""
+        return self.clocks
+
+    @cached_property
+    def runtime_properties(self) -> Mapping[str, Any]:
+        """Static device properties from the CUDA driver: name, compute capability, SM count,
+        memory size, bus width and clock, and the peak bandwidth they give (read-only)."""
+        info = self.info
+        return MappingProxyType({
+            "name": info.label, "compute_capability": self.cuda_architecture,
+            "multi_processor_count": info.sm_count, "total_memory_bytes": info.memory_total_bytes,
+            "memory_bus_width_bits": info.memory_bus_width_bits,
+            "memory_clock_mhz": info.memory_clock_mhz, "peak_bandwidth_gbs": info.peak_bandwidth_gbs,
+            "pci_bus_id": info.pci_bus_id, "coherent": bool(info.coherent),
+        })
+
     def runtime_memory(self) -> Memory:
+        """Memory as the CUDA driver reads it now (cuMemGetInfo): for devices whose NVML memory
+        reading is unsupported (coherent platforms)."""
         return Memory((self._native.runtime_memory()))
 
 
@@ -249,10 +280,12 @@ class AppleGPU(GPU):
 
     @cached_property
     def core_count(self) -> int | None:
+        """GPU cores, from system_profiler; None when unknown."""
         return self.info.core_count
 
     @cached_property
     def metal_support(self) -> str:
+        """The Metal family it supports (e.g. Metal 3)."""
         return self.info.metal_support
 
 
@@ -263,11 +296,13 @@ class NPU(Unit):
 
     @classmethod
     def all(cls) -> tuple[NPU, ...]:
+        """NPUs visible across every provider."""
         npus = Machine().npus
         return npus if cls is NPU else tuple(n for n in npus if isinstance(n, cls))
 
     @classmethod
     def probe(cls, provider: str) -> tuple[NPU, ...]:
+        """One provider's NPUs ("apple", "amd", "accel"); empty when it found none."""
         return tuple(n for n in Machine().npus if n.provider == provider)
 
     @classmethod
@@ -276,6 +311,7 @@ class NPU(Unit):
 
     @cached_property
     def info(self) -> NpuInfo:
+        """Identity, read once."""
         return NpuInfo((self._native.info()))
 
     @cached_property
@@ -283,6 +319,7 @@ class NPU(Unit):
         return self.info.provider
 
     def snapshot(self, name: str = "") -> NPUSnapshot:
+        """Identity and telemetry of this NPU now; `name` labels it."""
         return NPUSnapshot((self._native.npu_snapshot(name)))
 
 
@@ -346,6 +383,7 @@ class Machine:
 
     @cached_property
     def npus(self) -> tuple[NPU, ...]:
+        """NPUs across every provider."""
         return tuple(_npu(n) for n in self._native.npus())
 
     @cached_property
@@ -361,26 +399,32 @@ class Machine:
 
     @cached_property
     def environment(self) -> Environment:
+        """Scheduler, container, virtualisation, OS and Python: where this process runs."""
         return Environment((self._native.environment()))
 
     @cached_property
     def board(self) -> Board:
+        """The motherboard and firmware identity (empty strings when unreadable)."""
         return Board((self._native.board()))
 
     @cached_property
     def toolchain(self) -> Toolchain:
+        """The build tools on PATH with their versions (TOOL_PROBES), read once."""
         return Toolchain((self._native.toolchain()))
 
     @cached_property
     def compilers(self) -> CompilerConfig:
+        """The compilers a build should use (and CMake's arguments for them)."""
         return CompilerConfig((self._native.compilers()))
 
     @cached_property
     def cuda(self) -> CudaStack:
+        """The NVIDIA driver libraries and CUDA toolkit found on the host."""
         return CudaStack((self._native.cuda()))
 
     @cached_property
     def nvcc_path(self) -> str | None:
+        """The nvcc a CUDA build would use; None when there is none."""
         return self._native.nvcc_path()
 
     @cached_property
@@ -390,6 +434,7 @@ class Machine:
 
     @property
     def hostname(self) -> str:
+        """The host's name."""
         return self._native.hostname()
 
     def _memory_document(self) -> dict[str, Any]:
@@ -397,22 +442,27 @@ class Machine:
 
     @property
     def memory(self) -> Memory:
+        """System memory now (MemTotal, MemAvailable)."""
         return Memory(self._memory_document())
 
     @property
     def memory_hardware(self) -> MemoryHardware:
+        """The installed memory: total, swap, DIMM slots and modules where readable."""
         return MemoryHardware((self._native.memory_hardware()))
 
     @property
     def cgroup_memory(self) -> CgroupMemory:
+        """This process's cgroup memory cap and use (what a batch job may really use)."""
         return CgroupMemory((self._native.cgroup_memory()))
 
     @property
     def disk(self) -> Disk:
+        """The filesystem of the working directory: size and free space."""
         return Disk((self._native.disk()))
 
     @property
     def scratch(self) -> Scratch:
+        """The job's scratch space (TMPDIR, the scheduler's local disk) and its free space."""
         return Scratch((self._native.scratch()))
 
     def snapshot(self, *, toolchain: bool = True) -> MachineSnapshot:

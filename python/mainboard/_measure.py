@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 from . import _mainboard
 from ._machine import Machine
 from ._models import FrozenModel
+from ._snapshot import Memory
 from ._profiling import Activity, Collection, Feature, Profile, Profiler
 
 
@@ -315,6 +316,7 @@ class Meter:
         return False
 
     def sample(self) -> None:
+        """One reading of host and GPU memory now, folded into the peaks."""
         self._live().sample()
 
     def _live(self) -> Any:
@@ -324,18 +326,22 @@ class Meter:
 
     @property
     def elapsed_s(self) -> float:
+        """Seconds since the region began (until it ended, once it has)."""
         return self._live().elapsed_s
 
     @property
     def peak_host_gb(self) -> float:
+        """The highest host memory in use over the samples, in GiB."""
         return self._live().peak_host_gb
 
     @property
     def peak_gpu_gb(self) -> float:
+        """The highest GPU memory in use over the samples (all GPUs together), in GiB."""
         return self._live().peak_gpu_gb
 
     @property
     def host_delta_gb(self) -> float:
+        """Host memory in use at the last sample minus at the first, in GiB."""
         return self._live().host_delta_gb
 
 
@@ -371,24 +377,31 @@ class MachineView:
         return self._native.compact_summary()
 
     def memory_title(self) -> str:
+        """The memory box's title: its size, and "unified" where GPUs share it."""
         return self._native.memory_title()
 
     def memory_rows(self) -> list[str]:
+        """The memory box's lines: use, swap, cgroup cap, DIMMs."""
         return self._native.memory_rows()
 
     def cpu_rows(self) -> list[str]:
+        """The CPU box's lines: cores, clocks, caches, load."""
         return self._native.cpu_rows()
 
     def gpu_title(self, index: int) -> str:
+        """GPU `index`'s box title: its name and architecture."""
         return self._native.gpu_title(index)
 
     def gpu_rows(self, gpu: int | Any) -> list[str]:
+        """A GPU box's lines (by index or GPU): memory, utilization, clocks, power, PCIe."""
         return self._native.gpu_rows(self._index(gpu, self.machine.gpus))
 
     def npu_title(self, index: int) -> str:
+        """NPU `index`'s box title."""
         return self._native.npu_title(index)
 
     def npu_rows(self, npu: int | Any) -> list[str]:
+        """An NPU box's lines (by index or NPU)."""
         return self._native.npu_rows(self._index(npu, self.machine.npus))
 
     def connection_label(self, kind: str, index: int = 0) -> str:
@@ -396,15 +409,34 @@ class MachineView:
         return self._native.connection_label(str(getattr(kind, "value", kind)), index)
 
     def fabric_label(self) -> str:
+        """The dominant host-to-accelerator fabric (PCIe 5 x16, NVLink-C2C, unified); empty
+        without accelerators."""
         return self._native.fabric_label()
 
     def swap_label(self) -> str:
+        """Swap in use and its size."""
         return self._native.swap_label()
 
     @staticmethod
     def metal_label(value: str) -> str:
         """A human label for a macOS Metal identifier ("spdisplays_metal3" → "Metal 3")."""
         return _mainboard._MachineView.metal_label(value)
+
+    @staticmethod
+    def bytes(value: int) -> str:
+        """A byte count as the view writes it ("1.5 GiB")."""
+        return _mainboard._MachineView.bytes(value)
+
+    @staticmethod
+    def capacity_pair(used_bytes: int, total_bytes: int) -> str:
+        """Used and total in one unit where that reads well ("12.0 / 80.0 GiB")."""
+        return _mainboard._MachineView.capacity_pair(used_bytes, total_bytes)
+
+    @staticmethod
+    def memory_usage(memory: Memory) -> str:
+        """A Memory reading as a gauge and its capacity pair; its total alone when use is
+        unknown."""
+        return _mainboard._MachineView.memory_usage(memory.model_dump_json())
 
     @staticmethod
     def _index(unit: int | Any, units: tuple[Any, ...]) -> int:

@@ -451,7 +451,14 @@ void bind_tools_and_view(py::module_& m) {
       })
       .def("fabric_label", &MachineView::fabric_label)
       .def("swap_label", &MachineView::swap_label)
-      .def_static("metal_label", &MachineView::metal_label);
+      .def_static("metal_label", &MachineView::metal_label)
+      .def_static("bytes", &MachineView::bytes)
+      .def_static("capacity_pair", &MachineView::capacity_pair)
+      .def_static("memory_usage", [](const std::string& memory_json) {
+        json reading = Memory{};  // fields the caller left out keep their defaults
+        reading.update(json::parse(memory_json));
+        return MachineView::memory_usage(reading.get<Memory>());
+      });
 }
 
 void bind_arch_config(py::module_& m) {

@@ -88,6 +88,12 @@ def test_gpus_through_the_fake_driver_libraries(fake_gpus):
     assert g.peak_bandwidth_gbs > 1000
     assert g.memory.total_gb == pytest.approx(79.6, abs=1)
     assert g.fan_speed_pct >= 0
+    assert {c.domain for c in g.nvml_clocks()} >= {"sm", "memory"}
+    props = g.runtime_properties
+    assert props["multi_processor_count"] == g.sm_count == 132
+    assert props["compute_capability"] == (9, 0) and props["memory_bus_width_bits"] == 5120
+    with pytest.raises(TypeError):
+        props["name"] = "other"  # read-only
     snap = g.snapshot("step")
     assert isinstance(snap, mainboard.GPUSnapshot)
     assert snap.name == "step" and snap.info.uuid == g.uuid  # a UnitSnapshot's fields too
@@ -187,3 +193,11 @@ def test_machine_view_pieces():
     assert view.cpu_rows()
     assert "·" in view.compact_summary()
     assert mainboard.MachineView.metal_label("spdisplays_metal3") == "Metal 3"
+    assert mainboard.MachineView.bytes(512) == "512 B"
+    assert mainboard.MachineView.bytes(3 << 29) == "1.50 GiB"
+    assert mainboard.MachineView.capacity_pair(12 << 30, 80 << 30) == "12.0 / 80.0 GiB"
+    m = mainboard.Memory(total_bytes=80 << 30, used_bytes=20 << 30, supported=True, scope="vram")
+    assert mainboard.MachineView.memory_usage(m) == "███░░░░░░░ 20.0 / 80.0 GiB"
+    unknown = mainboard.Memory(total_bytes=8 << 30, supported=True)
+    assert mainboard.MachineView.memory_usage(unknown) == "8.00 GiB"
+    assert mainboard.MachineView.memory_usage(mainboard.Memory(supported=False)) == "memory unavailable"

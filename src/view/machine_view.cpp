@@ -153,6 +153,11 @@ MachineView MachineView::of(const Machine& machine) {
 }
 
 std::string MachineView::metal_label(const std::string& value) { return apple::metal_label(value); }
+std::string MachineView::bytes(std::uint64_t value) { return view::bytes(value); }
+std::string MachineView::capacity_pair(std::uint64_t used, std::uint64_t total) {
+  return view::capacity_pair(used, total);
+}
+std::string MachineView::memory_usage(const Memory& memory) { return memory_use(memory); }
 
 std::string MachineView::memory_title() const {
   bool unified = std::any_of(snapshot_.gpus.begin(), snapshot_.gpus.end(),
