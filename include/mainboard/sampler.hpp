@@ -33,6 +33,10 @@ struct MAINBOARD_API SampleOptions {
   /// "[kernel]" frame above the user code that entered it, when kernel.perf_event_paranoid
   /// allows (else only user time, and `unavailable` says why).
   bool kernel = true;
+  /// In CPython 3.9–3.13 processes, replace the interpreter's frames by the Python frames it
+  /// runs (read from outside at the sampling rate, without stopping the process), keeping the
+  /// native frames of C extensions between them.
+  bool python = true;
   double timeout_s = 0;    ///< run: end the target after this long (0: never)
   double duration_s = 10;  ///< attach: how long to sample (ends early if the process exits)
   std::uint64_t max_samples = 10'000'000;
@@ -51,16 +55,40 @@ struct MAINBOARD_API RunResult {
   bool timed_out = false;
 };
 
-/// One thread's stack at one instant (Sampler::dump), innermost frame first.
+/// One thread's stack at one instant (Sampler::dump), innermost frame first. In a Python
+/// process the frames are Python's (module "[python]", `function (file:line)`), with the native
+/// frames of C extensions and libraries between them when DumpOptions::native asks.
 struct MAINBOARD_API ThreadStack {
   std::int64_t tid = 0;
   std::string name;
   std::vector<StackFrame> frames;
+  /// What the kernel says the thread is doing: "running", "sleeping", "disk sleep", "stopped",
+  /// "zombie" … ("" when it could not be read).
+  std::string state;
+  bool python = false;     ///< a Python thread (it has an interpreter thread state)
+  bool holds_gil = false;  ///< the Python thread holding the GIL
 };
 struct MAINBOARD_API StackDump {
   std::int64_t pid = 0;
+  /// "CPython 3.11.2 (python3.11)" for a Python process, else empty.
+  std::string python;
   std::vector<ThreadStack> threads;
-  std::string text() const;  ///< like eu-stack: a block per thread, a frame per line
+  std::vector<std::string> unavailable;  ///< what could not be read, and why
+  /// Native: like eu-stack (a block per thread, a frame per line). Python: like py-spy dump (a
+  /// thread per block with its state and GIL, `function (file:line)` innermost first).
+  std::string text() const;
+};
+
+/// What Sampler::dump reads.
+struct MAINBOARD_API DumpOptions {
+  /// Only the main thread's stack (for Python, the thread that started the interpreter).
+  bool all_threads = true;
+  /// In a Python process, also the native frames between the Python ones (C extensions,
+  /// libraries): the threads are stopped with ptrace while each is read. Without it a Python
+  /// process is read without stopping it and only its Python threads are shown.
+  bool native = false;
+  /// Read Python frames where the process is CPython 3.9–3.13 (else native stacks only).
+  bool python = true;
 };
 
 /// What Sampler::measure reaches: a command to launch, a running process, or this process.
@@ -90,9 +118,11 @@ class MAINBOARD_API Sampler {
   static Profile measure(const Reach& reach, const SampleOptions& options = {});
   /// Samples a running process (every thread, and the ones it starts) for options.duration_s.
   static Profile attach(std::int64_t pid, const SampleOptions& options = {});
-  /// One stack of every thread of `pid`, unwound with libdw through ptrace; the process is
-  /// always let go again, also on error.
-  static StackDump dump(std::int64_t pid);
+  /// One stack of every thread of `pid`: its Python stacks when it is CPython (read from outside,
+  /// see DumpOptions), native stacks unwound with libdw through ptrace otherwise; the process is
+  /// always let go again, also on error. Throws mainboard::Error naming the setting that refused
+  /// access (kernel.yama.ptrace_scope, CAP_SYS_PTRACE).
+  static StackDump dump(std::int64_t pid, const DumpOptions& options = {});
 };
 
 }  // namespace mainboard

@@ -214,21 +214,26 @@ def attach(pid: int, *, sampler: Sampler | None = None, timeout: float | None = 
 
 
 class StackDump(FrozenModel):
-    """One stack of every thread of a process (`text` reads like eu-stack)."""
+    """One stack of every thread of a process. For a Python process (`python` names the
+    interpreter) each thread's Python frames, innermost first, with its state and whether it
+    holds the GIL, and `text` reads like py-spy dump; otherwise native stacks, and `text` reads
+    like eu-stack."""
 
 
 def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
-         timeout: float = 10.0) -> StackDump:
-    """One stack of every thread of `pid` (only the main thread's without `all_threads`); the
-    process is always let go again. Raises TimeoutError when the dump takes longer than
-    `timeout` seconds (it still lets the process go when it ends). `async_aware` (asyncio
-    tasks' stacks) needs the target's Python frames, which this dump does not read: it raises."""
+         timeout: float = 10.0, native: bool = False) -> StackDump:
+    """One stack of every thread of `pid` (only the main thread's without `all_threads`): its
+    Python stacks when it runs CPython 3.9–3.13, read from outside without stopping it; with
+    `native`, also the native frames between them (each thread stopped while it is read). Other
+    processes get native stacks. The process is always let go again. Raises TimeoutError when
+    the dump takes longer than `timeout` seconds (it still lets the process go when it ends).
+    `async_aware` (the await chains of asyncio tasks) is not read yet: it raises."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         raise ValueError(f"pid must be a positive int, not {pid!r}")
     if async_aware:
         raise _mainboard.MainboardError(
-            "dump(async_aware=True): the stacks of asyncio tasks need the target's Python "
-            "frames, which this dump does not read; it dumps native stacks")
+            "dump(async_aware=True): the await chains of asyncio tasks are not read yet; "
+            "the dump shows each thread's Python stack (the event loop's frames)")
     import threading
 
     limit = _timeout(timeout)
@@ -236,7 +241,7 @@ def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
 
     def work() -> None:
         try:
-            done["dump"] = _mainboard._dump(pid)
+            done["dump"] = _mainboard._dump(pid, all_threads, native)
         except BaseException as e:  # handed to the caller's thread
             done["error"] = e
 
@@ -247,10 +252,7 @@ def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
         raise TimeoutError(f"dump of process {pid} took longer than {limit:g} s")
     if "error" in done:
         raise done["error"]
-    d = done["dump"]
-    if not all_threads and d["threads"]:
-        d["threads"] = d["threads"][:1]
-    return StackDump(d)
+    return StackDump(done["dump"])
 
 
 def measure(reach: Reach, *, collection: Collection | None = None,

@@ -301,12 +301,22 @@ void bind_sampling(py::module_& m) {
     py::gil_scoped_release release;
     return std::make_shared<Profile>(Sampler::attach(pid, o));
   });
-  m.def("_dump", [](std::int64_t pid) {
+  m.def("_dump", [](std::int64_t pid, bool all_threads, bool native) {
     py::gil_scoped_release release;
-    auto d = Sampler::dump(pid);
-    json j = {{"pid", d.pid}, {"text", d.text()}, {"threads", json::array()}};
+    DumpOptions options;
+    options.all_threads = all_threads;
+    options.native = native;
+    auto d = Sampler::dump(pid, options);
+    json j = {{"pid", d.pid},         {"text", d.text()},
+              {"threads", json::array()}, {"unavailable", d.unavailable},
+              {"python", d.python.empty() ? json(nullptr) : json(d.python)}};
     for (const auto& t : d.threads)
-      j["threads"].push_back({{"tid", t.tid}, {"name", t.name}, {"frames", t.frames}});
+      j["threads"].push_back({{"tid", t.tid},
+                              {"name", t.name},
+                              {"state", t.state},
+                              {"python", t.python},
+                              {"holds_gil", t.holds_gil},
+                              {"frames", t.frames}});
     py::gil_scoped_acquire acquire;
     return to_python(j);
   });

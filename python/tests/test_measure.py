@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -191,16 +192,24 @@ def test_measure_a_command_and_a_process():
 
 def test_dump_a_process_and_let_it_go():
     child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(0.01)"])
+    time.sleep(0.3)  # past the interpreter's start
     try:
         try:
             d = Profiler.dump(child.pid)
         except mainboard.MainboardError as e:
             pytest.skip(f"ptrace refused here: {e}")
-        assert d.pid == child.pid and len(d.threads) >= 1
-        assert "TID" in d.text
+        assert d.pid == child.pid and len(d.threads) == 1
+        assert d.python.startswith("CPython 3.")
+        (main,) = d.threads
+        assert main.python and main.tid == child.pid and not main.holds_gil
+        assert [f.function for f in main.frames] == ["<module>"]
+        assert main.frames[0].file == "<string>" and main.frames[0].line == 2
+        assert f"Thread {child.pid} (" in d.text and "<module> (<string>:2)" in d.text
         assert child.poll() is None
-        one = Profiler.dump(child.pid, all_threads=False)
-        assert len(one.threads) == 1
+        native = Profiler.dump(child.pid, native=True, all_threads=False)
+        assert len(native.threads) == 1
+        frames = native.threads[0].frames
+        assert frames[-1].function == "<module>" and frames[0].module != "[python]"
         with pytest.raises(mainboard.MainboardError, match="async"):
             Profiler.dump(child.pid, async_aware=True)
         with pytest.raises(ValueError):

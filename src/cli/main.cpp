@@ -296,13 +296,20 @@ int run_profile_attach(std::int64_t pid, const mainboard::SampleOptions& options
   return 0;
 }
 
-int run_profile_dump(std::int64_t pid, bool json) {
-  auto d = mainboard::Sampler::dump(pid);
+int run_profile_dump(std::int64_t pid, const mainboard::DumpOptions& options, bool json) {
+  auto d = mainboard::Sampler::dump(pid, options);
   if (json) {
     nlohmann::json threads = nlohmann::json::array();
     for (const auto& t : d.threads)
-      threads.push_back({{"tid", t.tid}, {"name", t.name}, {"frames", t.frames}});
-    print(nlohmann::json{{"pid", d.pid}, {"threads", threads}}.dump(2) + "\n");
+      threads.push_back({{"tid", t.tid},
+                         {"name", t.name},
+                         {"state", t.state},
+                         {"python", t.python},
+                         {"holds_gil", t.holds_gil},
+                         {"frames", t.frames}});
+    nlohmann::json j{{"pid", d.pid}, {"threads", threads}, {"unavailable", d.unavailable}};
+    j["python"] = d.python.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.python);
+    print(j.dump(2) + "\n");
   } else {
     print(d.text());
   }
@@ -438,6 +445,9 @@ int main(int argc, char** argv) {
         "--user-only{false}", o.kernel,
         "do not sample time in the kernel (by default system calls and page faults show as a "
         "[kernel] frame, when kernel.perf_event_paranoid allows)");
+    cmd->add_flag_callback("--no-python", [&o] { o.python = false; },
+                  "keep the interpreter's own frames in CPython processes (by default they are "
+                  "replaced by the Python frames they run, read from the process)");
     cmd->add_option("--call-graph", o.call_graph,
                     "fp: walk frame pointers (cheap); dwarf: copy each sample's stack and unwind "
                     "it with CFI "
@@ -484,8 +494,16 @@ int main(int argc, char** argv) {
       profile->add_subcommand("dump", "print one stack of every thread of a running process");
   std::int64_t dump_pid = 0;
   bool dump_json = false;
+  mainboard::DumpOptions dump_options;
+  bool dump_main_only = false, dump_no_python = false;
   pdump->add_option("PID", dump_pid, "the process")->required();
   pdump->add_flag("--json", dump_json, "as JSON");
+  pdump->add_flag("--native", dump_options.native,
+                  "in a Python process, also the native frames between the Python ones (stops "
+                  "each thread while it is read)");
+  pdump->add_flag("--main-thread", dump_main_only, "only the main thread");
+  pdump->add_flag("--no-python", dump_no_python,
+                  "native stacks only, also of a Python process");
 
   // "mainboard meter [options] -- CMD ARGS": everything after the first "--" is the command,
   // untouched by our option parser (it may have options of its own). Without "--", the first
@@ -533,7 +551,11 @@ int main(int argc, char** argv) {
       return run_profile_run(command, run_options, run_out);
     }
     if (*pattach) return run_profile_attach(attach_pid, attach_options, attach_out);
-    if (*pdump) return run_profile_dump(dump_pid, dump_json);
+    if (*pdump) {
+      dump_options.all_threads = !dump_main_only;
+      dump_options.python = !dump_no_python;
+      return run_profile_dump(dump_pid, dump_options, dump_json);
+    }
     if (*meter) {
       auto command = meter->remaining();
       command.insert(command.end(), after_dashes.begin(), after_dashes.end());

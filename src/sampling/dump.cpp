@@ -9,17 +9,62 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/sampler.hpp"
+#include "sampling/python_frames.hpp"
 #include "symbols/symbolizer.hpp"
 
 namespace mainboard {
 
 namespace {
+
+/// What /proc/PID/task/TID/stat says the thread is doing, in words.
+std::string thread_state(std::int64_t pid, std::int64_t tid) {
+  auto stat = symbols::read_proc_file("/proc/" + std::to_string(pid) + "/task/" +
+                                      std::to_string(tid) + "/stat");
+  auto close = stat.rfind(") ");
+  if (close == std::string::npos || close + 2 >= stat.size()) return "";
+  switch (stat[close + 2]) {
+    case 'R': return "running";
+    case 'S': return "sleeping";
+    case 'D': return "disk sleep";
+    case 'T': return "stopped";
+    case 't': return "tracing stop";
+    case 'Z': return "zombie";
+    case 'I': return "idle";
+    case 'X': return "dead";
+    default: return std::string(1, stat[close + 2]);
+  }
+}
+
+std::string thread_name(std::int64_t pid, std::int64_t tid) {
+  return std::string(core::trim(symbols::read_proc_file(
+      "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm")));
+}
+
+/// Reads every Python thread's stack, again while the reads do not validate (the process runs
+/// on while we read); false after `tries`.
+bool read_python(sampling::PythonReader& py, std::vector<sampling::PyThreadStack>& threads,
+                 int tries) {
+  for (int i = 0; i < tries; ++i)
+    if (py.read(threads)) return true;
+  return false;
+}
+
+/// The main thread first (the one whose id is the process's), then by thread id.
+void order_threads(StackDump& dump) {
+  std::sort(dump.threads.begin(), dump.threads.end(),
+            [&](const ThreadStack& a, const ThreadStack& b) {
+              bool am = a.tid == dump.pid, bm = b.tid == dump.pid;
+              return am != bm ? am : a.tid < b.tid;
+            });
+}
 
 std::string explain_ptrace(int error, std::int64_t pid) {
   std::string scope =
@@ -42,6 +87,27 @@ std::string explain_ptrace(int error, std::int64_t pid) {
 }  // namespace
 
 std::string StackDump::text() const {
+  if (!python.empty()) {
+    // As py-spy dump writes it: a block per thread, `function (file:line)` innermost first.
+    std::string out = fmt::format("Process {}: {}\n", pid, python);
+    for (const auto& t : threads) {
+      std::string status = t.state.empty() ? "unknown" : t.state;
+      if (t.holds_gil) status += ", holds the GIL";
+      out += fmt::format("\nThread {} ({}){}{}\n", t.tid, status,
+                         t.name.empty() ? "" : ": \"" + t.name + "\"",
+                         t.python ? "" : " (no Python frames)");
+      for (const auto& f : t.frames) {
+        if (f.module == "[python]")
+          out += fmt::format("    {} ({}:{})\n", f.function, f.file, f.line);
+        else
+          out += fmt::format("    {} [{}]{}\n", f.function, f.module,
+                             f.file.empty() ? "" : fmt::format(" ({}:{})", f.file, f.line));
+      }
+    }
+    for (const auto& u : unavailable)
+      out += "\nnot read: " + u + "\n";
+    return out;
+  }
   std::string out = fmt::format("PID {}\n", pid);
   for (const auto& t : threads) {
     out += fmt::format("TID {}{}:\n", t.tid, t.name.empty() ? "" : " (" + t.name + ")");
@@ -53,14 +119,65 @@ std::string StackDump::text() const {
       out += "\n";
     }
   }
+  for (const auto& u : unavailable)
+    out += "not read: " + u + "\n";
   return out;
 }
 
-StackDump Sampler::dump(std::int64_t pid) {
+StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
   if (pid <= 0) throw Error("no process " + std::to_string(pid));
   std::string maps = symbols::read_proc_file("/proc/" + std::to_string(pid) + "/maps");
   if (maps.empty())
     throw Error("process " + std::to_string(pid) + " does not exist, or its maps cannot be read");
+
+  StackDump dump;
+  dump.pid = pid;
+  std::unique_ptr<sampling::PythonReader> py;
+  if (options.python) {
+    std::string why;
+    py = sampling::PythonReader::open(static_cast<std::int32_t>(pid), &why);
+    if (!why.empty()) {
+      if (why.find("cannot read the memory") != std::string::npos) throw Error(why);
+      dump.unavailable.push_back(why);
+    }
+  }
+  std::vector<sampling::PyThreadStack> python_threads;
+  if (py) {
+    dump.python = "CPython " + py->version() + " (" + py->interpreter_module() + ")";
+    // Read from outside without stopping the process: read again until a read validates.
+    if (!options.native && !read_python(*py, python_threads, 100))
+      throw Error("the Python stacks of process " + std::to_string(pid) +
+                  " changed under every one of 100 reads; --native reads each thread while "
+                  "it is stopped");
+    if (!options.native && python_threads.empty())
+      dump.unavailable.push_back(
+          "python: the interpreter has no thread yet (it is starting or ending): native stacks");
+    if (!options.native && !python_threads.empty()) {
+      for (const auto& pt : python_threads) {
+        ThreadStack t;
+        t.tid = pt.tid;
+        t.name = thread_name(pid, pt.tid);
+        t.state = thread_state(pid, pt.tid);
+        t.python = true;
+        t.holds_gil = pt.holds_gil;
+        for (const auto& f : pt.frames)
+          t.frames.push_back(py->frame(f));
+        dump.threads.push_back(std::move(t));
+      }
+      order_threads(dump);
+      if (!options.all_threads && dump.threads.size() > 1) dump.threads.resize(1);
+      return dump;
+    }
+  }
+  // Thread states before ptrace stops them.
+  std::map<std::int64_t, std::string> states;
+  {
+    std::error_code ec;
+    for (const auto& e :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+      if (auto tid = core::parse_u64(e.path().filename().string()))
+        states[static_cast<std::int64_t>(*tid)] = thread_state(pid, static_cast<std::int64_t>(*tid));
+  }
 
   // Hold off the signals that would end us while threads are stopped under ptrace.
   sigset_t block, previous;
@@ -85,27 +202,34 @@ StackDump Sampler::dump(std::int64_t pid) {
 
   symbols::Symbolizer symbolizer;
   symbolizer.set_mappings(symbols::parse_maps(maps));
-  StackDump dump;
-  dump.pid = pid;
   struct Context {
     symbols::Symbolizer* symbolizer;
     StackDump* dump;
     std::int64_t pid;
-  } context{&symbolizer, &dump, pid};
+    sampling::PythonReader* py;
+    std::map<std::int64_t, std::string>* states;
+    bool all_threads;
+  } context{&symbolizer, &dump, pid, py.get(), &states, options.all_threads};
 
   auto on_thread = [](Dwfl_Thread* thread, void* arg) -> int {
     auto* c = static_cast<Context*>(arg);
     ThreadStack t;
     t.tid = dwfl_thread_tid(thread);
-    t.name = std::string(core::trim(symbols::read_proc_file(
-        "/proc/" + std::to_string(c->pid) + "/task/" + std::to_string(t.tid) + "/comm")));
+    if (!c->all_threads && t.tid != c->pid) return DWARF_CB_OK;
+    t.name = thread_name(c->pid, t.tid);
+    if (auto s = c->states->find(t.tid); s != c->states->end()) t.state = s->second;
     struct FrameContext {
       symbols::Symbolizer* symbolizer;
+      sampling::PythonReader* py;
       ThreadStack* thread;
+      std::vector<sampling::PyThreadStack> python;
+      bool python_read = false;
       int depth = 0;
-    } fc{c->symbolizer, &t};
+    } fc{c->symbolizer, c->py, &t, {}, false, 0};
     auto frame_cb = [](Dwfl_Frame* frame, void* arg2) -> int {
       auto* f = static_cast<FrameContext*>(arg2);
+      if (f->depth == 0 && f->py)  // the thread is stopped now: its Python stack holds still
+        f->python_read = read_python(*f->py, f->python, 20);
       Dwarf_Addr pc = 0;
       bool activation = false;
       if (!dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
@@ -114,13 +238,26 @@ StackDump Sampler::dump(std::int64_t pid) {
       return ++f->depth >= 256 ? DWARF_CB_ABORT : DWARF_CB_OK;
     };
     dwfl_thread_getframes(thread, frame_cb, &fc);  // a partial stack is still worth showing
+    if (fc.python_read)
+      for (const auto& pt : fc.python)
+        if (pt.tid == t.tid) {
+          std::vector<StackFrame> frames;
+          std::vector<bool> entries;
+          for (const auto& f : pt.frames) {
+            frames.push_back(c->py->frame(f));
+            entries.push_back(f.entry);
+          }
+          t.python = true;
+          t.holds_gil = pt.holds_gil;
+          t.frames = sampling::splice_python(t.frames, frames, entries,
+                                             c->py->interpreter_module());
+        }
     c->dump->threads.push_back(std::move(t));
     return DWARF_CB_OK;
   };
   if (dwfl_getthreads(dwfl.get(), on_thread, &context) != 0 && dump.threads.empty())
     throw Error("cannot unwind process " + std::to_string(pid) + ": " + dwfl_errmsg(-1));
-  std::sort(dump.threads.begin(), dump.threads.end(),
-            [](const ThreadStack& a, const ThreadStack& b) { return a.tid < b.tid; });
+  order_threads(dump);
   return dump;
 }
 

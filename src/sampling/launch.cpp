@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -234,6 +235,14 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
     throw Error("cannot run " + argv[0] + ": " + std::strerror(exec_errno));
   }
 
+  // Python frames: watched only now that exec has happened (before, the child is a copy of
+  // this process, which may itself be Python).
+  std::unique_ptr<sampling::PythonPoller> python;
+  if (sampler && o.python) {
+    python = std::make_unique<sampling::PythonPoller>(o.hz);
+    python->watch({pid});
+  }
+
   RunResult result;
   auto deadline = o.timeout_s > 0 ? std::chrono::steady_clock::now() +
                                         std::chrono::duration<double>(o.timeout_s)
@@ -246,6 +255,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
     if (r == pid) break;
     if (r < 0 && errno != EINTR) break;
     if (sampler) sampler->drain();
+    if (python && o.children) python->watch(sampler->processes());
     auto now = std::chrono::steady_clock::now();
     bool stop = now >= deadline || detail::g_sampling_interrupted.load();
     if (stop && !terminated) {
@@ -280,7 +290,10 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   if (sampler) {
     auto raw = sampler->finish();
     pids = raw.processes;
-    p = sampling::to_profile(std::move(raw), o.hz, pid, o.children);
+    std::optional<sampling::PythonSamples> py;
+    if (python) py = python->finish();
+    p = sampling::to_profile(std::move(raw), o.hz, pid, o.children, "/tmp",
+                             py ? &*py : nullptr);
   }
   p.pid = pid;
   // The target's own evidence, when it wrote some (a crash leaves none).
@@ -325,15 +338,24 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   so.kernel = o.kernel;
   sampling::PerfSampler sampler(pid, tids, so, false);
   sampler.seed_from_proc(pid);
+  std::unique_ptr<sampling::PythonPoller> python;
+  if (o.python) {
+    python = std::make_unique<sampling::PythonPoller>(o.hz);
+    python->watch({pid});
+  }
   auto start_ns = core::monotonic_ns();
   auto until =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(o.duration_s, 0.0));
   while (std::chrono::steady_clock::now() < until && !detail::g_sampling_interrupted.load() &&
          !process_gone(pid)) {
     sampler.drain();
+    if (python && o.children) python->watch(sampler.processes());
     std::this_thread::sleep_for(sampler.drain_interval());
   }
-  auto p = sampling::to_profile(sampler.finish(), o.hz, pid, o.children);
+  auto raw = sampler.finish();
+  std::optional<sampling::PythonSamples> py;
+  if (python) py = python->finish();
+  auto p = sampling::to_profile(std::move(raw), o.hz, pid, o.children, "/tmp", py ? &*py : nullptr);
   p.pid = pid;
   p.start_ns = start_ns;
   p.end_ns = core::monotonic_ns();

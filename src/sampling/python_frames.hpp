@@ -1,0 +1,164 @@
+#pragma once
+
+// Python frames of another process, read from outside with process_vm_readv, as py-spy and
+// austin do: find CPython's `_PyRuntime`, walk interpreters → thread states → frames, and name
+// each frame from its code object (qualified name, file, line from the line table). No
+// cooperation from the target; one table of per-version layouts (python_layouts.inc).
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mainboard/profile.hpp"
+
+namespace mainboard::sampling {
+
+struct PythonLayout;
+
+/// One Python frame, innermost first in a stack.
+struct PyFrame {
+  std::uint32_t code = 0;  ///< index into PythonReader::codes()
+  std::uint32_t line = 0;  ///< the line running now (0: unknown)
+  /// The outermost frame of one run of the evaluation loop (`_PyEval_EvalFrameDefault`): frames
+  /// from the innermost up to this one belong to the innermost evaluation frame of the native
+  /// stack, and so on.
+  bool entry = false;
+  bool operator==(const PyFrame&) const = default;
+};
+
+/// What a code object says about itself.
+struct PyCode {
+  std::string qualname, file;
+  std::uint32_t first_line = 0;
+};
+
+/// One thread's Python stack.
+struct PyThreadStack {
+  std::int32_t tid = 0;   ///< the kernel's thread id (0: not known)
+  std::uint64_t thread_state = 0;  ///< the PyThreadState address
+  bool holds_gil = false;
+  std::vector<PyFrame> frames;
+};
+
+class PythonReader {
+ public:
+  /// The Python interpreter inside process `pid`, or nullptr with `why` set: not a Python
+  /// process (why empty), a version whose layout this build does not know, memory that cannot
+  /// be read (permissions).
+  static std::unique_ptr<PythonReader> open(std::int32_t pid, std::string* why);
+  ~PythonReader();
+
+  /// Every thread's Python stack now. False when the reads did not validate (a frame chain or a
+  /// code object changed under us: the process was running); `threads` is then unusable.
+  bool read(std::vector<PyThreadStack>& threads);
+
+  std::int32_t pid() const { return pid_; }
+  /// "3.11" and, where the process says (3.11 on), the micro version: "3.11.2".
+  const std::string& version() const { return version_; }
+  /// The module (file name) holding the interpreter: its native frames are the interpreter's.
+  const std::string& interpreter_module() const { return module_; }
+  const std::vector<PyCode>& codes() const { return codes_; }
+  /// A Python frame as a profile frame: "qualname", module "[python]", file and line.
+  StackFrame frame(const PyFrame& f) const;
+
+ private:
+  PythonReader() = default;
+  bool read_memory(std::uint64_t address, void* into, std::size_t size) const;
+  template <typename T>
+  bool read_value(std::uint64_t address, T& value) const {
+    return read_memory(address, &value, sizeof value);
+  }
+  bool read_string(std::uint64_t address, std::string& out) const;
+  bool read_bytes_object(std::uint64_t address, std::string& out) const;
+  /// The code object at `address`, read once and kept by address (validated on each use by its
+  /// name and file pointers); false when it is not a code object.
+  bool code_at(std::uint64_t address, std::uint32_t& index, std::string& linetable);
+  std::uint32_t line_of(std::uint32_t code, const std::string& linetable,
+                        std::int64_t instruction) const;
+  std::int32_t tid_of_pthread(std::uint64_t pthread) const;
+
+  std::int32_t pid_ = 0;
+  const PythonLayout* layout_ = nullptr;
+  std::string version_, module_;
+  std::uint64_t runtime_ = 0, code_type_ = 0;
+  struct CodeEntry {
+    std::uint64_t name = 0, file = 0;  // what the object pointed at when it was read
+    std::uint32_t index = 0;
+    std::string linetable;
+  };
+  std::unordered_map<std::uint64_t, CodeEntry> code_cache_;
+  std::vector<PyCode> codes_;
+  std::unordered_map<std::string, std::uint32_t> code_index_;  // "qualname\0file\0line"
+};
+
+/// Whether a native frame is the interpreter's evaluation loop (each one runs Python frames).
+bool is_python_eval(const StackFrame& f);
+
+/// A mixed stack, innermost first: the native frames with each evaluation-loop frame replaced
+/// by the Python frames it runs, and the interpreter's own glue (frames of `interpreter_module`)
+/// and addresses of no module left out; native frames of other modules (C extensions, the C
+/// library) stay where they are. When the native stack shows no evaluation frame (a chain cut
+/// short), the Python frames go under its innermost frames that are neither.
+std::vector<StackFrame> splice_python(const std::vector<StackFrame>& native,
+                                      const std::vector<StackFrame>& python,
+                                      const std::vector<bool>& entries,
+                                      const std::string& interpreter_module);
+
+/// What a PythonPoller read: every thread's Python stacks over time.
+struct PythonSamples {
+  struct Stack {
+    std::vector<StackFrame> frames;  ///< innermost first
+    std::vector<bool> entries;       ///< PyFrame::entry of each
+  };
+  std::vector<Stack> stacks;  ///< interned
+  /// Per thread id: (time on CLOCK_MONOTONIC, index into stacks), by time.
+  std::map<std::int32_t, std::vector<std::pair<std::int64_t, std::uint32_t>>> threads;
+  std::map<std::int32_t, std::string> interpreter_module;  ///< per process
+  std::uint64_t reads = 0;    ///< reads of a process's stacks
+  std::uint64_t dropped = 0;  ///< reads that did not validate (torn): not used
+  std::int64_t read_ns = 0;   ///< time spent reading, in all
+  std::vector<std::string> notes;
+  /// The Python stack of thread `tid` nearest to `t_ns`, within `window_ns`; nullptr if none.
+  const Stack* at(std::int32_t tid, std::int64_t t_ns, std::int64_t window_ns) const;
+};
+
+/// Reads the Python stacks of a set of processes `hz` times a second on a thread of its own,
+/// without stopping them (reads that do not validate are dropped and counted). Processes that
+/// are not Python yet (a shell that will exec python, a child still starting) are looked at
+/// again until they are, or are gone.
+class PythonPoller {
+ public:
+  explicit PythonPoller(std::uint32_t hz);
+  ~PythonPoller();
+  PythonPoller(const PythonPoller&) = delete;
+  PythonPoller& operator=(const PythonPoller&) = delete;
+  /// Adds processes to read (ones already watched are ignored).
+  void watch(const std::vector<std::int32_t>& pids);
+  /// Stops reading and hands over what was read.
+  PythonSamples finish();
+
+ private:
+  void loop();
+  void read_all();
+  std::int64_t period_ns_;
+  std::mutex mutex_;
+  std::vector<std::int32_t> pending_;  // watched, not known to be Python yet
+  std::map<std::int32_t, std::int64_t> next_look_;
+  std::map<std::int32_t, std::unique_ptr<PythonReader>> readers_;
+  std::map<std::int32_t, std::uint64_t> failures_;  // reads in a row that did not validate
+  std::map<std::string, std::uint32_t> stack_index_;
+  PythonSamples out_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace mainboard::sampling

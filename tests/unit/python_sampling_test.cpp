@@ -1,0 +1,254 @@
+// Python frames read from outside real interpreters: Debian's python3 and every pyenv CPython
+// 3.9–3.13 present on the machine (a version that is absent is skipped, never failed).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "mainboard/error.hpp"
+#include "mainboard/runner.hpp"
+#include "mainboard/sampler.hpp"
+#include "sampling/python_frames.hpp"
+
+using namespace mainboard;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kScripts = MAINBOARD_PYTHON_SCRIPTS;
+
+/// Each interpreter the tests run on: a name and its program, when present.
+struct Interpreter {
+  std::string name, program;
+};
+
+std::vector<Interpreter> interpreters() {
+  std::vector<Interpreter> out{{"debian", "/usr/bin/python3"}};
+  std::string root;
+  if (const char* env = std::getenv("PYENV_ROOT"); env && *env)
+    root = env;
+  else if (const char* home = std::getenv("HOME"))
+    root = std::string(home) + "/.pyenv";
+  for (int minor = 9; minor <= 13; ++minor) {
+    std::string version = "3." + std::to_string(minor);
+    std::string found;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root + "/versions", ec)) {
+      auto name = e.path().filename().string();
+      if (name.rfind(version + ".", 0) == 0 && fs::exists(e.path() / "bin" / ("python" + version)))
+        found = (e.path() / "bin" / ("python" + version)).string();
+    }
+    out.push_back({"pyenv_" + std::to_string(3) + "_" + std::to_string(minor), found});
+  }
+  return out;
+}
+
+/// A Python script running in the background, reaped at the end; waits for its first line.
+struct Script {
+  pid_t pid = -1;
+  Script(const std::string& python, const std::string& script) {
+    int out[2];
+    if (::pipe(out) != 0) return;
+    pid = ::fork();
+    if (pid == 0) {
+      ::dup2(out[1], 1);
+      ::close(out[0]);
+      ::execl(python.c_str(), python.c_str(), script.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    char c;
+    while (::read(out[0], &c, 1) == 1 && c != '\n') {
+    }
+    ::close(out[0]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // both threads asleep
+  }
+  ~Script() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+std::vector<std::string> python_functions(const ThreadStack& t) {
+  std::vector<std::string> out;
+  for (const auto& f : t.frames)
+    if (f.module == "[python]") out.push_back(f.function);
+  return out;
+}
+
+class PythonSampling : public testing::TestWithParam<Interpreter> {
+ protected:
+  void SetUp() override {
+    if (GetParam().program.empty() || !fs::exists(GetParam().program))
+      GTEST_SKIP() << GetParam().name << " is not installed here";
+  }
+};
+
+TEST_P(PythonSampling, DumpReadsEveryThreadsPythonStackWithoutStoppingIt) {
+  Script s(GetParam().program, kScripts + "/sleeper.py");
+  auto d = Sampler::dump(s.pid);
+  EXPECT_NE(d.python.find("CPython 3."), std::string::npos) << d.python;
+  ASSERT_EQ(d.threads.size(), 2u) << d.text();
+  const auto& main = d.threads[0];
+  EXPECT_EQ(main.tid, s.pid);
+  EXPECT_TRUE(main.python);
+  EXPECT_EQ(main.state, "sleeping");
+  EXPECT_EQ(python_functions(main), (std::vector<std::string>{"nap_forever", "main", "<module>"}))
+      << d.text();
+  EXPECT_EQ(main.frames[0].file, kScripts + "/sleeper.py");
+  EXPECT_EQ(main.frames[0].line, 9u);   // time.sleep(3600)
+  EXPECT_EQ(main.frames[1].line, 19u);  // nap_forever() in main
+  EXPECT_EQ(main.frames[2].line, 22u);  // main()
+  auto side = python_functions(d.threads[1]);
+  ASSERT_GE(side.size(), 3u) << d.text();
+  EXPECT_EQ(side[0], "nap_forever");
+  EXPECT_EQ(side[1], "side_thread");
+  // Each thread sleeps with the GIL let go.
+  EXPECT_FALSE(main.holds_gil);
+  EXPECT_FALSE(d.threads[1].holds_gil);
+  auto text = d.text();
+  EXPECT_NE(text.find("nap_forever (" + kScripts + "/sleeper.py:9)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Thread " + std::to_string(s.pid) + " (sleeping)"), std::string::npos)
+      << text;
+  // Not stopped: still running.
+  EXPECT_EQ(::waitpid(s.pid, nullptr, WNOHANG), 0);
+
+  DumpOptions main_only;
+  main_only.all_threads = false;
+  EXPECT_EQ(Sampler::dump(s.pid, main_only).threads.size(), 1u);
+}
+
+TEST_P(PythonSampling, NativeDumpPutsPythonFramesWhereTheInterpreterRanThem) {
+  Script s(GetParam().program, kScripts + "/sleeper.py");
+  DumpOptions o;
+  o.native = true;
+  StackDump d;
+  try {
+    d = Sampler::dump(s.pid, o);
+  } catch (const Error& e) {
+    GTEST_SKIP() << "ptrace refused here: " << e.what();
+  }
+  ASSERT_FALSE(d.threads.empty());
+  const auto& main = d.threads[0];
+  ASSERT_TRUE(main.python) << d.text();
+  EXPECT_EQ(python_functions(main), (std::vector<std::string>{"nap_forever", "main", "<module>"}))
+      << d.text();
+  // The sleep itself is native (the C library), inner to the Python frame that called it; no
+  // frame of the interpreter's evaluation loop is left.
+  auto first_python = std::find_if(main.frames.begin(), main.frames.end(),
+                                   [](const StackFrame& f) { return f.module == "[python]"; });
+  EXPECT_NE(first_python, main.frames.begin()) << d.text();
+  for (const auto& f : main.frames)
+    EXPECT_FALSE(sampling::is_python_eval(f)) << d.text();
+}
+
+TEST_P(PythonSampling, RunSplitsTimeAsTheProgramDoesOnBothThreads) {
+  SampleOptions o;
+  o.hz = 499;
+  o.stdout_path = "/dev/null";
+  auto r = Sampler::run({GetParam().program, kScripts + "/split.py", "1.5"}, o);
+  ASSERT_EQ(r.exit_code, 0);
+  const auto& p = r.profile;
+  // Per thread, the samples in three() and one(): three quarters and one quarter.
+  std::map<std::uint32_t, std::pair<int, int>> per_thread;
+  for (const auto& s : p.samples) {
+    for (auto frame : p.stacks[s.stack]) {
+      const auto& f = p.frames[frame];
+      if (f.module != "[python]") continue;
+      if (f.function == "three") ++per_thread[s.thread].first;
+      if (f.function == "one") ++per_thread[s.thread].second;
+      if (f.function == "three" || f.function == "one") break;
+    }
+  }
+  ASSERT_EQ(per_thread.size(), 2u) << "both threads' Python frames";
+  int three = 0, one = 0;
+  for (auto [thread, counts] : per_thread) {
+    three += counts.first;
+    one += counts.second;
+  }
+  ASSERT_GT(three + one, 200);
+  double share = 100.0 * three / (three + one);
+  EXPECT_NEAR(share, 75.0, 5.0) << three << " in three(), " << one << " in one()";
+  // Nothing of the interpreter's loop is left in a stack that has Python frames.
+  for (const auto& stack : p.stacks) {
+    bool python = std::any_of(stack.begin(), stack.end(),
+                              [&](std::uint32_t f) { return p.frames[f].module == "[python]"; });
+    if (!python) continue;
+    for (auto f : stack)
+      EXPECT_FALSE(sampling::is_python_eval(p.frames[f]));
+  }
+}
+
+TEST_P(PythonSampling, CProfileSeesTheSameSplit) {
+  // cProfile's self time of the same functions, as a second opinion on the split the sampled
+  // profile is held to: on one thread (cProfile follows one thread before 3.12 and mixes the
+  // clocks of all of them after), in CPU time (wall time would count waits for the GIL).
+  LocalRunner runner(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
+  Command c;
+  c.argv = {GetParam().program, "-c",
+            "import cProfile, pstats, runpy, sys\n"
+            "sys.argv = [sys.argv[1], '1', '1']\n"
+            "import time\n"
+            "p = cProfile.Profile(time.thread_time)\n"
+            "p.enable()\n"
+            "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+            "p.disable()\n"
+            "s = {k[2]: v[2] for k, v in pstats.Stats(p).stats.items()}\n"
+            "print(round(100 * s['three'] / (s['three'] + s['one']), 1))\n",
+            kScripts + "/split.py"};
+  c.timeout = std::chrono::seconds(60);
+  auto out = runner.run(c);
+  ASSERT_TRUE(out.ok()) << out.err;
+  EXPECT_NEAR(std::stod(out.out), 75.0, 5.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Interpreters, PythonSampling, testing::ValuesIn(interpreters()),
+                         [](const testing::TestParamInfo<Interpreter>& i) { return i.param.name; });
+
+TEST(PythonFrames, SpliceReplacesEvaluationFramesAndDropsTheInterpreterGlue) {
+  auto native = [](std::string f, std::string m) { return StackFrame{f, m, "", 0, false}; };
+  auto py = [](std::string f) { return StackFrame{f, "[python]", "t.py", 1, false}; };
+  std::vector<StackFrame> stack{native("kernel", "ext.so"),
+                                native("_PyObject_Call", "libpython3.12.so"),
+                                native("_PyEval_EvalFrameDefault", "libpython3.12.so"),
+                                native("PyObject_Vectorcall", "libpython3.12.so"),
+                                native("_PyEval_EvalFrameDefault", "libpython3.12.so"),
+                                native("Py_RunMain", "libpython3.12.so"),
+                                native("__libc_start_call_main", "libc.so.6")};
+  // Two runs of the loop: step+train in the inner one, <module> in the outer.
+  std::vector<StackFrame> python{py("step"), py("train"), py("<module>")};
+  auto out = sampling::splice_python(stack, python, {false, true, true}, "libpython3.12.so");
+  std::vector<std::string> names;
+  for (const auto& f : out)
+    names.push_back(f.function);
+  EXPECT_EQ(names, (std::vector<std::string>{"kernel", "step", "train", "<module>"}));
+
+  // A chain cut short inside the interpreter: the Python frames go under the extension's.
+  std::vector<StackFrame> cut{native("kernel", "ext.so"), native("0x95001f", "[unknown]"),
+                              native("_PyObject_Call", "python3.11"), native("main", "ext.so")};
+  out = sampling::splice_python(cut, python, {false, true, true}, "python3.11");
+  names.clear();
+  for (const auto& f : out)
+    names.push_back(f.function);
+  EXPECT_EQ(names, (std::vector<std::string>{"kernel", "step", "train", "<module>"}));
+  // No Python frames: the native stack as it was.
+  EXPECT_EQ(sampling::splice_python(stack, {}, {}, "libpython3.12.so"), stack);
+}
+
+TEST(PythonFrames, NotAPythonProcessIsNoReaderAndNoComplaint) {
+  std::string why = "x";
+  EXPECT_EQ(sampling::PythonReader::open(::getpid(), &why), nullptr);
+  EXPECT_EQ(why, "");
+}
+
+}  // namespace
