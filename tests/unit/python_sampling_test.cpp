@@ -212,8 +212,94 @@ TEST_P(PythonSampling, CProfileSeesTheSameSplit) {
   EXPECT_NEAR(std::stod(out.out), 75.0, 5.0);
 }
 
+TEST_P(PythonSampling, APythonChildOfAShellScriptIsReadToo) {
+  SampleOptions o;
+  o.hz = 299;
+  o.stdout_path = "/dev/null";
+  // The shell stays the parent (`&& true` keeps it from exec'ing python in its place).
+  auto r = Sampler::run(
+      {"/bin/sh", "-c", "\"$0\" \"$1\" 0.8 1 && true", GetParam().program, kScripts + "/split.py"},
+      o);
+  ASSERT_EQ(r.exit_code, 0);
+  const auto& p = r.profile;
+  std::size_t python = 0;
+  for (const auto& s : p.samples)
+    for (auto f : p.stacks[s.stack])
+      if (p.frames[f].function == "three" || p.frames[f].function == "one") {
+        ++python;
+        break;
+      }
+  EXPECT_GT(python, p.samples.size() / 2) << python << " of " << p.samples.size();
+}
+
+TEST_P(PythonSampling, AttachReadsARunningProgramsPythonFrames) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    std::string script = kScripts + "/split.py";
+    ::execl(GetParam().program.c_str(), GetParam().program.c_str(), script.c_str(), "5", "1",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  SampleOptions o;
+  o.hz = 499;
+  o.duration_s = 1.5;
+  Profile p;
+  try {
+    p = Sampler::attach(pid, o);
+  } catch (const Error& e) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    GTEST_SKIP() << "perf events refused here: " << e.what();
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  int three = 0, one = 0;
+  for (const auto& s : p.samples)
+    for (auto f : p.stacks[s.stack]) {
+      if (p.frames[f].function == "three") ++three;
+      if (p.frames[f].function == "one") ++one;
+    }
+  ASSERT_GT(three + one, 300);
+  EXPECT_NEAR(100.0 * three / (three + one), 75.0, 6.0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Interpreters, PythonSampling, testing::ValuesIn(interpreters()),
                          [](const testing::TestParamInfo<Interpreter>& i) { return i.param.name; });
+
+#ifdef MAINBOARD_PYTHON_EXTENSIONS
+TEST(PythonFrames, ACExtensionsNativeLoopSitsUnderThePythonFunctionThatCalledIt) {
+  SampleOptions o;
+  o.hz = 499;
+  auto r = Sampler::run({MAINBOARD_PYTHON_FOR_EXTENSIONS, kScripts + "/mixed.py", "1",
+                         MAINBOARD_PYTHON_EXTENSIONS},
+                        o);
+  ASSERT_EQ(r.exit_code, 0);
+  const auto& p = r.profile;
+  std::size_t in_kernel = 0, ordered = 0;
+  for (const auto& s : p.samples) {
+    const auto& stack = p.stacks[s.stack];
+    if (stack.empty() || p.frames[stack[0]].function != "hotloop_kernel") continue;
+    ++in_kernel;
+    // Innermost first: the extension's frames, then step, train, <module>; nothing between.
+    std::vector<std::string> python;
+    bool native_after_python = false;
+    for (auto f : stack) {
+      const auto& frame = p.frames[f];
+      if (frame.module == "[python]")
+        python.push_back(frame.function);
+      else if (!python.empty())
+        native_after_python = true;
+    }
+    if (python == std::vector<std::string>{"step", "train", "<module>"} && !native_after_python)
+      ++ordered;
+  }
+  EXPECT_GT(in_kernel, p.samples.size() * 8 / 10) << in_kernel << " of " << p.samples.size();
+  EXPECT_GT(ordered, in_kernel * 9 / 10) << ordered << " of " << in_kernel;
+}
+#endif
 
 TEST(PythonFrames, SpliceReplacesEvaluationFramesAndDropsTheInterpreterGlue) {
   auto native = [](std::string f, std::string m) { return StackFrame{f, m, "", 0, false}; };
