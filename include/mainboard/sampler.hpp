@@ -37,6 +37,10 @@ struct MAINBOARD_API SampleOptions {
   /// runs (read from outside at the sampling rate, without stopping the process), keeping the
   /// native frames of C extensions between them.
   bool python = true;
+  /// Wall-clock instead of on-CPU: Python threads are sampled at `hz` whether they run or wait
+  /// (sleep, lock, I/O, GPU synchronisation), with their native frames when they were on a CPU.
+  /// Threads without Python frames are still sampled on CPU only (said in `unavailable`).
+  bool wall = false;
   double timeout_s = 0;    ///< run: end the target after this long (0: never)
   double duration_s = 10;  ///< attach: how long to sample (ends early if the process exits)
   std::uint64_t max_samples = 10'000'000;

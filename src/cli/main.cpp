@@ -445,6 +445,9 @@ int main(int argc, char** argv) {
         "--user-only{false}", o.kernel,
         "do not sample time in the kernel (by default system calls and page faults show as a "
         "[kernel] frame, when kernel.perf_event_paranoid allows)");
+    cmd->add_flag("--wall", o.wall,
+                  "sample Python threads whether they run or wait (sleep, lock, I/O), not only "
+                  "on a CPU");
     cmd->add_flag_callback("--no-python", [&o] { o.python = false; },
                   "keep the interpreter's own frames in CPython processes (by default they are "
                   "replaced by the Python frames they run, read from the process)");

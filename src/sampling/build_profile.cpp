@@ -48,37 +48,36 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
   std::deque<StackFrame> frame_store;  // stable addresses for the keys
   std::vector<std::uint32_t> stack;
   std::vector<StackFrame> sample_frames;
-  const std::int64_t window_ns = 2 * 1'000'000'000LL / std::max<std::uint32_t>(hz, 1);
-  for (const auto& s : out.samples) {
-    if (!children && s.pid != target) continue;
-    auto [t, fresh] = thread_index.emplace(s.tid, static_cast<std::uint32_t>(p.threads.size()));
+  const std::int64_t period_ns = 1'000'000'000LL / std::max<std::uint32_t>(hz, 1);
+
+  auto thread_of = [&](std::int32_t pid, std::int32_t tid) {
+    auto [t, fresh] = thread_index.emplace(tid, static_cast<std::uint32_t>(p.threads.size()));
     if (fresh) {
       ThreadInfo info;
       info.index = t->second;
-      info.tid = s.tid;
-      auto name = out.thread_names.find(s.tid);
+      info.tid = tid;
+      auto name = out.thread_names.find(tid);
       info.name = name != out.thread_names.end() ? name->second : "";
-      if (s.pid != target) info.name += " (pid " + std::to_string(s.pid) + ")";
+      if (pid != target) info.name += " (pid " + std::to_string(pid) + ")";
       p.threads.push_back(info);
     }
-    stack.clear();
-    sample_frames.clear();
+    return t->second;
+  };
+  // A perf sample's frames, innermost first.
+  auto native_of = [&](const RawSample& s, std::vector<StackFrame>& frames) {
+    frames.clear();
     auto& sym = symbolizer(s.pid);
     static const std::vector<StackFrame> kernel{{"[kernel]", "[kernel]", "", 0, false}};
     for (std::size_t i = 0; i < s.ips.size(); ++i) {
       // Below a "[kernel]" leaf, the first user address is where the thread entered the kernel
       // (after its system call): a return address like those of the callers.
-      const auto& frames = s.ips[i] == kKernelAddress ? kernel : sym.symbolize(s.ips[i], i > 0);
-      sample_frames.insert(sample_frames.end(), frames.begin(), frames.end());
+      const auto& f = s.ips[i] == kKernelAddress ? kernel : sym.symbolize(s.ips[i], i > 0);
+      frames.insert(frames.end(), f.begin(), f.end());
     }
-    if (python) {
-      // The thread's Python stack read nearest in time (within two sampling periods).
-      auto module = python->interpreter_module.find(s.pid);
-      if (module != python->interpreter_module.end())
-        if (const auto* py = python->at(s.tid, s.t_ns, window_ns))
-          sample_frames = splice_python(sample_frames, py->frames, py->entries, module->second);
-    }
-    for (const auto& f : sample_frames) {
+  };
+  auto add = [&](std::int64_t t_ns, std::uint32_t thread, const std::vector<StackFrame>& frames) {
+    stack.clear();
+    for (const auto& f : frames) {
       auto it = frame_index.find(FrameKey{&f});
       if (it == frame_index.end()) {
         frame_store.push_back(f);
@@ -91,8 +90,63 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
     }
     auto [st, new_stack] = stack_index.emplace(stack, static_cast<std::uint32_t>(p.stacks.size()));
     if (new_stack) p.stacks.push_back(stack);
-    p.samples.push_back({s.t_ns, t->second, st->second});
+    p.samples.push_back({t_ns, thread, st->second});
+  };
+  auto module_of = [&](std::int32_t pid) -> const std::string* {
+    if (!python) return nullptr;
+    auto m = python->interpreter_module.find(pid);
+    return m == python->interpreter_module.end() ? nullptr : &m->second;
+  };
+  // Wall-clock: each Python thread's reads are its samples (running or waiting); its on-CPU
+  // samples only lend their native frames to the read they fall next to.
+  bool wall = python && python->wall;
+  std::map<std::int32_t, std::vector<std::pair<std::int64_t, std::size_t>>> on_cpu;
+
+  for (std::size_t i = 0; i < out.samples.size(); ++i) {
+    const auto& s = out.samples[i];
+    if (!children && s.pid != target) continue;
+    if (wall && python->threads.count(s.tid) && module_of(s.pid)) {
+      on_cpu[s.tid].emplace_back(s.t_ns, i);
+      continue;
+    }
+    auto thread = thread_of(s.pid, s.tid);
+    native_of(s, sample_frames);
+    if (const auto* module = module_of(s.pid))
+      // The thread's Python stack read nearest in time (within two sampling periods).
+      if (const auto* py = python->at(s.tid, s.t_ns, 2 * period_ns))
+        sample_frames = splice_python(sample_frames, py->frames, py->entries, *module);
+    add(s.t_ns, thread, sample_frames);
   }
+  if (wall) {
+    for (const auto& [tid, reads] : python->threads) {
+      auto pid = python->thread_process.at(tid);
+      if (!children && pid != target) continue;
+      const auto* module = module_of(pid);
+      if (!module) continue;
+      auto thread = thread_of(pid, tid);
+      auto& cpu = on_cpu[tid];
+      for (const auto& [t_ns, index] : reads) {
+        const auto& py = python->stacks[index];
+        // An on-CPU sample within half a period: the thread ran then, with these native frames.
+        auto near = std::lower_bound(cpu.begin(), cpu.end(), std::pair{t_ns - period_ns / 2, std::size_t{0}});
+        if (near != cpu.end() && near->first <= t_ns + period_ns / 2) {
+          native_of(out.samples[near->second], sample_frames);
+          add(t_ns, thread, splice_python(sample_frames, py.frames, py.entries, *module));
+        } else {
+          add(t_ns, thread, py.frames);
+        }
+      }
+    }
+    std::stable_sort(p.samples.begin(), p.samples.end(),
+                     [](const StackSample& a, const StackSample& b) { return a.t_ns < b.t_ns; });
+  }
+  if (wall)
+    for (const auto& t : p.threads)
+      if (!python->threads.count(static_cast<std::int32_t>(t.tid))) {
+        p.unavailable.push_back(
+            "wall: threads without Python frames are sampled while on a CPU only");
+        break;
+      }
   if (python) {
     p.unavailable.insert(p.unavailable.end(), python->notes.begin(), python->notes.end());
     if (python->dropped)

@@ -239,7 +239,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   // this process, which may itself be Python).
   std::unique_ptr<sampling::PythonPoller> python;
   if (sampler && o.python) {
-    python = std::make_unique<sampling::PythonPoller>(o.hz);
+    python = std::make_unique<sampling::PythonPoller>(o.hz, o.wall);
     python->watch({pid});
   }
 
@@ -296,6 +296,9 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
                              py ? &*py : nullptr);
   }
   p.pid = pid;
+  if (o.wall && !python)
+    p.unavailable.push_back("wall: needs the Python frames that --no-python turns off (or "
+                            "stacks): sampled on CPU only");
   // The target's own evidence, when it wrote some (a crash leaves none).
   merge_handoff(p, handoff.path, "spans-", pids);
   merge_handoff(p, handoff.path, "gpu-", pids);
@@ -340,7 +343,7 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   sampler.seed_from_proc(pid);
   std::unique_ptr<sampling::PythonPoller> python;
   if (o.python) {
-    python = std::make_unique<sampling::PythonPoller>(o.hz);
+    python = std::make_unique<sampling::PythonPoller>(o.hz, o.wall);
     python->watch({pid});
   }
   auto start_ns = core::monotonic_ns();
@@ -357,6 +360,9 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   if (python) py = python->finish();
   auto p = sampling::to_profile(std::move(raw), o.hz, pid, o.children, "/tmp", py ? &*py : nullptr);
   p.pid = pid;
+  if (o.wall && !python)
+    p.unavailable.push_back("wall: needs the Python frames that --no-python turns off: sampled "
+                            "on CPU only");
   p.start_ns = start_ns;
   p.end_ns = core::monotonic_ns();
   add_machine(p);

@@ -590,9 +590,11 @@ const PythonSamples::Stack* PythonSamples::at(std::int32_t tid, std::int64_t t_n
   return &stacks[best->second];
 }
 
-PythonPoller::PythonPoller(std::uint32_t hz)
-    : period_ns_(1'000'000'000LL / std::max<std::uint32_t>(hz, 1)),
-      thread_([this] { loop(); }) {}
+PythonPoller::PythonPoller(std::uint32_t hz, bool wall)
+    : period_ns_(1'000'000'000LL / std::max<std::uint32_t>(hz, 1)) {
+  out_.wall = wall;
+  thread_ = std::thread([this] { loop(); });
+}
 
 PythonPoller::~PythonPoller() {
   stop_ = true;
@@ -700,6 +702,7 @@ void PythonPoller::read_all() {
         out_.stacks.push_back(std::move(stack));
       }
       out_.threads[t.tid].emplace_back(start + (end - start) / 2, at->second);
+      out_.thread_process[t.tid] = it->first;
     }
     ++it;
   }

@@ -122,7 +122,10 @@ struct PythonSamples {
   std::vector<Stack> stacks;  ///< interned
   /// Per thread id: (time on CLOCK_MONOTONIC, index into stacks), by time.
   std::map<std::int32_t, std::vector<std::pair<std::int64_t, std::uint32_t>>> threads;
+  std::map<std::int32_t, std::int32_t> thread_process;     ///< tid → pid
   std::map<std::int32_t, std::string> interpreter_module;  ///< per process
+  /// Wall-clock sampling: the reads are the samples of Python threads (see to_profile).
+  bool wall = false;
   std::uint64_t reads = 0;    ///< reads of a process's stacks
   std::uint64_t dropped = 0;  ///< reads that did not validate (torn): not used
   std::int64_t read_ns = 0;   ///< time spent reading, in all
@@ -137,7 +140,7 @@ struct PythonSamples {
 /// again until they are, or are gone.
 class PythonPoller {
  public:
-  explicit PythonPoller(std::uint32_t hz);
+  explicit PythonPoller(std::uint32_t hz, bool wall = false);
   ~PythonPoller();
   PythonPoller(const PythonPoller&) = delete;
   PythonPoller& operator=(const PythonPoller&) = delete;

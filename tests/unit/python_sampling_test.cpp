@@ -266,6 +266,28 @@ TEST_P(PythonSampling, AttachReadsARunningProgramsPythonFrames) {
   EXPECT_NEAR(100.0 * three / (three + one), 75.0, 6.0);
 }
 
+TEST_P(PythonSampling, WallClockSeesTheWaitsThatOnCpuSamplingDoesNot) {
+  auto shares = [&](bool wall) {
+    SampleOptions o;
+    o.hz = 199;
+    o.wall = wall;
+    auto r = Sampler::run({GetParam().program, kScripts + "/waits.py", "0.8"}, o);
+    EXPECT_EQ(r.exit_code, 0);
+    const auto& p = r.profile;
+    double compute = 0, wait = 0;
+    for (const auto& s : p.samples)
+      for (auto f : p.stacks[s.stack]) {
+        if (p.frames[f].function == "compute") ++compute;
+        if (p.frames[f].function == "wait") ++wait;
+      }
+    EXPECT_GT(compute + wait, wall ? 100 : 50);
+    return 100 * compute / std::max(compute + wait, 1.0);  // of the time in run()'s steps
+  };
+  // On CPU, the steps are all compute(); on the wall clock, half of them wait().
+  EXPECT_GT(shares(false), 90);
+  EXPECT_NEAR(shares(true), 50, 12);
+}
+
 INSTANTIATE_TEST_SUITE_P(Interpreters, PythonSampling, testing::ValuesIn(interpreters()),
                          [](const testing::TestParamInfo<Interpreter>& i) { return i.param.name; });
 
