@@ -309,28 +309,30 @@ bool PythonReader::read_bytes_object(std::uint64_t address, std::string& out) co
   return size == 0 || read_memory(address + layout_->bytes_data, out.data(), out.size());
 }
 
-bool PythonReader::code_at(std::uint64_t address, std::uint32_t& index, std::string& linetable) {
+bool PythonReader::code_at(std::uint64_t address, const unsigned char* header,
+                           std::uint32_t& index, const std::string*& linetable) {
   const auto& L = *layout_;
-  // The fields that name the code: its type, name and file (read fresh each time: a freed code
+  auto field = [&](long offset) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, header + offset, sizeof v);
+    return v;
+  };
+  // The fields that name the code: its type, name and file, read fresh each time (a freed code
   // object's address may hold another one now).
-  std::uint64_t type = 0, name = 0, file = 0;
-  if (!read_value(address + L.object_type, type) || !read_value(address + L.code_name, name) ||
-      !read_value(address + L.code_filename, file))
-    return false;
+  std::uint64_t type = field(L.object_type), name = field(L.code_name),
+                file = field(L.code_filename);
   if (code_type_ && type != code_type_) return false;
   if (auto it = code_cache_.find(address);
       it != code_cache_.end() && it->second.name == name && it->second.file == file) {
     index = it->second.index;
-    linetable = it->second.linetable;
+    linetable = &it->second.linetable;
     return true;
   }
   PyCode code;
-  std::uint64_t qualname = 0, table = 0;
+  std::uint64_t qualname = L.code_qualname >= 0 ? field(L.code_qualname) : 0;
+  std::uint64_t table = field(L.code_linetable);
   std::int32_t first_line = 0;
-  if (L.code_qualname >= 0 && !read_value(address + L.code_qualname, qualname)) return false;
-  if (!read_value(address + L.code_firstlineno, first_line) ||
-      !read_value(address + L.code_linetable, table))
-    return false;
+  std::memcpy(&first_line, header + L.code_firstlineno, sizeof first_line);
   if (!read_string(qualname ? qualname : name, code.qualname) || !read_string(file, code.file))
     return false;
   std::string lines;
@@ -339,9 +341,10 @@ bool PythonReader::code_at(std::uint64_t address, std::uint32_t& index, std::str
   std::string key = code.qualname + '\0' + code.file + '\0' + std::to_string(code.first_line);
   auto [it, fresh] = code_index_.emplace(key, static_cast<std::uint32_t>(codes_.size()));
   if (fresh) codes_.push_back(std::move(code));
-  code_cache_[address] = CodeEntry{name, file, it->second, lines};
+  auto& entry = code_cache_[address];
+  entry = CodeEntry{name, file, it->second, std::move(lines)};
   index = it->second;
-  linetable = std::move(lines);
+  linetable = &entry.linetable;
   return true;
 }
 
@@ -431,6 +434,24 @@ std::int32_t PythonReader::tid_of_pthread(std::uint64_t pthread) const {
 bool PythonReader::read(std::vector<PyThreadStack>& threads) {
   const auto& L = *layout_;
   threads.clear();
+  // Each structure is read in one piece (up to its last field we use): a system call per
+  // thread state and per frame, and one for all the code objects of a thread's stack.
+  const std::size_t tstate_size =
+      static_cast<std::size_t>(std::max({L.tstate_next, L.tstate_frame, L.tstate_cframe,
+                                         L.tstate_thread_id, L.tstate_native_thread_id})) + 8;
+  const std::size_t frame_size =
+      static_cast<std::size_t>(std::max({L.frame_previous, L.frame_code, L.frame_lasti,
+                                         L.frame_instr, L.frame_is_entry, L.frame_owner})) + 8;
+  const std::size_t code_size =
+      static_cast<std::size_t>(std::max({L.object_type, L.code_filename, L.code_name,
+                                         L.code_qualname, L.code_firstlineno,
+                                         L.code_linetable})) + 8;
+  auto u64 = [](const unsigned char* block, long offset) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, block + offset, sizeof v);
+    return v;
+  };
+  std::vector<unsigned char> tstate(tstate_size), frame_block(frame_size);
   std::uint64_t interp = 0;
   if (!read_value(runtime_ + L.runtime_interpreters_head, interp)) return false;
   // The GIL: held by last_holder while locked (one per process before 3.12, per interpreter on).
@@ -446,78 +467,85 @@ bool PythonReader::read(std::vector<PyThreadStack>& threads) {
     std::uint64_t ts = 0;
     if (!read_value(interp + L.interp_threads_head, ts)) return false;
     for (int count = 0; ts && count < 4096; ++count) {
+      if (!read_memory(ts, tstate.data(), tstate_size)) return false;
       PyThreadStack t;
       t.thread_state = ts;
       t.holds_gil = locked && holder == ts;
-      if (L.tstate_native_thread_id >= 0) {
-        std::uint64_t native = 0;
-        if (!read_value(ts + L.tstate_native_thread_id, native)) return false;
-        t.tid = static_cast<std::int32_t>(native);
-      } else {
-        std::uint64_t pthread = 0;
-        if (!read_value(ts + L.tstate_thread_id, pthread)) return false;
-        t.tid = tid_of_pthread(pthread);
-      }
+      t.tid = L.tstate_native_thread_id >= 0
+                  ? static_cast<std::int32_t>(u64(tstate.data(), L.tstate_native_thread_id))
+                  : tid_of_pthread(u64(tstate.data(), L.tstate_thread_id));
       std::uint64_t frame = 0;
       if (L.tstate_cframe >= 0) {
-        std::uint64_t cframe = 0;
-        if (!read_value(ts + L.tstate_cframe, cframe)) return false;
+        std::uint64_t cframe = u64(tstate.data(), L.tstate_cframe);
         if (cframe && !read_value(cframe + L.cframe_current_frame, frame)) return false;
-      } else if (!read_value(ts + L.tstate_frame, frame)) {
-        return false;
+      } else {
+        frame = u64(tstate.data(), L.tstate_frame);
       }
-      std::string linetable;
+      // The frames first (each names its code object and where it is in it) …
+      pending_.clear();
       for (std::size_t depth = 0; frame; ++depth) {
         if (depth >= kMaxDepth) return false;  // a cycle: the chain changed while we read it
-        std::uint64_t code = 0, previous = 0;
-        if (!read_value(frame + L.frame_code, code) ||
-            !read_value(frame + L.frame_previous, previous))
-          return false;
+        if (!read_memory(frame, frame_block.data(), frame_size)) return false;
+        const unsigned char* f = frame_block.data();
+        std::uint64_t code = u64(f, L.frame_code), previous = u64(f, L.frame_previous);
         bool entry = false;
         std::int64_t instruction = -1;
         if (L.frame_kind == 0) {
           std::int32_t lasti = 0;
-          if (!read_value(frame + L.frame_lasti, lasti)) return false;
+          std::memcpy(&lasti, f + L.frame_lasti, sizeof lasti);
           instruction = L.version == 0x0309 ? lasti / 2 : lasti;  // 3.9 counts bytes
           entry = true;  // each frame object is one run of the evaluation loop
         } else {
           if (L.frame_owner >= 0) {
-            char owner = 0;
-            if (!read_value(frame + L.frame_owner, owner)) return false;
-            if (owner == kFrameOwnedByCStack) {  // the shim an evaluation loop starts with
-              if (!t.frames.empty()) t.frames.back().entry = true;
+            if (static_cast<signed char>(f[L.frame_owner]) == kFrameOwnedByCStack) {
+              // The shim an evaluation loop starts with: the frame before it was its first.
+              if (!pending_.empty()) pending_.back().entry = true;
               frame = previous;
               continue;
             }
           } else {
-            bool is_entry = false;
-            if (!read_value(frame + L.frame_is_entry, is_entry)) return false;
-            entry = is_entry;
+            entry = f[L.frame_is_entry] != 0;
           }
-          std::uint64_t instr = 0;
-          if (!read_value(frame + L.frame_instr, instr)) return false;
+          std::uint64_t instr = u64(f, L.frame_instr);
           std::uint64_t first = code + static_cast<std::uint64_t>(L.code_adaptive);
           if (instr >= first) instruction = static_cast<std::int64_t>((instr - first) / 2);
         }
+        pending_.push_back({code, instruction, entry});
+        frame = previous;
+      }
+      // … then their code objects, all in one read.
+      code_blocks_.resize(pending_.size() * code_size);
+      iov_local_.resize(pending_.size());
+      iov_remote_.resize(pending_.size());
+      for (std::size_t i = 0; i < pending_.size(); ++i) {
+        iov_local_[i] = {code_blocks_.data() + i * code_size, code_size};
+        iov_remote_[i] = {reinterpret_cast<void*>(pending_[i].code), code_size};
+      }
+      for (std::size_t done = 0; done < pending_.size();) {
+        auto n = std::min<std::size_t>(pending_.size() - done, 512);
+        auto want = static_cast<ssize_t>(n * code_size);
+        if (::process_vm_readv(pid_, iov_local_.data() + done, n, iov_remote_.data() + done, n,
+                               0) != want)
+          return false;
+        done += n;
+      }
+      for (std::size_t i = 0; i < pending_.size(); ++i) {
         std::uint32_t index = 0;
-        if (!code_at(code, index, linetable)) {
+        const std::string* linetable = nullptr;
+        if (!code_at(pending_[i].code, code_blocks_.data() + i * code_size, index, linetable)) {
           // 3.13: an executable that is not a code object (a frame of a C trampoline).
-          if (L.version >= 0x030d && code && !t.frames.empty()) {
-            frame = previous;
-            continue;
-          }
+          if (L.version >= 0x030d && i > 0) continue;
           return false;
         }
-        PyFrame f;
-        f.code = index;
-        f.line = line_of(index, linetable, instruction);
-        f.entry = entry;
-        t.frames.push_back(f);
-        frame = previous;
+        PyFrame pf;
+        pf.code = index;
+        pf.line = line_of(index, *linetable, pending_[i].instruction);
+        pf.entry = pending_[i].entry;
+        t.frames.push_back(pf);
       }
       if (!t.frames.empty()) t.frames.back().entry = true;
       threads.push_back(std::move(t));
-      if (!read_value(ts + L.tstate_next, ts)) return false;
+      ts = u64(tstate.data(), L.tstate_next);
     }
     if (!read_value(interp + L.interp_next, interp)) return false;
   }

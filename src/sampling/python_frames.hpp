@@ -6,6 +6,7 @@
 // cooperation from the target; one table of per-version layouts (python_layouts.inc).
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <atomic>
 #include <cstdint>
@@ -79,9 +80,11 @@ class PythonReader {
   }
   bool read_string(std::uint64_t address, std::string& out) const;
   bool read_bytes_object(std::uint64_t address, std::string& out) const;
-  /// The code object at `address`, read once and kept by address (validated on each use by its
-  /// name and file pointers); false when it is not a code object.
-  bool code_at(std::uint64_t address, std::uint32_t& index, std::string& linetable);
+  /// The code object at `address` whose first bytes are `header`, named once and kept by
+  /// address (validated on each use by its type, name and file pointers); false when it is not
+  /// a code object.
+  bool code_at(std::uint64_t address, const unsigned char* header, std::uint32_t& index,
+               const std::string*& linetable);
   std::uint32_t line_of(std::uint32_t code, const std::string& linetable,
                         std::int64_t instruction) const;
   std::int32_t tid_of_pthread(std::uint64_t pthread) const;
@@ -98,6 +101,14 @@ class PythonReader {
   std::unordered_map<std::uint64_t, CodeEntry> code_cache_;
   std::vector<PyCode> codes_;
   std::unordered_map<std::string, std::uint32_t> code_index_;  // "qualname\0file\0line"
+  struct PendingFrame {
+    std::uint64_t code = 0;
+    std::int64_t instruction = -1;
+    bool entry = false;
+  };
+  std::vector<PendingFrame> pending_;  // scratch of read(), kept to save allocations
+  std::vector<unsigned char> code_blocks_;
+  std::vector<struct iovec> iov_local_, iov_remote_;
 };
 
 /// Whether a native frame is the interpreter's evaluation loop (each one runs Python frames).
