@@ -681,7 +681,11 @@ void PythonPoller::read_all() {
   for (auto it = readers_.begin(); it != readers_.end();) {
     auto& reader = *it->second;
     auto start = core::monotonic_ns();
-    bool ok = reader.read(threads);
+    // A read that does not validate is tried again at once (twice): the process changed its
+    // stack under the read; the next read most often finds it still.
+    bool ok = false;
+    for (int attempt = 0; attempt < 3 && !ok; ++attempt)
+      ok = reader.read(threads);
     auto end = core::monotonic_ns();
     ++out_.reads;
     out_.read_ns += end - start;

@@ -146,7 +146,8 @@ struct PythonSamples {
 };
 
 /// Reads the Python stacks of a set of processes `hz` times a second on a thread of its own,
-/// without stopping them (reads that do not validate are dropped and counted). Processes that
+/// without stopping them (a read that does not validate is tried again twice, then dropped and
+/// counted). Processes that
 /// are not Python yet (a shell that will exec python, a child still starting) are looked at
 /// again until they are, or are gone.
 class PythonPoller {
