@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The slowdown of a CPU-bound Python program (bench/python_work.py: a fixed amount of work on two
 # threads, timed by the program itself) under `mainboard profile run` at 100 Hz: bare, with
-# --no-python (native frames only), with Python frames (the default), and --wall. Runs
+# --no-python (native frames only), with Python frames (the default: read while it runs), with
+# --pause (stopped for each read), and --wall. Runs
 # interleaved, median of each; ratios to bare from this one run. Also the whole command's time
 # (the profiler's start and end included) and the reads dropped as torn, from the profiles.
 #   bench/python_sampling.sh [CLI] [RUNS]
@@ -16,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 now() { date +%s%N; }
 declare -A work whole
-modes=(bare no-python python wall)
+modes=(bare no-python python paused wall)
 for ((i = 0; i < runs; i++)); do
   for mode in "${modes[@]}"; do
     start=$(now)
@@ -24,6 +25,7 @@ for ((i = 0; i < runs; i++)); do
       bare) "$python" "$work" "$rounds" "$tmp/work" ;;
       no-python) "$cli" profile run --hz 100 --no-python -o "$tmp/$mode.json" -- "$python" "$work" "$rounds" "$tmp/work" >/dev/null 2>&1 ;;
       python) "$cli" profile run --hz 100 -o "$tmp/$mode-$i.json" -- "$python" "$work" "$rounds" "$tmp/work" >/dev/null 2>&1 ;;
+      paused) "$cli" profile run --hz 100 --pause -o "$tmp/$mode.json" -- "$python" "$work" "$rounds" "$tmp/work" >/dev/null 2>&1 ;;
       wall) "$cli" profile run --hz 100 --wall -o "$tmp/$mode-$i.json" -- "$python" "$work" "$rounds" "$tmp/work" >/dev/null 2>&1 ;;
     esac
     whole[$mode]+="$(( ($(now) - start) / 1000 )) "

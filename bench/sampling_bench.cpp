@@ -88,53 +88,72 @@ static void BM_Symbolize10kSamples(benchmark::State& state) {
 }
 BENCHMARK(BM_Symbolize10kSamples)->Unit(benchmark::kMillisecond);
 
-// One read of every Python stack of a Debian python3 process (two threads, sleeping in a
-// recursion `depth` frames deep), from outside, without stopping it: what the poller does for
-// each process at every tick. Code objects are cached after the first read.
-static void BM_PythonStackRead(benchmark::State& state) {
-  auto depth = std::to_string(state.range(0));
-  int ready[2];
-  if (::pipe(ready) != 0) return state.SkipWithError("pipe");
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(ready[1], 1);
-    ::execl("/usr/bin/python3", "python3", "-c",
-            "import sys, threading, time\n"
-            "def down(n):\n"
-            "    if n: return down(n - 1)\n"
-            "    time.sleep(3600)\n"
-            "threading.Thread(target=down, args=(int(sys.argv[1]),), daemon=True).start()\n"
-            "print('ready', flush=True)\n"
-            "down(int(sys.argv[1]))\n",
-            depth.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
+// A Debian python3 process with two threads sleeping in a recursion `depth` frames deep.
+struct SleepingPython {
+  pid_t pid = -1;
+  explicit SleepingPython(int depth) {
+    auto d = std::to_string(depth);
+    int ready[2];
+    if (::pipe(ready) != 0) return;
+    pid = ::fork();
+    if (pid == 0) {
+      ::dup2(ready[1], 1);
+      ::execl("/usr/bin/python3", "python3", "-c",
+              "import sys, threading, time\n"
+              "def down(n):\n"
+              "    if n: return down(n - 1)\n"
+              "    time.sleep(3600)\n"
+              "threading.Thread(target=down, args=(int(sys.argv[1]),), daemon=True).start()\n"
+              "print('ready', flush=True)\n"
+              "down(int(sys.argv[1]))\n",
+              d.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(ready[1]);
+    char c;
+    while (::read(ready[0], &c, 1) == 1 && c != '\n') {
+    }
+    ::close(ready[0]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  ::close(ready[1]);
-  char c;
-  while (::read(ready[0], &c, 1) == 1 && c != '\n') {
-  }
-  ::close(ready[0]);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::string why;
-  auto reader = sampling::PythonReader::open(pid, &why);
-  if (!reader) {
+  ~SleepingPython() {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
-    return state.SkipWithError(("no Python reader: " + why).c_str());
   }
+};
+
+// One read of every Python stack of that process, from outside: what the poller does for each
+// process at every tick (code objects cached after the first read). Arg 1: stopped for the read
+// (ptrace seize, interrupt, wait, detach for both threads), as --pause does.
+static void BM_PythonStackRead(benchmark::State& state) {
+  SleepingPython target(static_cast<int>(state.range(0)));
+  std::string why;
+  auto reader = sampling::PythonReader::open(target.pid, &why);
+  if (!reader) return state.SkipWithError(("no Python reader: " + why).c_str());
   std::vector<sampling::PyThreadStack> threads;
   std::size_t frames = 0;
+  bool pause = state.range(1) != 0;
   for (auto _ : state) {
-    reader->read(threads);
+    if (pause) {
+      sampling::ProcessPause stop(target.pid);
+      if (!stop.stopped()) return state.SkipWithError("ptrace refused");
+      reader->read(threads);
+    } else {
+      reader->read(threads);
+    }
     frames = 0;
     for (const auto& t : threads)
       frames += t.frames.size();
     benchmark::DoNotOptimize(frames);
   }
   state.counters["frames"] = static_cast<double>(frames);
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
 }
-BENCHMARK(BM_PythonStackRead)->Arg(10)->Arg(100)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PythonStackRead)
+    ->ArgNames({"depth", "paused"})
+    ->Args({10, 0})
+    ->Args({10, 1})
+    ->Args({100, 0})
+    ->Args({100, 1})
+    ->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

@@ -41,6 +41,11 @@ struct MAINBOARD_API SampleOptions {
   /// (sleep, lock, I/O, GPU synchronisation), with their native frames when they were on a CPU.
   /// Threads without Python frames are still sampled on CPU only (said in `unavailable`).
   bool wall = false;
+  /// Stop the process for each read of its Python stacks (ptrace), as py-spy does by default:
+  /// no read can tear, at the cost of stopping the program `hz` times a second. Without it the
+  /// process runs on while it is read, and a read that does not validate is dropped (and
+  /// counted in `unavailable`).
+  bool pause = false;
   double timeout_s = 0;    ///< run: end the target after this long (0: never)
   double duration_s = 10;  ///< attach: how long to sample (ends early if the process exits)
   std::uint64_t max_samples = 10'000'000;

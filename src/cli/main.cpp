@@ -448,6 +448,9 @@ int main(int argc, char** argv) {
     cmd->add_flag("--wall", o.wall,
                   "sample Python threads whether they run or wait (sleep, lock, I/O), not only "
                   "on a CPU");
+    cmd->add_flag("--pause", o.pause,
+                  "stop the program for each read of its Python stacks (reads cannot tear; "
+                  "the program is slowed)");
     cmd->add_flag_callback("--no-python", [&o] { o.python = false; },
                   "keep the interpreter's own frames in CPython processes (by default they are "
                   "replaced by the Python frames they run, read from the process)");

@@ -239,7 +239,8 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   // this process, which may itself be Python).
   std::unique_ptr<sampling::PythonPoller> python;
   if (sampler && o.python) {
-    python = std::make_unique<sampling::PythonPoller>(o.hz, o.wall);
+    python = std::make_unique<sampling::PythonPoller>(
+        sampling::PythonPollerOptions{o.hz, o.wall, o.pause});
     python->watch({pid});
   }
 
@@ -250,13 +251,22 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   bool terminated = false;
   std::chrono::steady_clock::time_point kill_at{};
   int status = 0;
+  auto drain_every = sampler ? sampler->drain_interval() : std::chrono::milliseconds(25);
+  auto next_drain = std::chrono::steady_clock::now();
   for (;;) {
     pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) break;
-    if (sampler) sampler->drain();
-    if (python && o.children) python->watch(sampler->processes());
+    if (r == pid && !WIFSTOPPED(status)) break;  // a stop is the paused reads' (ptrace)
+    if (r < 0 && errno != EINTR) {
+      // Stopping it for a Python read found it ended, and that wait reaped it.
+      if (auto reaped = python ? python->reaped(pid) : std::nullopt) status = *reaped;
+      break;
+    }
     auto now = std::chrono::steady_clock::now();
+    if (now >= next_drain) {
+      if (sampler) sampler->drain();
+      if (python && o.children) python->watch(sampler->processes());
+      next_drain = now + drain_every;
+    }
     bool stop = now >= deadline || detail::g_sampling_interrupted.load();
     if (stop && !terminated) {
       // Ends the target and whatever it started; the profile so far is kept.
@@ -274,8 +284,13 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
         ::kill(p, SIGKILL);
       kill_at = std::chrono::steady_clock::time_point::max();
     }
-    std::this_thread::sleep_for(sampler ? sampler->drain_interval()
-                                        : std::chrono::milliseconds(25));
+    auto wake = next_drain;
+    if (python && o.pause) {
+      // The paused reads happen here: a tracer must be the thread that waits for the target.
+      auto due = python->poll() - core::monotonic_ns();
+      wake = std::min(wake, std::chrono::steady_clock::now() + std::chrono::nanoseconds(due));
+    }
+    std::this_thread::sleep_until(wake);
   }
   if (terminated && sampler)
     for (auto p : sampler->processes())
@@ -343,7 +358,8 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   sampler.seed_from_proc(pid);
   std::unique_ptr<sampling::PythonPoller> python;
   if (o.python) {
-    python = std::make_unique<sampling::PythonPoller>(o.hz, o.wall);
+    python = std::make_unique<sampling::PythonPoller>(
+        sampling::PythonPollerOptions{o.hz, o.wall, o.pause});
     python->watch({pid});
   }
   auto start_ns = core::monotonic_ns();
@@ -353,7 +369,13 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
          !process_gone(pid)) {
     sampler.drain();
     if (python && o.children) python->watch(sampler.processes());
-    std::this_thread::sleep_for(sampler.drain_interval());
+    auto wake = std::chrono::steady_clock::now() + sampler.drain_interval();
+    while (python && o.pause && std::chrono::steady_clock::now() < wake &&
+           !detail::g_sampling_interrupted.load()) {
+      auto due = python->poll() - core::monotonic_ns();
+      std::this_thread::sleep_for(std::chrono::nanoseconds(std::max<std::int64_t>(due, 0)));
+    }
+    std::this_thread::sleep_until(wake);
   }
   auto raw = sampler.finish();
   std::optional<sampling::PythonSamples> py;

@@ -4,7 +4,9 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
+#include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <regex>
 
 #include "core/clock.hpp"
@@ -618,10 +621,11 @@ const PythonSamples::Stack* PythonSamples::at(std::int32_t tid, std::int64_t t_n
   return &stacks[best->second];
 }
 
-PythonPoller::PythonPoller(std::uint32_t hz, bool wall)
-    : period_ns_(1'000'000'000LL / std::max<std::uint32_t>(hz, 1)) {
-  out_.wall = wall;
-  thread_ = std::thread([this] { loop(); });
+PythonPoller::PythonPoller(const PythonPollerOptions& options)
+    : options_(options), period_ns_(1'000'000'000LL / std::max<std::uint32_t>(options.hz, 1)) {
+  out_.wall = options.wall;
+  next_due_ = core::monotonic_ns();
+  if (!options.pause) thread_ = std::thread([this] { loop(); });
 }
 
 PythonPoller::~PythonPoller() {
@@ -637,14 +641,28 @@ void PythonPoller::watch(const std::vector<std::int32_t>& pids) {
 }
 
 void PythonPoller::loop() {
-  auto next = core::monotonic_ns();
   while (!stop_.load()) {
-    read_all();
-    next += period_ns_;
+    auto next = poll();
     auto now = core::monotonic_ns();
-    if (next < now) next = now;  // behind: skip rather than burst
-    std::this_thread::sleep_for(std::chrono::nanoseconds(next - now));
+    if (next > now) std::this_thread::sleep_for(std::chrono::nanoseconds(next - now));
   }
+}
+
+std::int64_t PythonPoller::poll() {
+  auto now = core::monotonic_ns();
+  if (now >= next_due_) {
+    read_all();
+    next_due_ += period_ns_;
+    if (next_due_ < now) next_due_ = now + period_ns_;  // behind: skip rather than burst
+  }
+  return next_due_;
+}
+
+std::optional<int> PythonPoller::reaped(std::int32_t pid) {
+  std::lock_guard lock(mutex_);
+  auto it = reaped_.find(pid);
+  if (it == reaped_.end()) return std::nullopt;
+  return it->second;
 }
 
 void PythonPoller::read_all() {
@@ -684,8 +702,23 @@ void PythonPoller::read_all() {
     // A read that does not validate is tried again at once (twice): the process changed its
     // stack under the read; the next read most often finds it still.
     bool ok = false;
-    for (int attempt = 0; attempt < 3 && !ok; ++attempt)
-      ok = reader.read(threads);
+    if (options_.pause) {
+      ProcessPause pause(it->first);
+      if (pause.ended()) reaped_[it->first] = *pause.ended();
+      ok = pause.stopped() && reader.read(threads);
+      if (!pause.stopped() && !pause.ended() && !pause_refused_) {
+        pause_refused_ = true;
+        out_.notes.push_back(std::string("python: cannot stop process ") +
+                             std::to_string(it->first) + " to read it (" +
+                             std::strerror(pause.error()) + "): read while it runs");
+      }
+      if (!pause.stopped() && !pause.ended())
+        for (int attempt = 0; attempt < 3 && !ok; ++attempt)
+          ok = reader.read(threads);
+    } else {
+      for (int attempt = 0; attempt < 3 && !ok; ++attempt)
+        ok = reader.read(threads);
+    }
     auto end = core::monotonic_ns();
     ++out_.reads;
     out_.read_ns += end - start;
@@ -745,6 +778,48 @@ PythonSamples PythonPoller::finish() {
   if (thread_.joinable()) thread_.join();
   std::lock_guard lock(mutex_);
   return std::move(out_);
+}
+
+ProcessPause::ProcessPause(std::int32_t pid) : pid_(pid) {
+  std::vector<std::int32_t> tids;
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+    if (auto tid = core::parse_u64(e.path().filename().string()))
+      tids.push_back(static_cast<std::int32_t>(*tid));
+  std::vector<std::int32_t> seized;
+  for (auto tid : tids) {
+    if (::ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) == 0) {
+      seized.push_back(tid);
+    } else if (!error_) {
+      error_ = errno;
+    }
+  }
+  for (auto tid : seized)
+    ::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
+  for (auto tid : seized) {
+    int status = 0;
+    pid_t r;
+    do
+      r = ::waitpid(tid, &status, __WALL);
+    while (r < 0 && errno == EINTR);
+    if (r != tid) continue;
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      if (tid == pid_) ended_ = status;  // the process is gone (and reaped by this wait)
+      continue;
+    }
+    if (!WIFSTOPPED(status)) continue;
+    // PTRACE_EVENT_STOP: our interrupt (or a group stop); otherwise a signal arrived first, and
+    // is handed back when the thread is let go.
+    int signal = (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
+    threads_.emplace_back(tid, signal);
+  }
+  if (!threads_.empty()) error_ = 0;
+}
+
+ProcessPause::~ProcessPause() {
+  for (auto [tid, signal] : threads_)
+    ::ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void*>(static_cast<long>(signal)));
 }
 
 }  // namespace mainboard::sampling

@@ -145,35 +145,76 @@ struct PythonSamples {
   const Stack* at(std::int32_t tid, std::int64_t t_ns, std::int64_t window_ns) const;
 };
 
-/// Reads the Python stacks of a set of processes `hz` times a second on a thread of its own,
+/// How a PythonPoller reads.
+struct PythonPollerOptions {
+  std::uint32_t hz = 99;
+  bool wall = false;  ///< the reads are the samples of Python threads (see to_profile)
+  /// Stop every thread of the process for each read (ptrace: seize, interrupt, read, detach, as
+  /// py-spy does by default): reads cannot tear, at the cost of stopping the program. The reads
+  /// then happen on the thread that calls poll() (the one that waits for the target, which a
+  /// tracer in the same process must be), not on a thread of the poller's own.
+  bool pause = false;
+};
+
+/// Reads the Python stacks of a set of processes `hz` times a second, on a thread of its own
 /// without stopping them (a read that does not validate is tried again twice, then dropped and
-/// counted). Processes that
-/// are not Python yet (a shell that will exec python, a child still starting) are looked at
-/// again until they are, or are gone.
+/// counted), or, with `pause`, from poll() with the process stopped. Processes that are not
+/// Python yet (a shell that will exec python, a child still starting) are looked at again until
+/// they are, or are gone.
 class PythonPoller {
  public:
-  explicit PythonPoller(std::uint32_t hz, bool wall = false);
+  explicit PythonPoller(const PythonPollerOptions& options);
   ~PythonPoller();
   PythonPoller(const PythonPoller&) = delete;
   PythonPoller& operator=(const PythonPoller&) = delete;
   /// Adds processes to read (ones already watched are ignored).
   void watch(const std::vector<std::int32_t>& pids);
+  /// With `pause`: reads if a read is due; returns when the next one is (CLOCK_MONOTONIC ns).
+  std::int64_t poll();
+  /// With `pause`: the wait status of `pid` when stopping it found it ended (and so reaped it).
+  std::optional<int> reaped(std::int32_t pid);
   /// Stops reading and hands over what was read.
   PythonSamples finish();
 
  private:
   void loop();
   void read_all();
+  PythonPollerOptions options_;
   std::int64_t period_ns_;
+  std::int64_t next_due_ = 0;
   std::mutex mutex_;
   std::vector<std::int32_t> pending_;  // watched, not known to be Python yet
   std::map<std::int32_t, std::int64_t> next_look_;
   std::map<std::int32_t, std::unique_ptr<PythonReader>> readers_;
   std::map<std::int32_t, std::uint64_t> failures_;  // reads in a row that did not validate
+  std::map<std::int32_t, int> reaped_;
+  bool pause_refused_ = false;
   std::map<std::string, std::uint32_t> stack_index_;
   PythonSamples out_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
+};
+
+/// Every thread of a process stopped with ptrace while this lives (PTRACE_SEIZE and
+/// PTRACE_INTERRUPT), then let go (PTRACE_DETACH, handing back a signal that arrived meanwhile).
+class ProcessPause {
+ public:
+  explicit ProcessPause(std::int32_t pid);
+  ~ProcessPause();
+  ProcessPause(const ProcessPause&) = delete;
+  ProcessPause& operator=(const ProcessPause&) = delete;
+  /// Whether the threads could be stopped (ptrace allowed, the process still there).
+  bool stopped() const { return !threads_.empty(); }
+  /// errno of the first refusal, when none could be stopped.
+  int error() const { return error_; }
+  /// The process's own wait status when its main thread was found ended (it is reaped now).
+  std::optional<int> ended() const { return ended_; }
+
+ private:
+  std::int32_t pid_;
+  std::vector<std::pair<std::int32_t, int>> threads_;  // tid, signal to hand back
+  std::optional<int> ended_;
+  int error_ = 0;
 };
 
 }  // namespace mainboard::sampling

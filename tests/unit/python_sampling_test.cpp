@@ -11,12 +11,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <fstream>
 #include <thread>
 
 #include "mainboard/error.hpp"
 #include "mainboard/runner.hpp"
 #include "mainboard/sampler.hpp"
 #include "sampling/python_frames.hpp"
+#include "test_util.hpp"
 
 using namespace mainboard;
 namespace fs = std::filesystem;
@@ -322,6 +324,73 @@ TEST(PythonFrames, ACExtensionsNativeLoopSitsUnderThePythonFunctionThatCalledIt)
   EXPECT_GT(ordered, in_kernel * 9 / 10) << ordered << " of " << in_kernel;
 }
 #endif
+
+TEST(PythonFrames, PausedReadsSplitTimeAlikeAndLetTheProgramGo) {
+  SampleOptions o;
+  o.hz = 499;
+  o.pause = true;
+  o.stdout_path = "/dev/null";
+  auto r = Sampler::run({"/usr/bin/python3", kScripts + "/split.py", "1.2"}, o);
+  ASSERT_EQ(r.exit_code, 0);
+  const auto& p = r.profile;
+  int three = 0, one = 0;
+  for (const auto& s : p.samples)
+    for (auto f : p.stacks[s.stack]) {
+      if (p.frames[f].function == "three") ++three;
+      if (p.frames[f].function == "one") ++one;
+    }
+  ASSERT_GT(three + one, 300);
+  EXPECT_NEAR(100.0 * three / (three + one), 75.0, 5.0);
+  for (const auto& u : p.unavailable)
+    EXPECT_EQ(u.find("stack reads changed"), std::string::npos) << u;  // paused: none torn
+
+  // The program's own exit status survives a read that finds it ended.
+  auto exits = Sampler::run({"/usr/bin/python3", "-c",
+                             "import sys, time\n"
+                             "end = time.monotonic() + 0.3\n"
+                             "while time.monotonic() < end: pass\n"
+                             "sys.exit(3)\n"},
+                            o);
+  EXPECT_EQ(exits.exit_code, 3);
+}
+
+TEST(PythonFrames, SignalsSentWhileTheProgramIsPausedStillArrive) {
+  // The program counts SIGUSR1 while busy and ends after 40, sent 20 ms apart while it is stopped
+  // and read 999 times a second: none may be lost or turned into a stop (a lost one leaves it
+  // waiting until the timeout). A signal sent while a thread is stopped stays pending and comes
+  // after it is let go; one that a thread takes between the seize and the stop is handed back.
+  TempDir dir;
+  auto ready = dir.path() / "ready";
+  SampleOptions o;
+  o.hz = 999;
+  o.pause = true;
+  o.timeout_s = 10;
+  std::thread sender([&] {
+    for (int i = 0; i < 400 && !fs::exists(ready); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::string pid_text;
+    std::ifstream(ready) >> pid_text;
+    if (pid_text.empty()) return;
+    for (int i = 0; i < 40; ++i) {
+      ::kill(std::stoi(pid_text), SIGUSR1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  auto r = Sampler::run({"/usr/bin/python3", "-c",
+                         "import os, signal, sys\n"
+                         "got = []\n"
+                         "signal.signal(signal.SIGUSR1, lambda *a: got.append(1))\n"
+                         "open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid()))\n"
+                         "os.rename(sys.argv[1] + '.tmp', sys.argv[1])\n"
+                         "while len(got) < 40: sum(range(1000))\n"
+                         "sys.exit(7)\n",
+                         ready.string()},
+                        o);
+  sender.join();
+  EXPECT_FALSE(r.timed_out) << "a signal was lost";
+  EXPECT_EQ(r.exit_code, 7);
+}
 
 TEST(PythonFrames, SpliceReplacesEvaluationFramesAndDropsTheInterpreterGlue) {
   auto native = [](std::string f, std::string m) { return StackFrame{f, m, "", 0, false}; };
