@@ -123,6 +123,10 @@ class Sampler:
     per sample, unwound with the modules' call-frame information). children: also sample the
     processes the target starts. kernel: time spent in the kernel on the target's behalf as a
     "[kernel]" frame, where perf_event_paranoid allows. max_samples: the most samples kept.
+    python: in CPython 3.9–3.13 programs, the interpreter's frames replaced by the Python frames
+    it runs (read from the process), native frames of C extensions kept between them. wall:
+    Python threads sampled whether they run or wait. pause: the program stopped for each read of
+    its Python stacks (reads cannot tear; the program is slowed) instead of read while it runs.
     """
 
     hz: int = 99
@@ -130,6 +134,9 @@ class Sampler:
     children: bool = True
     kernel: bool = True
     max_samples: int = 10_000_000
+    python: bool = True
+    wall: bool = False
+    pause: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.hz, int) or isinstance(self.hz, bool) or not 1 <= self.hz <= 100_000:
@@ -138,6 +145,9 @@ class Sampler:
             raise ValueError(f"call_graph is 'fp' or 'dwarf', not {self.call_graph!r}")
         if not isinstance(self.max_samples, int) or self.max_samples < 1:
             raise ValueError("max_samples must be a positive int")
+        for name in ("children", "kernel", "python", "wall", "pause"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} is a bool, not {getattr(self, name)!r}")
 
     def _options(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -277,6 +277,9 @@ SampleOptions sample_options(const py::dict& d) {
   get("hz", o.hz);
   get("children", o.children);
   get("kernel", o.kernel);
+  get("python", o.python);
+  get("wall", o.wall);
+  get("pause", o.pause);
   get("timeout_s", o.timeout_s);
   get("duration_s", o.duration_s);
   get("max_samples", o.max_samples);

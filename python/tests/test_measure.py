@@ -172,6 +172,35 @@ def test_run_samples_a_program_as_the_sampler_says():
     assert prof.hot_functions(5)
 
 
+def test_run_a_python_program_shows_its_python_frames(tmp_path):
+    script = tmp_path / "spin.py"
+    script.write_text("import time\n"
+                      "def work():\n"
+                      "    end = time.monotonic() + 0.6\n"
+                      "    while time.monotonic() < end:\n"
+                      "        sum(range(100))\n"
+                      "def rest():\n"
+                      "    time.sleep(0.6)\n"
+                      "work()\n"
+                      "rest()\n")
+    on_cpu = Profiler.run(script, sampler=Sampler(hz=199), timeout=60)
+    if any(u.startswith("stacks:") for u in on_cpu.unavailable):
+        pytest.skip("perf_event_open refused here: " + "; ".join(on_cpu.unavailable))
+    names = {f["function"] for f in on_cpu.frames if f["module"] == "[python]"}
+    assert "work" in names
+    wall = Profiler.run(script, sampler=Sampler(hz=199, wall=True, pause=True), timeout=60)
+    counts = {"work": 0, "rest": 0}
+    for sample in wall.samples:
+        for index in wall.stacks[sample[2]]:  # (t_ns, thread, stack)
+            if wall.frames[index]["function"] in counts:
+                counts[wall.frames[index]["function"]] += 1
+    assert counts["rest"] > 0.3 * (counts["work"] + counts["rest"])  # the sleep, on the wall
+    native = Profiler.run(script, sampler=Sampler(hz=199, python=False), timeout=60)
+    assert not any(f["module"] == "[python]" for f in native.frames)
+    with pytest.raises(TypeError):
+        Sampler(wall=1)
+
+
 def test_measure_a_command_and_a_process():
     with pytest.raises(mainboard.MainboardError, match="Reach.here"):
         Profiler.measure(mainboard.Reach.here())
