@@ -392,6 +392,30 @@ TEST(PythonFrames, SignalsSentWhileTheProgramIsPausedStillArrive) {
   EXPECT_EQ(r.exit_code, 7);
 }
 
+TEST(PythonFrames, AVenvsMultiprocessingChildrenAreReadToo) {
+  TempDir dir;
+  LocalRunner runner("/usr/bin:/bin");
+  Command venv;
+  venv.argv = {"/usr/bin/python3", "-m", "venv", "--without-pip", (dir.path() / "env").string()};
+  venv.timeout = std::chrono::seconds(60);
+  auto made = runner.run(venv);
+  if (!made.ok()) GTEST_SKIP() << "no venv here: " << made.err;
+  SampleOptions o;
+  o.hz = 199;
+  auto r = Sampler::run({(dir.path() / "env/bin/python").string(), kScripts + "/children.py"}, o);
+  ASSERT_EQ(r.exit_code, 0);
+  const auto& p = r.profile;
+  std::size_t in_children = 0;
+  for (const auto& s : p.samples)
+    if (p.threads[s.thread].name.find("(pid ") != std::string::npos)
+      for (auto f : p.stacks[s.stack])
+        if (p.frames[f].function == "child_work") {
+          ++in_children;
+          break;
+        }
+  EXPECT_GT(in_children, p.samples.size() * 7 / 10) << in_children << " of " << p.samples.size();
+}
+
 TEST(PythonFrames, SpliceReplacesEvaluationFramesAndDropsTheInterpreterGlue) {
   auto native = [](std::string f, std::string m) { return StackFrame{f, m, "", 0, false}; };
   auto py = [](std::string f) { return StackFrame{f, "[python]", "t.py", 1, false}; };
