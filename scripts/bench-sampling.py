@@ -1,9 +1,18 @@
 #!/usr/bin/env python3
-"""What stack sampling costs the sampled program: a fixed amount of CPU work (sample_target work),
-timed by the program itself, run bare, under `mainboard profile run` and under `perf record -g`
-at 99 and 999 Hz. Runs are interleaved and the median of each is compared with the bare median
-of the same run. Usage: bench-sampling.py BUILD_DIR [ROUNDS]"""
+"""What stack sampling costs the sampled program: a fixed amount of CPU work, timed by the program
+itself, run bare and under each sampler. Two workloads: native (sample_target work, under
+`mainboard profile run` and `perf record -g` at 99 and 999 Hz) and Python (bench/python_work.py on
+one and two threads under `mainboard profile run` at 100 Hz: native frames only, Python frames read while
+it runs (the default), with it paused for each read, on the wall clock). Runs are interleaved (in a
+shuffled order each round) and the median of each is compared with the bare median of the same
+run. For Python, also the reads
+dropped as torn, per thousand.
+Usage: bench-sampling.py BUILD_DIR [ROUNDS] [native|python]"""
+import glob
+import json
 import os
+import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -12,34 +21,102 @@ import tempfile
 
 build = sys.argv[1]
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 7
-target = os.path.join(build, "tests", "sample_target")
+only = sys.argv[3] if len(sys.argv) > 3 else None
+here = os.path.dirname(os.path.abspath(__file__))
 mainboard = os.path.join(build, "src", "cli", "mainboard")
-work = ["work", "900"]  # about a second
 tmp = tempfile.mkdtemp()
-configs = {
-    "bare": [target] + work,
-    "mainboard 99 Hz": [mainboard, "profile", "run", "-o", "", "--hz", "99", "--", target] + work,
-    "mainboard 999 Hz": [mainboard, "profile", "run", "-o", "", "--hz", "999", "--", target] + work,
-    "mainboard 99 Hz dwarf": [mainboard, "profile", "run", "-o", "", "--hz", "99", "--call-graph", "dwarf", "--", target] + work,
-}
-perf = shutil.which("perf")
-if perf:
-    configs["perf record -F 99 -g"] = [perf, "record", "-q", "-F", "99", "-g", "-o", os.path.join(tmp, "p.data"), "--", target] + work
-    configs["perf record -F 999 -g"] = [perf, "record", "-q", "-F", "999", "-g", "-o", os.path.join(tmp, "p.data"), "--", target] + work
-    configs["perf record -F 99 --call-graph dwarf"] = [perf, "record", "-q", "-F", "99", "--call-graph", "dwarf", "-o", os.path.join(tmp, "p.data"), "--", target] + work
-times = {name: [] for name in configs}
-for _ in range(rounds):
-    for name, argv in configs.items():
-        out = subprocess.run(argv, capture_output=True, text=True, check=False).stdout
-        line = [l for l in out.splitlines() if l.startswith("elapsed ")]
-        if line:
-            times[name].append(float(line[0].split()[1]))
-bare = statistics.median(times["bare"])
-print(f"{'configuration':<38} {'median':>9} {'slowdown':>9}   (target's own time, {rounds} interleaved rounds)")
-for name, values in times.items():
-    if not values:
-        print(f"{name:<38} {'-':>9}")
-        continue
-    m = statistics.median(values)
-    print(f"{name:<38} {m:>8.3f}s {100 * (m / bare - 1):>+8.2f}%")
+
+
+def native_configs():
+    target = os.path.join(build, "tests", "sample_target")
+    work = ["work", "900"]  # about a second
+    configs = {
+        "bare": [target] + work,
+        "mainboard 99 Hz": [mainboard, "profile", "run", "-o", "", "--hz", "99", "--", target] + work,
+        "mainboard 999 Hz": [mainboard, "profile", "run", "-o", "", "--hz", "999", "--", target] + work,
+        "mainboard 99 Hz dwarf": [mainboard, "profile", "run", "-o", "", "--hz", "99", "--call-graph", "dwarf", "--", target] + work,
+    }
+    perf = shutil.which("perf")
+    if perf:
+        data = os.path.join(tmp, "p.data")
+        configs["perf record -F 99 -g"] = [perf, "record", "-q", "-F", "99", "-g", "-o", data, "--", target] + work
+        configs["perf record -F 999 -g"] = [perf, "record", "-q", "-F", "999", "-g", "-o", data, "--", target] + work
+        configs["perf record -F 99 --call-graph dwarf"] = [perf, "record", "-q", "-F", "99", "--call-graph", "dwarf", "-o", data, "--", target] + work
+    return configs
+
+
+def python_configs(threads):
+    rounds_of_work = str(300 // threads)  # about a second
+    program = ["/usr/bin/python3", os.path.join(here, "..", "bench", "python_work.py"),
+               rounds_of_work, str(threads)]
+
+    def run(name, *flags):
+        return [mainboard, "profile", "run", "--hz", "100", "-o",
+                os.path.join(tmp, f"{name}-{threads}-{{round}}.json"), *flags, "--"] + program
+
+    configs = {
+        "bare": program,
+        "mainboard 100 Hz, native frames only": run("native", "--no-python"),
+        "mainboard 100 Hz, Python frames": run("python"),
+        "mainboard 100 Hz, Python frames, --pause": run("paused", "--pause"),
+        "mainboard 100 Hz, Python frames, --wall": run("wall", "--wall"),
+    }
+    py_spy = shutil.which("py-spy")
+    if py_spy:
+        configs["py-spy record -r 100"] = [py_spy, "record", "-r", "100", "-o", os.path.join(tmp, "s.svg"), "--"] + program
+        configs["py-spy record -r 100 --nonblocking"] = [py_spy, "record", "-r", "100", "--nonblocking", "-o", os.path.join(tmp, "s.svg"), "--"] + program
+    return configs
+
+
+def measure(title, configs):
+    times = {name: [] for name in configs}
+    order = list(configs.items())
+    for r in range(rounds):
+        random.Random(r).shuffle(order)  # no configuration always first after another
+        for name, argv in order:
+            argv = [a.replace("{round}", str(r)) for a in argv]
+            out = subprocess.run(argv, capture_output=True, text=True, check=False).stdout
+            line = [l for l in out.splitlines() if l.startswith("elapsed ")]
+            if line:
+                times[name].append(float(line[0].split()[1]))
+    bare = statistics.median(times["bare"])
+    print(f"{title:<44} {'median':>9} {'slowdown':>9}   (the program's own time, {rounds} interleaved rounds)")
+    for name, values in times.items():
+        if not values:
+            print(f"{name:<44} {'-':>9}")
+            continue
+        m = statistics.median(values)
+        print(f"{name:<44} {m:>8.3f}s {100 * (m / bare - 1):>+8.2f}%")
+
+
+def torn_reads():
+    # Reads that did not validate, from the profiles' "python: N of M stack reads" lines (a
+    # profile says so only when it dropped some); the samples of the others stand for their reads.
+    for mode in ("python", "wall"):
+        dropped = reads = 0
+        for path in glob.glob(os.path.join(tmp, mode + "-*.json")):
+            profile = json.load(open(path))
+            said = [re.match(r"python: (\d+) of (\d+) stack reads", u) for u in profile["unavailable"]]
+            said = [m for m in said if m]
+            if said:
+                dropped += int(said[0].group(1))
+                reads += int(said[0].group(2))
+            else:
+                reads += len(profile["samples"])
+        if reads:
+            print(f"torn Python reads dropped ({mode}): {dropped} of about {reads}"
+                  f" ({1000 * dropped / reads:.1f} per thousand)")
+
+
+if only in (None, "native"):
+    measure("native work (sample_target)", native_configs())
+if only in (None, "python"):
+    if only is None:
+        print()
+    # One thread leaves the other core to the profiler (as on most machines); two share both cores
+    # of a 2-core machine with it.
+    measure("Python work on 1 thread (python_work.py)", python_configs(1))
+    print()
+    measure("Python work on 2 threads", python_configs(2))
+    torn_reads()
 shutil.rmtree(tmp, ignore_errors=True)

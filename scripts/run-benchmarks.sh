@@ -40,17 +40,13 @@ echo "== Python: a span next to contextlib.nullcontext, import time, snapshot ne
 PYTHONPATH="$build/python" /usr/bin/python3 bench/python_span_bench.py "$cli"
 
 echo
-echo "== Python sampling: a CPU-bound program under profile run, bare and with each mode"
-bench/python_sampling.sh "$cli" "$((quick ? 1 : 7))"
-
-echo
 echo "== Google Benchmark: sampling_bench (symbolizing 10 000 samples)"
 "$build/bench/sampling_bench" --benchmark_min_time="$min_time" \
   --benchmark_out="$out/sampling_bench.json" --benchmark_out_format=json
 
 echo
 echo "== stack sampling: the sampled program's slowdown, next to perf record"
-python3 scripts/bench-sampling.py "$build" "$(( quick ? 2 : 7 ))"
+"$python" scripts/bench-sampling.py "$build" "$(( quick ? 2 : 7 ))"
 
 echo
 echo "== mainboard snapshot --json vs a Python probe (psutil + platform + subprocess)"
