@@ -72,7 +72,9 @@ struct MAINBOARD_API ThreadStack {
   std::string name;
   std::vector<StackFrame> frames;
   /// What the kernel says the thread is doing: "running", "sleeping", "disk sleep", "stopped",
-  /// "zombie" … ("" when it could not be read).
+  /// "zombie" … ("" when it could not be read); a sleeping thread in a system call that says what
+  /// it waits for is "waiting (lock)", "waiting (sleep)", "waiting (I/O)", "waiting (child)" or
+  /// "waiting (signal)".
   std::string state;
   bool python = false;     ///< a Python thread (it has an interpreter thread state)
   bool holds_gil = false;  ///< the Python thread holding the GIL

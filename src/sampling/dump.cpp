@@ -6,6 +6,7 @@
 #include <elfutils/libdwfl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/syscall.h>
 
 #include <cerrno>
 #include <cstring>
@@ -40,6 +41,59 @@ std::string thread_state(std::int64_t pid, std::int64_t tid) {
     case 'I': return "idle";
     case 'X': return "dead";
     default: return std::string(1, stat[close + 2]);
+  }
+}
+
+/// What a sleeping thread waits for, from the system call it sits in (/proc/…/syscall): "lock",
+/// "sleep", "I/O", "child" or "signal"; empty when it is in none of those (or not in one).
+std::string wait_reason(std::int64_t pid, std::int64_t tid) {
+  auto text = symbols::read_proc_file("/proc/" + std::to_string(pid) + "/task/" +
+                                      std::to_string(tid) + "/syscall");
+  // "NR arg1 arg2 … sp pc", the arguments in hex.
+  auto words = core::split_ws(text);
+  auto nr = words.empty() ? std::nullopt : core::parse_u64(words[0]);
+  if (!nr) return "";
+  auto arg = [&](std::size_t i) -> std::uint64_t {
+    if (i >= words.size() || words[i].substr(0, 2) != "0x") return 1;
+    return core::parse_u64_base(words[i].substr(2), 16).value_or(1);
+  };
+  switch (static_cast<long>(*nr)) {
+    case SYS_futex: return "lock";
+    case SYS_pselect6:
+#ifdef SYS_select
+    case SYS_select:
+#endif
+      return arg(1) == 0 ? "sleep" : "I/O";  // no descriptors: how 3.9/3.10 sleep
+    case SYS_ppoll:
+#ifdef SYS_poll
+    case SYS_poll:
+#endif
+      return arg(2) == 0 ? "sleep" : "I/O";
+    case SYS_nanosleep:
+    case SYS_clock_nanosleep: return "sleep";
+    case SYS_read:
+    case SYS_readv:
+    case SYS_pread64:
+    case SYS_write:
+    case SYS_epoll_pwait:
+    case SYS_recvfrom:
+    case SYS_recvmsg:
+    case SYS_accept4:
+    case SYS_connect:
+#ifdef SYS_epoll_wait
+    case SYS_epoll_wait:
+    case SYS_accept:
+#endif
+      return "I/O";
+    case SYS_wait4:
+    case SYS_waitid: return "child";
+    case SYS_rt_sigtimedwait:
+    case SYS_rt_sigsuspend:
+#ifdef SYS_pause
+    case SYS_pause:
+#endif
+      return "signal";
+    default: return "";
   }
 }
 
@@ -158,6 +212,8 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
         t.tid = pt.tid;
         t.name = thread_name(pid, pt.tid);
         t.state = thread_state(pid, pt.tid);
+        if (t.state == "sleeping" || t.state == "disk sleep")
+          if (auto why = wait_reason(pid, pt.tid); !why.empty()) t.state = "waiting (" + why + ")";
         t.python = true;
         t.holds_gil = pt.holds_gil;
         for (const auto& f : pt.frames)
@@ -176,7 +232,12 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
     for (const auto& e :
          std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
       if (auto tid = core::parse_u64(e.path().filename().string()))
-        states[static_cast<std::int64_t>(*tid)] = thread_state(pid, static_cast<std::int64_t>(*tid));
+      {
+        auto id = static_cast<std::int64_t>(*tid);
+        auto& state = states[id] = thread_state(pid, id);
+        if (state == "sleeping" || state == "disk sleep")
+          if (auto why = wait_reason(pid, id); !why.empty()) state = "waiting (" + why + ")";
+      }
   }
 
   // Hold off the signals that would end us while threads are stopped under ptrace.

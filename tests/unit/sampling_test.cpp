@@ -111,12 +111,13 @@ TEST(Sampling, RunFindsTheHotFunctionsOnBothThreads) {
   const auto& p = r.profile;
   ASSERT_GE(p.samples.size(), 100u) << p.report();
   EXPECT_EQ(p.sample_hz, 999u);
-  // Two busy threads (the main thread may catch a sample or two at start and exit).
+  // Two busy threads, each with a fifth of the samples or more (the main thread catches some at
+  // start and exit: more under a sanitizer on a loaded machine, whose leak check runs at exit).
   std::vector<std::size_t> per_thread(p.threads.size());
   for (const auto& s : p.samples)
     ++per_thread[s.thread];
   EXPECT_EQ(std::count_if(per_thread.begin(), per_thread.end(),
-                          [&](std::size_t n) { return n * 20 > p.samples.size(); }),
+                          [&](std::size_t n) { return n * 5 > p.samples.size(); }),
             2)
       << p.report();
   // ~70 % in hot_a and ~30 % in hot_b.

@@ -1,4 +1,4 @@
-"""Sleeps in a known place on two threads, printing "ready" once both are there."""
+"""Sleeps in a known place on the main thread and waits on a lock on another, printing "ready"."""
 import sys
 import threading
 import time
@@ -10,7 +10,7 @@ def nap_forever():
 
 
 def side_thread():
-    nap_forever()
+    threading.Event().wait()
 
 
 def main():
