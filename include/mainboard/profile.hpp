@@ -54,7 +54,9 @@ struct MAINBOARD_API ThreadInfo {
 /// One frame of a sampled stack, symbolized.
 struct MAINBOARD_API StackFrame {
   std::string function;  ///< demangled; "0x7f12…" when no symbol covers the address
-  std::string module;    ///< the ELF file's name, "[jit]" (perf map), "[kernel]" or "[unknown]"
+  /// the ELF file's name, "[jit]" (perf map), "[kernel]", "[unknown]", or "[python]" for a
+  /// Python frame (its function the qualified name, its file and line the source's)
+  std::string module;
   std::string file;      ///< source file, when debug information says
   std::uint32_t line = 0;
   bool inlined = false;  ///< inlined into the frame after it (its caller)
@@ -73,6 +75,9 @@ struct MAINBOARD_API StackSample {
 struct MAINBOARD_API FunctionStat {
   std::string function;
   std::string module;
+  /// A Python function's source file (module "[python]"): functions of one name in two files
+  /// are two functions. Empty for native ones.
+  std::string file;
   std::uint64_t self_samples = 0;   ///< samples with it as the leaf
   std::uint64_t total_samples = 0;  ///< samples with it anywhere on the stack
   double self_pct = 0;

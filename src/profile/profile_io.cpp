@@ -221,6 +221,7 @@ template <class V>
 void fields(V& v, FunctionStat& m) {
   v("function", m.function);
   v("module", m.module);
+  v("file", m.file);
   v("self_samples", m.self_samples);
   v("total_samples", m.total_samples);
   v("self_pct", m.self_pct);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "mainboard/profile.hpp"
 
@@ -23,14 +24,17 @@ std::vector<std::uint64_t> stack_counts(const Profile& p) {
 std::vector<FunctionStat> Profile::hot_functions(std::size_t top) const {
   auto counts = stack_counts(*this);
   std::uint64_t all = samples.size();
-  // One key per (function, module): frames of one function at different lines are one function.
-  std::map<std::pair<std::string, std::string>, FunctionStat> by_function;
-  std::vector<std::pair<std::string, std::string>> key(frames.size());
+  // One key per (function, module, and for Python the file): frames of one function at
+  // different lines are one function.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::map<Key, FunctionStat> by_function;
+  std::vector<Key> key(frames.size());
   for (std::size_t i = 0; i < frames.size(); ++i)
-    key[i] = {frames[i].function, frames[i].module};
+    key[i] = {frames[i].function, frames[i].module,
+              frames[i].module == "[python]" ? frames[i].file : std::string()};
   for (std::size_t s = 0; s < stacks.size(); ++s) {
     if (counts[s] == 0 || stacks[s].empty()) continue;
-    std::set<std::pair<std::string, std::string>> seen;
+    std::set<Key> seen;
     for (std::size_t d = 0; d < stacks[s].size(); ++d) {
       auto f = stacks[s][d];
       if (f >= frames.size()) continue;
@@ -41,8 +45,9 @@ std::vector<FunctionStat> Profile::hot_functions(std::size_t top) const {
   }
   std::vector<FunctionStat> out;
   for (auto& [k, stat] : by_function) {
-    stat.function = k.first;
-    stat.module = k.second;
+    stat.function = std::get<0>(k);
+    stat.module = std::get<1>(k);
+    stat.file = std::get<2>(k);
     if (all) {
       stat.self_pct = 100.0 * static_cast<double>(stat.self_samples) / static_cast<double>(all);
       stat.total_pct = 100.0 * static_cast<double>(stat.total_samples) / static_cast<double>(all);

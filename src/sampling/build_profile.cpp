@@ -112,8 +112,9 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
     auto thread = thread_of(s.pid, s.tid);
     native_of(s, sample_frames);
     if (const auto* module = module_of(s.pid))
-      // The thread's Python stack read nearest in time (within two sampling periods).
-      if (const auto* py = python->at(s.tid, s.t_ns, 2 * period_ns))
+      // The thread's Python stack read nearest in time: within two sampling periods, or 20 ms
+      // when that is longer (a busy machine delays the reads more than a fast rate allows).
+      if (const auto* py = python->at(s.tid, s.t_ns, std::max<std::int64_t>(2 * period_ns, 20'000'000)))
         sample_frames = splice_python(sample_frames, py->frames, py->entries, *module);
     add(s.t_ns, thread, sample_frames);
   }

@@ -170,10 +170,17 @@ std::string Profile::report(std::size_t top_regions) const {
     if (!hot.empty()) {
       out += fmt::format("  {:<56} {:>7} {:>7} {:>8} {:>8}  {}\n", "function", "self", "total",
                          "self %", "total %", "module");
-      for (const auto& f : hot)
+      for (const auto& f : hot) {
+        // A Python function's module is its source file.
+        std::string where = f.module;
+        if (f.module == "[python]" && !f.file.empty())
+          where = f.file.substr(f.file.find_last_of('/') == std::string::npos
+                                    ? 0
+                                    : f.file.find_last_of('/') + 1);
         out += fmt::format("  {:<56} {:>7} {:>7} {:>7.1f}% {:>7.1f}%  {}\n",
                            detail::clip(f.function, 56), f.self_samples, f.total_samples,
-                           f.self_pct, f.total_pct, f.module);
+                           f.self_pct, f.total_pct, where);
+      }
     }
     auto stacks_top = hot_stacks(3);
     for (std::size_t i = 0; i < stacks_top.size(); ++i) {

@@ -285,7 +285,7 @@ TEST_P(PythonSampling, WallClockSeesTheWaitsThatOnCpuSamplingDoesNot) {
         if (p.frames[f].function == "compute") ++compute;
         if (p.frames[f].function == "wait") ++wait;
       }
-    EXPECT_GT(compute + wait, wall ? 100 : 50);
+    EXPECT_GT(compute + wait, wall ? 50 : 20);  // enough to judge (fewer under a sanitizer)
     return 100 * compute / std::max(compute + wait, 1.0);  // of the time in run()'s steps
   };
   // On CPU, the steps are all compute(); on the wall clock, half of them wait().
@@ -447,6 +447,28 @@ TEST(PythonFrames, SpliceReplacesEvaluationFramesAndDropsTheInterpreterGlue) {
   EXPECT_EQ(names, (std::vector<std::string>{"kernel", "step", "train", "<module>"}));
   // No Python frames: the native stack as it was.
   EXPECT_EQ(sampling::splice_python(stack, {}, {}, "libpython3.12.so"), stack);
+}
+
+TEST(PythonFrames, HotFunctionsTellPythonFunctionsOfOneNameInTwoFilesApart) {
+  Profile p;
+  p.frames = {{"<module>", "[python]", "/w/a.py", 1, false},
+              {"<module>", "[python]", "/w/b.py", 1, false},
+              {"<module>", "[python]", "/w/a.py", 7, false},  // another line of a.py's
+              {"memcpy", "libc.so.6", "", 0, false}};
+  p.stacks = {{0}, {1}, {2}, {3, 0}};
+  p.threads = {ThreadInfo{}};
+  p.samples = {{1, 0, 0}, {2, 0, 1}, {3, 0, 2}, {4, 0, 3}};
+  auto hot = p.hot_functions(10);
+  ASSERT_EQ(hot.size(), 3u);
+  EXPECT_EQ(hot[0].function, "<module>");
+  EXPECT_EQ(hot[0].file, "/w/a.py");
+  EXPECT_EQ(hot[0].self_samples, 2u);
+  EXPECT_EQ(hot[0].total_samples, 3u);
+  EXPECT_EQ(hot[1].file, "/w/b.py");
+  EXPECT_EQ(hot[2].file, "");  // native: no file in the key
+  auto text = p.report();
+  EXPECT_NE(text.find("a.py"), std::string::npos) << text;
+  EXPECT_NE(text.find("b.py"), std::string::npos) << text;
 }
 
 TEST(PythonFrames, NotAPythonProcessIsNoReaderAndNoComplaint) {
