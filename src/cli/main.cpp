@@ -497,7 +497,9 @@ int main(int argc, char** argv) {
       ->type_name("S");
 
   auto* pdump =
-      profile->add_subcommand("dump", "print one stack of every thread of a running process");
+      profile->add_subcommand(
+          "dump", "print one stack of every thread of a running process (its Python stacks when it "
+                  "runs CPython 3.9-3.13, like py-spy dump)");
   std::int64_t dump_pid = 0;
   bool dump_json = false;
   mainboard::DumpOptions dump_options;

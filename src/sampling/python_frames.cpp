@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <regex>
+#include <string_view>
 
 #include "core/clock.hpp"
 #include "core/text.hpp"
@@ -115,11 +115,26 @@ ElfSymbols elf_symbols(const std::string& path, const std::vector<std::string>& 
 }
 
 /// "3.11" from "libpython3.11.so.1.0", "python3.11", "python3.11d": {3, 11}.
-std::optional<std::pair<int, int>> version_in_name(const std::string& base) {
-  static const std::regex re(R"(^(?:lib)?python(\d)\.(\d+)[a-z]*(?:\.so.*)?$)");
-  std::smatch m;
-  if (!std::regex_match(base, m, re)) return std::nullopt;
-  return std::pair{std::stoi(m[1].str()), std::stoi(m[2].str())};
+std::optional<std::pair<int, int>> version_in_name(std::string_view base) {
+  if (base.rfind("lib", 0) == 0) base.remove_prefix(3);
+  if (base.rfind("python", 0) != 0) return std::nullopt;
+  base.remove_prefix(6);
+  auto digits = [&](int& into) {
+    std::size_t n = 0;
+    into = 0;
+    while (n < base.size() && n < 3 && base[n] >= '0' && base[n] <= '9')
+      into = into * 10 + (base[n++] - '0');
+    base.remove_prefix(n);
+    return n > 0;
+  };
+  int major = 0, minor = 0;
+  if (!digits(major) || base.empty() || base[0] != '.') return std::nullopt;
+  base.remove_prefix(1);
+  if (!digits(minor)) return std::nullopt;
+  while (!base.empty() && base[0] >= 'a' && base[0] <= 'z')  // build flags: "d", "m", "t"
+    base.remove_prefix(1);
+  if (!base.empty() && base.rfind(".so", 0) != 0) return std::nullopt;
+  return std::pair{major, minor};
 }
 
 std::string base_name(const std::string& path) {
