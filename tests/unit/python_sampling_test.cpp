@@ -471,6 +471,38 @@ TEST(PythonFrames, HotFunctionsTellPythonFunctionsOfOneNameInTwoFilesApart) {
   EXPECT_NE(text.find("b.py"), std::string::npos) << text;
 }
 
+TEST(PythonFrames, AProgramThatOnlyLooksLikePythonIsSaidSoAndDumpedNatively) {
+  // `sleep` under the name python3.11: the name says CPython 3.11, the file has no _PyRuntime.
+  TempDir dir;
+  auto fake = dir.path() / "python3.11";
+  fs::copy_file("/bin/sleep", fake);
+  fs::permissions(fake, fs::perms::owner_all);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl(fake.c_str(), "python3.11", "30", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::string why;
+  EXPECT_EQ(sampling::PythonReader::open(pid, &why), nullptr);
+  EXPECT_NE(why.find("no _PyRuntime symbol"), std::string::npos) << why;
+  StackDump d;
+  try {
+    d = Sampler::dump(pid);
+  } catch (const Error& e) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    GTEST_SKIP() << "ptrace refused here: " << e.what();
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  EXPECT_TRUE(d.python.empty());
+  ASSERT_EQ(d.unavailable.size(), 1u);
+  EXPECT_NE(d.unavailable[0].find("_PyRuntime"), std::string::npos);
+  ASSERT_FALSE(d.threads.empty());
+  EXPECT_FALSE(d.threads[0].frames.empty());  // the native stack instead
+}
+
 TEST(PythonFrames, NotAPythonProcessIsNoReaderAndNoComplaint) {
   std::string why = "x";
   EXPECT_EQ(sampling::PythonReader::open(::getpid(), &why), nullptr);
