@@ -153,7 +153,8 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
     if (python->dropped)
       p.unavailable.push_back(
           "python: " + std::to_string(python->dropped) + " of " + std::to_string(python->reads) +
-          " stack reads changed while they were read and were not used");
+          " stack reads did not hold together (a stack changing while it was read, or caught "
+          "halfway through a change) and were not used");
   }
   if (!p.samples.empty()) {
     p.start_ns = p.samples.front().t_ns;
