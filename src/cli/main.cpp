@@ -11,10 +11,10 @@
 
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
-#include "mainboard/json.hpp"
 #include "mainboard/busy.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/gather.hpp"
+#include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
 #include "mainboard/profile.hpp"
@@ -451,9 +451,10 @@ int main(int argc, char** argv) {
     cmd->add_flag("--pause", o.pause,
                   "stop the program for each read of its Python stacks (reads cannot tear; "
                   "the program is slowed)");
-    cmd->add_flag_callback("--no-python", [&o] { o.python = false; },
-                  "keep the interpreter's own frames in CPython processes (by default they are "
-                  "replaced by the Python frames they run, read from the process)");
+    cmd->add_flag_callback(
+        "--no-python", [&o] { o.python = false; },
+        "keep the interpreter's own frames in CPython processes (by default they are "
+        "replaced by the Python frames they run, read from the process)");
     cmd->add_option("--call-graph", o.call_graph,
                     "fp: walk frame pointers (cheap); dwarf: copy each sample's stack and unwind "
                     "it with CFI "
@@ -496,10 +497,10 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->type_name("S");
 
-  auto* pdump =
-      profile->add_subcommand(
-          "dump", "print one stack of every thread of a running process (its Python stacks when it "
-                  "runs CPython 3.9-3.13, like py-spy dump)");
+  auto* pdump = profile->add_subcommand(
+      "dump",
+      "print one stack of every thread of a running process (its Python stacks when it "
+      "runs CPython 3.9-3.13, like py-spy dump)");
   std::int64_t dump_pid = 0;
   bool dump_json = false;
   mainboard::DumpOptions dump_options;
@@ -510,8 +511,7 @@ int main(int argc, char** argv) {
                   "in a Python process, also the native frames between the Python ones (stops "
                   "each thread while it is read)");
   pdump->add_flag("--main-thread", dump_main_only, "only the main thread");
-  pdump->add_flag("--no-python", dump_no_python,
-                  "native stacks only, also of a Python process");
+  pdump->add_flag("--no-python", dump_no_python, "native stacks only, also of a Python process");
 
   // "mainboard meter [options] -- CMD ARGS": everything after the first "--" is the command,
   // untouched by our option parser (it may have options of its own). Without "--", the first

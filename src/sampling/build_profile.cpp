@@ -81,9 +81,10 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
       auto it = frame_index.find(FrameKey{&f});
       if (it == frame_index.end()) {
         frame_store.push_back(f);
-        it = frame_index
-                 .emplace(FrameKey{&frame_store.back()}, static_cast<std::uint32_t>(p.frames.size()))
-                 .first;
+        it =
+            frame_index
+                .emplace(FrameKey{&frame_store.back()}, static_cast<std::uint32_t>(p.frames.size()))
+                .first;
         p.frames.push_back(f);
       }
       stack.push_back(it->second);
@@ -114,7 +115,8 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
     if (const auto* module = module_of(s.pid))
       // The thread's Python stack read nearest in time: within two sampling periods, or 20 ms
       // when that is longer (a busy machine delays the reads more than a fast rate allows).
-      if (const auto* py = python->at(s.tid, s.t_ns, std::max<std::int64_t>(2 * period_ns, 20'000'000)))
+      if (const auto* py =
+              python->at(s.tid, s.t_ns, std::max<std::int64_t>(2 * period_ns, 20'000'000)))
         sample_frames = splice_python(sample_frames, py->frames, py->entries, *module);
     add(s.t_ns, thread, sample_frames);
   }
@@ -129,7 +131,8 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
       for (const auto& [t_ns, index] : reads) {
         const auto& py = python->stacks[index];
         // An on-CPU sample within half a period: the thread ran then, with these native frames.
-        auto near = std::lower_bound(cpu.begin(), cpu.end(), std::pair{t_ns - period_ns / 2, std::size_t{0}});
+        auto near = std::lower_bound(cpu.begin(), cpu.end(),
+                                     std::pair{t_ns - period_ns / 2, std::size_t{0}});
         if (near != cpu.end() && near->first <= t_ns + period_ns / 2) {
           native_of(out.samples[near->second], sample_frames);
           add(t_ns, thread, splice_python(sample_frames, py.frames, py.entries, *module));

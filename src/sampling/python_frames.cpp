@@ -36,7 +36,8 @@ struct PythonLayout {
   long pointer_size;
   long frame_kind;  // 0: PyFrameObject (3.9, 3.10); 1: _PyInterpreterFrame
   long frame_previous, frame_code, frame_lasti, frame_instr, frame_is_entry, frame_owner;
-  long instr_is_next;  // 3.13's instr_ptr is the instruction running, 3.11's prev_instr the one before
+  long instr_is_next;  // 3.13's instr_ptr is the instruction running, 3.11's prev_instr the one
+                       // before
   long code_filename, code_name, code_qualname, code_firstlineno, code_linetable, code_adaptive;
   long object_type, varobject_size, bytes_data;
   long unicode_length, ascii_size, compact_size, unicode_state;
@@ -176,7 +177,9 @@ void append_utf8(std::string& out, std::uint32_t c) {
   }
 }
 
-int lowest_bit(unsigned long mask) { return mask ? __builtin_ctzl(mask) : 0; }
+int lowest_bit(unsigned long mask) {
+  return mask ? __builtin_ctzl(mask) : 0;
+}
 
 }  // namespace
 
@@ -186,7 +189,8 @@ std::unique_ptr<PythonReader> PythonReader::open(std::int32_t pid, std::string* 
   std::string ignored;
   std::string& reason = why ? *why : ignored;
   reason.clear();
-  auto maps = symbols::parse_maps(symbols::read_proc_file("/proc/" + std::to_string(pid) + "/maps"));
+  auto maps =
+      symbols::parse_maps(symbols::read_proc_file("/proc/" + std::to_string(pid) + "/maps"));
   // The interpreter is in libpython3.X.so when the program links it, else in the executable.
   const symbols::Mapping* lib = nullptr;
   const symbols::Mapping* exe = nullptr;
@@ -247,8 +251,9 @@ std::unique_ptr<PythonReader> PythonReader::open(std::int32_t pid, std::string* 
     reason = "python: cannot read the memory of process " + std::to_string(pid) + " (" +
              std::strerror(e) + ")";
     if (e == EPERM || e == EACCES)
-      reason += ": reading another process needs what ptrace needs (kernel.yama.ptrace_scope, "
-                "the same user, or CAP_SYS_PTRACE)";
+      reason +=
+          ": reading another process needs what ptrace needs (kernel.yama.ptrace_scope, "
+          "the same user, or CAP_SYS_PTRACE)";
     return nullptr;
   }
   if (layout->version >= 0x030d) {
@@ -327,8 +332,8 @@ bool PythonReader::read_bytes_object(std::uint64_t address, std::string& out) co
   return size == 0 || read_memory(address + layout_->bytes_data, out.data(), out.size());
 }
 
-bool PythonReader::code_at(std::uint64_t address, const unsigned char* header,
-                           std::uint32_t& index, const std::string*& linetable) {
+bool PythonReader::code_at(std::uint64_t address, const unsigned char* header, std::uint32_t& index,
+                           const std::string*& linetable) {
   const auto& L = *layout_;
   auto field = [&](long offset) {
     std::uint64_t v = 0;
@@ -456,14 +461,16 @@ bool PythonReader::read(std::vector<PyThreadStack>& threads) {
   // thread state and per frame, and one for all the code objects of a thread's stack.
   const std::size_t tstate_size =
       static_cast<std::size_t>(std::max({L.tstate_next, L.tstate_frame, L.tstate_cframe,
-                                         L.tstate_thread_id, L.tstate_native_thread_id})) + 8;
+                                         L.tstate_thread_id, L.tstate_native_thread_id})) +
+      8;
   const std::size_t frame_size =
       static_cast<std::size_t>(std::max({L.frame_previous, L.frame_code, L.frame_lasti,
-                                         L.frame_instr, L.frame_is_entry, L.frame_owner})) + 8;
+                                         L.frame_instr, L.frame_is_entry, L.frame_owner})) +
+      8;
   const std::size_t code_size =
       static_cast<std::size_t>(std::max({L.object_type, L.code_filename, L.code_name,
-                                         L.code_qualname, L.code_firstlineno,
-                                         L.code_linetable})) + 8;
+                                         L.code_qualname, L.code_firstlineno, L.code_linetable})) +
+      8;
   auto u64 = [](const unsigned char* block, long offset) {
     std::uint64_t v = 0;
     std::memcpy(&v, block + offset, sizeof v);

@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "mainboard/error.hpp"
@@ -301,9 +301,9 @@ INSTANTIATE_TEST_SUITE_P(Interpreters, PythonSampling, testing::ValuesIn(interpr
 TEST(PythonFrames, ACExtensionsNativeLoopSitsUnderThePythonFunctionThatCalledIt) {
   SampleOptions o;
   o.hz = 499;
-  auto r = Sampler::run({MAINBOARD_PYTHON_FOR_EXTENSIONS, kScripts + "/mixed.py", "1",
-                         MAINBOARD_PYTHON_EXTENSIONS},
-                        o);
+  auto r = Sampler::run(
+      {MAINBOARD_PYTHON_FOR_EXTENSIONS, kScripts + "/mixed.py", "1", MAINBOARD_PYTHON_EXTENSIONS},
+      o);
   ASSERT_EQ(r.exit_code, 0);
   const auto& p = r.profile;
   std::size_t in_kernel = 0, ordered = 0;
