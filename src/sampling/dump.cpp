@@ -11,8 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/text.hpp"
@@ -97,9 +97,17 @@ std::string wait_reason(std::int64_t pid, std::int64_t tid) {
   }
 }
 
+/// The thread's state, and for a sleeping one what it waits for when its system call says.
+std::string thread_activity(std::int64_t pid, std::int64_t tid) {
+  auto state = thread_state(pid, tid);
+  if (state == "sleeping" || state == "disk sleep")
+    if (auto why = wait_reason(pid, tid); !why.empty()) return "waiting (" + why + ")";
+  return state;
+}
+
 std::string thread_name(std::int64_t pid, std::int64_t tid) {
-  return std::string(core::trim(symbols::read_proc_file(
-      "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm")));
+  return std::string(core::trim(symbols::read_proc_file("/proc/" + std::to_string(pid) + "/task/" +
+                                                        std::to_string(tid) + "/comm")));
 }
 
 /// Reads every Python thread's stack, again while the reads do not validate (the process runs
@@ -211,9 +219,7 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
         ThreadStack t;
         t.tid = pt.tid;
         t.name = thread_name(pid, pt.tid);
-        t.state = thread_state(pid, pt.tid);
-        if (t.state == "sleeping" || t.state == "disk sleep")
-          if (auto why = wait_reason(pid, pt.tid); !why.empty()) t.state = "waiting (" + why + ")";
+        t.state = thread_activity(pid, pt.tid);
         t.python = true;
         t.holds_gil = pt.holds_gil;
         for (const auto& f : pt.frames)
@@ -227,18 +233,8 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
   }
   // Thread states before ptrace stops them.
   std::map<std::int64_t, std::string> states;
-  {
-    std::error_code ec;
-    for (const auto& e :
-         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
-      if (auto tid = core::parse_u64(e.path().filename().string()))
-      {
-        auto id = static_cast<std::int64_t>(*tid);
-        auto& state = states[id] = thread_state(pid, id);
-        if (state == "sleeping" || state == "disk sleep")
-          if (auto why = wait_reason(pid, id); !why.empty()) state = "waiting (" + why + ")";
-      }
-  }
+  for (auto tid : symbols::thread_ids(static_cast<std::int32_t>(pid)))
+    states[tid] = thread_activity(pid, tid);
 
   // Hold off the signals that would end us while threads are stopped under ptrace.
   sigset_t block, previous;
@@ -310,8 +306,8 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
           }
           t.python = true;
           t.holds_gil = pt.holds_gil;
-          t.frames = sampling::splice_python(t.frames, frames, entries,
-                                             c->py->interpreter_module());
+          t.frames =
+              sampling::splice_python(t.frames, frames, entries, c->py->interpreter_module());
         }
     c->dump->threads.push_back(std::move(t));
     return DWARF_CB_OK;

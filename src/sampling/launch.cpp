@@ -45,8 +45,7 @@ std::string resolve(const std::string& program) {
   const char* path = std::getenv("PATH");
   if (auto found = core::find_program(program, path ? path : "/usr/local/bin:/usr/bin:/bin"))
     return *found;
-  throw Error("cannot run " + program + ": " +
-              core::not_found_reason(program));
+  throw Error("cannot run " + program + ": " + core::not_found_reason(program));
 }
 
 /// Where libmainboard_inject.so is: MAINBOARD_INJECT_LIBRARY, next to this library (the shared
@@ -307,13 +306,13 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
     pids = raw.processes;
     std::optional<sampling::PythonSamples> py;
     if (python) py = python->finish();
-    p = sampling::to_profile(std::move(raw), o.hz, pid, o.children, "/tmp",
-                             py ? &*py : nullptr);
+    p = sampling::to_profile(std::move(raw), o.hz, pid, o.children, "/tmp", py ? &*py : nullptr);
   }
   p.pid = pid;
   if (o.wall && !python)
-    p.unavailable.push_back("wall: needs the Python frames that --no-python turns off (or "
-                            "stacks): sampled on CPU only");
+    p.unavailable.push_back(
+        "wall: needs the Python frames that --no-python turns off (or "
+        "stacks): sampled on CPU only");
   // The target's own evidence, when it wrote some (a crash leaves none).
   merge_handoff(p, handoff.path, "spans-", pids);
   merge_handoff(p, handoff.path, "gpu-", pids);
@@ -343,11 +342,7 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   auto pid = static_cast<std::int32_t>(pid64);
   if (pid <= 0 || process_gone(pid))
     throw Error("process " + std::to_string(pid64) + " does not exist");
-  std::vector<std::int32_t> tids;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
-    if (auto tid = core::parse_u64(e.path().filename().string()))
-      tids.push_back(static_cast<std::int32_t>(*tid));
+  std::vector<std::int32_t> tids = symbols::thread_ids(pid);
   if (tids.empty()) tids.push_back(pid);
   sampling::SamplerOptions so;
   so.hz = o.hz;
@@ -383,8 +378,9 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   auto p = sampling::to_profile(std::move(raw), o.hz, pid, o.children, "/tmp", py ? &*py : nullptr);
   p.pid = pid;
   if (o.wall && !python)
-    p.unavailable.push_back("wall: needs the Python frames that --no-python turns off: sampled "
-                            "on CPU only");
+    p.unavailable.push_back(
+        "wall: needs the Python frames that --no-python turns off: sampled "
+        "on CPU only");
   p.start_ns = start_ns;
   p.end_ns = core::monotonic_ns();
   add_machine(p);

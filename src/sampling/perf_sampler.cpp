@@ -30,7 +30,8 @@ int perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group, unsign
 std::vector<int> online_cpus() {
   std::vector<int> cpus;
   // "0-3,6" in /sys/devices/system/cpu/online.
-  if (auto list = core::parse_cpu_list(core::trim(read_proc_file("/sys/devices/system/cpu/online"))))
+  if (auto list =
+          core::parse_cpu_list(core::trim(read_proc_file("/sys/devices/system/cpu/online"))))
     for (auto c : *list)
       cpus.push_back(static_cast<int>(c));
   if (cpus.empty()) {

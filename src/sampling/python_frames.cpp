@@ -803,14 +803,8 @@ PythonSamples PythonPoller::finish() {
 }
 
 ProcessPause::ProcessPause(std::int32_t pid) : pid_(pid) {
-  std::vector<std::int32_t> tids;
-  std::error_code ec;
-  for (const auto& e :
-       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
-    if (auto tid = core::parse_u64(e.path().filename().string()))
-      tids.push_back(static_cast<std::int32_t>(*tid));
   std::vector<std::int32_t> seized;
-  for (auto tid : tids) {
+  for (auto tid : symbols::thread_ids(pid)) {
     if (::ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) == 0) {
       seized.push_back(tid);
     } else if (!error_) {

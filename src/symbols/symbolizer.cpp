@@ -75,6 +75,16 @@ std::string read_proc_file(const std::string& path) {
   return ss.str();
 }
 
+std::vector<std::int32_t> thread_ids(std::int32_t pid) {
+  std::vector<std::int32_t> out;
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+    if (auto tid = core::parse_u64(e.path().filename().string()))
+      out.push_back(static_cast<std::int32_t>(*tid));
+  return out;
+}
+
 std::vector<Mapping> parse_maps(std::string_view text) {
   std::vector<Mapping> out;
   for (auto line : core::split_lines(text)) {

@@ -23,6 +23,8 @@ Dwfl* begin_dwfl();
 
 /// The text of a small /proc or /sys file; empty when it cannot be read.
 std::string read_proc_file(const std::string& path);
+/// The thread ids of process `pid` (/proc/PID/task), in no particular order; empty when gone.
+std::vector<std::int32_t> thread_ids(std::int32_t pid);
 
 /// One line of /proc/<pid>/maps.
 struct Mapping {

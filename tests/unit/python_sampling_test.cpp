@@ -82,6 +82,17 @@ struct Script {
   }
 };
 
+/// Samples with split.py's three() and one() on their stack.
+std::pair<int, int> samples_in_three_and_one(const Profile& p) {
+  int three = 0, one = 0;
+  for (const auto& s : p.samples)
+    for (auto f : p.stacks[s.stack]) {
+      if (p.frames[f].function == "three") ++three;
+      if (p.frames[f].function == "one") ++one;
+    }
+  return {three, one};
+}
+
 std::vector<std::string> python_functions(const ThreadStack& t) {
   std::vector<std::string> out;
   for (const auto& f : t.frames)
@@ -262,12 +273,7 @@ TEST_P(PythonSampling, AttachReadsARunningProgramsPythonFrames) {
   }
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
-  int three = 0, one = 0;
-  for (const auto& s : p.samples)
-    for (auto f : p.stacks[s.stack]) {
-      if (p.frames[f].function == "three") ++three;
-      if (p.frames[f].function == "one") ++one;
-    }
+  auto [three, one] = samples_in_three_and_one(p);
   ASSERT_GT(three + one, 300);
   EXPECT_NEAR(100.0 * three / (three + one), 75.0, 6.0);
 }
@@ -337,12 +343,7 @@ TEST(PythonFrames, PausedReadsSplitTimeAlikeAndLetTheProgramGo) {
   auto r = Sampler::run({"/usr/bin/python3", kScripts + "/split.py", "1.2"}, o);
   ASSERT_EQ(r.exit_code, 0);
   const auto& p = r.profile;
-  int three = 0, one = 0;
-  for (const auto& s : p.samples)
-    for (auto f : p.stacks[s.stack]) {
-      if (p.frames[f].function == "three") ++three;
-      if (p.frames[f].function == "one") ++one;
-    }
+  auto [three, one] = samples_in_three_and_one(p);
   ASSERT_GT(three + one, 300);
   EXPECT_NEAR(100.0 * three / (three + one), 75.0, 5.0);
   // Paused, a read can still catch a thread halfway through pushing or popping a frame: rare.

@@ -27,12 +27,13 @@ def worker(seconds):
         one(20000)
 
 
-seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
-threads = int(sys.argv[2]) if len(sys.argv) > 2 else 2
-others = [threading.Thread(target=worker, args=(seconds,), name=f"worker-{i}")
-          for i in range(1, threads)]
-for t in others:
-    t.start()
-worker(seconds)
-for t in others:
-    t.join()
+if __name__ == "__main__":
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
+    threads = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+    others = [threading.Thread(target=worker, args=(seconds,), name=f"worker-{i}")
+              for i in range(1, threads)]
+    for t in others:
+        t.start()
+    worker(seconds)
+    for t in others:
+        t.join()
