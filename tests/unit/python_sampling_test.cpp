@@ -337,14 +337,14 @@ TEST(PythonFrames, ACExtensionsNativeLoopSitsUnderThePythonFunctionThatCalledIt)
 
 TEST(PythonFrames, PausedReadsSplitTimeAlikeAndLetTheProgramGo) {
   SampleOptions o;
-  o.hz = 499;
+  o.hz = 199;  // each read stops the program: fewer stops, so a slow (sanitized) reader keeps up
   o.pause = true;
   o.stdout_path = "/dev/null";
-  auto r = Sampler::run({"/usr/bin/python3", kScripts + "/split.py", "1.2"}, o);
+  auto r = Sampler::run({"/usr/bin/python3", kScripts + "/split.py", "1.6"}, o);
   ASSERT_EQ(r.exit_code, 0);
   const auto& p = r.profile;
   auto [three, one] = samples_in_three_and_one(p);
-  ASSERT_GT(three + one, 300);
+  ASSERT_GT(three + one, 150);
   EXPECT_NEAR(100.0 * three / (three + one), 75.0, 5.0);
   // Paused, a read can still catch a thread halfway through pushing or popping a frame: rare.
   for (const auto& u : p.unavailable) {
