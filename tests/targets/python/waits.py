@@ -16,11 +16,12 @@ def wait(seconds):
     time.sleep(seconds)
 
 
-def run(seconds):
+def run(seconds, step):
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        compute(0.05)
-        wait(0.05)
+        compute(step)
+        wait(step)
 
 
-run(float(sys.argv[1]) if len(sys.argv) > 1 else 1.0)
+run(float(sys.argv[1]) if len(sys.argv) > 1 else 1.0,
+    float(sys.argv[2]) if len(sys.argv) > 2 else 0.05)
