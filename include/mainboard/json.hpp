@@ -19,6 +19,7 @@
 #include "mainboard/npu.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/profile_report.hpp"
+#include "mainboard/sampler.hpp"
 #include "mainboard/snapshot.hpp"
 #include "mainboard/storage.hpp"
 #include "mainboard/toolchain.hpp"
@@ -97,6 +98,11 @@ MAINBOARD_DECLARE_JSON(Profile);
 MAINBOARD_DECLARE_JSON(Bound);
 MAINBOARD_DECLARE_JSON(KernelStat);
 MAINBOARD_DECLARE_JSON(ProfileReport);
+
+// sampler.hpp
+MAINBOARD_DECLARE_JSON(ThreadStack);
+MAINBOARD_DECLARE_JSON(AsyncTask);
+MAINBOARD_DECLARE_JSON(StackDump);
 
 // snapshot.hpp
 MAINBOARD_DECLARE_JSON(ProbeStatus);

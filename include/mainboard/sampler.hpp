@@ -69,6 +69,7 @@ struct MAINBOARD_API RunResult {
 /// frames of C extensions and libraries between them when DumpOptions::native asks.
 struct MAINBOARD_API ThreadStack {
   std::int64_t tid = 0;
+  /// The Python thread's name (threading) where it has one, else the kernel's (comm).
   std::string name;
   std::vector<StackFrame> frames;
   /// What the kernel says the thread is doing: "running", "sleeping", "disk sleep", "stopped",
@@ -79,11 +80,24 @@ struct MAINBOARD_API ThreadStack {
   bool python = false;     ///< a Python thread (it has an interpreter thread state)
   bool holds_gil = false;  ///< the Python thread holding the GIL
 };
+/// One asyncio task of a Python process (DumpOptions::async_aware): where its chain of awaits
+/// stands, innermost coroutine first, and which tasks wait for it.
+struct MAINBOARD_API AsyncTask {
+  std::string name;                ///< "Task-1", or the name it was given
+  std::int64_t tid = 0;            ///< the thread running it now; 0 while it is suspended
+  std::vector<StackFrame> frames;  ///< innermost first, Python frames
+  /// What it waits for: "task NAME", "gather" (the tasks gather waits on are awaited by it),
+  /// "a future", or "" (running, or ready to run).
+  std::string waiting_for;
+  std::vector<std::uint32_t> awaited_by;  ///< indices into StackDump::tasks
+};
+
 struct MAINBOARD_API StackDump {
   std::int64_t pid = 0;
   /// "CPython 3.11.2 (python3.11)" for a Python process, else empty.
   std::string python;
   std::vector<ThreadStack> threads;
+  std::vector<AsyncTask> tasks;          ///< with DumpOptions::async_aware
   std::vector<std::string> unavailable;  ///< what could not be read, and why
   /// Native: like eu-stack (a block per thread, a frame per line). Python: like py-spy dump (a
   /// thread per block with its state and GIL, `function (file:line)` innermost first).
@@ -100,6 +114,8 @@ struct MAINBOARD_API DumpOptions {
   bool native = false;
   /// Read Python frames where the process is CPython 3.9–3.13 (else native stacks only).
   bool python = true;
+  /// Also every asyncio task's chain of awaits (CPython 3.11–3.13), awaited-by order.
+  bool async_aware = false;
 };
 
 /// What Sampler::measure reaches: a command to launch, a running process, or this process.

@@ -106,7 +106,9 @@ void bind_units(py::module_& m) {
       .def("utilization", [](const Unit& u) { return dump(u.utilization()); })
       .def("energy", [](const Unit& u) { return dump(u.energy()); })
       .def("thermal", [](const Unit& u) { return dump(u.thermal()); })
-      .def("snapshot", [](const Unit& u, const std::string& name) { return computed([&] { return json(u.snapshot(name)); }); });
+      .def("snapshot", [](const Unit& u, const std::string& name) {
+        return computed([&] { return json(u.snapshot(name)); });
+      });
   py::class_<Cpu, Unit, std::shared_ptr<Cpu>>(m, "_Cpu")
       .def("info", [](const Cpu& c) { return dump(c.info()); })
       .def("reading", [](const Cpu& c) { return dump(c.reading()); });
@@ -116,50 +118,69 @@ void bind_units(py::module_& m) {
       .def("memory_regions", [](const Gpu& g) { return dump(g.memory_regions()); })
       .def("fan_speed_pct", &Gpu::fan_speed_pct)
       .def("processes", [](const Gpu& g) { return dump(g.processes()); })
-      .def("gpu_snapshot", [](const Gpu& g, const std::string& name) { return computed([&] { return json(g.gpu_snapshot(name)); }); });
+      .def("gpu_snapshot", [](const Gpu& g, const std::string& name) {
+        return computed([&] { return json(g.gpu_snapshot(name)); });
+      });
   py::class_<NvidiaGpu, Gpu, std::shared_ptr<NvidiaGpu>>(m, "_NvidiaGpu")
       .def("nvml_memory", [](const NvidiaGpu& g) { return dump(g.nvml_memory()); })
-      .def("runtime_memory", [](const NvidiaGpu& g) { return computed([&] { return json(g.runtime_memory()); }); });
+      .def("runtime_memory",
+           [](const NvidiaGpu& g) { return computed([&] { return json(g.runtime_memory()); }); });
   py::class_<Npu, Unit, std::shared_ptr<Npu>>(m, "_Npu")
       .def("info", [](const Npu& n) { return dump(n.info()); })
-      .def("npu_snapshot", [](const Npu& n, const std::string& name) { return computed([&] { return json(n.npu_snapshot(name)); }); });
+      .def("npu_snapshot", [](const Npu& n, const std::string& name) {
+        return computed([&] { return json(n.npu_snapshot(name)); });
+      });
 }
 
 void bind_machine(py::module_& m) {
   py::class_<PyMachine>(m, "_Machine")
       .def(py::init(&machine_over), py::arg("sysroot") = "", py::arg("toolchain_cache") = true)
-      .def_property_readonly("sysroot", [](const PyMachine& p) { return p.get().sysroot().string(); })
+      .def_property_readonly("sysroot",
+                             [](const PyMachine& p) { return p.get().sysroot().string(); })
       .def_property_readonly("is_live", [](const PyMachine& p) { return p.get().is_live(); })
-      .def("snapshot",
-           [](const PyMachine& p, bool toolchain) { return computed([&] { return json(p.get().snapshot({.toolchain = toolchain})); }); },
-           py::arg("toolchain") = true)
-      .def("cpu", [](const PyMachine& p) {
-        // The Cpu lives as long as the machine: alias it to the machine's lifetime.
-        const Cpu& c = p.get().cpu();
-        return std::shared_ptr<Cpu>(p.owned, const_cast<Cpu*>(&c));
-      })
-      .def("gpus", [](const PyMachine& p) {
-        py::gil_scoped_release release;
-        return p.get().gpus();
-      })
-      .def("npus", [](const PyMachine& p) {
-        py::gil_scoped_release release;
-        return p.get().npus();
-      })
-      .def("probe_gpus", [](const PyMachine& p, const std::string& provider) {
-        py::gil_scoped_release release;
-        return p.get().probe_gpus(provider);
-      })
+      .def(
+          "snapshot",
+          [](const PyMachine& p, bool toolchain) {
+            return computed([&] { return json(p.get().snapshot({.toolchain = toolchain})); });
+          },
+          py::arg("toolchain") = true)
+      .def("cpu",
+           [](const PyMachine& p) {
+             // The Cpu lives as long as the machine: alias it to the machine's lifetime.
+             const Cpu& c = p.get().cpu();
+             return std::shared_ptr<Cpu>(p.owned, const_cast<Cpu*>(&c));
+           })
+      .def("gpus",
+           [](const PyMachine& p) {
+             py::gil_scoped_release release;
+             return p.get().gpus();
+           })
+      .def("npus",
+           [](const PyMachine& p) {
+             py::gil_scoped_release release;
+             return p.get().npus();
+           })
+      .def("probe_gpus",
+           [](const PyMachine& p, const std::string& provider) {
+             py::gil_scoped_release release;
+             return p.get().probe_gpus(provider);
+           })
       .def("environment", [](const PyMachine& p) { return dump(p.get().environment()); })
       .def("board", [](const PyMachine& p) { return dump(p.get().board()); })
-      .def("toolchain", [](const PyMachine& p) { return computed([&] { return json(p.get().toolchain()); }); })
-      .def("compilers", [](const PyMachine& p) { return computed([&] { return json(p.get().compilers()); }); })
-      .def("cuda", [](const PyMachine& p) { return computed([&] { return json(p.get().cuda_stack()); }); })
+      .def("toolchain",
+           [](const PyMachine& p) { return computed([&] { return json(p.get().toolchain()); }); })
+      .def("compilers",
+           [](const PyMachine& p) { return computed([&] { return json(p.get().compilers()); }); })
+      .def("cuda",
+           [](const PyMachine& p) { return computed([&] { return json(p.get().cuda_stack()); }); })
       .def("nvcc_path", [](const PyMachine& p) { return p.get().nvcc_path(); })
       .def("cuda_architecture", [](const PyMachine& p) { return p.get().cuda_architecture(); })
       .def("hostname", [](const PyMachine& p) { return p.get().hostname(); })
       .def("memory", [](const PyMachine& p) { return dump(p.get().memory()); })
-      .def("memory_hardware", [](const PyMachine& p) { return computed([&] { return json(p.get().memory_hardware()); }); })
+      .def("memory_hardware",
+           [](const PyMachine& p) {
+             return computed([&] { return json(p.get().memory_hardware()); });
+           })
       .def("cgroup_memory", [](const PyMachine& p) { return dump(p.get().cgroup_memory()); })
       .def("disk", [](const PyMachine& p) { return dump(p.get().disk()); })
       .def("scratch", [](const PyMachine& p) { return dump(p.get().scratch()); })
@@ -172,40 +193,50 @@ void bind_machine(py::module_& m) {
 void bind_profiling(py::module_& m) {
   py::class_<Profile, std::shared_ptr<Profile>>(m, "_Profile")
       .def(py::init<>())
-      .def_static("load", [](const std::string& path) {
-        py::gil_scoped_release release;
-        return std::make_shared<Profile>(Profile::load(path));
-      })
-      .def_static("parse", [](const std::string& text) {
-        py::gil_scoped_release release;
-        return std::make_shared<Profile>(Profile::parse(text, "profile"));
-      })
+      .def_static("load",
+                  [](const std::string& path) {
+                    py::gil_scoped_release release;
+                    return std::make_shared<Profile>(Profile::load(path));
+                  })
+      .def_static("parse",
+                  [](const std::string& text) {
+                    py::gil_scoped_release release;
+                    return std::make_shared<Profile>(Profile::parse(text, "profile"));
+                  })
       .def("document", [](const Profile& p) { return computed([&] { return json(p); }); })
-      .def("save", [](const Profile& p, const std::string& path) {
-        py::gil_scoped_release release;
-        p.save(path);
-      })
-      .def("perfetto", [](const Profile& p, const std::string& path) {
-        py::gil_scoped_release release;
-        p.perfetto(path);
-      })
-      .def("report", [](const Profile& p, std::size_t top) { return p.report(top); },
-           py::arg("top") = SIZE_MAX)
+      .def("save",
+           [](const Profile& p, const std::string& path) {
+             py::gil_scoped_release release;
+             p.save(path);
+           })
+      .def("perfetto",
+           [](const Profile& p, const std::string& path) {
+             py::gil_scoped_release release;
+             p.perfetto(path);
+           })
+      .def(
+          "report", [](const Profile& p, std::size_t top) { return p.report(top); },
+          py::arg("top") = SIZE_MAX)
       .def("stats", [](const Profile& p) { return dump(p.stats()); })
-      .def("bottlenecks", [](const Profile& p, std::size_t top) { return dump(p.bottlenecks(top)); })
+      .def("bottlenecks",
+           [](const Profile& p, std::size_t top) { return dump(p.bottlenecks(top)); })
       .def("timeline", [](const Profile& p, std::size_t top) { return dump(p.timeline(top)); })
-      .def("trace_report", [](const Profile& p, std::size_t top) { return dump(p.trace_report(top)); })
+      .def("trace_report",
+           [](const Profile& p, std::size_t top) { return dump(p.trace_report(top)); })
       .def("efficiency",
            [](const Profile& p, std::uint32_t sm_count, double peak, std::uint64_t bytes,
               std::uint32_t blocks_per_sm, std::size_t top) {
              return dump(p.efficiency({sm_count, peak, bytes, blocks_per_sm, top}));
            })
-      .def("counter_bottlenecks", [](const Profile& p, std::size_t top) { return dump(p.counter_bottlenecks(top)); })
-      .def("hot_functions", [](const Profile& p, std::size_t top) { return dump(p.hot_functions(top)); })
+      .def("counter_bottlenecks",
+           [](const Profile& p, std::size_t top) { return dump(p.counter_bottlenecks(top)); })
+      .def("hot_functions",
+           [](const Profile& p, std::size_t top) { return dump(p.hot_functions(top)); })
       .def("hot_stacks", [](const Profile& p, std::size_t top) { return dump(p.hot_stacks(top)); })
       .def("kernel_summaries", [](const Profile& p) { return dump(p.kernel_summaries()); })
       .def("diff", [](const Profile& p, const Profile& baseline) { return dump(p.diff(baseline)); })
-      .def("diff_report", [](const Profile& p, const Profile& baseline) { return p.diff(baseline).report(); })
+      .def("diff_report",
+           [](const Profile& p, const Profile& baseline) { return p.diff(baseline).report(); })
       .def("folded", &Profile::folded)
       .def("speedscope", &Profile::speedscope_json);
 
@@ -234,28 +265,33 @@ void bind_profiling(py::module_& m) {
            py::arg("strict") = false, py::arg("machine_snapshot") = false,
            py::arg("machine") = nullptr)
       .def_property_readonly("active", &Profiler::active)
-      .def("stop", [](Profiler& p) {
-        py::gil_scoped_release release;
-        p.stop();
-      })
-      .def("stop_sampler", [](Profiler& p) {
-        py::gil_scoped_release release;
-        p.stop_sampler();
-      })
-      .def("sample", [](Profiler& p) {
-        py::gil_scoped_release release;
-        p.sample();
-      })
+      .def("stop",
+           [](Profiler& p) {
+             py::gil_scoped_release release;
+             p.stop();
+           })
+      .def("stop_sampler",
+           [](Profiler& p) {
+             py::gil_scoped_release release;
+             p.stop_sampler();
+           })
+      .def("sample",
+           [](Profiler& p) {
+             py::gil_scoped_release release;
+             p.sample();
+           })
       .def("enter", &Profiler::enter)
       .def("exit", &Profiler::exit)
-      .def("result", [](Profiler& p) {
-        py::gil_scoped_release release;
-        return std::make_shared<Profile>(p.result());
-      })
-      .def("peek", [](const Profiler& p) {
-        py::gil_scoped_release release;
-        return std::make_shared<Profile>(p.peek());
-      })
+      .def("result",
+           [](Profiler& p) {
+             py::gil_scoped_release release;
+             return std::make_shared<Profile>(p.result());
+           })
+      .def("peek",
+           [](const Profiler& p) {
+             py::gil_scoped_release release;
+             return std::make_shared<Profile>(p.peek());
+           })
       .def("traced_activities", [](const Profiler& p) { return to_string(p.traced_activities()); });
 }
 
@@ -304,22 +340,15 @@ void bind_sampling(py::module_& m) {
     py::gil_scoped_release release;
     return std::make_shared<Profile>(Sampler::attach(pid, o));
   });
-  m.def("_dump", [](std::int64_t pid, bool all_threads, bool native) {
+  m.def("_dump", [](std::int64_t pid, bool all_threads, bool native, bool async_aware) {
     py::gil_scoped_release release;
     DumpOptions options;
     options.all_threads = all_threads;
     options.native = native;
+    options.async_aware = async_aware;
     auto d = Sampler::dump(pid, options);
-    json j = {{"pid", d.pid},         {"text", d.text()},
-              {"threads", json::array()}, {"unavailable", d.unavailable},
-              {"python", d.python.empty() ? json(nullptr) : json(d.python)}};
-    for (const auto& t : d.threads)
-      j["threads"].push_back({{"tid", t.tid},
-                              {"name", t.name},
-                              {"state", t.state},
-                              {"python", t.python},
-                              {"holds_gil", t.holds_gil},
-                              {"frames", t.frames}});
+    json j = d;
+    j["text"] = d.text();
     py::gil_scoped_acquire acquire;
     return to_python(j);
   });
@@ -327,16 +356,19 @@ void bind_sampling(py::module_& m) {
 
 void bind_measurements(py::module_& m) {
   py::class_<Meter>(m, "_Meter")
-      .def(py::init([](const PyMachine& machine) { return std::make_unique<Meter>(machine.get()); }),
-           py::keep_alive<1, 2>())
-      .def("sample", [](Meter& meter) {
-        py::gil_scoped_release release;
-        meter.sample();
-      })
-      .def("stop", [](Meter& meter) {
-        py::gil_scoped_release release;
-        meter.stop();
-      })
+      .def(
+          py::init([](const PyMachine& machine) { return std::make_unique<Meter>(machine.get()); }),
+          py::keep_alive<1, 2>())
+      .def("sample",
+           [](Meter& meter) {
+             py::gil_scoped_release release;
+             meter.sample();
+           })
+      .def("stop",
+           [](Meter& meter) {
+             py::gil_scoped_release release;
+             meter.stop();
+           })
       .def_property_readonly("elapsed_s", &Meter::elapsed_s)
       .def_property_readonly("peak_host_gb", &Meter::peak_host_gb)
       .def_property_readonly("peak_gpu_gb", &Meter::peak_gpu_gb)
@@ -347,19 +379,19 @@ void bind_measurements(py::module_& m) {
     py::gil_scoped_release release;
     return gpu_busy(machine.get(), index, {util, memory});
   });
-  m.def("_wait_for_idle", [](const PyMachine& machine, std::size_t index, double timeout,
-                             double poll, double util, double memory,
-                             std::function<void(double)> sleep) {
-    py::gil_scoped_release release;
-    // The sleep is Python's: it takes the GIL back for each call.
-    std::function<void(double)> wait;
-    if (sleep)
-      wait = [&sleep](double s) {
-        py::gil_scoped_acquire acquire;
-        sleep(s);
-      };
-    return wait_for_idle(machine.get(), index, timeout, poll, {util, memory}, wait);
-  });
+  m.def("_wait_for_idle",
+        [](const PyMachine& machine, std::size_t index, double timeout, double poll, double util,
+           double memory, std::function<void(double)> sleep) {
+          py::gil_scoped_release release;
+          // The sleep is Python's: it takes the GIL back for each call.
+          std::function<void(double)> wait;
+          if (sleep)
+            wait = [&sleep](double s) {
+              py::gil_scoped_acquire acquire;
+              sleep(s);
+            };
+          return wait_for_idle(machine.get(), index, timeout, poll, {util, memory}, wait);
+        });
   m.def("_profile", [](std::function<void()> fn, std::uint32_t iters, std::uint32_t warmup,
                        std::function<void()> sync, std::uint32_t kinds, std::uint32_t device_index,
                        const PyMachine& machine) {
@@ -382,16 +414,16 @@ void bind_measurements(py::module_& m) {
     }
     return py::make_tuple(dump(r), std::make_shared<Profile>(std::move(evidence)));
   });
-  m.def("_report_from_profile", [](const Profile& evidence, std::uint32_t iterations,
-                                   double peak_bandwidth_gbps, std::optional<std::uint32_t> supported,
-                                   std::optional<std::uint32_t> requested) {
-    auto kinds = [](std::optional<std::uint32_t> k) -> std::optional<Activity> {
-      if (!k) return std::nullopt;
-      return static_cast<Activity>(*k);
-    };
-    return dump(ProfileReport::from_profile(evidence, iterations, peak_bandwidth_gbps,
-                                            kinds(supported), kinds(requested)));
-  });
+  m.def("_report_from_profile",
+        [](const Profile& evidence, std::uint32_t iterations, double peak_bandwidth_gbps,
+           std::optional<std::uint32_t> supported, std::optional<std::uint32_t> requested) {
+          auto kinds = [](std::optional<std::uint32_t> k) -> std::optional<Activity> {
+            if (!k) return std::nullopt;
+            return static_cast<Activity>(*k);
+          };
+          return dump(ProfileReport::from_profile(evidence, iterations, peak_bandwidth_gbps,
+                                                  kinds(supported), kinds(requested)));
+        });
   m.def("_report_text", [](const std::string& report_json) {
     return json::parse(report_json).get<ProfileReport>().report();
   });
@@ -402,9 +434,9 @@ ToolProbe probe_of(const py::dict& d) {
   p.name = d["name"].cast<std::string>();
   auto category = d["category"].cast<std::string>();
   bool known = false;
-  for (auto c : {ToolCategory::c, ToolCategory::cxx, ToolCategory::cuda, ToolCategory::hip,
-                 ToolCategory::fortran, ToolCategory::mpi, ToolCategory::build,
-                 ToolCategory::python})
+  for (auto c :
+       {ToolCategory::c, ToolCategory::cxx, ToolCategory::cuda, ToolCategory::hip,
+        ToolCategory::fortran, ToolCategory::mpi, ToolCategory::build, ToolCategory::python})
     if (category == to_string(c)) {
       p.category = c;
       known = true;
@@ -426,7 +458,8 @@ void bind_tools_and_view(py::module_& m) {
     py::list out;
     for (const auto& p : tool_probes())
       out.append(py::dict(py::arg("name") = p.name, py::arg("category") = to_string(p.category),
-                          py::arg("binaries") = p.binaries, py::arg("version_args") = p.version_args,
+                          py::arg("binaries") = p.binaries,
+                          py::arg("version_args") = p.version_args,
                           py::arg("pattern") = p.pattern));
     return out;
   });
@@ -446,9 +479,8 @@ void bind_tools_and_view(py::module_& m) {
         py::gil_scoped_release release;
         return std::make_unique<MachineView>(MachineView::of(machine.get()));
       }))
-      .def("render", [](const MachineView& v, bool color, int width) {
-        return v.render({.color = color, .width = width});
-      })
+      .def("render", [](const MachineView& v, bool color,
+                        int width) { return v.render({.color = color, .width = width}); })
       .def("compact_summary", &MachineView::compact_summary)
       .def("memory_title", &MachineView::memory_title)
       .def("memory_rows", &MachineView::memory_rows)
@@ -458,10 +490,11 @@ void bind_tools_and_view(py::module_& m) {
       .def("gpu_rows", &MachineView::gpu_rows)
       .def("npu_title", &MachineView::npu_title)
       .def("npu_rows", &MachineView::npu_rows)
-      .def("connection_label", [](const MachineView& v, const std::string& kind, std::size_t i) {
-        auto k = kind == "gpu" ? UnitKind::gpu : kind == "npu" ? UnitKind::npu : UnitKind::cpu;
-        return v.connection_label(k, i);
-      })
+      .def("connection_label",
+           [](const MachineView& v, const std::string& kind, std::size_t i) {
+             auto k = kind == "gpu" ? UnitKind::gpu : kind == "npu" ? UnitKind::npu : UnitKind::cpu;
+             return v.connection_label(k, i);
+           })
       .def("fabric_label", &MachineView::fabric_label)
       .def("swap_label", &MachineView::swap_label)
       .def_static("metal_label", &MachineView::metal_label)
@@ -484,17 +517,18 @@ void bind_arch_config(py::module_& m) {
   };
   py::class_<PyArchConfig>(m, "_ArchConfig")
       .def(py::init<py::object>())
-      .def("set", [](PyArchConfig& c, const std::string& key, py::object value) {
-        c.set(key, std::move(value));
-      })
-      .def("lookup", [info](const PyArchConfig& c, const std::string& arch_key,
-                            const std::string& architecture) {
-        return c.lookup(info(arch_key, architecture));
-      })
-      .def("resolve", [info](const PyArchConfig& c, const std::string& arch_key,
-                             const std::string& architecture) {
-        return c.resolve(info(arch_key, architecture));
-      })
+      .def("set", [](PyArchConfig& c, const std::string& key,
+                     py::object value) { c.set(key, std::move(value)); })
+      .def("lookup",
+           [info](const PyArchConfig& c, const std::string& arch_key,
+                  const std::string& architecture) {
+             return c.lookup(info(arch_key, architecture));
+           })
+      .def("resolve",
+           [info](const PyArchConfig& c, const std::string& arch_key,
+                  const std::string& architecture) {
+             return c.resolve(info(arch_key, architecture));
+           })
       .def_property_readonly("fallback", &PyArchConfig::fallback);
   m.def("_arch_family", [](const std::string& key) { return arch_family(key); });
   m.def("_family_key", [](const std::string& name) { return family_key(name); });

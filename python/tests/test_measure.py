@@ -219,6 +219,30 @@ def test_measure_a_command_and_a_process():
         child.wait()
 
 
+TASKS = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "targets", "python",
+                     "tasks.py")
+
+
+def test_dump_async_tasks_with_who_awaits_whom():
+    child = subprocess.Popen([sys.executable, TASKS], stdout=subprocess.PIPE)
+    try:
+        assert child.stdout.readline() == b"ready\n"
+        try:
+            d = Profiler.dump(child.pid, async_aware=True)
+        except mainboard.MainboardError as e:
+            pytest.skip(f"ptrace refused here: {e}")
+        tasks = {t.name: t for t in d.tasks}
+        assert set(tasks) == {"Task-1", "alpha", "beta", "leaf"}
+        assert [f.function for f in tasks["leaf"].frames] == ["sleep", "deepest", "middle", "leaf"]
+        assert [d.tasks[i].name for i in tasks["leaf"].awaited_by] == ["alpha"]
+        assert tasks["alpha"].waiting_for == "task leaf"
+        assert tasks["Task-1"].waiting_for == "gather"
+        assert 'Task "leaf" (waiting for a future)' in d.text
+    finally:
+        child.kill()
+        child.wait()
+
+
 def test_dump_a_process_and_let_it_go():
     child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(0.01)"])
     time.sleep(0.3)  # past the interpreter's start
@@ -239,8 +263,7 @@ def test_dump_a_process_and_let_it_go():
         assert len(native.threads) == 1
         frames = native.threads[0].frames
         assert frames[-1].function == "<module>" and frames[0].module != "[python]"
-        with pytest.raises(mainboard.MainboardError, match="async"):
-            Profiler.dump(child.pid, async_aware=True)
+        assert Profiler.dump(child.pid, async_aware=True).tasks == ()  # no asyncio here
         with pytest.raises(ValueError):
             Profiler.dump(child.pid, timeout=0)
         with pytest.raises(ValueError):

@@ -299,16 +299,8 @@ int run_profile_attach(std::int64_t pid, const mainboard::SampleOptions& options
 int run_profile_dump(std::int64_t pid, const mainboard::DumpOptions& options, bool json) {
   auto d = mainboard::Sampler::dump(pid, options);
   if (json) {
-    nlohmann::json threads = nlohmann::json::array();
-    for (const auto& t : d.threads)
-      threads.push_back({{"tid", t.tid},
-                         {"name", t.name},
-                         {"state", t.state},
-                         {"python", t.python},
-                         {"holds_gil", t.holds_gil},
-                         {"frames", t.frames}});
-    nlohmann::json j{{"pid", d.pid}, {"threads", threads}, {"unavailable", d.unavailable}};
-    j["python"] = d.python.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.python);
+    nlohmann::json j = d;
+    if (!options.async_aware) j.erase("tasks");
     print(j.dump(2) + "\n");
   } else {
     print(d.text());
@@ -512,6 +504,9 @@ int main(int argc, char** argv) {
                   "each thread while it is read)");
   pdump->add_flag("--main-thread", dump_main_only, "only the main thread");
   pdump->add_flag("--no-python", dump_no_python, "native stacks only, also of a Python process");
+  pdump->add_flag("--async", dump_options.async_aware,
+                  "also each asyncio task's chain of awaits, innermost first, and the tasks "
+                  "awaiting it (CPython 3.11-3.13)");
 
   // "mainboard meter [options] -- CMD ARGS": everything after the first "--" is the command,
   // untouched by our option parser (it may have options of its own). Without "--", the first

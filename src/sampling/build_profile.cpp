@@ -58,6 +58,9 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
       info.tid = tid;
       auto name = out.thread_names.find(tid);
       info.name = name != out.thread_names.end() ? name->second : "";
+      if (python)  // a Python thread's own name (threading) over the kernel's
+        if (auto py_name = python->thread_names.find(tid); py_name != python->thread_names.end())
+          info.name = py_name->second;
       if (pid != target) info.name += " (pid " + std::to_string(pid) + ")";
       p.threads.push_back(info);
     }

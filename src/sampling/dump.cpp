@@ -17,7 +17,9 @@
 
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
+#include "mainboard/json.hpp"
 #include "mainboard/sampler.hpp"
+#include "model/json_fields.hpp"
 #include "sampling/python_frames.hpp"
 #include "symbols/symbolizer.hpp"
 
@@ -146,7 +148,77 @@ std::string explain_ptrace(int error, std::int64_t pid) {
   return text;
 }
 
+/// Python thread names over the kernel's, and the asyncio tasks: read with the process as it is
+/// (stopped for --native, running otherwise: a read that does not hold together is left out).
+void python_extras(sampling::PythonReader& py, const std::vector<sampling::PyThreadStack>& threads,
+                   const DumpOptions& options, StackDump& dump) {
+  auto names = py.thread_names();
+  for (auto& t : dump.threads)
+    for (const auto& pt : threads)
+      if (pt.tid == t.tid)
+        if (auto n = names.find(pt.thread_id); n != names.end()) t.name = n->second;
+  if (!options.async_aware) return;
+  std::vector<sampling::PyTask> tasks;
+  std::string why;
+  if (!py.tasks(threads, tasks, why)) {
+    dump.unavailable.push_back(why);
+    return;
+  }
+  for (const auto& pt : tasks) {
+    AsyncTask t;
+    t.name = pt.name;
+    t.tid = pt.tid;
+    for (const auto& f : pt.frames)
+      t.frames.push_back(py.frame(f));
+    t.waiting_for = pt.waiting_for;
+    t.awaited_by = pt.awaited_by;
+    dump.tasks.push_back(std::move(t));
+  }
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    for (auto waiter : tasks[i].awaited_by)
+      if (dump.tasks[waiter].waiting_for.empty())
+        dump.tasks[waiter].waiting_for = "task " + dump.tasks[i].name;
+}
+
 }  // namespace
+
+template <class V>
+void fields(V& v, ThreadStack& m) {
+  v("tid", m.tid);
+  v("name", m.name);
+  v("state", m.state);
+  v("python", m.python);
+  v("holds_gil", m.holds_gil);
+  v("frames", m.frames);
+}
+MAINBOARD_DEFINE_JSON(ThreadStack)
+
+template <class V>
+void fields(V& v, AsyncTask& m) {
+  v("name", m.name);
+  v("tid", m.tid);
+  v("waiting_for", m.waiting_for);
+  v("awaited_by", m.awaited_by);
+  v("frames", m.frames);
+}
+MAINBOARD_DEFINE_JSON(AsyncTask)
+
+// By hand: "python" is null for a process that is not Python.
+void to_json(nlohmann::json& j, const StackDump& d) {
+  j = {{"pid", d.pid},
+       {"python", d.python.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.python)},
+       {"threads", d.threads},
+       {"tasks", d.tasks},
+       {"unavailable", d.unavailable}};
+}
+void from_json(const nlohmann::json& j, StackDump& d) {
+  if (!j.is_object()) throw Error("StackDump: expected an object");
+  d.pid = j.value("pid", std::int64_t{0});
+  d.python = j.contains("python") && j["python"].is_string() ? j["python"].get<std::string>() : "";
+  d.threads = j.value("threads", std::vector<ThreadStack>{});
+  d.tasks = j.value("tasks", std::vector<AsyncTask>{});
+  d.unavailable = j.value("unavailable", std::vector<std::string>{});
+}
 
 std::string StackDump::text() const {
   if (!python.empty()) {
@@ -165,6 +237,20 @@ std::string StackDump::text() const {
           out += fmt::format("    {} [{}]{}\n", f.function, f.module,
                              f.file.empty() ? "" : fmt::format(" ({}:{})", f.file, f.line));
       }
+    }
+    for (const auto& t : tasks) {
+      std::string state = t.tid                   ? fmt::format("running on thread {}", t.tid)
+                          : t.waiting_for.empty() ? std::string("ready")
+                                                  : "waiting for " + t.waiting_for;
+      out += fmt::format("\nTask \"{}\" ({})\n", t.name, state);
+      if (!t.awaited_by.empty()) {
+        std::string by;
+        for (auto i : t.awaited_by)
+          by += (by.empty() ? "\"" : ", \"") + tasks[i].name + "\"";
+        out += "  awaited by " + by + "\n";
+      }
+      for (const auto& f : t.frames)
+        out += fmt::format("    {} ({}:{})\n", f.function, f.file, f.line);
     }
     for (const auto& u : unavailable)
       out += "\nnot read: " + u + "\n";
@@ -203,6 +289,9 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
       dump.unavailable.push_back(why);
     }
   }
+  if (options.async_aware && !py && dump.unavailable.empty())
+    dump.unavailable.push_back("async: process " + std::to_string(pid) +
+                               " is not CPython: it has no asyncio tasks to read");
   std::vector<sampling::PyThreadStack> python_threads;
   if (py) {
     dump.python = "CPython " + py->version() + " (" + py->interpreter_module() + ")";
@@ -226,6 +315,7 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
           t.frames.push_back(py->frame(f));
         dump.threads.push_back(std::move(t));
       }
+      python_extras(*py, python_threads, options, dump);
       order_threads(dump);
       if (!options.all_threads && dump.threads.size() > 1) dump.threads.resize(1);
       return dump;
@@ -314,6 +404,8 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
   };
   if (dwfl_getthreads(dwfl.get(), on_thread, &context) != 0 && dump.threads.empty())
     throw Error("cannot unwind process " + std::to_string(pid) + ": " + dwfl_errmsg(-1));
+  // Every thread is still stopped: the names and tasks hold still too.
+  if (py && read_python(*py, python_threads, 20)) python_extras(*py, python_threads, options, dump);
   order_threads(dump);
   return dump;
 }

@@ -20,29 +20,10 @@
 
 #include "core/clock.hpp"
 #include "core/text.hpp"
+#include "sampling/python_layout.hpp"
 #include "symbols/symbolizer.hpp"
 
 namespace mainboard::sampling {
-
-/// Byte offsets into CPython's structures for one minor version (-1: the field does not exist
-/// in that version). The order is the order tools/python_layout/layout.c prints.
-struct PythonLayout {
-  long version;  // 0x030b for 3.11
-  long runtime_interpreters_head, runtime_gil;
-  long interp_next, interp_threads_head, interp_gil;
-  long gil_last_holder, gil_locked;
-  long tstate_next, tstate_interp, tstate_frame, tstate_cframe, cframe_current_frame,
-      tstate_thread_id, tstate_native_thread_id;
-  long pointer_size;
-  long frame_kind;  // 0: PyFrameObject (3.9, 3.10); 1: _PyInterpreterFrame
-  long frame_previous, frame_code, frame_lasti, frame_instr, frame_is_entry, frame_owner;
-  long instr_is_next;  // 3.13's instr_ptr is the instruction running, 3.11's prev_instr the one
-                       // before
-  long code_filename, code_name, code_qualname, code_firstlineno, code_linetable, code_adaptive;
-  long object_type, varobject_size, bytes_data;
-  long unicode_length, ascii_size, compact_size, unicode_state;
-  unsigned long kind_mask, ascii_mask, compact_mask;
-};
 
 namespace {
 
@@ -54,12 +35,6 @@ constexpr int kFrameOwnedByCStack = 3;  // 3.12 on: the evaluation loop's entry 
 constexpr std::size_t kMaxDepth = 1024;
 constexpr std::size_t kMaxString = 4096;
 constexpr std::size_t kMaxLineTable = 1 << 20;
-
-const PythonLayout* layout_for(long version) {
-  for (const auto& l : kLayouts)
-    if (l.version == version) return &l;
-  return nullptr;
-}
 
 /// Symbols of one ELF file, by name, and the file's first loadable segment address.
 struct ElfSymbols {
@@ -182,6 +157,12 @@ int lowest_bit(unsigned long mask) {
 }
 
 }  // namespace
+
+const PythonLayout* layout_for(long version) {
+  for (const auto& l : kLayouts)
+    if (l.version == version) return &l;
+  return nullptr;
+}
 
 PythonReader::~PythonReader() = default;
 
@@ -496,6 +477,7 @@ bool PythonReader::read(std::vector<PyThreadStack>& threads) {
       PyThreadStack t;
       t.thread_state = ts;
       t.holds_gil = locked && holder == ts;
+      t.thread_id = u64(tstate.data(), L.tstate_thread_id);
       t.tid = L.tstate_native_thread_id >= 0
                   ? static_cast<std::int32_t>(u64(tstate.data(), L.tstate_native_thread_id))
                   : tid_of_pthread(u64(tstate.data(), L.tstate_thread_id));
@@ -535,7 +517,7 @@ bool PythonReader::read(std::vector<PyThreadStack>& threads) {
           std::uint64_t first = code + static_cast<std::uint64_t>(L.code_adaptive);
           if (instr >= first) instruction = static_cast<std::int64_t>((instr - first) / 2);
         }
-        pending_.push_back({code, instruction, entry});
+        pending_.push_back({frame, code, instruction, entry});
         frame = previous;
       }
       // … then their code objects, all in one read.
@@ -567,6 +549,7 @@ bool PythonReader::read(std::vector<PyThreadStack>& threads) {
         pf.line = line_of(index, *linetable, pending_[i].instruction);
         pf.entry = pending_[i].entry;
         t.frames.push_back(pf);
+        t.frame_addresses.push_back(pending_[i].address);
       }
       if (!t.frames.empty()) t.frames.back().entry = true;
       threads.push_back(std::move(t));
@@ -773,6 +756,20 @@ void PythonPoller::read_all() {
       continue;
     }
     failures_.erase(it->first);
+    // Thread names, when a thread without one shows up: a thread enters threading's table a
+    // moment after it starts running, and some never do (started from C), so the reads wait
+    // 0.2 s, then twice as long each time, up to 3.2 s.
+    bool unnamed = std::any_of(threads.begin(), threads.end(), [&](const PyThreadStack& t) {
+      return t.tid > 0 && !out_.thread_names.count(t.tid);
+    });
+    if (auto& [due, wait] = next_names_[it->first]; unnamed && end >= due) {
+      wait = std::clamp<std::int64_t>(wait * 2, 200'000'000, 3'200'000'000);
+      due = end + wait;
+      auto names = reader.thread_names();
+      for (const auto& t : threads)
+        if (auto n = names.find(t.thread_id); t.tid > 0 && n != names.end())
+          out_.thread_names[t.tid] = n->second;
+    }
     for (const auto& t : threads) {
       if (t.tid <= 0 || t.frames.empty()) continue;
       std::string key = std::to_string(it->first);

@@ -13,9 +13,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -44,10 +45,26 @@ struct PyCode {
 
 /// One thread's Python stack.
 struct PyThreadStack {
-  std::int32_t tid = 0;   ///< the kernel's thread id (0: not known)
+  std::int32_t tid = 0;            ///< the kernel's thread id (0: not known)
   std::uint64_t thread_state = 0;  ///< the PyThreadState address
+  std::uint64_t thread_id = 0;     ///< threading.get_ident(): the pthread_t
   bool holds_gil = false;
   std::vector<PyFrame> frames;
+  std::vector<std::uint64_t> frame_addresses;  ///< where each of `frames` lives
+};
+
+/// One asyncio task (3.11 on): its coroutine chain, innermost first.
+struct PyTask {
+  std::uint64_t address = 0;
+  std::string name;
+  /// The thread running it now (0: suspended). Its frames are then that thread's, from the
+  /// innermost up to the task's coroutine.
+  std::int32_t tid = 0;
+  std::vector<PyFrame> frames;
+  std::uint64_t waiter = 0;               ///< the future or task it waits for (0: none)
+  std::vector<std::uint32_t> awaited_by;  ///< tasks (indices) that wait for this one
+  /// What it waits for when that is not another task: "a future", "gather", "".
+  std::string waiting_for;
 };
 
 class PythonReader {
@@ -71,6 +88,14 @@ class PythonReader {
   /// A Python frame as a profile frame: "qualname", module "[python]", file and line.
   StackFrame frame(const PyFrame& f) const;
 
+  /// The names of the threads `threading` knows (threading._active), by thread id (pthread_t,
+  /// PyThreadStack::thread_id). Empty when `threading` is not imported or cannot be read.
+  std::map<std::uint64_t, std::string> thread_names();
+  /// Every asyncio task of the process (asyncio.tasks' sets of tasks), each with its chain of
+  /// awaited coroutines and the tasks waiting for it; `threads` (from read()) gives the frames
+  /// of the tasks running now. False with `why` set when this version's tasks cannot be read.
+  bool tasks(const std::vector<PyThreadStack>& threads, std::vector<PyTask>& out, std::string& why);
+
  private:
   PythonReader() = default;
   bool read_memory(std::uint64_t address, void* into, std::size_t size) const;
@@ -89,6 +114,35 @@ class PythonReader {
                         std::int64_t instruction) const;
   std::int32_t tid_of_pthread(std::uint64_t pthread) const;
 
+  // Objects (python_objects.cpp): 0 stands for "none" or "could not be read".
+  struct TypeInfo {
+    std::uint64_t flags = 0, base = 0, cached_keys = 0;
+    std::int64_t basicsize = 0, dictoffset = 0;
+    std::string name;  ///< tp_name: "_asyncio.Task", "coroutine", "int"
+  };
+  const TypeInfo* type_info(std::uint64_t type);
+  std::uint64_t type_of(std::uint64_t object) const;
+  bool is_instance(std::uint64_t object, const std::string& type_name);
+  std::uint64_t u64_at(std::uint64_t address) const;
+  /// Every entry slot of a dictionary keys object as (key, value), deleted ones included.
+  bool keys_slots(std::uint64_t keys,
+                  std::vector<std::pair<std::uint64_t, std::uint64_t>>& out) const;
+  /// The (key, value) pairs of a dictionary keys object, in insertion order; with `values`
+  /// (a split table's value array) the values come from there.
+  bool keys_entries(std::uint64_t keys, std::uint64_t values,
+                    std::vector<std::pair<std::uint64_t, std::uint64_t>>& out) const;
+  /// The index of string key `name` among a keys object's entries, or -1.
+  long keys_find(std::uint64_t keys, std::string_view name) const;
+  bool dict_items(std::uint64_t dict, std::vector<std::pair<std::uint64_t, std::uint64_t>>& out);
+  std::uint64_t dict_get(std::uint64_t dict, std::string_view key);
+  std::uint64_t attribute(std::uint64_t object, std::string_view name);
+  bool set_items(std::uint64_t set, std::vector<std::uint64_t>& out) const;
+  bool list_items(std::uint64_t list, std::vector<std::uint64_t>& out) const;
+  bool read_int(std::uint64_t object, std::uint64_t& value, bool& negative) const;
+  std::uint64_t module_dict(std::string_view name);
+  bool frame_of(std::uint64_t frame, PyFrame& out);
+  std::unordered_map<std::uint64_t, TypeInfo> types_;
+
   std::int32_t pid_ = 0;
   const PythonLayout* layout_ = nullptr;
   std::string version_, module_;
@@ -102,6 +156,7 @@ class PythonReader {
   std::vector<PyCode> codes_;
   std::unordered_map<std::string, std::uint32_t> code_index_;  // "qualname\0file\0line"
   struct PendingFrame {
+    std::uint64_t address = 0;
     std::uint64_t code = 0;
     std::int64_t instruction = -1;
     bool entry = false;
@@ -135,6 +190,7 @@ struct PythonSamples {
   std::map<std::int32_t, std::vector<std::pair<std::int64_t, std::uint32_t>>> threads;
   std::map<std::int32_t, std::int32_t> thread_process;     ///< tid → pid
   std::map<std::int32_t, std::string> interpreter_module;  ///< per process
+  std::map<std::int32_t, std::string> thread_names;        ///< tid → threading's name
   /// Wall-clock sampling: the reads are the samples of Python threads (see to_profile).
   bool wall = false;
   std::uint64_t reads = 0;    ///< reads of a process's stacks
@@ -187,6 +243,8 @@ class PythonPoller {
   std::map<std::int32_t, std::int64_t> next_look_;
   std::map<std::int32_t, std::unique_ptr<PythonReader>> readers_;
   std::map<std::int32_t, std::uint64_t> failures_;  // reads in a row that did not validate
+  // When a process's thread names may be read again, and the wait after that (doubling).
+  std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> next_names_;
   std::map<std::int32_t, int> reaped_;
   bool pause_refused_ = false;
   std::map<std::string, std::uint32_t> stack_index_;

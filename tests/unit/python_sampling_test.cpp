@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "mainboard/error.hpp"
@@ -135,12 +136,16 @@ TEST_P(PythonSampling, DumpReadsEveryThreadsPythonStackWithoutStoppingIt) {
   ASSERT_TRUE(at != side.end() && at != side.begin()) << d.text();
   EXPECT_NE(std::prev(at)->find("wait"), std::string::npos) << d.text();
   EXPECT_EQ(d.threads[1].state, "waiting (lock)");
+  // Their names are threading's, not the kernel's ("python3").
+  EXPECT_EQ(main.name, "MainThread");
+  EXPECT_EQ(d.threads[1].name, "side");
   // Each thread sleeps with the GIL let go.
   EXPECT_FALSE(main.holds_gil);
   EXPECT_FALSE(d.threads[1].holds_gil);
   auto text = d.text();
   EXPECT_NE(text.find("nap_forever (" + kScripts + "/sleeper.py:9)"), std::string::npos) << text;
-  EXPECT_NE(text.find("Thread " + std::to_string(s.pid) + " (waiting (sleep))"), std::string::npos)
+  EXPECT_NE(text.find("Thread " + std::to_string(s.pid) + " (waiting (sleep)): \"MainThread\""),
+            std::string::npos)
       << text;
   // Not stopped: still running.
   EXPECT_EQ(::waitpid(s.pid, nullptr, WNOHANG), 0);
@@ -172,6 +177,74 @@ TEST_P(PythonSampling, NativeDumpPutsPythonFramesWhereTheInterpreterRanThem) {
   EXPECT_NE(first_python, main.frames.begin()) << d.text();
   for (const auto& f : main.frames)
     EXPECT_FALSE(sampling::is_python_eval(f)) << d.text();
+  EXPECT_EQ(main.name, "MainThread");
+}
+
+TEST_P(PythonSampling, AsyncDumpFollowsEachTasksAwaitsAndWhoAwaitsIt) {
+  Script s(GetParam().program, kScripts + "/tasks.py");
+  DumpOptions o;
+  o.async_aware = true;
+  auto d = Sampler::dump(s.pid, o);
+  if (GetParam().name == "pyenv_3_9" || GetParam().name == "pyenv_3_10") {
+    // Before 3.11: said so, and the threads are still dumped.
+    EXPECT_TRUE(d.tasks.empty());
+    ASSERT_FALSE(d.unavailable.empty());
+    EXPECT_NE(d.unavailable[0].find("async: the asyncio tasks of CPython 3."), std::string::npos)
+        << d.unavailable[0];
+    EXPECT_FALSE(d.threads.empty());
+    return;
+  }
+  EXPECT_TRUE(d.unavailable.empty()) << d.text();
+  std::map<std::string, const AsyncTask*> by_name;
+  for (const auto& t : d.tasks)
+    by_name[t.name] = &t;
+  ASSERT_EQ(by_name.size(), 4u) << d.text();
+  for (const char* name : {"Task-1", "alpha", "beta", "leaf"})
+    ASSERT_TRUE(by_name.count(name)) << name << "\n" << d.text();
+  auto functions = [&](const char* name) {
+    std::vector<std::string> out;
+    for (const auto& f : by_name[name]->frames)
+      out.push_back(f.function);
+    return out;
+  };
+  auto awaited_by = [&](const char* name) {
+    std::vector<std::string> out;
+    for (auto i : by_name[name]->awaited_by)
+      out.push_back(d.tasks[i].name);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  // Innermost first: asyncio's sleep, then the program's coroutines down to the task's own.
+  EXPECT_EQ(functions("leaf"), (Names{"sleep", "deepest", "middle", "leaf"})) << d.text();
+  EXPECT_EQ(functions("beta"), (Names{"sleep", "deepest", "middle", "beta"})) << d.text();
+  EXPECT_EQ(functions("alpha"), (Names{"alpha"})) << d.text();
+  EXPECT_EQ(functions("Task-1"), (Names{"main"})) << d.text();
+  EXPECT_EQ(by_name["leaf"]->frames[1].file, kScripts + "/tasks.py");
+  EXPECT_EQ(by_name["leaf"]->frames[1].line, 8u);  // await asyncio.sleep(3600)
+  EXPECT_EQ(by_name["alpha"]->frames[0].line, 20u);
+  // Who waits for whom.
+  EXPECT_EQ(awaited_by("leaf"), (Names{"alpha"}));
+  EXPECT_EQ(awaited_by("alpha"), (Names{"Task-1"}));
+  EXPECT_EQ(awaited_by("beta"), (Names{"Task-1"}));
+  EXPECT_TRUE(awaited_by("Task-1").empty());
+  EXPECT_EQ(by_name["alpha"]->waiting_for, "task leaf");
+  EXPECT_EQ(by_name["Task-1"]->waiting_for, "gather");
+  EXPECT_EQ(by_name["leaf"]->waiting_for, "a future");
+  for (const auto& t : d.tasks)
+    EXPECT_EQ(t.tid, 0) << t.name << " is suspended";
+  auto text = d.text();
+  EXPECT_NE(text.find("Task \"leaf\" (waiting for a future)\n  awaited by \"alpha\"\n    sleep ("),
+            std::string::npos)
+      << text;
+  // Stopped and read the same way.
+  o.native = true;
+  try {
+    auto n = Sampler::dump(s.pid, o);
+    EXPECT_EQ(n.tasks.size(), 4u) << n.text();
+  } catch (const Error& e) {
+    std::printf("ptrace refused here: %s\n", e.what());
+  }
 }
 
 TEST_P(PythonSampling, RunSplitsTimeAsTheProgramDoesOnBothThreads) {
@@ -193,6 +266,11 @@ TEST_P(PythonSampling, RunSplitsTimeAsTheProgramDoesOnBothThreads) {
     }
   }
   ASSERT_EQ(per_thread.size(), 2u) << "both threads' Python frames";
+  // The threads carry threading's names.
+  std::set<std::string> names;
+  for (auto [thread, counts] : per_thread)
+    names.insert(p.threads[thread].name);
+  EXPECT_EQ(names, (std::set<std::string>{"MainThread", "worker-1"}));
   int three = 0, one = 0;
   for (auto [thread, counts] : per_thread) {
     three += counts.first;

@@ -17,6 +17,15 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for d in "${dirs[@]}"; do
-  "$cc" -w -I"$d" -I"$d/internal" "$here/layout.c" -o "$tmp/layout"
+  # The interpreter of those headers (<prefix>/include/python3.X → <prefix>/bin/python3.X) says
+  # where its asyncio Task keeps its fields; without it they stay unknown (-1).
+  name=$(basename "$d")
+  prefix=$(dirname "$(dirname "$d")")
+  [ "$prefix" = / ] && prefix=/usr
+  tasks=()
+  if [ -x "$prefix/bin/$name" ]; then
+    read -r -a tasks <<< "$("$prefix/bin/$name" "$here/asyncio_layout.py")"
+  fi
+  "$cc" -w -I"$d" -I"$d/internal" "${tasks[@]}" "$here/layout.c" -o "$tmp/layout"
   "$tmp/layout"
 done

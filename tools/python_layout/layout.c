@@ -14,8 +14,33 @@
 #if PY_VERSION_HEX >= 0x030B0000
 #include "internal/pycore_frame.h"
 #include "internal/pycore_code.h"
+#include "internal/pycore_dict.h"
+#include "internal/pycore_moduleobject.h"
 #else
 #include "frameobject.h"
+#include "longintrepr.h"
+/* Before 3.11 these two live in .c files, not in any installed header: copied from
+ * Objects/dict-common.h and Objects/moduleobject.c of 3.9 and 3.10 (the same in both). */
+typedef struct {
+  Py_ssize_t dk_refcnt;
+  Py_ssize_t dk_size;
+  void* dk_lookup;
+  Py_ssize_t dk_usable;
+  Py_ssize_t dk_nentries;
+  char dk_indices[];
+} DictKeys39;
+typedef struct {
+  PyObject_HEAD
+  PyObject* md_dict;
+} Module39;
+#endif
+
+/* asyncio's C Task keeps its fields in Modules/_asynciomodule.c, in no header: the interpreter
+ * itself finds them (tools/python_layout/asyncio_layout.py) and generate.sh passes them here. */
+#ifndef TASK_CORO
+#define TASK_CORO -1
+#define TASK_NAME -1
+#define TASK_WAITER -1
 #endif
 
 /* The byte offset and mask of a bit-field, found by setting it in a zeroed object. */
@@ -88,9 +113,61 @@ int main(void) {
   code_linetable = offsetof(PyCodeObject, co_linetable);
 #endif
 
+  /* Objects: dictionaries (modules, instances), sets, weak references, integers, coroutines. */
+  long interp_modules, module_dict, dict_values_array = 0, values_valid = -1, keys_size, keys_index_bytes = -1,
+       keys_kind = -1, keys_nentries, keys_indices, long_tagged = 0, long_size, long_digits,
+       gen_frame = -1, gen_frame_state = -1, frame_stacktop = -1, frame_localsplus = -1,
+       state_awaiting = 0, state_executing = 0, flag_managed_dict = 0, flag_inline_values = 0;
+#if PY_VERSION_HEX < 0x030C0000
+  interp_modules = offsetof(PyInterpreterState, modules);
+#else
+  interp_modules = offsetof(PyInterpreterState, imports.modules);
+#endif
+#if PY_VERSION_HEX < 0x030B0000
+  module_dict = offsetof(Module39, md_dict);
+  keys_size = offsetof(DictKeys39, dk_size);
+  keys_nentries = offsetof(DictKeys39, dk_nentries);
+  keys_indices = offsetof(DictKeys39, dk_indices);
+#else
+  module_dict = offsetof(PyModuleObject, md_dict);
+  dict_values_array = offsetof(PyDictValues, values);
+#if PY_VERSION_HEX >= 0x030D0000
+  values_valid = offsetof(PyDictValues, valid);
+#endif
+  keys_size = offsetof(PyDictKeysObject, dk_log2_size);
+  keys_index_bytes = offsetof(PyDictKeysObject, dk_log2_index_bytes);
+  keys_kind = offsetof(PyDictKeysObject, dk_kind);
+  keys_nentries = offsetof(PyDictKeysObject, dk_nentries);
+  keys_indices = offsetof(PyDictKeysObject, dk_indices);
+  gen_frame = offsetof(PyGenObject, gi_iframe);
+  gen_frame_state = offsetof(PyGenObject, gi_frame_state);
+  frame_stacktop = offsetof(struct _PyInterpreterFrame, stacktop);
+  frame_localsplus = offsetof(struct _PyInterpreterFrame, localsplus);
+  state_executing = FRAME_EXECUTING;
+#if PY_VERSION_HEX < 0x030D0000
+  state_awaiting = FRAME_SUSPENDED;
+#else
+  state_awaiting = FRAME_SUSPENDED_YIELD_FROM;
+#endif
+#endif
+#if PY_VERSION_HEX < 0x030C0000
+  long_size = offsetof(PyVarObject, ob_size);
+  long_digits = offsetof(PyLongObject, ob_digit);
+#else
+  long_tagged = 1;
+  long_size = offsetof(PyLongObject, long_value.lv_tag);
+  long_digits = offsetof(PyLongObject, long_value.ob_digit);
+#endif
+#ifdef Py_TPFLAGS_MANAGED_DICT
+  flag_managed_dict = Py_TPFLAGS_MANAGED_DICT;
+#endif
+#ifdef Py_TPFLAGS_INLINE_VALUES
+  flag_inline_values = Py_TPFLAGS_INLINE_VALUES;
+#endif
+
   printf("{0x%02x%02x, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld,"
          " %d, %ld, %ld, %ld, %ld, %ld, %ld, %d, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld,"
-         " %ld, %ld, %ld, 0x%lx, 0x%lx, 0x%lx},\n",
+         " %ld, %ld, %ld, 0x%lx, 0x%lx, 0x%lx",
          PY_MAJOR_VERSION, PY_MINOR_VERSION,
          (long)offsetof(_PyRuntimeState, interpreters.head), runtime_gil,
          (long)offsetof(PyInterpreterState, next), threads_head, interp_gil,
@@ -108,5 +185,20 @@ int main(void) {
          (long)offsetof(PyBytesObject, ob_sval),
          (long)offsetof(PyASCIIObject, length), (long)sizeof(PyASCIIObject),
          (long)sizeof(PyCompactUnicodeObject), kind_off, kind_mask, ascii_mask, compact_mask);
+  /* The fields for objects, in PythonLayout's order (flags in hexadecimal). */
+  const long objects[] = {
+      interp_modules, module_dict, (long)offsetof(PyTypeObject, tp_name),
+      (long)offsetof(PyTypeObject, tp_basicsize), (long)offsetof(PyTypeObject, tp_flags),
+      (long)offsetof(PyTypeObject, tp_dictoffset), (long)offsetof(PyTypeObject, tp_base),
+      flag_managed_dict, flag_inline_values, (long)offsetof(PyHeapTypeObject, ht_cached_keys),
+      (long)offsetof(PyDictObject, ma_keys), (long)offsetof(PyDictObject, ma_values),
+      dict_values_array, values_valid, keys_size, keys_index_bytes, keys_kind, keys_nentries,
+      keys_indices, (long)offsetof(PySetObject, mask), (long)offsetof(PySetObject, table),
+      (long)sizeof(setentry), (long)offsetof(PyWeakReference, wr_object), long_tagged, long_size,
+      long_digits, gen_frame, gen_frame_state, frame_stacktop, frame_localsplus, state_awaiting,
+      state_executing, (long)offsetof(PyListObject, ob_item), TASK_CORO, TASK_NAME, TASK_WAITER};
+  for (size_t i = 0; i < sizeof objects / sizeof objects[0]; ++i)
+    printf(i == 7 || i == 8 ? ", 0x%lx" : ", %ld", objects[i]);
+  printf("},\n");
   return 0;
 }
