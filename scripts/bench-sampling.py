@@ -7,12 +7,17 @@ it runs (the default), with it paused for each read, on the wall clock). Runs ar
 shuffled order each round) and the median of each is compared with the bare median of the same
 run. For Python, also the reads
 dropped as torn, per thousand.
+For the Python work, also the program's CPU time for its work (slowed by what the profiler does
+to its caches and by the interrupts it causes, not by time stopped) and the profiler's own CPU
+time as a share of one CPU over the program's time: steadier than elapsed time on a noisy
+machine.
 Usage: bench-sampling.py BUILD_DIR [ROUNDS] [native|python]"""
 import glob
 import json
 import os
 import random
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -68,25 +73,50 @@ def python_configs(threads):
     return configs
 
 
+def children_cpu():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
 def measure(title, configs):
+    # Per run: the program's own elapsed time and CPU time for its work, and the CPU time of the
+    # whole run (the profiler and the program) less the program's: the profiler's own CPU.
     times = {name: [] for name in configs}
+    cpus = {name: [] for name in configs}
+    others = {name: [] for name in configs}
     order = list(configs.items())
     for r in range(rounds):
         random.Random(r).shuffle(order)  # no configuration always first after another
         for name, argv in order:
             argv = [a.replace("{round}", str(r)) for a in argv]
+            before = children_cpu()
             out = subprocess.run(argv, capture_output=True, text=True, check=False).stdout
-            line = [l for l in out.splitlines() if l.startswith("elapsed ")]
+            whole = children_cpu() - before
+            line = [l.split() for l in out.splitlines() if l.startswith("elapsed ")]
             if line:
-                times[name].append(float(line[0].split()[1]))
+                times[name].append(float(line[0][1]))
+                if len(line[0]) >= 4:
+                    cpus[name].append(float(line[0][3]))
+                    others[name].append(whole - float(line[0][3]))
     bare = statistics.median(times["bare"])
-    print(f"{title:<44} {'median':>9} {'slowdown':>9}   (the program's own time, {rounds} interleaved rounds)")
+    bare_cpu = statistics.median(cpus["bare"]) if cpus["bare"] else None
+    bare_other = statistics.median(others["bare"]) if others["bare"] else None
+    print(f"{title:<44} {'median':>9} {'slowdown':>9}" +
+          (f" {'its CPU':>9} {'profiler CPU':>13}" if bare_cpu else "") +
+          f"   ({rounds} interleaved rounds)")
     for name, values in times.items():
         if not values:
             print(f"{name:<44} {'-':>9}")
             continue
         m = statistics.median(values)
-        print(f"{name:<44} {m:>8.3f}s {100 * (m / bare - 1):>+8.2f}%")
+        line = f"{name:<44} {m:>8.3f}s {100 * (m / bare - 1):>+8.2f}%"
+        if bare_cpu and cpus[name]:
+            c = statistics.median(cpus[name])
+            # The profiler's CPU beyond what the program's start and end cost bare, as a share
+            # of one CPU over the program's time.
+            extra = statistics.median(others[name]) - bare_other
+            line += f" {100 * (c / bare_cpu - 1):>+8.2f}% {100 * extra / m:>12.2f}%"
+        print(line)
 
 
 def torn_reads():

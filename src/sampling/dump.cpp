@@ -29,11 +29,9 @@ namespace {
 
 /// What /proc/PID/task/TID/stat says the thread is doing, in words.
 std::string thread_state(std::int64_t pid, std::int64_t tid) {
-  auto stat = symbols::read_proc_file("/proc/" + std::to_string(pid) + "/task/" +
-                                      std::to_string(tid) + "/stat");
-  auto close = stat.rfind(") ");
-  if (close == std::string::npos || close + 2 >= stat.size()) return "";
-  switch (stat[close + 2]) {
+  char state = symbols::thread_state(pid, tid);
+  if (!state) return "";
+  switch (state) {
     case 'R': return "running";
     case 'S': return "sleeping";
     case 'D': return "disk sleep";
@@ -42,7 +40,7 @@ std::string thread_state(std::int64_t pid, std::int64_t tid) {
     case 'Z': return "zombie";
     case 'I': return "idle";
     case 'X': return "dead";
-    default: return std::string(1, stat[close + 2]);
+    default: return std::string(1, state);
   }
 }
 

@@ -711,7 +711,13 @@ void PythonPoller::read_all() {
       ProcessPause pause(it->first);
       if (pause.ended()) reaped_[it->first] = *pause.ended();
       ok = pause.stopped() && reader.read(threads);
-      if (!pause.stopped() && !pause.ended() && !pause_refused_) {
+      if (pause.uninterruptible() && !uninterruptible_noted_) {
+        uninterruptible_noted_ = true;
+        out_.notes.push_back(
+            "python: a thread of process " + std::to_string(it->first) +
+            " was in uninterruptible sleep (D): such reads were made without stopping it");
+      }
+      if (!pause.stopped() && !pause.ended() && !pause.uninterruptible() && !pause_refused_) {
         pause_refused_ = true;
         out_.notes.push_back(std::string("python: cannot stop process ") +
                              std::to_string(it->first) + " to read it (" +
@@ -800,8 +806,18 @@ PythonSamples PythonPoller::finish() {
 }
 
 ProcessPause::ProcessPause(std::int32_t pid) : pid_(pid) {
+  auto tids = symbols::thread_ids(pid);
+  // A thread in uninterruptible sleep (a read from a slow disk or NFS) stops only when that ends,
+  // and the wait for it would hold the sampler as long: such a process is not stopped this time.
+  // (A thread can still enter one between this look and the interrupt; that wait is the
+  // system call's.)
+  for (auto tid : tids)
+    if (symbols::thread_state(pid, tid) == 'D') {
+      uninterruptible_ = true;
+      return;
+    }
   std::vector<std::int32_t> seized;
-  for (auto tid : symbols::thread_ids(pid)) {
+  for (auto tid : tids) {
     if (::ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) == 0) {
       seized.push_back(tid);
     } else if (!error_) {

@@ -247,6 +247,7 @@ class PythonPoller {
   std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> next_names_;
   std::map<std::int32_t, int> reaped_;
   bool pause_refused_ = false;
+  bool uninterruptible_noted_ = false;
   std::map<std::string, std::uint32_t> stack_index_;
   PythonSamples out_;
   std::atomic<bool> stop_{false};
@@ -267,9 +268,13 @@ class ProcessPause {
   int error() const { return error_; }
   /// The process's own wait status when its main thread was found ended (it is reaped now).
   std::optional<int> ended() const { return ended_; }
+  /// Not stopped because a thread was in uninterruptible sleep (it would stop only when that
+  /// ends).
+  bool uninterruptible() const { return uninterruptible_; }
 
  private:
   std::int32_t pid_;
+  bool uninterruptible_ = false;
   std::vector<std::pair<std::int32_t, int>> threads_;  // tid, signal to hand back
   std::optional<int> ended_;
   int error_ = 0;

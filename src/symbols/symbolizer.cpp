@@ -85,6 +85,13 @@ std::vector<std::int32_t> thread_ids(std::int32_t pid) {
   return out;
 }
 
+char thread_state(std::int64_t pid, std::int64_t tid) {
+  auto stat =
+      read_proc_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");
+  auto close = stat.rfind(") ");  // the name in parentheses may hold anything
+  return close == std::string::npos || close + 2 >= stat.size() ? 0 : stat[close + 2];
+}
+
 std::vector<Mapping> parse_maps(std::string_view text) {
   std::vector<Mapping> out;
   for (auto line : core::split_lines(text)) {

@@ -247,6 +247,39 @@ TEST_P(PythonSampling, AsyncDumpFollowsEachTasksAwaitsAndWhoAwaitsIt) {
   }
 }
 
+TEST_P(PythonSampling, ThreadsAndTasksTablesHoldingTheWrongThingsAreLeftOut) {
+  for (const char* variant : {"wrong", "huge"}) {
+    pid_t pid = -1;
+    int out[2];
+    ASSERT_EQ(::pipe(out), 0);
+    pid = ::fork();
+    if (pid == 0) {
+      ::dup2(out[1], 1);
+      std::string script = kScripts + "/garbage.py";
+      ::execl(GetParam().program.c_str(), GetParam().program.c_str(), script.c_str(), variant,
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    char c;
+    while (::read(out[0], &c, 1) == 1 && c != '\n') {
+    }
+    ::close(out[0]);
+    DumpOptions o;
+    o.async_aware = true;
+    StackDump d;
+    EXPECT_NO_THROW(d = Sampler::dump(pid, o)) << variant;
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    ASSERT_EQ(d.threads.size(), 1u) << variant << "\n" << d.text();
+    // No name from threading's table: the kernel's; no task from sets of other things.
+    EXPECT_NE(d.threads[0].name, "MainThread") << variant;
+    EXPECT_FALSE(d.threads[0].name.empty()) << variant;
+    EXPECT_TRUE(d.tasks.empty()) << variant << "\n" << d.text();
+    EXPECT_EQ(python_functions(d.threads[0]), (std::vector<std::string>{"<module>"})) << variant;
+  }
+}
+
 TEST_P(PythonSampling, RunSplitsTimeAsTheProgramDoesOnBothThreads) {
   SampleOptions o;
   o.hz = 499;
@@ -417,6 +450,34 @@ TEST(PythonFrames, ACExtensionsNativeLoopSitsUnderThePythonFunctionThatCalledIt)
   }
   EXPECT_GT(in_kernel, p.samples.size() * 8 / 10) << in_kernel << " of " << p.samples.size();
   EXPECT_GT(ordered, in_kernel * 9 / 10) << ordered << " of " << in_kernel;
+}
+#endif
+
+#ifdef MAINBOARD_PYTHON_EXTENSIONS
+TEST(PythonFrames, APausedReadDoesNotWaitForAThreadInUninterruptibleSleep) {
+  // The program spends most of its time in vfork's wait ('D'), which ptrace cannot interrupt: a
+  // reader waiting for the stop would get one read per wait; it reads without stopping instead.
+  SampleOptions o;
+  o.hz = 199;
+  o.pause = true;
+  o.wall = true;
+  auto r = Sampler::run({MAINBOARD_PYTHON_FOR_EXTENSIONS, kScripts + "/vfork_wait.py", "1.2",
+                         MAINBOARD_PYTHON_EXTENSIONS},
+                        o);
+  ASSERT_EQ(r.exit_code, 0);
+  const auto& p = r.profile;
+  int waiting = 0;
+  for (const auto& s : p.samples)
+    for (auto f : p.stacks[s.stack])
+      if (p.frames[f].function == "waits") {
+        ++waiting;
+        break;
+      }
+  EXPECT_GT(waiting, 60) << "samples while the thread waited in vfork";
+  bool noted = std::any_of(p.unavailable.begin(), p.unavailable.end(), [](const std::string& u) {
+    return u.find("uninterruptible sleep (D)") != std::string::npos;
+  });
+  EXPECT_TRUE(noted);
 }
 #endif
 

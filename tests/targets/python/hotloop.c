@@ -2,6 +2,7 @@
  * the tests to show a mixed stack: the Python caller, then the extension's native frames. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <unistd.h>
 
 __attribute__((noinline)) static unsigned long hotloop_kernel(unsigned long n) {
   unsigned long x = 1;
@@ -19,8 +20,24 @@ static PyObject* hotloop_spin(PyObject* self, PyObject* args) {
   return PyLong_FromUnsignedLong(hotloop_kernel(n));
 }
 
+/* hotloop.vfork_wait(ms): the calling thread waits in vfork while the child sleeps `ms`
+ * milliseconds, in the kernel's uninterruptible ('D') state, which ptrace cannot stop. */
+static PyObject* hotloop_vfork_wait(PyObject* self, PyObject* args) {
+  (void)self;
+  unsigned int ms = 0;
+  if (!PyArg_ParseTuple(args, "I", &ms)) return NULL;
+  pid_t child = vfork();
+  if (child == 0) {
+    usleep(ms * 1000u);
+    _exit(0);
+  }
+  if (child < 0) return PyErr_SetFromErrno(PyExc_OSError);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"spin", hotloop_spin, METH_VARARGS, "Runs a native loop n times."},
+    {"vfork_wait", hotloop_vfork_wait, METH_VARARGS, "Waits in vfork for ms milliseconds."},
     {NULL, NULL, 0, NULL},
 };
 
