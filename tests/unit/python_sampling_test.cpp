@@ -247,6 +247,31 @@ TEST_P(PythonSampling, AsyncDumpFollowsEachTasksAwaitsAndWhoAwaitsIt) {
   }
 }
 
+TEST_P(PythonSampling, AsyncDumpShowsARunningTaskWithItsThreadsFrames) {
+  if (GetParam().name == "pyenv_3_9" || GetParam().name == "pyenv_3_10")
+    GTEST_SKIP() << "asyncio tasks are read from 3.11 on";
+  Script s(GetParam().program, kScripts + "/busy_task.py");
+  DumpOptions o;
+  o.async_aware = true;
+  auto d = Sampler::dump(s.pid, o);
+  ASSERT_EQ(d.tasks.size(), 2u) << d.text();
+  const AsyncTask* spinner = nullptr;
+  for (const auto& t : d.tasks)
+    if (t.name == "spinner") spinner = &t;
+  ASSERT_NE(spinner, nullptr) << d.text();
+  EXPECT_EQ(spinner->tid, s.pid) << d.text();
+  std::vector<std::string> functions;
+  for (const auto& f : spinner->frames)
+    functions.push_back(f.function);
+  // From the thread's stack: the innermost frame (work(), or inner() between two calls of it)
+  // up to the task's own coroutine, no further.
+  if (!functions.empty() && functions[0] == "work") functions.erase(functions.begin());
+  EXPECT_EQ(functions, (std::vector<std::string>{"inner", "spinner"})) << d.text();
+  EXPECT_NE(d.text().find("Task \"spinner\" (running on thread " + std::to_string(s.pid) + ")"),
+            std::string::npos)
+      << d.text();
+}
+
 TEST_P(PythonSampling, ThreadsAndTasksTablesHoldingTheWrongThingsAreLeftOut) {
   for (const char* variant : {"wrong", "huge"}) {
     pid_t pid = -1;
