@@ -15,4 +15,17 @@ class MAINBOARD_API Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+/// A command that could not be started (Sampler::run, measure_command): not found, or not
+/// something that can be executed. exit_code() is what a shell would exit with: 127 when
+/// nothing of that name exists, 126 when it exists but cannot be executed (a directory, a file
+/// without execute permission, a file the kernel cannot run).
+class MAINBOARD_API CommandError : public Error {
+ public:
+  CommandError(const std::string& message, int exit_code) : Error(message), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
 }  // namespace mainboard

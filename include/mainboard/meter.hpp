@@ -66,17 +66,17 @@ MAINBOARD_API Meter meter();
 /// What `mainboard meter -- CMD` measures of a command and every process it starts.
 struct MAINBOARD_API CommandMeasurement {
   std::vector<std::string> argv;
-  int exit_code = 0;                ///< the command's status (128 + signal when killed)
-  std::optional<int> signal;        ///< the signal that ended it
+  int exit_code = 0;          ///< the command's status (128 + signal when killed)
+  std::optional<int> signal;  ///< the signal that ended it
   double wall_s = 0;
-  double user_s = 0;                ///< CPU time of the whole tree (waited-for descendants)
+  double user_s = 0;  ///< CPU time of the whole tree (waited-for descendants)
   double system_s = 0;
-  std::uint64_t peak_rss_bytes = 0;       ///< peak of the summed RSS of the tree, or the largest
-                                          ///< single process's peak if that is higher
-  std::uint64_t peak_tree_rss_bytes = 0;  ///< the sampled peak of the tree's summed RSS
+  std::uint64_t peak_rss_bytes = 0;         ///< peak of the summed RSS of the tree, or the largest
+                                            ///< single process's peak if that is higher
+  std::uint64_t peak_tree_rss_bytes = 0;    ///< the sampled peak of the tree's summed RSS
   std::uint64_t max_process_rss_bytes = 0;  ///< largest single process's peak (getrusage)
   std::uint32_t peak_processes = 0;         ///< most processes alive at once in the tree
-  std::optional<std::uint64_t> peak_gpu_bytes;  ///< empty when no GPU could be read
+  std::optional<std::uint64_t> peak_gpu_bytes;                 ///< empty when no GPU could be read
   std::map<std::string, std::uint64_t> peak_gpu_bytes_by_gpu;  ///< by GPU uuid
   std::size_t samples = 0;
   double interval_ms = 50;
@@ -86,12 +86,16 @@ struct MAINBOARD_API CommandMeasurement {
 struct MAINBOARD_API MeterOptions {
   std::chrono::milliseconds interval{50};
   bool gpus = true;  ///< read GPU process memory (through the machine's GPU providers)
+  /// After an interrupt the caller catches (SIGINT, SIGTERM, SIGHUP, as the command does), how
+  /// long the command may take to end before it is sent SIGTERM, then SIGKILL.
+  double kill_after_s = 10;
 };
 
 /// Starts `argv` (no shell; stdin, stdout and stderr are the caller's), samples its process
 /// tree every interval until it exits, and returns the measurement. Throws mainboard::Error
 /// when the command cannot be started.
-MAINBOARD_API CommandMeasurement measure_command(const Machine& machine, const std::vector<std::string>& argv,
-                                   const MeterOptions& options = {});
+MAINBOARD_API CommandMeasurement measure_command(const Machine& machine,
+                                                 const std::vector<std::string>& argv,
+                                                 const MeterOptions& options = {});
 
 }  // namespace mainboard

@@ -46,7 +46,10 @@ struct MAINBOARD_API SampleOptions {
   /// process runs on while it is read, and a read that does not validate is dropped (and
   /// counted in `unavailable`).
   bool pause = false;
-  double timeout_s = 0;    ///< run: end the target after this long (0: never)
+  double timeout_s = 0;  ///< run: end the target after this long (0: never)
+  /// run: after an interrupt (SIGINT, SIGTERM, SIGHUP caught by the caller, as the command
+  /// does), how long the target may take to end before it is sent SIGTERM, then SIGKILL.
+  double kill_after_s = 10;
   double duration_s = 10;  ///< attach: how long to sample (ends early if the process exits)
   std::uint64_t max_samples = 10'000'000;
   std::uint64_t max_spans = 100000;  ///< for a target that links libmainboard

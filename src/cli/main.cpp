@@ -6,11 +6,16 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.hpp"
+#include "core/interrupts.hpp"
 #include "core/log.hpp"
+#include "core/text.hpp"
 #include "mainboard/busy.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/gather.hpp"
@@ -22,13 +27,65 @@
 #include "mainboard/sampler.hpp"
 #include "mainboard/version.hpp"
 #include "mainboard/view.hpp"
-#include "sampling/interrupt.hpp"
 #include "view/gpus.hpp"
 #include "view/summary.hpp"
 
 namespace {
 
 using mainboard::Machine;
+
+/// Help in words: an option's value as its name alone (FILE, S, HZ), its default in the
+/// description; none of the parser's own notation (types, ranges, maps of values).
+class Help : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    if (opt->get_type_size() == 0) return "";  // a flag
+    std::string type = opt->get_type_name();
+    if (auto colon = type.find(':'); colon != std::string::npos) type.resize(colon);
+    return type.empty() ? "" : " " + type;
+  }
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    std::string d = opt->get_description();
+    if (!opt->get_default_str().empty()) d += " (default: " + opt->get_default_str() + ")";
+    return d;
+  }
+};
+
+/// A number from `low` to `high` (either bound may be left open with ±infinity; `above` makes
+/// the low bound exclusive), said in words when it is not.
+CLI::Validator number(double low, double high, bool above = false) {
+  auto show = [](double v) { return fmt::format("{:g}", v); };
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != text.size()) return "'" + text + "' is not a number";
+        if (above && !(v > low)) return text + " is not above " + show(low);
+        if (!above && v < low) return text + " is below " + show(low);
+        if (v > high) return text + " is above " + show(high);
+        return "";
+      },
+      "", "number");
+}
+constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+
+/// One of `names`, said in words when it is not.
+CLI::Validator one_of(std::vector<std::string> names) {
+  return CLI::Validator(
+      [names](std::string& text) -> std::string {
+        if (std::find(names.begin(), names.end(), text) != names.end()) return "";
+        std::string all;
+        for (const auto& n : names)
+          all += (all.empty() ? "" : ", ") + n;
+        return "'" + text + "' is not one of " + all;
+      },
+      "", "one of");
+}
 
 struct Global {
   int width = 0;  // 0: the terminal's
@@ -85,10 +142,9 @@ int run_toolchain(const Global& g, bool json, bool cmake_only) {
   const auto& tc = machine.toolchain();
   const auto& cfg = machine.compilers();
   if (cmake_only) {
-    std::string line;
-    for (const auto& a : cfg.cmake_args())
-      line += (line.empty() ? "" : " ") + a;
-    print(line + "\n");
+    // Quoted for a shell: pasted after `cmake`, or `eval cmake -S . "$(mainboard toolchain
+    // --cmake)"` (a ';' in a list of CUDA architectures would end the command unquoted).
+    print(mainboard::core::shell_quote(cfg.cmake_args()) + "\n");
     return 0;
   }
   if (json) {
@@ -126,12 +182,15 @@ int run_gpus(const Global& g, bool json) {
 }
 
 /// Exit status: 0 idle, 1 busy (or still busy at the timeout), 2 no such GPU.
-int run_busy(const Global& g, std::size_t index, const mainboard::BusyThresholds& thresholds,
-             std::optional<double> wait_timeout_s, double interval_s) {
+/// Without --index, a host without GPUs is idle (exit 0); a GPU asked for by index must exist.
+int run_busy(const Global& g, std::size_t index, bool index_given,
+             const mainboard::BusyThresholds& thresholds, std::optional<double> wait_timeout_s,
+             double interval_s) {
   Machine machine(machine_options(g));
-  if (!machine.gpus().empty() && index >= machine.gpus().size()) {
-    std::fprintf(stderr, "mainboard: error: no GPU %zu (this host has %zu)\n", index,
-                 machine.gpus().size());
+  std::size_t count = machine.gpus().size();
+  if ((count > 0 || index_given) && index >= count) {
+    std::fprintf(stderr, "mainboard: error: no GPU %zu (this host has %s)\n", index,
+                 count == 0 ? "none" : std::to_string(count).c_str());
     return 2;
   }
   if (wait_timeout_s)
@@ -140,20 +199,46 @@ int run_busy(const Global& g, std::size_t index, const mainboard::BusyThresholds
   return mainboard::gpu_busy(machine, index, thresholds) ? 1 : 0;
 }
 
-std::string shell_quote_for_display(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) {
-    if (!out.empty()) out += ' ';
-    bool plain = !a.empty() && a.find_first_of(" \t'\"\\$`") == std::string::npos;
-    out += plain ? a : "'" + a + "'";
+/// Ctrl-C, SIGTERM (kill, scancel, a time limit) and SIGHUP (a closed terminal) during meter,
+/// profile run and attach: the run ends the command step by step and keeps what it measured.
+std::vector<int> interrupt_signals() {
+  return {SIGINT, SIGTERM, SIGHUP};
+}
+
+/// The output files of a run, checked before it starts: a run is never lost to a typo in a path.
+/// Empty when all can be written, else the usage error.
+std::string check_outputs(const std::vector<std::pair<const char*, std::string>>& outputs) {
+  for (const auto& [option, path] : outputs)
+    if (auto why = mainboard::core::why_unwritable(path); !why.empty())
+      return std::string(option) + " " + path + ": " + why;
+  return "";
+}
+
+/// Writes `write(path)`; when that fails after all (a full disk, a directory removed meanwhile),
+/// says so and writes to core::fallback_path instead. False when nothing could be written.
+bool write_or_fall_back(const std::string& path, const char* what,
+                        const std::function<void(const std::string&)>& write) {
+  try {
+    write(path);
+    return true;
+  } catch (const std::exception& e) {
+    auto fallback = mainboard::core::fallback_path(path).string();
+    try {
+      write(fallback);
+      std::fprintf(stderr, "mainboard: error: %s; the %s is in %s instead\n", e.what(), what,
+                   fallback.c_str());
+      return true;
+    } catch (const std::exception& again) {
+      std::fprintf(stderr, "mainboard: error: %s; and %s\n", e.what(), again.what());
+      return false;
+    }
   }
-  return out;
 }
 
 /// The command's own output stays on stdout and stderr untouched; the report goes to stderr
 /// after it (as time(1) does), or as JSON to stderr or a file. Exit status: the command's.
 int run_meter(const Global& g, const std::vector<std::string>& command, bool json,
-              const std::string& output, int interval_ms) {
+              const std::string& output, int interval_ms, double kill_after_s) {
   if (command.empty()) {
     std::fprintf(stderr, "mainboard: error: meter needs a command: mainboard meter -- CMD ARGS…\n");
     return 2;
@@ -161,16 +246,24 @@ int run_meter(const Global& g, const std::vector<std::string>& command, bool jso
   Machine machine(machine_options(g));
   mainboard::MeterOptions opts;
   opts.interval = std::chrono::milliseconds(interval_ms);
+  opts.kill_after_s = kill_after_s;
+  mainboard::core::InterruptHandlers interrupts(interrupt_signals());
   auto m = mainboard::measure_command(machine, command, opts);
   nlohmann::json j = m;
-  if (!output.empty()) mainboard::core::write_file_atomic(output, j.dump(2) + "\n");
+  auto write_file = [&] {
+    if (!output.empty())
+      write_or_fall_back(output, "report", [&](const std::string& f) {
+        mainboard::core::write_file_atomic(f, j.dump(2) + "\n");
+      });
+  };
   if (json) {
     std::fprintf(stderr, "%s\n", j.dump(2).c_str());
+    write_file();
     return m.exit_code;
   }
   using mainboard::view::bytes;
   mainboard::view::Style style{mainboard::view::want_color(g.color, 2)};
-  std::string r = style.bold("mainboard meter: " + shell_quote_for_display(command)) + "\n";
+  std::string r = style.bold("mainboard meter: " + mainboard::core::shell_quote(command)) + "\n";
   auto row = [&](const char* label, const std::string& text) {
     r += "  " + style.label(fmt::format("{:<13}", label)) + text + "\n";
   };
@@ -194,6 +287,7 @@ int run_meter(const Global& g, const std::vector<std::string>& command, bool jso
   }
   row("samples", fmt::format("{} every {:.0f} ms", m.samples, m.interval_ms));
   std::fwrite(r.data(), 1, r.size(), stderr);
+  write_file();
   return m.exit_code;
 }
 
@@ -238,22 +332,21 @@ int run_profile_diff(const std::string& base, const std::string& next, bool json
   return 0;
 }
 
-/// Ctrl-C during `profile run` / `attach`: end the sampling and keep the profile (the target,
-/// in our process group, gets the signal too).
-void on_interrupt(int) {
-  mainboard::detail::g_sampling_interrupted = true;
-}
-
 struct SampleOutputs {
   std::string output = "mainboard-profile.json", perfetto, folded, speedscope;
   bool json = false;
 };
 
+std::string check_outputs(const SampleOutputs& o) {
+  return check_outputs({{"-o", o.output},
+                        {"--perfetto", o.perfetto},
+                        {"--folded", o.folded},
+                        {"--speedscope", o.speedscope}});
+}
+
+/// The summary first (it is printed whatever happens to the files), then the files. A profile
+/// written over an earlier one keeps that one as FILE.old, as perf keeps perf.data.old.
 void write_outputs(const mainboard::Profile& p, const SampleOutputs& o) {
-  if (!o.output.empty()) p.save(o.output);
-  if (!o.perfetto.empty()) p.perfetto(o.perfetto);
-  if (!o.folded.empty()) mainboard::core::write_file_atomic(o.folded, p.folded());
-  if (!o.speedscope.empty()) mainboard::core::write_file_atomic(o.speedscope, p.speedscope_json());
   std::string text = o.json ? nlohmann::json{{"hot_functions", p.hot_functions(20)},
                                              {"hot_stacks", p.hot_stacks(5)},
                                              {"samples", p.samples.size()},
@@ -263,8 +356,24 @@ void write_outputs(const mainboard::Profile& p, const SampleOutputs& o) {
                                   "\n"
                             : p.report(20);
   std::fwrite(text.data(), 1, text.size(), stderr);
-  if (!o.output.empty())
-    std::fprintf(stderr, "mainboard: profile written to %s\n", o.output.c_str());
+  if (!o.output.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(o.output, ec))
+      std::filesystem::rename(o.output, o.output + ".old", ec);
+    if (write_or_fall_back(o.output, "profile", [&](const std::string& f) { p.save(f); }) &&
+        std::filesystem::exists(o.output, ec))
+      std::fprintf(stderr, "mainboard: profile written to %s\n", o.output.c_str());
+  }
+  if (!o.perfetto.empty())
+    write_or_fall_back(o.perfetto, "trace", [&](const std::string& f) { p.perfetto(f); });
+  if (!o.folded.empty())
+    write_or_fall_back(o.folded, "folded stacks", [&](const std::string& f) {
+      mainboard::core::write_file_atomic(f, p.folded());
+    });
+  if (!o.speedscope.empty())
+    write_or_fall_back(o.speedscope, "speedscope file", [&](const std::string& f) {
+      mainboard::core::write_file_atomic(f, p.speedscope_json());
+    });
 }
 
 int run_profile_run(const std::vector<std::string>& command, mainboard::SampleOptions options,
@@ -275,9 +384,8 @@ int run_profile_run(const std::vector<std::string>& command, mainboard::SampleOp
         "mainboard: error: profile run needs a command: mainboard profile run -- CMD ARGS\n");
     return 2;
   }
-  std::signal(SIGINT, on_interrupt);
+  mainboard::core::InterruptHandlers interrupts(interrupt_signals());
   auto r = mainboard::Sampler::run(command, options);
-  std::signal(SIGINT, SIG_DFL);
   write_outputs(r.profile, out);
   if (r.timed_out)
     std::fprintf(stderr, "mainboard: the command was ended after %g s\n", options.timeout_s);
@@ -289,9 +397,8 @@ int run_profile_run(const std::vector<std::string>& command, mainboard::SampleOp
 
 int run_profile_attach(std::int64_t pid, const mainboard::SampleOptions& options,
                        const SampleOutputs& out) {
-  std::signal(SIGINT, on_interrupt);
+  mainboard::core::InterruptHandlers interrupts(interrupt_signals());
   auto p = mainboard::Sampler::attach(pid, options);
-  std::signal(SIGINT, SIG_DFL);
   write_outputs(p, out);
   return 0;
 }
@@ -308,6 +415,19 @@ int run_profile_dump(std::int64_t pid, const mainboard::DumpOptions& options, bo
   return 0;
 }
 
+/// "mainboard profile run": the command the user was giving, for "run '… --help'".
+std::string command_path(const CLI::App& app) {
+  std::string path = app.get_name();
+  const CLI::App* at = &app;
+  for (int depth = 0; depth < 8; ++depth) {
+    auto used = at->get_subcommands();
+    if (used.empty()) break;
+    at = used.front();
+    path += " " + at->get_name();
+  }
+  return path;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,18 +435,32 @@ int main(int argc, char** argv) {
   app.name("mainboard");
   app.set_version_flag("--version", std::string("mainboard ") + mainboard::kVersion);
   app.require_subcommand(0, 1);
+  // Set before the commands are added: they inherit both. Global options are understood after
+  // a command's name too (fallthrough).
+  app.formatter(std::make_shared<Help>());
+  app.fallthrough();
   Global g;
   app.add_option("--sysroot", g.sysroot,
                  "read the system from this directory instead of / (also MAINBOARD_SYSROOT)")
       ->type_name("DIR");
   app.add_option("--color", g.color, "colour the output: auto, always or never")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->check(one_of({"auto", "always", "never"}))
       ->type_name("WHEN");
   app.add_flag("-v,--verbose", g.verbose, "log what each probe does on stderr");
   app.add_option("--width", g.width, "columns for the schematic (default: the terminal's, or 80)")
-      ->check(CLI::Range(20, 400))
+      ->check(number(20, 400))
       ->type_name("N");
   app.add_flag("--no-cache", g.no_cache, "probe tool versions afresh, ignoring the on-disk cache");
+
+  // A command that takes a command of its own (meter, profile run) keeps what it does not know
+  // for that command, so global options cannot fall through to the top: it takes them itself.
+  auto add_globals = [&g](CLI::App* cmd) {
+    cmd->fallthrough(false);
+    cmd->add_option("--sysroot", g.sysroot)->group("");
+    cmd->add_option("--color", g.color)->check(one_of({"auto", "always", "never"}))->group("");
+    cmd->add_flag("-v,--verbose", g.verbose)->group("");
+    cmd->add_flag("--no-cache", g.no_cache)->group("");
+  };
 
   auto* snapshot = app.add_subcommand("snapshot", "probe the whole machine; a summary, or --json");
   bool snap_json = false, snap_no_tools = false;
@@ -354,18 +488,26 @@ int main(int argc, char** argv) {
   auto* wait_idle = app.add_subcommand(
       "wait-idle", "wait until GPU N is idle: exit 0 once idle, 1 at the timeout, 2 no such GPU");
   for (auto* cmd : {busy, wait_idle}) {
-    cmd->add_option("--index", busy_index, "which GPU (CUDA ordinal)")->capture_default_str();
+    cmd->add_option("--index", busy_index, "which GPU (CUDA ordinal)")
+        ->capture_default_str()
+        ->type_name("N");
     cmd->add_option("--util", thresholds.util_pct, "busy above this compute utilization (%)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(0, 100))
+        ->type_name("PCT");
     cmd->add_option("--memory", thresholds.memory_pct, "busy above this memory use (%)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(0, 100))
+        ->type_name("PCT");
   }
   wait_idle->add_option("--timeout", wait_timeout, "give up after this many seconds")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(number(0, kNoLimit))
+      ->type_name("S");
   wait_idle->add_option("--interval", wait_interval, "poll every this many seconds")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(number(0, kNoLimit, true))
+      ->type_name("S");
 
   auto* meter = app.add_subcommand(
       "meter",
@@ -379,9 +521,18 @@ int main(int argc, char** argv) {
       ->type_name("FILE");
   meter->add_option("--interval", meter_interval, "sample the process tree every MS milliseconds")
       ->capture_default_str()
-      ->check(CLI::Range(1, 60000))
+      ->check(number(1, 60000))
       ->type_name("MS");
+  double meter_kill_after = 10;
+  meter
+      ->add_option("--kill-after", meter_kill_after,
+                   "when mainboard is interrupted (Ctrl-C, SIGTERM, SIGHUP), give the command "
+                   "this long to end before SIGTERM, then SIGKILL (a second signal cuts it short)")
+      ->capture_default_str()
+      ->check(number(0, kNoLimit))
+      ->type_name("S");
   meter->prefix_command();  // everything from the first non-option on is the command
+  add_globals(meter);
   meter->footer("Example: mainboard meter --interval 20 -- python3 train.py --epochs 1");
 
   auto* gather = app.add_subcommand(
@@ -403,7 +554,7 @@ int main(int argc, char** argv) {
   std::size_t report_top = 20;
   bool report_json = false;
   report->add_option("FILE", report_file, "a profile saved by Profile::save")->required();
-  report->add_option("--top", report_top, "regions to list")->capture_default_str();
+  report->add_option("--top", report_top, "regions to list")->capture_default_str()->type_name("N");
   report->add_flag("--json", report_json, "the slowest regions and the timeline as JSON");
   auto* diff = profile->add_subcommand("diff", "change of every region from BASE to NEW");
   std::string diff_base, diff_new;
@@ -429,12 +580,13 @@ int main(int argc, char** argv) {
         ->type_name("FILE");
     cmd->add_option("--speedscope", out.speedscope, "also write a speedscope file")
         ->type_name("FILE");
-    cmd->add_option("--hz", o.hz, "stack samples per second")
+    cmd->add_option("--hz", o.hz, "stack samples per second, 1 to 100000")
         ->capture_default_str()
-        ->check(CLI::Range(1, 100000));
+        ->check(number(1, 100000))
+        ->type_name("HZ");
     cmd->add_flag("--json", out.json, "the summary as JSON on stderr");
-    cmd->add_flag(
-        "--user-only{false}", o.kernel,
+    cmd->add_flag_callback(
+        "--user-only", [&o] { o.kernel = false; },
         "do not sample time in the kernel (by default system calls and page faults show as a "
         "[kernel] frame, when kernel.perf_event_paranoid allows)");
     cmd->add_flag("--wall", o.wall,
@@ -447,15 +599,15 @@ int main(int argc, char** argv) {
         "--no-python", [&o] { o.python = false; },
         "keep the interpreter's own frames in CPython processes (by default they are "
         "replaced by the Python frames they run, read from the process)");
-    cmd->add_option("--call-graph", o.call_graph,
-                    "fp: walk frame pointers (cheap); dwarf: copy each sample's stack and unwind "
-                    "it with CFI "
-                    "(code built without frame pointers)")
-        ->transform(CLI::CheckedTransformer(
-            std::map<std::string, mainboard::CallGraph>{
-                {"fp", mainboard::CallGraph::frame_pointers},
-                {"dwarf", mainboard::CallGraph::dwarf}},
-            CLI::ignore_case))
+    cmd->add_option_function<std::string>(
+           "--call-graph",
+           [&o](const std::string& v) {
+             o.call_graph =
+                 v == "dwarf" ? mainboard::CallGraph::dwarf : mainboard::CallGraph::frame_pointers;
+           },
+           "fp: walk frame pointers (cheap, the default); dwarf: copy each sample's stack and "
+           "unwind it with CFI (code built without frame pointers)")
+        ->check(one_of({"fp", "dwarf"}))
         ->type_name("fp|dwarf");
   };
   auto* prun = profile->add_subcommand(
@@ -467,13 +619,20 @@ int main(int argc, char** argv) {
   add_sampling(prun, run_options, run_out);
   prun->add_option("--timeout", run_options.timeout_s,
                    "end the command after this many seconds (the profile is kept)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(number(0, kNoLimit))
+      ->type_name("S");
+  prun->add_option("--kill-after", run_options.kill_after_s,
+                   "when mainboard is interrupted (Ctrl-C, SIGTERM, SIGHUP), give the command "
+                   "this long to end before SIGTERM, then SIGKILL (a second signal cuts it short)")
+      ->capture_default_str()
+      ->check(number(0, kNoLimit))
       ->type_name("S");
   bool run_gpu = false, run_no_children = false;
   prun->add_flag("--gpu", run_gpu,
                  "trace the command's CUDA kernels and copies (CUPTI, through CUDA injection)");
   prun->add_flag("--no-children", run_no_children, "sample only the command's own process");
   prun->prefix_command();
+  add_globals(prun);
   prun->footer(
       "Example: mainboard profile run --hz 999 --speedscope run.speedscope.json -- ./train --steps "
       "100");
@@ -482,11 +641,11 @@ int main(int argc, char** argv) {
   mainboard::SampleOptions attach_options;
   SampleOutputs attach_out;
   std::int64_t attach_pid = 0;
-  pattach->add_option("PID", attach_pid, "the process")->required();
+  pattach->add_option("PID", attach_pid, "the process")->required()->check(number(1, kNoLimit));
   add_sampling(pattach, attach_options, attach_out);
   pattach->add_option("--duration", attach_options.duration_s, "sample for this many seconds")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber)
+      ->check(number(0, kNoLimit, true))
       ->type_name("S");
 
   auto* pdump = profile->add_subcommand(
@@ -497,7 +656,7 @@ int main(int argc, char** argv) {
   bool dump_json = false;
   mainboard::DumpOptions dump_options;
   bool dump_main_only = false, dump_no_python = false;
-  pdump->add_option("PID", dump_pid, "the process")->required();
+  pdump->add_option("PID", dump_pid, "the process")->required()->check(number(1, kNoLimit));
   pdump->add_flag("--json", dump_json, "as JSON");
   pdump->add_flag("--native", dump_options.native,
                   "in a Python process, also the native frames between the Python ones (stops "
@@ -527,9 +686,45 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "mainboard: error: %s\n(run 'mainboard --help' for usage)\n", e.what());
+  } catch (const CLI::ExtrasError& e) {
+    // "The following argument(s) was/were not expected: A B": in words of our own.
+    std::string text = e.what();
+    auto colon = text.find(": ");
+    std::string what = colon == std::string::npos ? text : text.substr(colon + 2);
+    bool option = !what.empty() && what[0] == '-';
+    std::fprintf(stderr, "mainboard: error: %s %s\n(run '%s --help' for usage)\n",
+                 option ? "unknown option" : "unexpected argument", what.c_str(),
+                 command_path(app).c_str());
     return 2;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "mainboard: error: %s\n(run '%s --help' for usage)\n", e.what(),
+                 command_path(app).c_str());
+    return 2;
+  }
+  auto usage_error = [&](const std::string& message) {
+    std::fprintf(stderr, "mainboard: error: %s\n(run '%s --help' for usage)\n", message.c_str(),
+                 command_path(app).c_str());
+    return 2;
+  };
+  // meter and profile run take the command from the first word that is not one of their
+  // options: one that looks like an option is a mistake (a typo, an option of another command).
+  for (auto* cmd : {meter, prun})
+    if (*cmd && !cmd->remaining().empty() && cmd->remaining()[0].size() > 1 &&
+        cmd->remaining()[0][0] == '-')
+      return usage_error("unknown option " + cmd->remaining()[0]);
+  {
+    std::string root = g.sysroot;
+    const char* from = "--sysroot";
+    if (root.empty())
+      if (const char* env = std::getenv("MAINBOARD_SYSROOT"); env && *env) {
+        root = env;
+        from = "MAINBOARD_SYSROOT";
+      }
+    std::error_code ec;
+    if (!root.empty() && !std::filesystem::is_directory(root, ec))
+      return usage_error(
+          std::string(from) + " " + root +
+          (std::filesystem::exists(root, ec) ? ": not a directory" : ": no such directory"));
   }
   if (g.verbose) mainboard::core::set_log_level(spdlog::level::debug);
 
@@ -546,6 +741,12 @@ int main(int argc, char** argv) {
       mainboard::Profile::load(perfetto_in).perfetto(perfetto_out);
       return 0;
     }
+    if (*meter)
+      if (auto why = check_outputs({{"-o", meter_output}}); !why.empty()) return usage_error(why);
+    if (*prun)
+      if (auto why = check_outputs(run_out); !why.empty()) return usage_error(why);
+    if (*pattach)
+      if (auto why = check_outputs(attach_out); !why.empty()) return usage_error(why);
     if (*prun) {
       auto command = prun->remaining();
       command.insert(command.end(), after_dashes.begin(), after_dashes.end());
@@ -562,17 +763,24 @@ int main(int argc, char** argv) {
     if (*meter) {
       auto command = meter->remaining();
       command.insert(command.end(), after_dashes.begin(), after_dashes.end());
-      return run_meter(g, command, meter_json, meter_output, meter_interval);
+      return run_meter(g, command, meter_json, meter_output, meter_interval, meter_kill_after);
     }
     if (!after_dashes.empty()) {
       std::fprintf(stderr,
                    "mainboard: error: only meter and profile run take a command after --\n");
       return 2;
     }
-    if (*busy) return run_busy(g, busy_index, thresholds, std::nullopt, wait_interval);
-    if (*wait_idle) return run_busy(g, busy_index, thresholds, wait_timeout, wait_interval);
+    if (*busy)
+      return run_busy(g, busy_index, busy->count("--index") > 0, thresholds, std::nullopt,
+                      wait_interval);
+    if (*wait_idle)
+      return run_busy(g, busy_index, wait_idle->count("--index") > 0, thresholds, wait_timeout,
+                      wait_interval);
     if (*snapshot) return run_snapshot(g, snap_json, !snap_no_tools, snap_output);
     return run_view(g);
+  } catch (const mainboard::CommandError& e) {
+    std::fprintf(stderr, "mainboard: error: %s\n", e.what());
+    return e.exit_code();  // 127 or 126, as a shell
   } catch (const mainboard::Error& e) {
     std::fprintf(stderr, "mainboard: error: %s\n", e.what());
     return 1;

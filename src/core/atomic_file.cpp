@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -46,6 +47,29 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
     ::unlink(tmpl.c_str());
     throw Error("cannot write " + path.string() + ": " + std::strerror(e));
   }
+}
+
+std::string why_unwritable(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  if (path.empty() || path == "-") return "";
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return "is a directory";
+  fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::exists(dir, ec)) return "no such directory " + dir.string();
+  if (!fs::is_directory(dir, ec)) return dir.string() + " is not a directory";
+  // The file is written beside itself and renamed over: the directory must take a new file.
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return "cannot write in " + dir.string() + " (" + std::strerror(errno) + ")";
+  if (fs::exists(path, ec) && ::access(path.c_str(), W_OK) != 0 && errno == EROFS)
+    return "cannot write " + path.string() + " (" + std::strerror(errno) + ")";
+  return "";
+}
+
+std::filesystem::path fallback_path(const std::filesystem::path& path) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::filesystem::path dir = tmp && *tmp ? tmp : "/tmp";
+  auto name = path.stem().string() + "." + std::to_string(::getpid()) + path.extension().string();
+  return dir / name;
 }
 
 }  // namespace mainboard::core

@@ -4,7 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+
+#include "mainboard/error.hpp"
 
 #include "core/text.hpp"
 
@@ -33,7 +37,8 @@ std::optional<std::string> find_program(std::string_view name, std::string_view 
     return absolute(file);
   }
   for (auto dir : split(path, ':')) {
-    std::string file = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + std::string(name);
+    std::string file =
+        (dir.empty() ? std::string(".") : std::string(dir)) + "/" + std::string(name);
     if (executable_file(file)) return absolute(file);
   }
   return std::nullopt;
@@ -43,7 +48,19 @@ std::string not_found_reason(std::string_view name) {
   if (name.find('/') == std::string_view::npos) return "not found on PATH";
   struct stat st {};
   if (::stat(std::string(name).c_str(), &st) != 0) return "no such file";
+  if (S_ISDIR(st.st_mode)) return "is a directory";
   return "not an executable file";
+}
+
+void throw_not_runnable(std::string_view name) {
+  std::string reason = not_found_reason(name);
+  bool missing = reason == "not found on PATH" || reason == "no such file";
+  throw CommandError("cannot run " + std::string(name) + ": " + reason, missing ? 127 : 126);
+}
+
+void throw_exec_failed(std::string_view name, int error) {
+  throw CommandError("cannot run " + std::string(name) + ": " + std::strerror(error),
+                     error == ENOENT ? 127 : 126);
 }
 
 ExitStatus exit_status(int wait_status) {

@@ -17,9 +17,16 @@ namespace mainboard::core {
 /// relative to it. Empty when there is none.
 std::optional<std::string> find_program(std::string_view name, std::string_view path);
 
-/// Why find_program found nothing for `name`: "not found on PATH", "no such file" or "not an
-/// executable file".
+/// Why find_program found nothing for `name`: "not found on PATH", "no such file", "is a
+/// directory" or "not an executable file".
 std::string not_found_reason(std::string_view name);
+
+/// Throws mainboard::CommandError for a program find_program did not find: "cannot run NAME:
+/// REASON", exit code 127 (nothing of that name) or 126 (there, but not executable), as shells.
+[[noreturn]] void throw_not_runnable(std::string_view name);
+/// Throws mainboard::CommandError for an exec of `name` that failed with `error` (errno):
+/// 127 for ENOENT (also a missing interpreter of a script), else 126.
+[[noreturn]] void throw_exec_failed(std::string_view name, int error);
 
 /// How a process ended, from its wait status.
 struct ExitStatus {

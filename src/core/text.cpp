@@ -189,4 +189,21 @@ std::optional<std::uint64_t> parse_size(std::string_view s) {
   return checked_mul(*number, mult);
 }
 
+std::string shell_quote(std::string_view a) {
+  constexpr std::string_view safe =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%";
+  if (!a.empty() && a.find_first_not_of(safe) == std::string_view::npos) return std::string(a);
+  std::string out = "'";
+  for (char c : a)
+    out += c == '\'' ? std::string_view("'\\''") : std::string_view(&c, 1);
+  return out + "'";
+}
+
+std::string shell_quote(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv)
+    out += (out.empty() ? "" : " ") + shell_quote(a);
+  return out;
+}
+
 }  // namespace mainboard::core

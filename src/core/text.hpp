@@ -43,4 +43,10 @@ std::optional<std::uint64_t> parse_size(std::string_view s);
 /// Saturating multiply for byte counts read from files.
 std::optional<std::uint64_t> checked_mul(std::uint64_t a, std::uint64_t b);
 
+/// An argument as a POSIX shell reads it back: bare when it holds only characters no shell
+/// treats specially, else in single quotes (a quote inside as '\'').
+std::string shell_quote(std::string_view arg);
+/// Arguments quoted one by one, joined by spaces.
+std::string shell_quote(const std::vector<std::string>& argv);
+
 }  // namespace mainboard::core

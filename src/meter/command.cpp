@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <vector>
 
 #include "core/fs.hpp"
+#include "core/interrupts.hpp"
 #include "core/process.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
@@ -24,26 +26,36 @@ namespace mainboard {
 
 namespace {
 
-double seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
+double seconds(const timeval& tv) {
+  return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6;
+}
 
 /// While the command runs, the terminal's interrupt and quit keys are for it, not for us: we
-/// keep measuring and report how it ended (as time(1) does).
+/// keep measuring and report how it ended (as time(1) does). A caller that catches them (the
+/// command line, into core::InterruptHandlers) keeps its handlers.
 class IgnoreTerminalSignals {
  public:
   IgnoreTerminalSignals() {
     struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
-    sigaction(SIGINT, &ignore, &old_int_);
-    sigaction(SIGQUIT, &ignore, &old_quit_);
+    for (int s : {SIGINT, SIGQUIT}) {
+      struct sigaction now {};
+      if (sigaction(s, nullptr, &now) == 0 && now.sa_handler == SIG_DFL &&
+          !(now.sa_flags & SA_SIGINFO) && sigaction(s, &ignore, nullptr) == 0)
+        ignored_.push_back(s);
+    }
   }
   ~IgnoreTerminalSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGQUIT, &old_quit_, nullptr);
+    struct sigaction restore {};
+    restore.sa_handler = SIG_DFL;
+    sigemptyset(&restore.sa_mask);
+    for (int s : ignored_)
+      sigaction(s, &restore, nullptr);
   }
 
  private:
-  struct sigaction old_int_ {}, old_quit_ {};
+  std::vector<int> ignored_;
 };
 
 /// A descriptor that becomes readable when the process exits (Linux 5.3+), so the sampler wakes
@@ -65,19 +77,18 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
   if (argv.empty() || argv[0].empty()) throw Error("no command to run");
   const char* path = std::getenv("PATH");
   auto found = core::find_program(argv[0], path ? path : "/usr/local/bin:/usr/bin:/bin");
-  if (!found)
-    throw Error("cannot run " + argv[0] + ": " +
-                core::not_found_reason(argv[0]));
+  if (!found) core::throw_not_runnable(argv[0]);
   std::string exe = *found;
   CommandMeasurement m;
   m.argv = argv;
   m.interval_ms = static_cast<double>(options.interval.count());
 
-  rusage before {};
+  rusage before{};
   ::getrusage(RUSAGE_CHILDREN, &before);
   std::vector<std::string> args(argv.begin(), argv.end());
   std::vector<char*> cargs;
-  for (auto& a : args) cargs.push_back(a.data());
+  for (auto& a : args)
+    cargs.push_back(a.data());
   cargs.push_back(nullptr);
 
   IgnoreTerminalSignals ignore;
@@ -94,16 +105,22 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
   pid_t pid = -1;
   int rc = ::posix_spawn(&pid, exe.c_str(), nullptr, &attr, cargs.data(), environ);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw Error("cannot run " + exe + ": " + std::strerror(rc));
+  if (rc != 0) core::throw_exec_failed(argv[0], rc);
 
   core::Fs proc("/");
   const long page = ::sysconf(_SC_PAGESIZE);
   int pidfd = pidfd_for(pid);
   int status = 0;
-  rusage leader {};
+  rusage leader{};
+  // Asked to stop (the caller's interrupt handlers): the tree is signalled step by step.
+  core::Ending ending(options.kill_after_s);
+  std::vector<int> last_tree{pid};
   while (true) {
     auto tree = proctree::process_tree(proc, pid);
     if (!tree.empty()) {
+      last_tree.clear();
+      for (const auto& p : tree)
+        last_tree.push_back(static_cast<int>(p.pid));
       ++m.samples;
       std::uint64_t rss = 0;
       std::set<std::uint32_t> pids;
@@ -122,14 +139,16 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
             if (pids.count(proc_on_gpu.pid) && proc_on_gpu.used_memory_bytes)
               on_gpu += *proc_on_gpu.used_memory_bytes;
           any = true;
-          auto& peak = m.peak_gpu_bytes_by_gpu[gpu->uuid().empty() ? std::to_string(gpu->info().index)
-                                                                   : gpu->uuid()];
+          auto& peak =
+              m.peak_gpu_bytes_by_gpu[gpu->uuid().empty() ? std::to_string(gpu->info().index)
+                                                          : gpu->uuid()];
           peak = std::max(peak, on_gpu);
           total += on_gpu;
         }
         if (any) m.peak_gpu_bytes = std::max(m.peak_gpu_bytes.value_or(0), total);
       }
     }
+    ending.tick([&] { return last_tree; });
     pid_t r = ::wait4(pid, &status, WNOHANG, &leader);
     if (r == pid) break;
     if (r < 0 && errno != EINTR) throw Error("waiting for " + exe + ": " + std::strerror(errno));
@@ -141,9 +160,12 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
     }
   }
   if (pidfd >= 0) ::close(pidfd);
+  if (ending.began())  // what the command started and left running is not left behind
+    for (int p : last_tree)
+      if (p != pid) ::kill(p, SIGKILL);
   m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  rusage after {};
+  rusage after{};
   ::getrusage(RUSAGE_CHILDREN, &after);
   // RUSAGE_CHILDREN adds up every descendant that was waited for; the difference is ours.
   m.user_s = seconds(after.ru_utime) - seconds(before.ru_utime);

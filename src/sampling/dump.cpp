@@ -13,13 +13,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/sampler.hpp"
-#include "model/json_fields.hpp"
 #include "sampling/python_frames.hpp"
 #include "symbols/symbolizer.hpp"
 
@@ -180,28 +180,36 @@ void python_extras(sampling::PythonReader& py, const std::vector<sampling::PyThr
 
 }  // namespace
 
-template <class V>
-void fields(V& v, ThreadStack& m) {
-  v("tid", m.tid);
-  v("name", m.name);
-  v("state", m.state);
-  v("python", m.python);
-  v("holds_gil", m.holds_gil);
-  v("frames", m.frames);
+// The dump's JSON by hand (the field-list helpers are the model layer's, below the samplers').
+void to_json(nlohmann::json& j, const ThreadStack& t) {
+  j = {{"tid", t.tid},       {"name", t.name},           {"state", t.state},
+       {"python", t.python}, {"holds_gil", t.holds_gil}, {"frames", t.frames}};
 }
-MAINBOARD_DEFINE_JSON(ThreadStack)
-
-template <class V>
-void fields(V& v, AsyncTask& m) {
-  v("name", m.name);
-  v("tid", m.tid);
-  v("waiting_for", m.waiting_for);
-  v("awaited_by", m.awaited_by);
-  v("frames", m.frames);
+void from_json(const nlohmann::json& j, ThreadStack& t) {
+  if (!j.is_object()) throw Error("ThreadStack: expected an object");
+  t.tid = j.value("tid", std::int64_t{0});
+  t.name = j.value("name", std::string());
+  t.state = j.value("state", std::string());
+  t.python = j.value("python", false);
+  t.holds_gil = j.value("holds_gil", false);
+  t.frames = j.value("frames", std::vector<StackFrame>{});
 }
-MAINBOARD_DEFINE_JSON(AsyncTask)
+void to_json(nlohmann::json& j, const AsyncTask& t) {
+  j = {{"name", t.name},
+       {"tid", t.tid},
+       {"waiting_for", t.waiting_for},
+       {"awaited_by", t.awaited_by},
+       {"frames", t.frames}};
+}
+void from_json(const nlohmann::json& j, AsyncTask& t) {
+  if (!j.is_object()) throw Error("AsyncTask: expected an object");
+  t.name = j.value("name", std::string());
+  t.tid = j.value("tid", std::int64_t{0});
+  t.waiting_for = j.value("waiting_for", std::string());
+  t.awaited_by = j.value("awaited_by", std::vector<std::uint32_t>{});
+  t.frames = j.value("frames", std::vector<StackFrame>{});
+}
 
-// By hand: "python" is null for a process that is not Python.
 void to_json(nlohmann::json& j, const StackDump& d) {
   j = {{"pid", d.pid},
        {"python", d.python.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.python)},

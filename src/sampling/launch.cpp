@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/interrupts.hpp"
 #include "core/log.hpp"
 #include "core/process.hpp"
 #include "core/text.hpp"
@@ -25,16 +26,11 @@
 #include "mainboard/machine.hpp"
 #include "mainboard/sampler.hpp"
 #include "sampling/build_profile.hpp"
-#include "sampling/interrupt.hpp"
 #include "sampling/perf_sampler.hpp"
 
 extern char** environ;
 
 namespace mainboard {
-
-namespace detail {
-std::atomic<bool> g_sampling_interrupted{false};
-}  // namespace detail
 
 namespace {
 
@@ -45,7 +41,7 @@ std::string resolve(const std::string& program) {
   const char* path = std::getenv("PATH");
   if (auto found = core::find_program(program, path ? path : "/usr/local/bin:/usr/bin:/bin"))
     return *found;
-  throw Error("cannot run " + program + ": " + core::not_found_reason(program));
+  core::throw_not_runnable(program);
 }
 
 /// Where libmainboard_inject.so is: MAINBOARD_INJECT_LIBRARY, next to this library (the shared
@@ -231,7 +227,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   ::close(report[0]);
   if (n == sizeof exec_errno) {
     ::waitpid(pid, nullptr, 0);
-    throw Error("cannot run " + argv[0] + ": " + std::strerror(exec_errno));
+    core::throw_exec_failed(argv[0], exec_errno);
   }
 
   // Python frames: watched only now that exec has happened (before, the child is a copy of
@@ -247,8 +243,15 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   auto deadline = o.timeout_s > 0 ? std::chrono::steady_clock::now() +
                                         std::chrono::duration<double>(o.timeout_s)
                                   : std::chrono::steady_clock::time_point::max();
-  bool terminated = false;
-  std::chrono::steady_clock::time_point kill_at{};
+  // Asked to stop (an interrupt, or the timeout): the command's processes are signalled step by
+  // step (core::Ending) while sampling goes on; the profile keeps what it saw.
+  core::Ending ending(o.kill_after_s);
+  auto processes = [&] {
+    std::vector<int> pids;
+    for (auto p : sampler ? sampler->processes() : std::vector<std::int32_t>{pid})
+      pids.push_back(p);
+    return pids;
+  };
   int status = 0;
   auto drain_every = sampler ? sampler->drain_interval() : std::chrono::milliseconds(25);
   auto next_drain = std::chrono::steady_clock::now();
@@ -266,24 +269,12 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
       if (python && o.children) python->watch(sampler->processes());
       next_drain = now + drain_every;
     }
-    bool stop = now >= deadline || detail::g_sampling_interrupted.load();
-    if (stop && !terminated) {
-      // Ends the target and whatever it started; the profile so far is kept.
-      result.timed_out = now >= deadline;
-      terminated = true;
-      kill_at = now + std::chrono::seconds(2);
-      std::vector<std::int32_t> pids =
-          sampler ? sampler->processes() : std::vector<std::int32_t>{pid};
-      for (auto p : pids)
-        ::kill(p, SIGTERM);
-    } else if (terminated && now >= kill_at) {
-      std::vector<std::int32_t> pids =
-          sampler ? sampler->processes() : std::vector<std::int32_t>{pid};
-      for (auto p : pids)
-        ::kill(p, SIGKILL);
-      kill_at = std::chrono::steady_clock::time_point::max();
+    if (now >= deadline && !ending.began()) {
+      result.timed_out = true;
+      ending.begin(SIGTERM, 2.0);
     }
-    auto wake = next_drain;
+    ending.tick(processes);
+    auto wake = std::min(next_drain, now + std::chrono::milliseconds(50));
     if (python && o.pause) {
       // The paused reads happen here: a tracer must be the thread that waits for the target.
       auto due = python->poll() - core::monotonic_ns();
@@ -291,7 +282,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
     }
     std::this_thread::sleep_until(wake);
   }
-  if (terminated && sampler)
+  if (ending.began() && sampler)
     for (auto p : sampler->processes())
       if (p != pid) ::kill(p, SIGKILL);  // leave nothing behind
   auto end_ns = core::monotonic_ns();
@@ -360,13 +351,14 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   auto start_ns = core::monotonic_ns();
   auto until =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(o.duration_s, 0.0));
-  while (std::chrono::steady_clock::now() < until && !detail::g_sampling_interrupted.load() &&
+  // Only this process's sampling is ended by an interrupt: the process sampled is not ours.
+  while (std::chrono::steady_clock::now() < until && detail::g_interrupts.count.load() == 0 &&
          !process_gone(pid)) {
     sampler.drain();
     if (python && o.children) python->watch(sampler.processes());
     auto wake = std::chrono::steady_clock::now() + sampler.drain_interval();
     while (python && o.pause && std::chrono::steady_clock::now() < wake &&
-           !detail::g_sampling_interrupted.load()) {
+           detail::g_interrupts.count.load() == 0) {
       auto due = python->poll() - core::monotonic_ns();
       std::this_thread::sleep_for(std::chrono::nanoseconds(std::max<std::int64_t>(due, 0)));
     }

@@ -72,10 +72,11 @@ std::string Style::bold(const std::string& s) const {
 }
 
 bool want_color(const std::string& mode, int fd) {
-  // NO_COLOR (no-color.org) wins over everything, --color=always included.
-  if (const char* no = std::getenv("NO_COLOR"); no && *no) return false;
+  // An explicit --color wins; then NO_COLOR (no-color.org: "user-level configuration files and
+  // per-instance command-line arguments should override it"), TERM=dumb and the terminal.
   if (mode == "always") return true;
   if (mode == "never") return false;
+  if (const char* no = std::getenv("NO_COLOR"); no && *no) return false;
   if (const char* term = std::getenv("TERM"); term && std::strcmp(term, "dumb") == 0) return false;
   return ::isatty(fd) == 1;
 }

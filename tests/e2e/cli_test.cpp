@@ -1,9 +1,16 @@
 // The mainboard command as a user runs it: exit codes, error messages, JSON and the human text
 // on the fixture hosts. Golden files regenerate with MAINBOARD_UPDATE_GOLDEN=1.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -137,6 +144,257 @@ TEST(Cli, SnapshotToAFile) {
   EXPECT_EQ(snap.cpu.info.numa_nodes, 2u);
 }
 
+TEST(Cli, AnUnknownOptionIsAUsageErrorAndNothingRuns) {
+  std::string marker = ::testing::TempDir() + "/mainboard-should-not-exist";
+  std::remove(marker.c_str());
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"meter", "--bogus", "--", "touch", marker},
+        std::vector<std::string>{"profile", "run", "--wall", "--bogus", "--", "touch", marker},
+        std::vector<std::string>{"meter", "--bogus", "touch", marker}}) {
+    auto r = cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args[1] << r.err;
+    EXPECT_NE(r.err.find("mainboard: error: unknown option --bogus"), std::string::npos) << r.err;
+    std::string help =
+        args[0] == "meter" ? "'mainboard meter --help'" : "'mainboard profile run --help'";
+    EXPECT_NE(r.err.find(help), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::ifstream(marker).good()) << "the command ran";
+  auto snap = cli({"snapshot", "--bogus"});
+  EXPECT_EQ(snap.exit_code, 2);
+  EXPECT_NE(snap.err.find("'mainboard snapshot --help'"), std::string::npos) << snap.err;
+}
+
+TEST(Cli, GlobalOptionsWorkAfterTheCommandToo) {
+  auto before = cli({"--sysroot", host("cgroup2-capped"), "--no-cache", "snapshot", "--json"});
+  auto after = cli({"snapshot", "--json", "--no-cache", "--sysroot", host("cgroup2-capped")});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  auto a = nlohmann::json::parse(before.out), b = nlohmann::json::parse(after.out);
+  EXPECT_EQ(a["cpu"], b["cpu"]);
+  EXPECT_EQ(a["host"]["hostname"], b["host"]["hostname"]);
+}
+
+TEST(Cli, HelpAndErrorsSpeakInWords) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"profile", "run", "--help"},
+        std::vector<std::string>{"profile", "attach", "--help"},
+        std::vector<std::string>{"meter", "--help"},
+        std::vector<std::string>{"wait-idle", "--help"}, std::vector<std::string>{"--help"}}) {
+    auto r = cli(args);
+    EXPECT_EQ(r.exit_code, 0);
+    for (const char* internal :
+         {"{false}", "->", "INT in", "UINT", "FLOAT", "NONNEGATIVE", "POSITIVE", "OR {", ":{"})
+      EXPECT_EQ(r.out.find(internal), std::string::npos) << internal << " in\n" << r.out;
+  }
+  auto run = cli({"profile", "run", "--help"});
+  EXPECT_NE(run.out.find("--hz HZ"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("(default: 99)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("--user-only "), std::string::npos) << run.out;
+  auto negative = cli({"wait-idle", "--timeout", "-1"});
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_NE(negative.err.find("--timeout: -1 is below 0"), std::string::npos) << negative.err;
+  EXPECT_EQ(negative.err.find("1797"), std::string::npos) << negative.err;
+  auto hz = cli({"profile", "run", "--hz", "0", "--", "true"});
+  EXPECT_EQ(hz.exit_code, 2);
+  EXPECT_NE(hz.err.find("--hz: 0 is below 1"), std::string::npos) << hz.err;
+  auto graph = cli({"profile", "run", "--call-graph", "lbr", "--", "true"});
+  EXPECT_EQ(graph.exit_code, 2);
+  EXPECT_NE(graph.err.find("'lbr' is not one of fp, dwarf"), std::string::npos) << graph.err;
+}
+
+TEST(Cli, ACommandThatCannotRunExitsAsAShellWould) {
+  std::string dir = ::testing::TempDir();
+  std::string plain = dir + "/mainboard-not-executable";
+  std::ofstream(plain) << "echo hi\n";
+  for (const char* cmd : {"meter", "profile"}) {
+    std::vector<std::string> base =
+        cmd == std::string("meter") ? std::vector<std::string>{"meter", "--"}
+                                    : std::vector<std::string>{"profile", "run", "-o", "", "--"};
+    auto with = [&](const std::string& program) {
+      auto args = base;
+      args.push_back(program);
+      return cli(args);
+    };
+    auto missing = with("/nonexistent/program");
+    EXPECT_EQ(missing.exit_code, 127) << cmd << missing.err;
+    EXPECT_NE(missing.err.find("cannot run /nonexistent/program: no such file"), std::string::npos)
+        << missing.err;
+    auto unknown = with("mainboard-no-such-command");
+    EXPECT_EQ(unknown.exit_code, 127) << cmd;
+    EXPECT_NE(unknown.err.find("not found on PATH"), std::string::npos) << unknown.err;
+    auto directory = with(dir);
+    EXPECT_EQ(directory.exit_code, 126) << cmd;
+    EXPECT_NE(directory.err.find("is a directory"), std::string::npos) << directory.err;
+    auto not_executable = with(plain);
+    EXPECT_EQ(not_executable.exit_code, 126) << cmd;
+    EXPECT_NE(not_executable.err.find("not an executable file"), std::string::npos)
+        << not_executable.err;
+  }
+}
+
+TEST(Cli, ASysrootThatIsNotADirectoryIsAnError) {
+  auto missing = cli({"--sysroot", "/nonexistent/host", "snapshot", "--json"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("--sysroot /nonexistent/host: no such directory"), std::string::npos)
+      << missing.err;
+  EXPECT_TRUE(missing.out.empty());
+  auto file = cli({"snapshot"}, {{"MAINBOARD_SYSROOT", "/etc/hostname"}});
+  EXPECT_EQ(file.exit_code, 2);
+  EXPECT_NE(file.err.find("MAINBOARD_SYSROOT /etc/hostname: not a directory"), std::string::npos)
+      << file.err;
+}
+
+namespace {
+
+/// mainboard started in the background, to be signalled as a scheduler or a user would; its
+/// standard error goes to a file.
+struct Background {
+  pid_t pid = -1;
+  std::string err_path;
+  explicit Background(const std::vector<std::string>& args) {
+    err_path = ::testing::TempDir() + "/mainboard-bg-" + std::to_string(::getpid()) + ".err";
+    pid = ::fork();
+    if (pid == 0) {
+      ::setpgid(0, 0);  // its own group, as a job step: signals reach it, not the test
+      int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(err, 2);
+      std::vector<char*> argv{const_cast<char*>(MAINBOARD_CLI)};
+      for (const auto& a : args)
+        argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(MAINBOARD_CLI, argv.data());
+      ::_exit(127);
+    }
+  }
+  /// Its exit status (128 + signal when one ended it); -1 when it did not end within `limit`.
+  int wait(std::chrono::seconds limit) {
+    auto until = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (std::chrono::steady_clock::now() < until) {
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
+  }
+  std::string err() const {
+    std::ifstream in(err_path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  ~Background() {
+    if (pid > 0) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+/// Waits until `path` exists (the command wrote it when its handler was in place).
+bool appears(const std::string& path) {
+  for (int i = 0; i < 500; ++i) {
+    if (std::ifstream(path).good()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+bool process_gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(") ");
+  return text.empty() || (close != std::string::npos && text[close + 2] == 'Z');
+}
+
+}  // namespace
+
+TEST(Cli, SigtermReachesTheCommandWhichMayFinishAndTheProfileIsKept) {
+  // As Slurm's scancel does: SIGTERM to mainboard. The command catches it, takes 0.3 s to save,
+  // and exits 7: its own status comes back, and the profile is written.
+  std::string dir = ::testing::TempDir() + "/mainboard-sigterm-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::string ready = dir + "/ready", profile = dir + "/p.json";
+  Background b(
+      {"profile", "run", "-o", profile, "--", "/bin/sh", "-c",
+       "trap 'sleep 0.3; exit 7' TERM; touch " + ready + "; while :; do sleep 0.05; done"});
+  ASSERT_TRUE(appears(ready)) << b.err();
+  ::kill(b.pid, SIGTERM);
+  EXPECT_EQ(b.wait(std::chrono::seconds(20)), 7) << b.err();
+  EXPECT_NE(b.err().find("profile written to " + profile), std::string::npos) << b.err();
+  EXPECT_NO_THROW(Profile::load(profile));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, ACommandThatIgnoresTheSignalIsKilledAfterTheGrace) {
+  std::string dir = ::testing::TempDir() + "/mainboard-grace-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::string ready = dir + "/ready", profile = dir + "/p.json";
+  Background b({"profile", "run", "--kill-after", "0.5", "-o", profile, "--", "/bin/sh", "-c",
+                "trap '' TERM HUP; touch " + ready + "; while :; do sleep 0.05; done"});
+  ASSERT_TRUE(appears(ready)) << b.err();
+  auto start = std::chrono::steady_clock::now();
+  ::kill(b.pid, SIGHUP);
+  EXPECT_EQ(b.wait(std::chrono::seconds(20)), 128 + SIGKILL) << b.err();
+  // SIGHUP passed on (ignored), 0.5 s, SIGTERM (ignored), 2 s, SIGKILL.
+  auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GT(took, 2.0);
+  EXPECT_NE(b.err().find("killed by signal 9"), std::string::npos) << b.err();
+  EXPECT_NO_THROW(Profile::load(profile));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, MeterPassesSighupOnKeepsTheReportAndLeavesNothingBehind) {
+  std::string dir = ::testing::TempDir() + "/mainboard-hup-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::string ready = dir + "/ready", report = dir + "/m.json", child = dir + "/child";
+  Background b({"meter", "-o", report, "--", "/bin/sh", "-c",
+                "trap 'exit 5' HUP; sleep 60 & echo $! > " + child + "; touch " + ready +
+                    "; while :; do sleep 0.05; done"});
+  ASSERT_TRUE(appears(ready)) << b.err();
+  pid_t sleeper = 0;
+  std::ifstream(child) >> sleeper;
+  ASSERT_GT(sleeper, 0);
+  ::kill(b.pid, SIGHUP);
+  EXPECT_EQ(b.wait(std::chrono::seconds(20)), 5) << b.err();
+  std::ifstream in(report);
+  ASSERT_TRUE(in.good()) << b.err();
+  EXPECT_EQ(nlohmann::json::parse(in).get<CommandMeasurement>().exit_code, 5);
+  // The shell's background sleep did not outlive the run.
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = process_gone(sleeper);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "sleep " << sleeper << " was left behind";
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, AProfileWrittenOverAnotherKeepsItAsOldAndAFailedWriteFallsBack) {
+  std::string dir = ::testing::TempDir() + "/mainboard-old-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::string profile = dir + "/mainboard-profile.json";
+  ASSERT_EQ(cli({"profile", "run", "-o", profile, "--", "true"}).exit_code, 0);
+  auto first = Profile::load(profile);
+  ASSERT_EQ(cli({"profile", "run", "-o", profile, "--", "sh", "-c", "exit 3"}).exit_code, 3);
+  EXPECT_EQ(Profile::load(profile + ".old").pid, first.pid);
+  EXPECT_NE(Profile::load(profile).pid, first.pid);
+  // The directory goes away while the command runs: the summary, a fallback file, the status.
+  std::string gone = dir + "/sub";
+  std::filesystem::create_directories(gone);
+  auto r = cli(
+      {"profile", "run", "-o", gone + "/p.json", "--", "sh", "-c", "rmdir " + gone + "; exit 4"},
+      {{"TMPDIR", dir}});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  auto at = r.err.find("the profile is in " + dir + "/p.");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  auto path = r.err.substr(at + std::string("the profile is in ").size());
+  path = path.substr(0, path.find(" instead"));
+  EXPECT_NO_THROW(Profile::load(path)) << path;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Cli, ToolchainOutputs) {
   auto json = cli({"--sysroot", host("cgroup2-capped"), "toolchain", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
@@ -181,14 +439,20 @@ TEST(Cli, GpusTextOfOtherVendors) {
   }
 }
 
-TEST(Cli, ColourOnlyWhenAskedAndNeverWithNoColor) {
+TEST(Cli, ColourOnlyWhenAskedOrOnATerminalWithoutNoColor) {
   auto colored = cli({"--sysroot", host("cgroup2-capped"), "--color=always", "snapshot"});
   EXPECT_NE(colored.out.find("\x1b["), std::string::npos);
   check_golden("cgroup2-capped.color.txt", colored.out);
   auto piped = cli({"--sysroot", host("cgroup2-capped"), "snapshot"});
   EXPECT_EQ(piped.out.find("\x1b["), std::string::npos);  // not a terminal
+  // --color=always is asked for by name: it wins over NO_COLOR, as no-color.org says; a global
+  // option works after the command too.
+  auto asked =
+      cli({"snapshot", "--sysroot", host("cgroup2-capped"), "--color=always"}, {{"NO_COLOR", "1"}});
+  EXPECT_EQ(asked.exit_code, 0) << asked.err;
+  EXPECT_EQ(asked.out, colored.out);
   auto no_color =
-      cli({"--sysroot", host("cgroup2-capped"), "--color=always", "snapshot"}, {{"NO_COLOR", "1"}});
+      cli({"--sysroot", host("cgroup2-capped"), "--color=auto", "snapshot"}, {{"NO_COLOR", "1"}});
   EXPECT_EQ(no_color.out.find("\x1b["), std::string::npos);
 }
 
@@ -250,6 +514,11 @@ TEST(Cli, BusyAndWaitIdleExitCodes) {
   none["MAINBOARD_NVML_LIBRARY"] = "/nonexistent.so";
   none["MAINBOARD_CUDA_LIBRARY"] = "/nonexistent.so";
   EXPECT_EQ(cli({"busy"}, none).exit_code, 0);
+  // A GPU asked for by index must exist, also where there are none.
+  auto asked = cli({"busy", "--index", "0"}, none);
+  EXPECT_EQ(asked.exit_code, 2);
+  EXPECT_NE(asked.err.find("no GPU 0 (this host has none)"), std::string::npos) << asked.err;
+  EXPECT_EQ(cli({"wait-idle", "--index", "1", "--timeout", "0.2"}, none).exit_code, 2);
 }
 
 TEST(Cli, MeterPassesOutputThroughAndReportsTheTree) {
@@ -276,7 +545,7 @@ TEST(Cli, MeterJsonAndFile) {
 TEST(Cli, MeterErrors) {
   EXPECT_EQ(cli({"meter"}).exit_code, 2);
   auto missing = cli({"meter", "--", "no-such-program-anywhere"});
-  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.exit_code, 127);  // as a shell
   EXPECT_NE(missing.err.find("cannot run no-such-program-anywhere"), std::string::npos);
 }
 
@@ -516,7 +785,7 @@ TEST(Cli, ProfileRunTimeoutAndErrors) {
   EXPECT_NE(r.err.find("ended after 0.3 s"), std::string::npos) << r.err;
   EXPECT_EQ(cli({"profile", "run"}).exit_code, 2);
   auto missing = cli({"profile", "run", "-o", "", "--", "no-such-program-anywhere"});
-  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.exit_code, 127);
   EXPECT_NE(missing.err.find("not found on PATH"), std::string::npos) << missing.err;
   auto attach = cli({"profile", "attach", "999999999", "-o", ""});
   EXPECT_EQ(attach.exit_code, 1);
@@ -564,27 +833,24 @@ TEST_P(GatherHost, ReproducesEveryReading) {
       f["device"] = "server" + device.substr(colon);
   }
   for (auto& g : before["gpus"])
-    if (g["info"]["provider"] == "apple") g["info"]["uuid"] = "00000000-0000-0000-0000-000000000000";
+    if (g["info"]["provider"] == "apple")
+      g["info"]["uuid"] = "00000000-0000-0000-0000-000000000000";
   EXPECT_TRUE(after == before) << c.host << " differs after gathering:\n"
                                << nlohmann::json::diff(before, after).dump(1);
   std::filesystem::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Hosts, GatherHost,
-                         ::testing::Values(GatherCase{"vm-cgroup1-nodmi", nullptr},
-                                           GatherCase{"cgroup2-capped", nullptr},
-                                           GatherCase{"numa-2socket", nullptr},
-                                           GatherCase{"broken", nullptr},
-                                           GatherCase{"amd-mi300x", nullptr},
-                                           GatherCase{"radeon-npu", nullptr},
-                                           GatherCase{"amdxdna", nullptr},
-                                           GatherCase{"gaudi2", nullptr},
-                                           GatherCase{"apple-m3-max", nullptr},
-                                           GatherCase{"gpu-procs", "h100x8"},
-                                           GatherCase{"grace-hopper", "gh200"}),
-                         [](const auto& param_info) {
-                           std::string n = param_info.param.host;
-                           for (auto& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Hosts, GatherHost,
+    ::testing::Values(GatherCase{"vm-cgroup1-nodmi", nullptr},
+                      GatherCase{"cgroup2-capped", nullptr}, GatherCase{"numa-2socket", nullptr},
+                      GatherCase{"broken", nullptr}, GatherCase{"amd-mi300x", nullptr},
+                      GatherCase{"radeon-npu", nullptr}, GatherCase{"amdxdna", nullptr},
+                      GatherCase{"gaudi2", nullptr}, GatherCase{"apple-m3-max", nullptr},
+                      GatherCase{"gpu-procs", "h100x8"}, GatherCase{"grace-hopper", "gh200"}),
+    [](const auto& param_info) {
+      std::string n = param_info.param.host;
+      for (auto& ch : n)
+        if (ch == '-') ch = '_';
+      return n;
+    });

@@ -29,6 +29,17 @@ TEST(Text, IntegersRejectJunkAndOverflow) {
   EXPECT_DOUBLE_EQ(*parse_double("2596.142"), 2596.142);
 }
 
+TEST(Text, ShellQuotingReadsBackAsTheSameArguments) {
+  EXPECT_EQ(shell_quote("-DCMAKE_C_COMPILER=/usr/bin/gcc"), "-DCMAKE_C_COMPILER=/usr/bin/gcc");
+  EXPECT_EQ(shell_quote("-DCMAKE_CUDA_ARCHITECTURES=90;89"), "'-DCMAKE_CUDA_ARCHITECTURES=90;89'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote(""), "''");
+  EXPECT_EQ(shell_quote("a b"), "'a b'");
+  EXPECT_EQ(shell_quote("$HOME"), "'$HOME'");
+  EXPECT_EQ(shell_quote(std::vector<std::string>{"python3", "-c", "print(1)"}),
+            "python3 -c 'print(1)'");
+}
+
 TEST(Text, KeyValues) {
   std::string text = "MemTotal:  100 kB\nnocolon\nMemFree: 5 kB\n";
   EXPECT_EQ(find_value(text, "MemFree"), "5 kB");

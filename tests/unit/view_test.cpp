@@ -29,7 +29,8 @@ TEST(Format, ColourDecision) {
   EXPECT_FALSE(want_color("never", 1));
   EXPECT_FALSE(want_color("auto", -1));  // not a terminal
   ::setenv("NO_COLOR", "1", 1);
-  EXPECT_FALSE(want_color("always", 1));  // NO_COLOR wins
+  EXPECT_TRUE(want_color("always", 1));  // an explicit flag wins over the variable
+  EXPECT_FALSE(want_color("auto", 1));   // the variable over a terminal
   ::unsetenv("NO_COLOR");
   Style plain{false};
   EXPECT_EQ(plain.label("x"), "x");
