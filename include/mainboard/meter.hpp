@@ -71,12 +71,28 @@ struct MAINBOARD_API CommandMeasurement {
   double wall_s = 0;
   double user_s = 0;  ///< CPU time of the whole tree (waited-for descendants)
   double system_s = 0;
-  std::uint64_t peak_rss_bytes = 0;         ///< peak of the summed RSS of the tree, or the largest
-                                            ///< single process's peak if that is higher
-  std::uint64_t peak_tree_rss_bytes = 0;    ///< the sampled peak of the tree's summed RSS
-  std::uint64_t max_process_rss_bytes = 0;  ///< largest single process's peak (getrusage)
-  std::uint32_t peak_processes = 0;         ///< most processes alive at once in the tree
-  std::optional<std::uint64_t> peak_gpu_bytes;                 ///< empty when no GPU could be read
+  /// The headline: the sampled peak of the tree's proportional set size (PSS, smaps_rollup):
+  /// a page shared by several of its processes (after fork: DataLoader workers) counts once, in
+  /// shares. 0 where the kernel has no smaps_rollup (before 4.14).
+  std::uint64_t peak_pss_bytes = 0;
+  std::uint64_t peak_rss_bytes = 0;       ///< peak of the summed RSS of the tree, or the largest
+                                          ///< single process's peak if that is higher
+  std::uint64_t peak_tree_rss_bytes = 0;  ///< the sampled peak of the tree's summed RSS
+  /// Largest single process's own high-water mark (VmHWM, read while each process lives: a
+  /// process a shell started in the background counts; the copy of this program between fork
+  /// and exec does not). Where no sample saw the command (it ended within the first interval),
+  /// its own getrusage maximum.
+  std::uint64_t max_process_rss_bytes = 0;
+  std::uint32_t peak_processes = 0;  ///< most processes alive at once in the tree
+  // What `/usr/bin/time -v` reports too, for the whole tree (getrusage of the waited-for
+  // descendants).
+  std::uint64_t major_faults = 0;               ///< page faults that read from disk
+  std::uint64_t minor_faults = 0;               ///< page faults served from memory
+  std::uint64_t voluntary_switches = 0;         ///< gave up the CPU (waited: I/O, a lock, sleep)
+  std::uint64_t involuntary_switches = 0;       ///< were preempted
+  std::uint64_t fs_inputs = 0;                  ///< file-system reads, in 512-byte blocks
+  std::uint64_t fs_outputs = 0;                 ///< file-system writes, in 512-byte blocks
+  std::optional<std::uint64_t> peak_gpu_bytes;  ///< empty when no GPU could be read
   std::map<std::string, std::uint64_t> peak_gpu_bytes_by_gpu;  ///< by GPU uuid
   std::size_t samples = 0;
   double interval_ms = 50;

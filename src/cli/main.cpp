@@ -273,10 +273,23 @@ int run_meter(const Global& g, const std::vector<std::string>& command, bool jso
   double cpu = m.user_s + m.system_s;
   row("cpu", fmt::format("user {:.2f} s, system {:.2f} s ({:.0f} % of one core)", m.user_s,
                          m.system_s, m.wall_s > 0 ? 100.0 * cpu / m.wall_s : 0.0));
-  row("peak memory",
-      fmt::format("{} for the whole tree (at most {} processes; largest single "
-                  "process {})",
-                  bytes(m.peak_rss_bytes), m.peak_processes, bytes(m.max_process_rss_bytes)));
+  if (m.peak_pss_bytes)
+    row("peak memory",
+        fmt::format("{} proportional (PSS) for the whole tree; {} summed RSS (at most {} "
+                    "process{}; largest single process {})",
+                    bytes(m.peak_pss_bytes), bytes(m.peak_tree_rss_bytes), m.peak_processes,
+                    m.peak_processes == 1 ? "" : "es", bytes(m.max_process_rss_bytes)));
+  else
+    row("peak memory",
+        fmt::format("{} for the whole tree (summed RSS; at most {} process{}; largest single "
+                    "process {})",
+                    bytes(m.peak_rss_bytes), m.peak_processes, m.peak_processes == 1 ? "" : "es",
+                    bytes(m.max_process_rss_bytes)));
+  row("page faults", fmt::format("{} major (from disk), {} minor", m.major_faults, m.minor_faults));
+  row("switches", fmt::format("{} voluntary (waits), {} involuntary (preempted)",
+                              m.voluntary_switches, m.involuntary_switches));
+  row("file system",
+      fmt::format("{} read, {} written", bytes(m.fs_inputs * 512), bytes(m.fs_outputs * 512)));
   if (m.peak_gpu_bytes) {
     std::string by;
     for (const auto& [uuid, peak] : m.peak_gpu_bytes_by_gpu)

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <exception>
 #include <utility>
 
 namespace mainboard::core {
@@ -20,7 +21,10 @@ DynamicLibrary& DynamicLibrary::operator=(DynamicLibrary&& other) noexcept {
 }
 
 DynamicLibrary::~DynamicLibrary() {
-  if (handle_) ::dlclose(handle_);
+  // Closed while an exception unwinds the stack, the library could take the code of that very
+  // exception with it (a vendor library written in C++ that let one escape), and whoever catches
+  // it would call into unmapped memory: then it stays loaded.
+  if (handle_ && std::uncaught_exceptions() == 0) ::dlclose(handle_);
 }
 
 DynamicLibrary DynamicLibrary::open(const std::vector<std::string>& candidates,

@@ -25,6 +25,13 @@ T run_probe(const char* name, Diagnostic& diag, F&& make) {
     core::log().warn("probe {} failed with an unknown exception", name);
   }
   diag = Diagnostic{name, note.status, note.reason, core::monotonic_ns() - t0};
+  // -v: every probe, what came of it and what it cost.
+  core::log().debug("probe {}: {} in {:.2f} ms{}{}", name,
+                    diag.status == ProbeStatus::ok            ? "ok"
+                    : diag.status == ProbeStatus::unsupported ? "unsupported"
+                                                              : "failed",
+                    static_cast<double>(diag.duration_ns) / 1e6, diag.reason.empty() ? "" : ": ",
+                    diag.reason);
   return value;
 }
 

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -108,6 +109,8 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
   if (rc != 0) core::throw_exec_failed(argv[0], rc);
 
   core::Fs proc("/");
+  const std::uint64_t own_high_water =
+      proctree::kib_field(proc.read("/proc/self/status").value_or(""), "VmHWM").value_or(0) * 1024;
   const long page = ::sysconf(_SC_PAGESIZE);
   int pidfd = pidfd_for(pid);
   int status = 0;
@@ -115,6 +118,8 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
   // Asked to stop (the caller's interrupt handlers): the tree is signalled step by step.
   core::Ending ending(options.kill_after_s);
   std::vector<int> last_tree{pid};
+  std::map<int, std::uint64_t> high_water;  // each process's VmHWM, the last one read
+  bool leader_sampled = false;
   while (true) {
     auto tree = proctree::process_tree(proc, pid);
     if (!tree.empty()) {
@@ -129,6 +134,22 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
         pids.insert(static_cast<std::uint32_t>(p.pid));
       }
       m.peak_tree_rss_bytes = std::max(m.peak_tree_rss_bytes, rss);
+      // Proportional set sizes (shared pages in shares) and each process's own high-water mark.
+      std::uint64_t pss = 0;
+      bool any_pss = false;
+      for (const auto& p : tree) {
+        std::string dir = "/proc/" + std::to_string(p.pid);
+        if (auto v = proctree::kib_field(proc.read(dir + "/smaps_rollup").value_or(""), "Pss")) {
+          pss += *v * 1024;
+          any_pss = true;
+        }
+        if (auto hwm = proctree::kib_field(proc.read(dir + "/status").value_or(""), "VmHWM")) {
+          auto& seen = high_water[p.pid];
+          seen = std::max(seen, *hwm * 1024);
+          if (p.pid == pid) leader_sampled = true;
+        }
+      }
+      if (any_pss) m.peak_pss_bytes = std::max(m.peak_pss_bytes, pss);
       m.peak_processes = std::max(m.peak_processes, static_cast<std::uint32_t>(tree.size()));
       if (options.gpus) {
         std::uint64_t total = 0;
@@ -170,12 +191,23 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
   // RUSAGE_CHILDREN adds up every descendant that was waited for; the difference is ours.
   m.user_s = seconds(after.ru_utime) - seconds(before.ru_utime);
   m.system_s = seconds(after.ru_stime) - seconds(before.ru_stime);
-  // ru_maxrss is the largest single process (KiB on Linux). For the children total it is a
-  // maximum over everything this process ever waited for, so it only counts when it grew.
-  std::uint64_t largest = static_cast<std::uint64_t>(leader.ru_maxrss) * 1024;
-  if (after.ru_maxrss > before.ru_maxrss)
-    largest = std::max(largest, static_cast<std::uint64_t>(after.ru_maxrss) * 1024);
+  // The largest single process: each one's own VmHWM, read while it lived. getrusage's maxima
+  // would count this program's copy between fork and exec (its memory is the child's until
+  // exec), so they stand in only for a command no sample saw.
+  std::uint64_t largest = 0;
+  for (const auto& [p, bytes] : high_water)
+    largest = std::max(largest, bytes);
+  // The command's own getrusage maximum is at least this program's high-water mark (the copy it
+  // was until exec); above that, it is the command's, from a peak no sample caught.
+  auto leader_max = static_cast<std::uint64_t>(leader.ru_maxrss) * 1024;
+  if (!leader_sampled || leader_max > own_high_water) largest = std::max(largest, leader_max);
   m.max_process_rss_bytes = largest;
+  m.major_faults = static_cast<std::uint64_t>(after.ru_majflt - before.ru_majflt);
+  m.minor_faults = static_cast<std::uint64_t>(after.ru_minflt - before.ru_minflt);
+  m.voluntary_switches = static_cast<std::uint64_t>(after.ru_nvcsw - before.ru_nvcsw);
+  m.involuntary_switches = static_cast<std::uint64_t>(after.ru_nivcsw - before.ru_nivcsw);
+  m.fs_inputs = static_cast<std::uint64_t>(after.ru_inblock - before.ru_inblock);
+  m.fs_outputs = static_cast<std::uint64_t>(after.ru_oublock - before.ru_oublock);
   m.peak_rss_bytes = std::max(m.peak_tree_rss_bytes, m.max_process_rss_bytes);
   auto ended = core::exit_status(status);
   m.exit_code = ended.exit_code;

@@ -105,4 +105,12 @@ std::vector<ProcessStat> process_tree(const core::Fs& fs, int root) {
   return out;
 }
 
+std::optional<std::uint64_t> kib_field(std::string_view text, std::string_view key) {
+  auto value = core::find_value(text, key);
+  if (!value) return std::nullopt;
+  auto words = core::split_ws(*value);
+  if (words.empty()) return std::nullopt;
+  return core::parse_u64(words[0]);
+}
+
 }  // namespace mainboard::proctree

@@ -20,6 +20,10 @@ struct ProcessStat {
 /// spaces and parentheses, so fields are counted from the last ')'.
 std::optional<ProcessStat> parse_stat(std::string_view text);
 
+/// The value of a "Key:   123 kB" line of /proc/<pid>/status or smaps_rollup, in KiB; empty
+/// when the key is missing or its value is not a number.
+std::optional<std::uint64_t> kib_field(std::string_view text, std::string_view key);
+
 /// `root` and every descendant alive now, through /proc/<pid>/task/*/children (one read per
 /// thread), or, where the kernel lacks that file, by scanning every /proc/<pid>/stat.
 std::vector<ProcessStat> process_tree(const core::Fs& fs, int root);

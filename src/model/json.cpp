@@ -1,14 +1,22 @@
 // JSON field lists of every model. Each list is the single source of both directions.
-#include "model/json_fields.hpp"
 #include "mainboard/meter.hpp"
 #include "mainboard/snapshot.hpp"
+#include "model/json_fields.hpp"
 
 namespace mainboard {
 
-const char* to_string(UnitKind kind) { return detail::name_of(kind); }
-const char* to_string(ToolCategory category) { return detail::name_of(category); }
-const char* to_string(StorageTier tier) { return detail::name_of(tier); }
-const char* to_string(ProbeStatus status) { return detail::name_of(status); }
+const char* to_string(UnitKind kind) {
+  return detail::name_of(kind);
+}
+const char* to_string(ToolCategory category) {
+  return detail::name_of(category);
+}
+const char* to_string(StorageTier tier) {
+  return detail::name_of(tier);
+}
+const char* to_string(ProbeStatus status) {
+  return detail::name_of(status);
+}
 
 MAINBOARD_DEFINE_ENUM_JSON(UnitKind)
 MAINBOARD_DEFINE_ENUM_JSON(StorageTier)
@@ -399,10 +407,17 @@ void fields(V& v, CommandMeasurement& m) {
   v("wall_s", m.wall_s);
   v("user_s", m.user_s);
   v("system_s", m.system_s);
+  v("peak_pss_bytes", m.peak_pss_bytes);
   v("peak_rss_bytes", m.peak_rss_bytes);
   v("peak_tree_rss_bytes", m.peak_tree_rss_bytes);
   v("max_process_rss_bytes", m.max_process_rss_bytes);
   v("peak_processes", m.peak_processes);
+  v("major_faults", m.major_faults);
+  v("minor_faults", m.minor_faults);
+  v("voluntary_switches", m.voluntary_switches);
+  v("involuntary_switches", m.involuntary_switches);
+  v("fs_inputs", m.fs_inputs);
+  v("fs_outputs", m.fs_outputs);
   v("peak_gpu_bytes", m.peak_gpu_bytes);
   v("peak_gpu_bytes_by_gpu", m.peak_gpu_bytes_by_gpu);
   v("samples", m.samples);

@@ -231,6 +231,16 @@ TEST(Cli, ACommandThatCannotRunExitsAsAShellWould) {
   }
 }
 
+TEST(Cli, VerboseLogsEveryProbeWithItsStatusAndTime) {
+  auto r = cli({"snapshot", "-v", "--sysroot", host("cgroup2-capped")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* probe : {"probe cpu: ok in ", "probe memory: ok in ",
+                            "probe cgroup_memory: ok in ", "probe gpu:nvidia: "})
+    EXPECT_NE(r.err.find(probe), std::string::npos) << probe << "\n" << r.err;
+  EXPECT_NE(r.err.find(" ms"), std::string::npos);
+  EXPECT_EQ(cli({"snapshot", "--sysroot", host("cgroup2-capped")}).err, "");  // quiet without -v
+}
+
 TEST(Cli, ASysrootThatIsNotADirectoryIsAnError) {
   auto missing = cli({"--sysroot", "/nonexistent/host", "snapshot", "--json"});
   EXPECT_EQ(missing.exit_code, 2);
@@ -496,6 +506,20 @@ TEST(Cli, GpusHumanTextAndTheSummary) {
   EXPECT_NE(summary.out.find("driver 550.54.15 (CUDA 12.4)"), std::string::npos);
 }
 
+TEST(Cli, AVendorLibraryThatThrowsIsAFailedProbeNotACrash) {
+  // The fake driver, written in C++, throws from inside its C functions without its scenario
+  // file; the exception reaches the probe after the library's handle was let go.
+  auto env = fake_gpus("h100x8");
+  env["MAINBOARD_FAKE_GPU_SCENARIO"] = std::nullopt;
+  auto r = cli({"gpus", "--json"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  bool failed = false;
+  for (const auto& d : j["diagnostics"])
+    if (d["probe"] == "gpu:nvidia") failed = d["status"] == "failed";
+  EXPECT_TRUE(failed) << r.out;
+}
+
 TEST(Cli, BusyAndWaitIdleExitCodes) {
   auto env = fake_gpus("h100x8");
   EXPECT_EQ(cli({"busy", "--index", "3"}, env).exit_code, 1);
@@ -527,6 +551,10 @@ TEST(Cli, MeterPassesOutputThroughAndReportsTheTree) {
   EXPECT_EQ(r.out, "alloc_tree done\n");                          // its stdout, untouched
   EXPECT_EQ(r.err.rfind("alloc_tree stderr\n", 0), 0u) << r.err;  // its stderr first
   EXPECT_NE(r.err.find("peak memory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("proportional (PSS)"), std::string::npos) << r.err;
+  for (const char* row : {"page faults", "switches", "file system"})
+    EXPECT_NE(r.err.find(row), std::string::npos) << row << "\n" << r.err;
+  EXPECT_EQ(r.err.find("1 processes"), std::string::npos) << r.err;
 }
 
 TEST(Cli, MeterJsonAndFile) {

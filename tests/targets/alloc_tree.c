@@ -2,7 +2,10 @@
  *   alloc_tree MIB [EXIT]
  * forks a child that forks a grandchild; the grandchild allocates and touches MIB mebibytes,
  * holds them for half a second and exits; the leader prints "alloc_tree done" on stdout and
- * "alloc_tree stderr" on stderr, then exits with EXIT (default 0). */
+ * "alloc_tree stderr" on stderr, then exits with EXIT (default 0).
+ *   alloc_tree shared MIB N
+ * allocates and touches MIB mebibytes, then forks N children that hold the same pages without
+ * writing them (shared after fork, as a DataLoader's workers) for 0.6 s; all exit 0. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +25,27 @@ static void hold(long mib) {
   free(p);
 }
 
+static int shared(long mib, int children) {
+  size_t bytes = (size_t)mib << 20;
+  char* p = malloc(bytes);
+  if (!p) return 90;
+  memset(p, 1, bytes);
+  for (int i = 0; i < children; ++i) {
+    if (fork() == 0) {
+      struct timespec wait = {0, 600 * 1000 * 1000};
+      nanosleep(&wait, NULL);
+      volatile char sink = p[bytes / 2]; /* read, never written: the pages stay shared */
+      (void)sink;
+      _exit(0);
+    }
+  }
+  for (int i = 0; i < children; ++i) wait(NULL);
+  free(p);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 3 && strcmp(argv[1], "shared") == 0) return shared(atol(argv[2]), atoi(argv[3]));
   long mib = argc > 1 ? atol(argv[1]) : 64;
   int code = argc > 2 ? atoi(argv[2]) : 0;
   pid_t child = fork();

@@ -97,6 +97,41 @@ TEST(MeasureCommand, PeakCoversAGrandchildsAllocation) {
   EXPECT_FALSE(r.peak_gpu_bytes);  // no GPU to read
 }
 
+TEST(MeasureCommand, PagesSharedAfterForkCountOnceInTheProportionalPeak) {
+  // A 48 MiB parent and 3 children that share its pages: summed RSS counts them four times,
+  // PSS once (in shares), as the kernel's smaps_rollup says.
+  Machine::Options o;
+  o.sysroot = fixture_host("numa-2socket");
+  Machine m(o);
+  MeterOptions opts;
+  opts.interval = std::chrono::milliseconds(20);
+  opts.gpus = false;
+  auto r = measure_command(m, {MAINBOARD_ALLOC_TREE, "shared", "48", "3"}, opts);
+  ASSERT_EQ(r.exit_code, 0);
+  if (r.peak_pss_bytes == 0) GTEST_SKIP() << "no smaps_rollup in this kernel";
+  EXPECT_GE(r.peak_tree_rss_bytes, 4 * (44ull << 20)) << "four processes' RSS";
+  EXPECT_GE(r.peak_pss_bytes, 44ull << 20);
+  EXPECT_LT(r.peak_pss_bytes, 72ull << 20) << "the shared pages counted once";
+  EXPECT_GE(r.max_process_rss_bytes, 48ull << 20);  // the parent's own high-water mark
+  EXPECT_LT(r.max_process_rss_bytes, 64ull << 20);
+}
+
+TEST(MeasureCommand, TheLargestProcessIsTheCommandsNotThisProgramsCopy) {
+  // Between fork and exec the child is a copy of this (much larger) test program: its peak
+  // must not count. /bin/true's own is about a megabyte.
+  Machine::Options o;
+  o.sysroot = fixture_host("numa-2socket");
+  Machine m(o);
+  std::vector<char> ballast(64 << 20, 1);  // make this process's copy unmistakable
+  auto r = measure_command(m, {"/bin/sleep", "0.2"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_LT(r.max_process_rss_bytes, 16ull << 20) << r.max_process_rss_bytes;
+  EXPECT_GT(r.max_process_rss_bytes, 0u);
+  EXPECT_GE(r.voluntary_switches + r.involuntary_switches, 1u);
+  EXPECT_GE(r.minor_faults, 10u);  // exec and the C library's start
+  EXPECT_EQ(ballast[12345], 1);
+}
+
 TEST(MeasureCommand, SignalsAndErrors) {
   Machine::Options o;
   o.sysroot = fixture_host("numa-2socket");
@@ -107,8 +142,10 @@ TEST(MeasureCommand, SignalsAndErrors) {
   try {
     measure_command(m, {"no-such-command-here"});
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no-such-command-here: not found on PATH"), std::string::npos);
+  } catch (const CommandError& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-command-here: not found on PATH"),
+              std::string::npos);
+    EXPECT_EQ(e.exit_code(), 127);
   }
   EXPECT_THROW(measure_command(m, {}), Error);
   EXPECT_THROW(measure_command(m, {"/nonexistent/binary"}), Error);
