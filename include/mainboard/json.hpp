@@ -7,12 +7,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "mainboard/export.hpp"
 #include "mainboard/board.hpp"
 #include "mainboard/cgroup.hpp"
 #include "mainboard/cpu.hpp"
 #include "mainboard/cuda.hpp"
 #include "mainboard/environment.hpp"
+#include "mainboard/export.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/memory.hpp"
 #include "mainboard/meter.hpp"
@@ -25,7 +25,7 @@
 #include "mainboard/toolchain.hpp"
 #include "mainboard/unit.hpp"
 
-#define MAINBOARD_DECLARE_JSON(Type)                               \
+#define MAINBOARD_DECLARE_JSON(Type)                                \
   MAINBOARD_API void to_json(nlohmann::json& j, const Type& value); \
   MAINBOARD_API void from_json(const nlohmann::json& j, Type& value)
 
@@ -91,6 +91,7 @@ MAINBOARD_DECLARE_JSON(StackStat);
 MAINBOARD_DECLARE_JSON(IdleGap);
 MAINBOARD_DECLARE_JSON(Timeline);
 MAINBOARD_DECLARE_JSON(RegionDiff);
+MAINBOARD_DECLARE_JSON(FunctionDiff);
 MAINBOARD_DECLARE_JSON(ProfileDiff);
 MAINBOARD_DECLARE_JSON(Profile);
 

@@ -57,7 +57,7 @@ struct MAINBOARD_API StackFrame {
   /// the ELF file's name, "[jit]" (perf map), "[kernel]", "[unknown]", or "[python]" for a
   /// Python frame (its function the qualified name, its file and line the source's)
   std::string module;
-  std::string file;      ///< source file, when debug information says
+  std::string file;  ///< source file, when debug information says
   std::uint32_t line = 0;
   bool inlined = false;  ///< inlined into the frame after it (its caller)
   bool operator==(const StackFrame&) const = default;
@@ -157,9 +157,7 @@ struct MAINBOARD_API KernelSummary {
   /// The last-seen launch (kernels of one name share a launch configuration, so one shape
   /// describes them without a row per call).
   LaunchShape shape;
-  std::int64_t avg_ns() const {
-    return calls ? total_ns / static_cast<std::int64_t>(calls) : 0;
-  }
+  std::int64_t avg_ns() const { return calls ? total_ns / static_cast<std::int64_t>(calls) : 0; }
   bool operator==(const KernelSummary&) const = default;
 };
 
@@ -182,7 +180,7 @@ struct MAINBOARD_API TraceReport {
   std::uint64_t copy_bytes = 0;
   std::vector<KernelSummary> kernels;  ///< hottest first
   std::vector<RegionGpuTime> regions;  ///< most GPU time first
-  std::string report() const;  ///< the text section (mainboard::mainboard)
+  std::string report() const;          ///< the text section (mainboard::mainboard)
   bool operator==(const TraceReport&) const = default;
 };
 
@@ -268,9 +266,23 @@ struct MAINBOARD_API RegionDiff : Change {
   bool operator==(const RegionDiff&) const = default;
 };
 
+/// One function's change in the stack samples from a baseline, in shares of each profile's
+/// samples (as perf diff): runs of different lengths or rates compare.
+struct MAINBOARD_API FunctionDiff {
+  DiffKind kind = DiffKind::changed;  ///< added: only in the new profile; removed: only in the base
+  std::string function, module, file;  ///< as FunctionStat
+  double baseline_self_pct = 0, self_pct = 0;
+  double baseline_total_pct = 0, total_pct = 0;
+  double self_change() const { return self_pct - baseline_self_pct; }  ///< in points
+  double total_change() const { return total_pct - baseline_total_pct; }
+  bool operator==(const FunctionDiff&) const = default;
+};
+
 struct MAINBOARD_API ProfileDiff {
   std::vector<RegionDiff> regions;  ///< largest absolute change of total first
   std::vector<KernelDiff> kernels;  ///< the same for kernel names
+  /// Functions of the stack samples, largest change of self share first (then of total share).
+  std::vector<FunctionDiff> functions;
   std::string report() const;  ///< the text table (mainboard::mainboard)
   bool operator==(const ProfileDiff&) const = default;
 };
@@ -338,11 +350,12 @@ struct MAINBOARD_API Profile {
   /// For the pieces of one run (the stack samples, the target's own spans, its GPU trace) or
   /// the processes of one job.
   void merge(const Profile& other);
-  /// Change of every region and kernel against `baseline`, largest absolute change first.
+  /// Change of every region, kernel and sampled function against `baseline`, largest absolute
+  /// change first.
   ProfileDiff diff(const Profile& baseline) const;
-  /// Plain text with only the sections that have evidence; the region table lists the
-  /// `top_regions` slowest (mainboard::mainboard).
-  std::string report(std::size_t top_regions = SIZE_MAX) const;
+  /// Plain text with only the sections that have evidence; no list longer than `top` rows (the
+  /// regions all by default; 15 functions, 3 stacks, 5 idle gaps at most) (mainboard::mainboard).
+  std::string report(std::size_t top = SIZE_MAX) const;
   /// Prints the report, coloured when `color` (mainboard::mainboard).
   void show(bool color = true) const;
 

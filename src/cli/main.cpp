@@ -318,10 +318,11 @@ int run_gather(const std::string& dir, const mainboard::GatherOptions& options) 
 int run_profile_report(const std::string& file, std::size_t top, bool json) {
   auto profile = mainboard::Profile::load(file);
   if (json) {
-    nlohmann::json j = {{"stats", profile.bottlenecks(top)},
-                        {"timeline", profile.timeline(top)},
-                        {"dropped_spans", profile.dropped_spans},
-                        {"unavailable", profile.unavailable}};
+    nlohmann::json j = {
+        {"stats", profile.bottlenecks(top)},           {"timeline", profile.timeline(top)},
+        {"hot_functions", profile.hot_functions(top)}, {"hot_stacks", profile.hot_stacks(top)},
+        {"samples", profile.samples.size()},           {"lost_samples", profile.lost_samples},
+        {"dropped_spans", profile.dropped_spans},      {"unavailable", profile.unavailable}};
     if (!profile.activities.empty() || profile.dropped_activities) {
       j["gpu"] = profile.trace_report(top);
       j["dropped_activities"] = profile.dropped_activities;
@@ -567,8 +568,13 @@ int main(int argc, char** argv) {
   std::size_t report_top = 20;
   bool report_json = false;
   report->add_option("FILE", report_file, "a profile saved by Profile::save")->required();
-  report->add_option("--top", report_top, "regions to list")->capture_default_str()->type_name("N");
-  report->add_flag("--json", report_json, "the slowest regions and the timeline as JSON");
+  report
+      ->add_option("--top", report_top,
+                   "the most rows of each list: regions, functions, stacks, idle gaps")
+      ->capture_default_str()
+      ->type_name("N");
+  report->add_flag("--json", report_json,
+                   "every section as JSON: regions, timeline, hot functions and stacks, GPU");
   auto* diff = profile->add_subcommand("diff", "change of every region from BASE to NEW");
   std::string diff_base, diff_new;
   bool diff_json = false;

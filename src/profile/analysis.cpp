@@ -1,7 +1,10 @@
 // What a Profile says: statistics ordering, busy/idle accounting and diffs. Pure functions of the
 // evidence; nothing here reads the system or formats text (the report is in view/).
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "mainboard/profile.hpp"
@@ -191,11 +194,36 @@ ProfileDiff Profile::diff(const Profile& baseline) const {
         if (was) r.baseline_avg_ns = was->avg_ns();
         if (now) r.avg_ns = now->avg_ns();
       });
-  d.kernels = changes<KernelDiff>(
-      kernels_before, kernels_after,
-      [](KernelDiff& k, const std::string& name, const KernelSummary*, const KernelSummary*) {
-        k.name = name;
-      });
+  d.kernels = changes<KernelDiff>(kernels_before, kernels_after,
+                                  [](KernelDiff& k, const std::string& name, const KernelSummary*,
+                                     const KernelSummary*) { k.name = name; });
+  // Functions: every one of either profile's samples, by the key hot_functions uses.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::map<Key, FunctionDiff> functions;
+  auto key = [](const FunctionStat& f) { return Key{f.function, f.module, f.file}; };
+  for (const auto& f : baseline.hot_functions(std::numeric_limits<std::size_t>::max())) {
+    auto& e = functions[key(f)];
+    e.baseline_self_pct = f.self_pct;
+    e.baseline_total_pct = f.total_pct;
+    e.kind = DiffKind::removed;
+  }
+  for (const auto& f : hot_functions(std::numeric_limits<std::size_t>::max())) {
+    auto [it, fresh] = functions.try_emplace(key(f));
+    auto& e = it->second;
+    e.self_pct = f.self_pct;
+    e.total_pct = f.total_pct;
+    e.kind = fresh ? DiffKind::added : DiffKind::changed;
+  }
+  for (auto& [k, e] : functions) {
+    std::tie(e.function, e.module, e.file) = k;
+    d.functions.push_back(std::move(e));
+  }
+  std::stable_sort(d.functions.begin(), d.functions.end(),
+                   [](const FunctionDiff& a, const FunctionDiff& b) {
+                     if (std::abs(a.self_change()) != std::abs(b.self_change()))
+                       return std::abs(a.self_change()) > std::abs(b.self_change());
+                     return std::abs(a.total_change()) > std::abs(b.total_change());
+                   });
   return d;
 }
 

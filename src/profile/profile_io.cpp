@@ -7,16 +7,18 @@
 
 #include "core/atomic_file.hpp"
 #include "core/fs.hpp"
-#include "model/json_fields.hpp"
-#include "profile/kernel_fields.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/profile.hpp"
+#include "model/json_fields.hpp"
+#include "profile/kernel_fields.hpp"
 #include "profile/reader_hook.hpp"
 
 namespace mainboard {
 
-const char* to_string(DiffKind kind) { return detail::name_of(kind); }
+const char* to_string(DiffKind kind) {
+  return detail::name_of(kind);
+}
 MAINBOARD_DEFINE_ENUM_JSON(DiffKind)
 
 template <class V>
@@ -88,7 +90,9 @@ void fields(V& v, RegionDiff& m) {
 }
 MAINBOARD_DEFINE_JSON(RegionDiff)
 
-const char* to_string(GpuActivity::Kind kind) { return detail::name_of(kind); }
+const char* to_string(GpuActivity::Kind kind) {
+  return detail::name_of(kind);
+}
 
 MAINBOARD_DEFINE_ENUM_JSON(GpuActivity::Kind)
 
@@ -100,9 +104,23 @@ void fields(V& v, KernelDiff& m) {
 MAINBOARD_DEFINE_JSON(KernelDiff)
 
 template <class V>
+void fields(V& v, FunctionDiff& m) {
+  v("function", m.function);
+  v("module", m.module);
+  v("file", m.file);
+  v("kind", m.kind);
+  v("baseline_self_pct", m.baseline_self_pct);
+  v("self_pct", m.self_pct);
+  v("baseline_total_pct", m.baseline_total_pct);
+  v("total_pct", m.total_pct);
+}
+MAINBOARD_DEFINE_JSON(FunctionDiff)
+
+template <class V>
 void fields(V& v, ProfileDiff& m) {
   v("regions", m.regions);
   v("kernels", m.kernels);
+  v("functions", m.functions);
 }
 MAINBOARD_DEFINE_JSON(ProfileDiff)
 
@@ -394,8 +412,8 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
       for (auto& c : *counters) {
         if (!c.is_object()) continue;
         if (c.contains("duration_ns")) c["total_ns"] = c["duration_ns"];
-        for (const char* key : {"total_ns", "min_ns", "max_ns", "registers_per_thread",
-                                "shared_bytes"})
+        for (const char* key :
+             {"total_ns", "min_ns", "max_ns", "registers_per_thread", "shared_bytes"})
           if (!c.contains(key)) c[key] = 0;
         if (!c.contains("share_pct")) c["share_pct"] = 0.0;
         for (const char* key : {"grid", "block"})

@@ -60,7 +60,8 @@ const std::string& kernel_label(const KernelDiff& k) {
 }  // namespace
 
 std::string ProfileDiff::report() const {
-  if (regions.empty() && kernels.empty()) return "no regions or kernels in either profile\n";
+  if (regions.empty() && kernels.empty() && functions.empty())
+    return "nothing to compare: no regions, kernels or stack samples in either profile\n";
   std::string out;
   if (!regions.empty())
     diff_table<RegionDiff, RegionDiff::Kind>(out, "region", 40, regions, region_label);
@@ -68,10 +69,44 @@ std::string ProfileDiff::report() const {
     if (!out.empty()) out += "\n";
     diff_table<KernelDiff, KernelDiff::Kind>(out, "kernel", 52, kernels, kernel_label);
   }
+  if (!functions.empty()) {
+    // As perf diff: each function's share of its profile's samples, then and now.
+    if (!out.empty()) out += "\n";
+    out += fmt::format("{:<44} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}\n", "function (stack samples)",
+                       "base self", "self", "change", "base total", "total", "change");
+    constexpr std::size_t kRows = 30;
+    std::size_t shown = 0;
+    for (const auto& f : functions) {
+      if (shown++ == kRows) break;
+      std::string name = f.function;
+      if (f.module == "[python]" && !f.file.empty()) {
+        auto slash = f.file.rfind('/');
+        name += " (" + (slash == std::string::npos ? f.file : f.file.substr(slash + 1)) + ")";
+      } else if (!f.module.empty()) {
+        name += " [" + f.module + "]";
+      }
+      auto pct = [](double v) { return fmt::format("{:.1f}%", v); };
+      auto change = [&](double v) {
+        return f.kind == DiffKind::added     ? std::string("new")
+               : f.kind == DiffKind::removed ? std::string("gone")
+                                             : fmt::format("{:+.1f}", v);
+      };
+      out += fmt::format(
+          "{:<44} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}\n", detail::clip(name, 44),
+          f.kind == DiffKind::added ? "-" : pct(f.baseline_self_pct),
+          f.kind == DiffKind::removed ? "-" : pct(f.self_pct), change(f.self_change()),
+          f.kind == DiffKind::added ? "-" : pct(f.baseline_total_pct),
+          f.kind == DiffKind::removed ? "-" : pct(f.total_pct), change(f.total_change()));
+    }
+    if (functions.size() > kRows)
+      out += fmt::format("… {} more function{} (--json lists all)\n", functions.size() - kRows,
+                         functions.size() - kRows == 1 ? "" : "s");
+  }
   return out;
 }
 
-std::string Profile::report(std::size_t top_regions) const {
+std::string Profile::report(std::size_t top) const {
+  const std::size_t top_regions = top;
   std::string out;
   auto wall = end_ns - start_ns;
   out += fmt::format("Profile: {} wall, {} thread{}, {} region{}, {} span{} stored", duration(wall),
@@ -146,8 +181,7 @@ std::string Profile::report(std::size_t top_regions) const {
                            "grid", "block", "regs", "waves", "last wave");
         for (const auto& e : efficiency(o))
           out += fmt::format("  {:<52} {:>15} {:>12} {:>5} {:>7.2f} {:>9.0f}%\n",
-                             detail::clip(e.name, 52),
-                             dims(e.shape.grid), dims(e.shape.block),
+                             detail::clip(e.name, 52), dims(e.shape.grid), dims(e.shape.block),
                              e.shape.registers_per_thread, e.waves, e.last_wave_fill_pct);
       }
     }
@@ -166,7 +200,7 @@ std::string Profile::report(std::size_t top_regions) const {
                        sampled_threads, sampled_threads == 1 ? "" : "s");
     if (lost_samples) out += fmt::format(", {} lost", lost_samples);
     out += ")\n";
-    auto hot = hot_functions(15);
+    auto hot = hot_functions(std::min<std::size_t>(top, 15));
     if (!hot.empty()) {
       out += fmt::format("  {:<56} {:>7} {:>7} {:>8} {:>8}  {}\n", "function", "self", "total",
                          "self %", "total %", "module");
@@ -174,15 +208,14 @@ std::string Profile::report(std::size_t top_regions) const {
         // A Python function's module is its source file.
         std::string where = f.module;
         if (f.module == "[python]" && !f.file.empty())
-          where = f.file.substr(f.file.find_last_of('/') == std::string::npos
-                                    ? 0
-                                    : f.file.find_last_of('/') + 1);
+          where = f.file.substr(
+              f.file.find_last_of('/') == std::string::npos ? 0 : f.file.find_last_of('/') + 1);
         out += fmt::format("  {:<56} {:>7} {:>7} {:>7.1f}% {:>7.1f}%  {}\n",
                            detail::clip(f.function, 56), f.self_samples, f.total_samples,
                            f.self_pct, f.total_pct, where);
       }
     }
-    auto stacks_top = hot_stacks(3);
+    auto stacks_top = hot_stacks(std::min<std::size_t>(top, 3));
     for (std::size_t i = 0; i < stacks_top.size(); ++i) {
       out += fmt::format("  stack #{} ({:.1f} %, {} samples):\n", i + 1, stacks_top[i].pct,
                          stacks_top[i].samples);
@@ -200,12 +233,12 @@ std::string Profile::report(std::size_t top_regions) const {
     auto pct = [](const std::optional<double>& v) {
       return v ? fmt::format("{:.0f}%", *v) : std::string("-");
     };
-    for (const auto& c : counter_bottlenecks(10))
+    for (const auto& c : counter_bottlenecks(std::min<std::size_t>(top, 10)))
       out += fmt::format("  {:<52} {:>10} {:>7} {:>7} {:>9}\n", detail::clip(c.name, 52),
-                         duration(c.total_ns), pct(c.sm_throughput_pct),
-                         pct(c.dram_throughput_pct), c.limiter());
+                         duration(c.total_ns), pct(c.sm_throughput_pct), pct(c.dram_throughput_pct),
+                         c.limiter());
   }
-  auto t = timeline(5);
+  auto t = timeline(std::min<std::size_t>(top, 5));
   if (!t.source.empty()) {
     out += fmt::format("\nTimeline ({})\n  busy {:.1f} % of {}, idle {}\n", t.source, t.busy_pct(),
                        duration(t.end_ns - t.start_ns), duration(t.idle_ns));
@@ -301,11 +334,10 @@ std::string ProfileReport::report() const {
     out += fmt::format("{:<44} {:>7} {:>10} {:>6} {:>15} {:>12} {:>4} {:>7} {:>5}\n", "kernel",
                        "calls", "total", "share", "grid", "block", "regs", "shared", "occ");
     for (const auto& k : kernels)
-      out +=
-          fmt::format("{:<44} {:>7} {:>10} {:>5.1f}% {:>15} {:>12} {:>4} {:>7} {:>4.0f}%\n",
-                      detail::clip(k.name, 44), k.calls, duration(k.total_ns), k.share_pct,
-                      dims(k.shape.grid), dims(k.shape.block), k.shape.registers_per_thread,
-                      view::bytes(k.shape.shared_bytes), k.occupancy_pct);
+      out += fmt::format("{:<44} {:>7} {:>10} {:>5.1f}% {:>15} {:>12} {:>4} {:>7} {:>4.0f}%\n",
+                         detail::clip(k.name, 44), k.calls, duration(k.total_ns), k.share_pct,
+                         dims(k.shape.grid), dims(k.shape.block), k.shape.registers_per_thread,
+                         view::bytes(k.shape.shared_bytes), k.occupancy_pct);
   }
   for (const auto& u : unavailable)
     out += "not traced: " + u + "\n";

@@ -720,6 +720,28 @@ TEST(Cli, ProfileDiffShowsRegionsAndKernels) {
   EXPECT_EQ(d.kernels[0].total_change_ns(), -10'000'000);
 }
 
+TEST(Cli, TwoSampledRunsCompareFunctionByFunction) {
+  std::string dir = ::testing::TempDir();
+  auto a = dir + "/mainboard-run-a.json", b = dir + "/mainboard-run-b.json";
+  ASSERT_EQ(
+      cli({"profile", "run", "-o", a, "--", MAINBOARD_SAMPLE_TARGET, "work", "150"}).exit_code, 0);
+  ASSERT_EQ(
+      cli({"profile", "run", "-o", b, "--", MAINBOARD_SAMPLE_TARGET, "work", "150"}).exit_code, 0);
+  auto r = cli({"profile", "diff", a, b});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("function (stack samples)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("nothing to compare"), std::string::npos) << r.out;
+  auto json = nlohmann::json::parse(cli({"profile", "diff", "--json", a, b}).out);
+  EXPECT_FALSE(json["functions"].empty());
+  // The report's JSON carries the sampled sections too, each at most --top long.
+  auto report = nlohmann::json::parse(cli({"profile", "report", "--json", "--top", "2", a}).out);
+  ASSERT_TRUE(report.contains("hot_functions")) << report.dump();
+  EXPECT_LE(report["hot_functions"].size(), 2u);
+  EXPECT_GE(report["hot_functions"].size(), 1u);
+  EXPECT_LE(report["hot_stacks"].size(), 2u);
+  EXPECT_GT(report["samples"].get<int>(), 0);
+}
+
 TEST(Cli, ProfilePerfettoWritesATrace) {
   std::string dir = ::testing::TempDir();
   auto file = dir + "/mainboard-trace-in.json", trace = dir + "/mainboard-trace.json";

@@ -1,11 +1,13 @@
 // The Profile model: analysis on hand-built evidence, save/load round trips and hostile files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
-#include "mainboard/json.hpp"
 #include "mainboard/error.hpp"
+#include "mainboard/json.hpp"
 #include "mainboard/profile.hpp"
 #include "test_util.hpp"
 
@@ -104,6 +106,58 @@ TEST(Profile, DiffNewVanishedAndChanged) {
   EXPECT_NE(text.find("new"), std::string::npos);
   EXPECT_NE(text.find("gone"), std::string::npos);
   EXPECT_NE(text.find("+150.0 %"), std::string::npos);
+}
+
+namespace {
+/// A profile of stack samples only: each entry a stack (innermost first) and its sample count.
+Profile sampled(const std::vector<std::pair<std::vector<std::string>, int>>& stacks) {
+  Profile p;
+  std::map<std::string, std::uint32_t> index;
+  for (const auto& [frames, count] : stacks) {
+    std::vector<std::uint32_t> stack;
+    for (const auto& f : frames) {
+      auto [it, fresh] = index.emplace(f, static_cast<std::uint32_t>(p.frames.size()));
+      if (fresh) p.frames.push_back(StackFrame{f, "app", "", 0, false});
+      stack.push_back(it->second);
+    }
+    p.stacks.push_back(stack);
+    for (int i = 0; i < count; ++i)
+      p.samples.push_back(StackSample{i, 0, static_cast<std::uint32_t>(p.stacks.size() - 1)});
+  }
+  return p;
+}
+}  // namespace
+
+TEST(Profile, DiffComparesStackSamplesFunctionByFunctionInShares) {
+  // Base: 100 samples, parse 60 % self, compute 40 %. New: 50 samples (a shorter run), parse
+  // 20 %, compute 64 %, and a new function, cache, 16 %; main is the root everywhere.
+  auto base = sampled({{{"parse", "main"}, 60}, {{"compute", "main"}, 40}});
+  auto next = sampled({{{"parse", "main"}, 10}, {{"compute", "main"}, 32}, {{"cache", "main"}, 8}});
+  auto d = next.diff(base);
+  ASSERT_EQ(d.functions.size(), 4u);
+  EXPECT_EQ(d.functions[0].function, "parse");  // −40 points: the largest change first
+  EXPECT_DOUBLE_EQ(d.functions[0].self_change(), -40.0);
+  EXPECT_EQ(d.functions[1].function, "compute");
+  EXPECT_DOUBLE_EQ(d.functions[1].self_change(), 24.0);
+  EXPECT_EQ(d.functions[2].function, "cache");
+  EXPECT_EQ(d.functions[2].kind, DiffKind::added);
+  EXPECT_DOUBLE_EQ(d.functions[2].self_pct, 16.0);
+  EXPECT_EQ(d.functions[3].function, "main");
+  EXPECT_DOUBLE_EQ(d.functions[3].total_change(), 0.0);  // 100 % of both
+  auto gone = base.diff(next);
+  auto cache = std::find_if(gone.functions.begin(), gone.functions.end(),
+                            [](const FunctionDiff& f) { return f.function == "cache"; });
+  ASSERT_NE(cache, gone.functions.end());
+  EXPECT_EQ(cache->kind, DiffKind::removed);
+  auto text = d.report();
+  EXPECT_NE(text.find("function (stack samples)"), std::string::npos) << text;
+  EXPECT_NE(text.find("-40.0"), std::string::npos) << text;
+  EXPECT_NE(text.find("new"), std::string::npos) << text;
+  nlohmann::json j = d;
+  EXPECT_EQ(j["functions"].size(), 4u);
+  EXPECT_EQ(j["functions"][0]["function"], "parse");
+  EXPECT_EQ(Profile{}.diff(Profile{}).report(),
+            "nothing to compare: no regions, kernels or stack samples in either profile\n");
 }
 
 TEST(Profile, ReportHasOnlyPopulatedSections) {
