@@ -18,7 +18,7 @@ namespace mainboard {
 
 /// Version of the profile's JSON layout. Versions 1 (no GPU activity), 2 (no stack samples) and
 /// 3 (no function_maps; counters with duration_ns) still load.
-inline constexpr int kProfileSchemaVersion = 4;
+inline constexpr int kProfileSchemaVersion = 5;
 
 /// Exact statistics of one span path over the whole session (whatever max_spans was).
 struct MAINBOARD_API SpanStat {
@@ -293,6 +293,8 @@ struct MAINBOARD_API ProfileDiff {
 struct MAINBOARD_API Profile {
   int schema_version = kProfileSchemaVersion;
   std::int64_t pid = 0;  ///< the profiled process
+  /// Its program's name as the kernel knows it (comm: "python3", "train"); empty when unknown.
+  std::string command;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   std::vector<std::string> paths;    ///< interned span paths, indexed by SpanEvent::path
@@ -340,8 +342,10 @@ struct MAINBOARD_API Profile {
   /// The most sampled distinct stacks; stacks that differ only in lines or addresses are one.
   std::vector<StackStat> hot_stacks(std::size_t top = 10) const;
   /// The two sample exports below are formatting (mainboard::mainboard).
-  /// Folded stacks, the format flamegraph.pl reads: "thread;root;…;leaf count" a line each.
-  std::string folded() const;
+  /// Folded stacks, the format flamegraph.pl reads: "command;root;…;leaf count" a line each,
+  /// so the folded stacks of several runs of one program add up; with `per_process`, each
+  /// thread's own "name-TID" instead of the command.
+  std::string folded(bool per_process = false) const;
   /// A speedscope file (https://www.speedscope.app/file-format-schema.json): one sampled
   /// profile per thread over shared frames.
   std::string speedscope_json() const;

@@ -228,9 +228,10 @@ class Profile:
         """Regions and kernels against `baseline`, largest absolute change first."""
         return ProfileDiff((self._native.diff(baseline._native)))
 
-    def folded(self) -> str:
-        """The stack samples as folded stacks (flamegraph.pl, speedscope, inferno)."""
-        return self._native.folded()
+    def folded(self, per_process: bool = False) -> str:
+        """The stack samples as folded stacks (flamegraph.pl, speedscope, inferno), each line
+        rooted at the command's name so runs add up; with `per_process`, at each thread."""
+        return self._native.folded(per_process)
 
     def speedscope_json(self) -> str:
         """The stack samples as a speedscope document."""

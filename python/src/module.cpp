@@ -237,7 +237,7 @@ void bind_profiling(py::module_& m) {
       .def("diff", [](const Profile& p, const Profile& baseline) { return dump(p.diff(baseline)); })
       .def("diff_report",
            [](const Profile& p, const Profile& baseline) { return p.diff(baseline).report(); })
-      .def("folded", &Profile::folded)
+      .def("folded", &Profile::folded, py::arg("per_process") = false)
       .def("speedscope", &Profile::speedscope_json);
 
   py::class_<SpanToken>(m, "_SpanToken")

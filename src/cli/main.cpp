@@ -348,6 +348,7 @@ int run_profile_diff(const std::string& base, const std::string& next, bool json
 
 struct SampleOutputs {
   std::string output = "mainboard-profile.json", perfetto, folded, speedscope;
+  bool per_process = false;  // folded stacks rooted at each thread, not the command
   bool json = false;
 };
 
@@ -382,7 +383,7 @@ void write_outputs(const mainboard::Profile& p, const SampleOutputs& o) {
     write_or_fall_back(o.perfetto, "trace", [&](const std::string& f) { p.perfetto(f); });
   if (!o.folded.empty())
     write_or_fall_back(o.folded, "folded stacks", [&](const std::string& f) {
-      mainboard::core::write_file_atomic(f, p.folded());
+      mainboard::core::write_file_atomic(f, p.folded(o.per_process));
     });
   if (!o.speedscope.empty())
     write_or_fall_back(o.speedscope, "speedscope file", [&](const std::string& f) {
@@ -595,6 +596,9 @@ int main(int argc, char** argv) {
         ->type_name("FILE");
     cmd->add_option("--perfetto", out.perfetto, "also write a Chrome/Perfetto trace")
         ->type_name("FILE");
+    cmd->add_flag("--per-process", out.per_process,
+                  "root the folded stacks at each thread (name-TID) instead of the command, "
+                  "whose runs then add up");
     cmd->add_option("--folded", out.folded, "also write folded stacks (for flamegraph.pl)")
         ->type_name("FILE");
     cmd->add_option("--speedscope", out.speedscope, "also write a speedscope file")

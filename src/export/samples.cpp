@@ -26,14 +26,19 @@ std::string thread_label(const Profile& p, std::uint32_t thread) {
 
 }  // namespace
 
-std::string Profile::folded() const {
+std::string Profile::folded(bool per_process) const {
+  // The root: the command's name (else the first thread's), or each thread of its own.
+  std::string root = command;
+  if (root.empty()) root = threads.empty() || threads[0].name.empty() ? "program" : threads[0].name;
+  for (auto& c : root)
+    if (c == ';' || c == ' ') c = '_';
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> counts;  // (thread, stack)
   for (const auto& s : samples)
     ++counts[{s.thread, s.stack}];
   std::map<std::string, std::uint64_t> lines;  // stacks that read the same are one line
   for (const auto& [key, n] : counts) {
     if (key.second >= stacks.size()) continue;
-    std::string line = thread_label(*this, key.first);
+    std::string line = per_process ? thread_label(*this, key.first) : root;
     const auto& stack = stacks[key.second];
     for (auto it = stack.rbegin(); it != stack.rend(); ++it)
       if (*it < frames.size()) line += ";" + frame_label(frames[*it]);

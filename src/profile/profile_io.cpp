@@ -273,6 +273,7 @@ template <class V>
 void fields(V& v, Profile& m) {
   v("schema_version", m.schema_version);
   v("pid", m.pid);
+  v("command", m.command);
   v("start_ns", m.start_ns);
   v("end_ns", m.end_ns);
   v("paths", m.paths);
@@ -406,9 +407,10 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
       j["sample_hz"] = 0;
       j["lost_samples"] = 0;
     }
-    j["function_maps"] = nlohmann::json::array();
+    if (v < 4) j["function_maps"] = nlohmann::json::array();
+    j["command"] = "";  // 5: the command's name
     // Counters were their own shape until 4: duration_ns, no summary statistics or shape.
-    if (auto counters = j.find("counters"); counters != j.end() && counters->is_array())
+    if (auto counters = j.find("counters"); v < 4 && counters != j.end() && counters->is_array())
       for (auto& c : *counters) {
         if (!c.is_object()) continue;
         if (c.contains("duration_ns")) c["total_ns"] = c["duration_ns"];

@@ -27,6 +27,7 @@
 #include "mainboard/sampler.hpp"
 #include "sampling/build_profile.hpp"
 #include "sampling/perf_sampler.hpp"
+#include "symbols/symbolizer.hpp"
 
 extern char** environ;
 
@@ -230,6 +231,10 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
     core::throw_exec_failed(argv[0], exec_errno);
   }
 
+  // Its name as the kernel has it now that exec has happened: the root of folded stacks.
+  std::string command(
+      core::trim(symbols::read_proc_file("/proc/" + std::to_string(pid) + "/comm")));
+
   // Python frames: watched only now that exec has happened (before, the child is a copy of
   // this process, which may itself be Python).
   std::unique_ptr<sampling::PythonPoller> python;
@@ -300,6 +305,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
     p = sampling::to_profile(std::move(raw), o.hz, pid, o.children, "/tmp", py ? &*py : nullptr);
   }
   p.pid = pid;
+  p.command = command;
   if (o.wall && !python)
     p.unavailable.push_back(
         "wall: needs the Python frames that --no-python turns off (or "
@@ -348,6 +354,8 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
         sampling::PythonPollerOptions{o.hz, o.wall, o.pause});
     python->watch({pid});
   }
+  std::string command(
+      core::trim(symbols::read_proc_file("/proc/" + std::to_string(pid) + "/comm")));
   auto start_ns = core::monotonic_ns();
   auto until =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(o.duration_s, 0.0));
@@ -369,6 +377,7 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   if (python) py = python->finish();
   auto p = sampling::to_profile(std::move(raw), o.hz, pid, o.children, "/tmp", py ? &*py : nullptr);
   p.pid = pid;
+  p.command = command;
   if (o.wall && !python)
     p.unavailable.push_back(
         "wall: needs the Python frames that --no-python turns off: sampled "

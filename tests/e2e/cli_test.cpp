@@ -793,6 +793,8 @@ TEST(Cli, ProfileRunKeepsTheCommandsStatusAndWritesEveryFormat) {
   lines << f.rdbuf();
   EXPECT_NE(lines.str().find(";hot_a;inner_step "), std::string::npos)
       << lines.str();  // the inlined leaf
+  EXPECT_EQ(p.command, "sample_target");
+  EXPECT_EQ(lines.str().rfind("sample_target;", 0), 0u) << lines.str();  // rooted at the command
   std::ifstream s(speedscope);
   EXPECT_EQ(nlohmann::json::parse(s)["exporter"], "mainboard");
   std::ifstream t(trace);

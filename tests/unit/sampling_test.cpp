@@ -14,13 +14,13 @@
 #include <sstream>
 #include <thread>
 
+#include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
-#include "mainboard/error.hpp"
 #include "mainboard/profiler.hpp"
-#include "mainboard/sampler.hpp"
 #include "mainboard/runner.hpp"
+#include "mainboard/sampler.hpp"
 #include "sampling/perf_sampler.hpp"
 #include "symbols/symbolizer.hpp"
 #include "test_util.hpp"
@@ -251,8 +251,8 @@ console.log(s > 0 ? "ok" : "no");
   o.stdout_path = (dir.path() / "out.txt").string();
   // V8 also writes a log with the perf map: into the temporary directory, not the current one.
   auto r = Sampler::run({"/usr/bin/node", "--perf-basic-prof", "--no-logfile-per-isolate",
-                          "--logfile=" + (dir.path() / "v8.log").string(), script.string()},
-                         o);
+                         "--logfile=" + (dir.path() / "v8.log").string(), script.string()},
+                        o);
   ASSERT_EQ(r.exit_code, 0);
   bool jit = false;
   for (const auto& f : r.profile.hot_functions(50))
@@ -373,8 +373,14 @@ TEST(Samples, HotFunctionsCountSelfAndTotalOnce) {
 }
 
 TEST(Samples, FoldedStacksForFlamegraph) {
-  auto text = sampled().folded();
-  EXPECT_EQ(text,
+  // Rooted at the command, so the lines of two runs (two pids, other thread ids) add up.
+  auto p = sampled();
+  p.command = "app";
+  EXPECT_EQ(p.folded(),
+            "app;main;compute;compute 1\n"
+            "app;main;compute;kernel_loop 6\n"
+            "app;main;io_wait 3\n");
+  EXPECT_EQ(p.folded(true),
             "main-70;main;compute;kernel_loop 6\n"
             "worker-71;main;compute;compute 1\n"
             "worker-71;main;io_wait 3\n");
@@ -394,7 +400,7 @@ TEST(Samples, StacksThatReadTheSameAreOneRow) {
   EXPECT_EQ(top[0].frames, (std::vector<std::string>{"main", "compute", "kernel_loop"}));
   EXPECT_DOUBLE_EQ(top[0].pct, 100.0 * 8 / 12);
   EXPECT_EQ(p.hot_stacks(10).size(), 3u);
-  EXPECT_EQ(p.folded(),
+  EXPECT_EQ(p.folded(true),
             "main-70;main;compute;kernel_loop 8\n"
             "worker-71;main;compute;compute 1\n"
             "worker-71;main;io_wait 3\n");
@@ -662,8 +668,8 @@ TEST(Launch, MeterAndProfileRunStartTheSameProgramForOneName) {
   Machine machine(mo);
   MeterOptions meter_options;
   meter_options.gpus = false;
-  auto metered = measure_command(machine, {"which-one", (dir.path() / "meter.txt").string()},
-                                 meter_options);
+  auto metered =
+      measure_command(machine, {"which-one", (dir.path() / "meter.txt").string()}, meter_options);
   SampleOptions o;
   o.features = Feature::spans;
   auto run = Sampler::run({"which-one", (dir.path() / "run.txt").string()}, o);
