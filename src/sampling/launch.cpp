@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/dynamic_library.hpp"
 #include "core/interrupts.hpp"
 #include "core/log.hpp"
 #include "core/process.hpp"
@@ -85,8 +86,10 @@ struct TempDir {
 
 /// Profiles the pieces of a run left in `dir` (the target's spans, the injected GPU trace):
 /// every file whose name starts with `prefix`, for the processes in `pids`.
-void merge_handoff(Profile& into, const fs::path& dir, const std::string& prefix,
+/// Merges what the command's processes wrote for `prefix`; true when any wrote something.
+bool merge_handoff(Profile& into, const fs::path& dir, const std::string& prefix,
                    const std::vector<std::int32_t>& pids) {
+  bool any = false;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     auto name = e.path().filename().string();
@@ -95,6 +98,7 @@ void merge_handoff(Profile& into, const fs::path& dir, const std::string& prefix
     auto pid = core::parse_u64(pid_text);
     if (!pid || std::find(pids.begin(), pids.end(), static_cast<std::int32_t>(*pid)) == pids.end())
       continue;
+    any = true;
     try {
       into.merge(Profile::load(e.path()));
     } catch (const std::exception& ex) {
@@ -102,6 +106,7 @@ void merge_handoff(Profile& into, const fs::path& dir, const std::string& prefix
                                  " wrote could not be read: " + ex.what());
     }
   }
+  return any;
 }
 
 bool process_gone(std::int32_t pid) {
@@ -312,7 +317,23 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
         "stacks): sampled on CPU only");
   // The target's own evidence, when it wrote some (a crash leaves none).
   merge_handoff(p, handoff.path, "spans-", pids);
-  merge_handoff(p, handoff.path, "gpu-", pids);
+  bool injected = has(o.features, Feature::gpu_activity) &&
+                  std::none_of(unavailable.begin(), unavailable.end(), [](const std::string& u) {
+                    return u.rfind("gpu_activity:", 0) == 0;
+                  });
+  auto activities_before = p.activities.size();
+  bool gpu_written = merge_handoff(p, handoff.path, "gpu-", pids);
+  if (injected && !gpu_written && p.activities.size() == activities_before) {
+    // CUDA loads the injection with the command's first CUDA call: none came.
+    std::string why;
+    if (!core::DynamicLibrary::open({"libcuda.so.1"}, &why))
+      p.unavailable.push_back("gpu_activity: no CUDA driver on this host (" + why +
+                              "): no GPU activity to trace");
+    else
+      p.unavailable.push_back(
+          "gpu_activity: the command made no CUDA call (the driver loads the tracer with the "
+          "first one): no GPU activity traced");
+  }
   p.start_ns = start_ns;
   p.end_ns = end_ns;
   p.unavailable.insert(p.unavailable.begin(), unavailable.begin(), unavailable.end());

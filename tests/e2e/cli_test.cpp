@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -718,6 +719,18 @@ TEST(Cli, ProfileDiffShowsRegionsAndKernels) {
   ASSERT_EQ(d.kernels.size(), 2u);
   EXPECT_EQ(d.kernels[0].name, "gemm(float const*, float*)");
   EXPECT_EQ(d.kernels[0].total_change_ns(), -10'000'000);
+}
+
+TEST(Cli, GpuTracingThatSawNothingSaysWhy) {
+  std::string file = ::testing::TempDir() + "/mainboard-gpu-none.json";
+  auto r = cli({"profile", "run", "--gpu", "-o", file, "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto p = Profile::load(file);
+  bool said = std::any_of(p.unavailable.begin(), p.unavailable.end(), [](const std::string& u) {
+    return u.rfind("gpu_activity: ", 0) == 0 && (u.find("no CUDA driver") != std::string::npos ||
+                                                 u.find("made no CUDA call") != std::string::npos);
+  });
+  EXPECT_TRUE(said) << nlohmann::json(p.unavailable).dump();
 }
 
 TEST(Cli, TwoSampledRunsCompareFunctionByFunction) {
