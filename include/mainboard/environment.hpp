@@ -35,4 +35,14 @@ struct MAINBOARD_API Environment {
   bool operator==(const Environment&) const = default;
 };
 
+/// The operating system: what fastfetch and `uname -r` say.
+struct MAINBOARD_API OperatingSystem {
+  std::string name;        ///< os-release's PRETTY_NAME: "Debian GNU/Linux 12 (bookworm)"
+  std::string id;          ///< os-release's ID: "debian", "ubuntu", "rhel"
+  std::string version_id;  ///< os-release's VERSION_ID: "12", "22.04"
+  std::string kernel;      ///< the kernel's release: "6.1.0-18-amd64"
+  std::string libc;        ///< the C library: "glibc 2.36" (empty when not known)
+  bool operator==(const OperatingSystem&) const = default;
+};
+
 }  // namespace mainboard

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/export.hpp"
 #include "mainboard/board.hpp"
 #include "mainboard/cgroup.hpp"
 #include "mainboard/cpu.hpp"
 #include "mainboard/cuda.hpp"
 #include "mainboard/environment.hpp"
+#include "mainboard/export.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/memory.hpp"
 #include "mainboard/npu.hpp"
@@ -47,6 +47,9 @@ struct MAINBOARD_API MachineSnapshot {
   std::vector<NpuSnapshot> npus;
   CudaStack cuda;  ///< the NVIDIA libraries found (or why not)
   Environment environment;
+  /// The operating system; empty when none of it could be read (or in a snapshot saved before
+  /// it was read).
+  std::optional<OperatingSystem> os;
   Board board;
   std::optional<Toolchain> toolchain;  ///< empty when the snapshot skipped it
   CompilerConfig compilers;

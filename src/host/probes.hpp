@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,6 +52,13 @@ Environment probe_environment(const core::Fs& fs, const core::EnvMap& env, const
 /// The scheduler whose job variables are set, if any.
 std::optional<Job> detect_job(const core::EnvMap& env, const core::Fs* fs = nullptr);
 std::vector<Scheduler> detect_schedulers(const Runner& runner);
+
+// os_linux.cpp
+/// The distribution (os-release), the kernel's release and the C library (`getconf
+/// GNU_LIBC_VERSION`, through the runner).
+OperatingSystem probe_os(const core::Fs& fs, const Runner& runner, Note& note);
+/// KEY=value lines of an os-release file, quotes and escapes undone.
+std::map<std::string, std::string> parse_os_release(std::string_view text);
 
 // cgroup_linux.cpp
 CgroupMemory probe_cgroup_memory(const core::Fs& fs);

@@ -120,8 +120,8 @@ Machine::Machine(Options options) : impl_(std::make_unique<Impl>()) {
   // Recorded hosts answer instantly from their record; a cache keyed by this machine's files
   // would be wrong for them.
   if (m.options.toolchain_cache && fs.is_live()) {
-    auto file = m.options.toolchain_cache_file ? m.options.toolchain_cache_file
-                                               : ToolCache::default_file();
+    auto file =
+        m.options.toolchain_cache_file ? m.options.toolchain_cache_file : ToolCache::default_file();
     if (file) m.tool_cache.emplace(*file);
   }
   m.sources.tool_cache = m.tool_cache ? &*m.tool_cache : nullptr;
@@ -226,7 +226,9 @@ Memory Machine::memory() const {
   return impl_->live("memory").memory;
 }
 
-const std::vector<std::shared_ptr<Gpu>>& Gpu::all() { return Machine::instance().gpus(); }
+const std::vector<std::shared_ptr<Gpu>>& Gpu::all() {
+  return Machine::instance().gpus();
+}
 
 std::vector<std::shared_ptr<Gpu>> Gpu::probe(const std::string& provider) {
   return Machine::instance().probe_gpus(provider);
@@ -283,8 +285,8 @@ std::vector<Diagnostic> Machine::identity_diagnostics() const {
 MachineSnapshot Machine::snapshot(const SnapshotOptions& options) const {
   auto& m = *impl_;
   auto wanted = [&](const machine::HostProbe& p) {
-    return options.toolchain || (std::string_view(p.name) != "toolchain" &&
-                                 std::string_view(p.name) != "compilers");
+    return options.toolchain ||
+           (std::string_view(p.name) != "toolchain" && std::string_view(p.name) != "compilers");
   };
   // The identity probes that start programs (version probes, dmidecode) run beside the rest.
   std::future<void> programs;
@@ -292,6 +294,7 @@ MachineSnapshot Machine::snapshot(const SnapshotOptions& options) const {
     programs = std::async(std::launch::async, [&] {
       if (options.toolchain) m.ensure("toolchain");
       m.ensure("dimms");
+      m.ensure("os");
     });
   } catch (const std::system_error&) {
     // No thread available: they run inline below, through the same calls.

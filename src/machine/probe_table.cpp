@@ -15,13 +15,13 @@ namespace {
 using host::Note;
 
 // A probe that fills one field: how it reads it, and where it goes.
-#define MAINBOARD_FIELD_PROBE(name, lifetime, after, field, ...)                           \
-  HostProbe {                                                                              \
-    name, lifetime, after,                                                                 \
-        [](const Sources& src, MachineSnapshot& s, [[maybe_unused]] Note& note) {          \
-          s.field = __VA_ARGS__;                                                           \
-        },                                                                                 \
-        [](const MachineSnapshot& from, MachineSnapshot& to) { to.field = from.field; }    \
+#define MAINBOARD_FIELD_PROBE(name, lifetime, after, field, ...)                        \
+  HostProbe {                                                                           \
+    name, lifetime, after,                                                              \
+        [](const Sources& src, MachineSnapshot& s, [[maybe_unused]] Note& note) {       \
+          s.field = __VA_ARGS__;                                                        \
+        },                                                                              \
+        [](const MachineSnapshot& from, MachineSnapshot& to) { to.field = from.field; } \
   }
 
 constexpr std::array<const char*, 2> kFirst{nullptr, nullptr};
@@ -149,6 +149,12 @@ Memory memory(const Sources& src, Note& note) {
   return m;
 }
 
+std::optional<OperatingSystem> os(const Sources& src, Note& note) {
+  auto o = host::probe_os(*src.fs, *src.runner, note);
+  if (o == OperatingSystem{}) return std::nullopt;  // nothing of it could be read
+  return o;
+}
+
 CgroupMemory cgroup(const Sources& src, Note& note) {
   auto c = host::probe_cgroup_memory(*src.fs);
   if (!c.supported) note.unsupported(c.reason);
@@ -163,14 +169,13 @@ const HostProbe kProbes[] = {
     MAINBOARD_FIELD_PROBE("environment", Lifetime::identity, kFirst, environment,
                           host::probe_environment(*src.fs, src.env, *src.runner, note)),
     HostProbe{"dimms", Lifetime::identity, kFirst, dimms, copy_dimms},
-    MAINBOARD_FIELD_PROBE("toolchain", Lifetime::identity, kFirst, toolchain,
-                          toolchain(src, note)),
+    MAINBOARD_FIELD_PROBE("os", Lifetime::identity, kFirst, os, os(src, note)),
+    MAINBOARD_FIELD_PROBE("toolchain", Lifetime::identity, kFirst, toolchain, toolchain(src, note)),
     MAINBOARD_FIELD_PROBE("compilers", Lifetime::identity, kAfterToolchain, compilers,
                           compilers(src, s)),
     MAINBOARD_FIELD_PROBE("cuda", Lifetime::identity, kAfterToolchain, cuda, cuda(src, s, note)),
     // Live: read at every snapshot.
-    MAINBOARD_FIELD_PROBE("hostname", Lifetime::live, kFirst, hostname,
-                          hostname(src)),
+    MAINBOARD_FIELD_PROBE("hostname", Lifetime::live, kFirst, hostname, hostname(src)),
     HostProbe{"cpu_clocks", Lifetime::live, kFirst, cpu_reading, copy_cpu_reading},
     MAINBOARD_FIELD_PROBE("memory", Lifetime::live, kFirst, memory, memory(src, note)),
     HostProbe{"swap", Lifetime::live, kFirst, swap, copy_swap},

@@ -193,6 +193,16 @@ void fields(V& v, Environment& m) {
 MAINBOARD_DEFINE_JSON(Environment)
 
 template <class V>
+void fields(V& v, OperatingSystem& m) {
+  v("name", m.name);
+  v("id", m.id);
+  v("version_id", m.version_id);
+  v("kernel", m.kernel);
+  v("libc", m.libc);
+}
+MAINBOARD_DEFINE_JSON(OperatingSystem)
+
+template <class V>
 void fields(V& v, DetectedTool& m) {
   v("name", m.name);
   v("category", m.category);
@@ -438,6 +448,7 @@ void fields(V& v, MachineSnapshot& m) {
   v("npus", m.npus);
   v("cuda", m.cuda);
   v("environment", m.environment);
+  v("os", m.os);
   v("board", m.board);
   v("toolchain", m.toolchain);
   v("compilers", m.compilers);

@@ -71,6 +71,16 @@ std::string Style::bold(const std::string& s) const {
   return color ? fmt::format(fmt::emphasis::bold, "{}", s) : s;
 }
 
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (p.empty()) continue;
+    if (!out.empty()) out += sep;
+    out += p;
+  }
+  return out;
+}
+
 bool want_color(const std::string& mode, int fd) {
   // An explicit --color wins; then NO_COLOR (no-color.org: "user-level configuration files and
   // per-instance command-line arguments should override it"), TERM=dumb and the terminal.

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mainboard::view {
 
@@ -12,6 +13,8 @@ std::string bytes(std::uint64_t value);
 std::string capacity_pair(std::uint64_t used, std::uint64_t total);
 std::string mhz(double value);
 std::string percent(double value);
+/// The parts that are not empty, joined by `sep`.
+std::string join(const std::vector<std::string>& parts, const char* sep = " · ");
 
 /// Terminal styling that is a no-op when colour is off.
 struct Style {

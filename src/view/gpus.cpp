@@ -1,20 +1,12 @@
 #include "view/gpus.hpp"
 
+#include "view/format.hpp"
+
 #include <fmt/format.h>
 
 namespace mainboard::view {
 
 namespace {
-
-std::string join(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const auto& p : parts) {
-    if (p.empty()) continue;
-    if (!out.empty()) out += sep;
-    out += p;
-  }
-  return out;
-}
 
 std::string why(const Style& style, const std::string& what, const std::string& reason) {
   return style.warn(what + " unavailable") + (reason.empty() ? "" : style.dim(" (" + reason + ")"));
@@ -85,7 +77,8 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
     };
     std::vector<std::string> live;
     if (t.memory.supported)
-      live.push_back("memory " + capacity_pair(t.memory.used_bytes.value_or(0), t.memory.total_bytes) +
+      live.push_back("memory " +
+                     capacity_pair(t.memory.used_bytes.value_or(0), t.memory.total_bytes) +
                      (t.memory.unified ? " (unified)" : ""));
     else
       unavailable("memory", t.memory.reason);
@@ -102,7 +95,8 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
     more(join(live, " · "));
     std::vector<std::string> clocks;
     bool has_sm = false;
-    for (const auto& c : t.clocks) has_sm = has_sm || c.domain == "sm";
+    for (const auto& c : t.clocks)
+      has_sm = has_sm || c.domain == "sm";
     for (const auto& c : t.clocks)
       if (c.domain == "sm" || c.domain == "memory" || (!has_sm && c.domain == "graphics"))
         clocks.push_back(fmt::format("{} {:.0f}{} MHz", c.domain, c.current_mhz.value_or(0),
@@ -110,8 +104,10 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
     std::string thermal;
     if (t.thermal.supported) {
       thermal = fmt::format("{:.0f} °C", *t.thermal.temperature_c);
-      if (t.thermal.slowdown_c) thermal += fmt::format(" (slowdown {:.0f} °C)", *t.thermal.slowdown_c);
-      if (!t.thermal.throttle_reasons.empty()) thermal += " " + join(t.thermal.throttle_reasons, ",");
+      if (t.thermal.slowdown_c)
+        thermal += fmt::format(" (slowdown {:.0f} °C)", *t.thermal.slowdown_c);
+      if (!t.thermal.throttle_reasons.empty())
+        thermal += " " + join(t.thermal.throttle_reasons, ",");
     } else {
       unavailable("temperature", t.thermal.reason);
     }
@@ -121,18 +117,23 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
     std::vector<std::string> power;
     if (t.energy.supported) {
       if (t.energy.power_w)
-        power.push_back(fmt::format("{:.0f} W", *t.energy.power_w) +
-                        (t.energy.power_limit_w ? fmt::format(" of {:.0f} W", *t.energy.power_limit_w) : ""));
-      if (t.energy.energy_j) power.push_back(fmt::format("{:.1f} kJ since driver load", *t.energy.energy_j / 1000));
+        power.push_back(
+            fmt::format("{:.0f} W", *t.energy.power_w) +
+            (t.energy.power_limit_w ? fmt::format(" of {:.0f} W", *t.energy.power_limit_w) : ""));
+      if (t.energy.energy_j)
+        power.push_back(fmt::format("{:.1f} kJ since driver load", *t.energy.energy_j / 1000));
     } else {
       unavailable("power", t.energy.reason);
     }
     if (g.pcie.link_gen)
-      power.push_back(fmt::format("PCIe gen{} x{}", *g.pcie.link_gen, g.pcie.link_width.value_or(0)));
+      power.push_back(
+          fmt::format("PCIe gen{} x{}", *g.pcie.link_gen, g.pcie.link_width.value_or(0)));
     if (g.pcie.tx_kbps)
-      power.push_back("tx " + rate_kbps(*g.pcie.tx_kbps) + " rx " + rate_kbps(g.pcie.rx_kbps.value_or(0)));
+      power.push_back("tx " + rate_kbps(*g.pcie.tx_kbps) + " rx " +
+                      rate_kbps(g.pcie.rx_kbps.value_or(0)));
     more(join(power, " · "));
-    for (const auto& [what, reason] : missing) more(why(style, what, reason));
+    for (const auto& [what, reason] : missing)
+      more(why(style, what, reason));
     for (const auto& p : g.processes)
       more(fmt::format("pid {} {}{}", p.pid, p.name.empty() ? "?" : p.name,
                        p.used_memory_bytes ? " " + bytes(*p.used_memory_bytes) : ""));
@@ -148,7 +149,8 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
       parts.push_back(fmt::format("clock {:.0f}{} MHz", c.current_mhz.value_or(0),
                                   c.max_mhz ? fmt::format("/{:.0f}", *c.max_mhz) : ""));
     if (t.memory.supported)
-      parts.push_back("memory " + capacity_pair(t.memory.used_bytes.value_or(0), t.memory.total_bytes) +
+      parts.push_back("memory " +
+                      capacity_pair(t.memory.used_bytes.value_or(0), t.memory.total_bytes) +
                       (t.memory.unified ? " (unified)" : ""));
     if (t.utilization.supported)
       parts.push_back(fmt::format("busy {:.0f} %", t.utilization.compute_pct.value_or(0)));

@@ -21,6 +21,7 @@ namespace {
 
 using view::bytes;
 using view::capacity_pair;
+using view::join;
 
 // ---------------------------------------------------------------------------------------------
 // Text that knows its width on screen. Everything we draw is one column per code point (box
@@ -42,9 +43,12 @@ std::string fit(const std::string& s, std::size_t width) {
   for (std::size_t i = 0; i < s.size();) {
     std::size_t len = 1;
     unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0xF0) len = 4;
-    else if (c >= 0xE0) len = 3;
-    else if (c >= 0xC0) len = 2;
+    if (c >= 0xF0)
+      len = 4;
+    else if (c >= 0xE0)
+      len = 3;
+    else if (c >= 0xC0)
+      len = 2;
     if (n + 1 == width) break;
     out.append(s, i, len);
     ++n;
@@ -55,17 +59,8 @@ std::string fit(const std::string& s, std::size_t width) {
 
 std::string repeat(const char* glyph, std::size_t n) {
   std::string out;
-  for (std::size_t i = 0; i < n; ++i) out += glyph;
-  return out;
-}
-
-std::string join(const std::vector<std::string>& parts, const char* sep = " · ") {
-  std::string out;
-  for (const auto& p : parts) {
-    if (p.empty()) continue;
-    if (!out.empty()) out += sep;
-    out += p;
-  }
+  for (std::size_t i = 0; i < n; ++i)
+    out += glyph;
   return out;
 }
 
@@ -97,7 +92,8 @@ struct Cell {
     std::size_t inner = width - 2;
     if (i == 0) {
       std::string t = " " + fit(title, inner > 4 ? inner - 4 : 0);
-      while (!t.empty() && t.back() == ' ') t.pop_back();
+      while (!t.empty() && t.back() == ' ')
+        t.pop_back();
       t += " ";
       std::size_t rest = inner > width_of(t) + 1 ? inner - width_of(t) - 1 : 0;
       return paint("╭─", border) + paint(t, paint.title()) + paint(repeat("─", rest) + "╮", border);
@@ -107,7 +103,9 @@ struct Cell {
   }
 };
 
-std::string percent(double v) { return fmt::format("{:.0f} %", v); }
+std::string percent(double v) {
+  return fmt::format("{:.0f} %", v);
+}
 
 /// fit() pads to the column; lines end without trailing blanks.
 std::string rstrip_lines(const std::string& text) {
@@ -117,7 +115,8 @@ std::string rstrip_lines(const std::string& text) {
       line += c;
       continue;
     }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
+    while (!line.empty() && line.back() == ' ')
+      line.pop_back();
     out += line + "\n";
     line.clear();
   }
@@ -128,7 +127,8 @@ std::string rstrip_lines(const std::string& text) {
 std::string gauge(double fraction) {
   fraction = std::clamp(fraction, 0.0, 1.0);
   int full = static_cast<int>(fraction * 10 + 0.5);
-  return repeat("█", static_cast<std::size_t>(full)) + repeat("░", static_cast<std::size_t>(10 - full));
+  return repeat("█", static_cast<std::size_t>(full)) +
+         repeat("░", static_cast<std::size_t>(10 - full));
 }
 
 std::string memory_use(const Memory& m) {
@@ -152,16 +152,23 @@ MachineView MachineView::of(const Machine& machine) {
   return MachineView(machine.snapshot({.toolchain = false}));
 }
 
-std::string MachineView::metal_label(const std::string& value) { return apple::metal_label(value); }
-std::string MachineView::bytes(std::uint64_t value) { return view::bytes(value); }
+std::string MachineView::metal_label(const std::string& value) {
+  return apple::metal_label(value);
+}
+std::string MachineView::bytes(std::uint64_t value) {
+  return view::bytes(value);
+}
 std::string MachineView::capacity_pair(std::uint64_t used, std::uint64_t total) {
   return view::capacity_pair(used, total);
 }
-std::string MachineView::memory_usage(const Memory& memory) { return memory_use(memory); }
+std::string MachineView::memory_usage(const Memory& memory) {
+  return memory_use(memory);
+}
 
 std::string MachineView::memory_title() const {
-  bool unified = std::any_of(snapshot_.gpus.begin(), snapshot_.gpus.end(),
-                             [](const GpuSnapshot& g) { return g.telemetry.memory.scope == "unified"; });
+  bool unified =
+      std::any_of(snapshot_.gpus.begin(), snapshot_.gpus.end(),
+                  [](const GpuSnapshot& g) { return g.telemetry.memory.scope == "unified"; });
   return unified ? "Unified memory" : "Memory";
 }
 
@@ -177,17 +184,21 @@ std::vector<std::string> MachineView::memory_rows() const {
     total += " " + type + (hw.speed_mhz() ? "-" + std::to_string(*hw.speed_mhz()) : "");
   }
   rows.push_back(total);
-  if (!hw.cards.empty()) rows.push_back(fmt::format("{} of {} DIMM slots", hw.slots_used(), hw.slots_total()));
+  if (!hw.cards.empty())
+    rows.push_back(fmt::format("{} of {} DIMM slots", hw.slots_used(), hw.slots_total()));
   if (s.memory.supported && s.memory.used_bytes)
-    rows.push_back(gauge(s.memory.percent_used() / 100.0) + " " + percent(s.memory.percent_used()) + " used");
+    rows.push_back(gauge(s.memory.percent_used() / 100.0) + " " + percent(s.memory.percent_used()) +
+                   " used");
   rows.push_back(swap_label());
   if (s.cgroup_memory.supported)
     rows.push_back(s.cgroup_memory.limit_bytes ? "cgroup cap " + bytes(*s.cgroup_memory.limit_bytes)
                                                : std::string("no cgroup cap"));
-  if (s.cpu.info.numa_nodes > 1) rows.push_back(fmt::format("{} NUMA nodes", s.cpu.info.numa_nodes));
+  if (s.cpu.info.numa_nodes > 1)
+    rows.push_back(fmt::format("{} NUMA nodes", s.cpu.info.numa_nodes));
   std::vector<std::string> sharing;
   for (const auto& g : s.gpus)
-    if (g.telemetry.memory.scope == "unified") sharing.push_back(fmt::format("GPU {}", g.info.index));
+    if (g.telemetry.memory.scope == "unified")
+      sharing.push_back(fmt::format("GPU {}", g.info.index));
   for (const auto& n : s.npus)
     if (n.telemetry.memory.unified) sharing.push_back(fmt::format("NPU {}", n.info.index));
   if (!sharing.empty()) rows.push_back("shared: " + join(sharing, ", "));
@@ -200,7 +211,9 @@ std::string MachineView::swap_label() const {
   return "swap " + capacity_pair(hw.swap_used_bytes, hw.swap_total_bytes);
 }
 
-std::string MachineView::cpu_title() const { return "CPU · " + snapshot_.cpu.info.label; }
+std::string MachineView::cpu_title() const {
+  return "CPU · " + snapshot_.cpu.info.label;
+}
 
 std::vector<std::string> MachineView::cpu_rows() const {
   const auto& c = snapshot_.cpu.info;
@@ -209,9 +222,10 @@ std::vector<std::string> MachineView::cpu_rows() const {
   auto plural = [](std::uint32_t n, const char* what) {
     return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
   };
-  std::string counts = c.packages > 1 ? fmt::format("{} × {}", c.packages,
-                                                    plural(c.cores / std::max(c.packages, 1u), "core"))
-                                      : plural(c.cores, "core");
+  std::string counts =
+      c.packages > 1
+          ? fmt::format("{} × {}", c.packages, plural(c.cores / std::max(c.packages, 1u), "core"))
+          : plural(c.cores, "core");
   rows.push_back(join({counts, plural(c.threads, "thread"),
                        c.numa_nodes > 1 ? plural(c.numa_nodes, "NUMA node") : ""}));
   std::vector<std::string> live;
@@ -259,7 +273,8 @@ std::vector<std::string> MachineView::gpu_rows(std::size_t index) const {
     }
   if (g.fan_speed_pct) live.push_back(fmt::format("fan {:.0f} %", *g.fan_speed_pct));
   if (!g.processes.empty())
-    live.push_back(fmt::format("{} process{}", g.processes.size(), g.processes.size() == 1 ? "" : "es"));
+    live.push_back(
+        fmt::format("{} process{}", g.processes.size(), g.processes.size() == 1 ? "" : "es"));
   if (live.empty() && !t.utilization.supported)
     live.push_back(t.utilization.reason.find("privileged") != std::string::npos
                        ? "clocks, power: privileged only"
@@ -284,7 +299,8 @@ std::vector<std::string> MachineView::npu_rows(std::size_t index) const {
     live.push_back(percent(*t.utilization.compute_pct) + " busy");
   if (t.memory.supported && t.memory.used_bytes && t.memory.source == "npu_memory_utilization")
     live.push_back(bytes(*t.memory.used_bytes) + " mapped");
-  return {join({n.info.architecture, n.info.driver}), live.empty() ? "no live readings" : join(live)};
+  return {join({n.info.architecture, n.info.driver}),
+          live.empty() ? "no live readings" : join(live)};
 }
 
 std::string MachineView::connection_label(UnitKind kind, std::size_t index) const {
@@ -293,8 +309,9 @@ std::string MachineView::connection_label(UnitKind kind, std::size_t index) cons
     case UnitKind::cpu: {
       for (const auto& c : s.memory_hardware.cards)
         if (c.populated() && !c.type.empty())
-          return s.memory_hardware.speed_mhz() ? fmt::format("{}-{}", c.type, *s.memory_hardware.speed_mhz())
-                                               : c.type;
+          return s.memory_hardware.speed_mhz()
+                     ? fmt::format("{}-{}", c.type, *s.memory_hardware.speed_mhz())
+                     : c.type;
       return "memory bus";
     }
     case UnitKind::gpu: {
@@ -315,8 +332,10 @@ std::string MachineView::connection_label(UnitKind kind, std::size_t index) cons
 
 std::string MachineView::fabric_label() const {
   std::map<std::string, int> count;
-  for (std::size_t i = 0; i < snapshot_.gpus.size(); ++i) ++count[connection_label(UnitKind::gpu, i)];
-  for (std::size_t i = 0; i < snapshot_.npus.size(); ++i) ++count[connection_label(UnitKind::npu, i)];
+  for (std::size_t i = 0; i < snapshot_.gpus.size(); ++i)
+    ++count[connection_label(UnitKind::gpu, i)];
+  for (std::size_t i = 0; i < snapshot_.npus.size(); ++i)
+    ++count[connection_label(UnitKind::npu, i)];
   std::string best;
   int most = 0;
   for (const auto& [label, n] : count)
@@ -331,7 +350,8 @@ std::string MachineView::compact_summary() const {
   const auto& s = snapshot_;
   std::vector<std::string> parts;
   parts.push_back(s.cpu.info.label);
-  if (s.cpu.info.cores) parts.push_back(fmt::format("{} core{}", s.cpu.info.cores, s.cpu.info.cores == 1 ? "" : "s"));
+  if (s.cpu.info.cores)
+    parts.push_back(fmt::format("{} core{}", s.cpu.info.cores, s.cpu.info.cores == 1 ? "" : "s"));
   if (s.memory.supported) parts.push_back(bytes(s.memory.total_bytes));
   // Accelerators grouped by name: "8 × NVIDIA H100 80GB HBM3".
   std::vector<std::pair<std::string, int>> groups;
@@ -343,10 +363,13 @@ std::string MachineView::compact_summary() const {
       }
     groups.emplace_back(label, 1);
   };
-  for (const auto& g : s.gpus) add(g.info.label);
-  for (const auto& n : s.npus) add(n.info.label);
+  for (const auto& g : s.gpus)
+    add(g.info.label);
+  for (const auto& n : s.npus)
+    add(n.info.label);
   if (groups.empty()) parts.push_back("no accelerator");
-  for (const auto& [label, n] : groups) parts.push_back(n > 1 ? fmt::format("{} × {}", n, label) : label);
+  for (const auto& [label, n] : groups)
+    parts.push_back(n > 1 ? fmt::format("{} × {}", n, label) : label);
   if (auto fabric = fabric_label(); !fabric.empty() && !s.gpus.empty()) parts.push_back(fabric);
   if (s.cgroup_memory.limit_bytes) parts.push_back("cap " + bytes(*s.cgroup_memory.limit_bytes));
   if (s.scratch.found)
@@ -385,11 +408,13 @@ std::string MachineView::render(const ViewOptions& options) const {
         if (!r.empty()) out += std::string(8, ' ') + fit(r, width - 8) + "\n";
     };
     block("Memory", memory.rows.empty() ? "" : memory.rows.front(),
-          std::vector<std::string>(memory.rows.begin() + (memory.rows.empty() ? 0 : 1), memory.rows.end()));
+          std::vector<std::string>(memory.rows.begin() + (memory.rows.empty() ? 0 : 1),
+                                   memory.rows.end()));
     for (const auto& u : units) {
       std::string label = u.kind == UnitKind::cpu ? "CPU"
-                          : u.kind == UnitKind::gpu ? fmt::format("GPU {}", s.gpus[u.index].info.index)
-                                                    : fmt::format("NPU {}", s.npus[u.index].info.index);
+                          : u.kind == UnitKind::gpu
+                              ? fmt::format("GPU {}", s.gpus[u.index].info.index)
+                              : fmt::format("NPU {}", s.npus[u.index].info.index);
       auto dot = u.cell.title.find(" · ");
       std::string title = dot == std::string::npos ? u.cell.title : u.cell.title.substr(dot + 4);
       block(label, title + " [" + connection_label(u.kind, u.index) + "]", u.cell.rows);
@@ -404,10 +429,12 @@ std::string MachineView::render(const ViewOptions& options) const {
   std::size_t right = width - left - gap;
 
   std::size_t right_height = 0;
-  for (const auto& u : units) right_height += u.cell.height();
+  for (const auto& u : units)
+    right_height += u.cell.height();
   std::size_t height = std::max(right_height, memory.height());
   // The memory cell stretches to the height of the units beside it.
-  while (memory.height() < height) memory.rows.emplace_back();
+  while (memory.height() < height)
+    memory.rows.emplace_back();
 
   // Which right-hand line carries which unit's arrow (its first row) and label (the next).
   std::map<std::size_t, std::size_t> arrow_at, label_at;
@@ -435,9 +462,11 @@ std::string MachineView::render(const ViewOptions& options) const {
     } else if (label_at.count(line)) {
       const auto& u = units[label_at[line]];
       std::string label = fit(connection_label(u.kind, u.index), gap - 2);
-      while (!label.empty() && label.back() == ' ') label.pop_back();
+      while (!label.empty() && label.back() == ' ')
+        label.pop_back();
       std::size_t pad = (gap - width_of(label)) / 2;
-      mid = std::string(pad, ' ') + paint(label, paint.dim()) + std::string(gap - pad - width_of(label), ' ');
+      mid = std::string(pad, ' ') + paint(label, paint.dim()) +
+            std::string(gap - pad - width_of(label), ' ');
     } else {
       mid = std::string(gap, ' ');
     }
@@ -450,11 +479,13 @@ std::string MachineView::render(const ViewOptions& options) const {
       }
     }
     std::string full = mem + mid + rhs;
-    while (!full.empty() && full.back() == ' ') full.pop_back();
+    while (!full.empty() && full.back() == ' ')
+      full.pop_back();
     out += full + "\n";
   }
   out += paint(fit(compact_summary(), width), paint.dim());
-  while (!out.empty() && out.back() == ' ') out.pop_back();
+  while (!out.empty() && out.back() == ' ')
+    out.pop_back();
   return out + "\n";
 }
 

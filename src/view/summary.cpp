@@ -4,21 +4,12 @@
 
 #include <map>
 
+#include "view/format.hpp"
 #include "view/gpus.hpp"
 
 namespace mainboard::view {
 
 namespace {
-
-std::string join(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const auto& p : parts) {
-    if (p.empty()) continue;
-    if (!out.empty()) out += sep;
-    out += p;
-  }
-  return out;
-}
 
 std::string plural(std::uint64_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
@@ -60,6 +51,17 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   const auto& cpu = s.cpu.info;
   std::string title = join({s.hostname, cpu.label, cpu.architecture}, " · ");
   std::string out = style.bold(title) + "\n";
+
+  // The system first, as fastfetch: distribution, kernel, C library.
+  if (s.os) {
+    b.line("System",
+           join({s.os->name.empty() ? join({s.os->id, s.os->version_id}, " ") : s.os->name,
+                 s.os->kernel.empty() ? "" : "kernel " + s.os->kernel, s.os->libc},
+                " · "));
+  } else {
+    const auto* d = s.diagnostic("os");
+    b.line("System", unsupported(style, d ? d->reason : ""));
+  }
 
   std::string identity = cpu.label;
   if (!cpu.microarchitecture.empty() && cpu.label.find(cpu.microarchitecture) == std::string::npos)
@@ -145,11 +147,10 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
          job);
 
   if (s.scratch.found) {
-    b.line(
-        "Scratch",
-        fmt::format("{} ({}){}", s.scratch.path,
-                    join({s.scratch.fs_type, to_string(s.scratch.tier)}, ", "),
-                    s.scratch.free_bytes ? ", " + bytes(*s.scratch.free_bytes) + " free" : ""));
+    b.line("Scratch",
+           fmt::format("{} ({}){}", s.scratch.path,
+                       join({s.scratch.fs_type, to_string(s.scratch.tier)}, ", "),
+                       s.scratch.free_bytes ? ", " + bytes(*s.scratch.free_bytes) + " free" : ""));
   } else {
     b.line("Scratch", unsupported(style, "no writable scratch directory"));
   }

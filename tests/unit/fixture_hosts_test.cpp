@@ -87,6 +87,12 @@ TEST(FixtureHosts, CloudVmWithCgroupV1AndNoDmi) {
 
 TEST(FixtureHosts, SlurmJobWithCgroupV2Cap) {
   auto s = probe("cgroup2-capped");
+  ASSERT_TRUE(s.os);
+  EXPECT_EQ(s.os->name, "Rocky Linux 9.3 (Blue Onyx)");
+  EXPECT_EQ(s.os->id, "rocky");
+  EXPECT_EQ(s.os->version_id, "9.3");
+  EXPECT_EQ(s.os->kernel, "5.14.0-362.8.1.el9_3.x86_64");
+  EXPECT_EQ(s.os->libc, "glibc 2.34");
   const auto& cpu = s.cpu.info;
   EXPECT_EQ(cpu.label, "Intel(R) Xeon(R) w5-3435X");
   EXPECT_EQ(cpu.microarchitecture, "Sapphire Rapids");
@@ -183,10 +189,22 @@ TEST(FixtureHosts, TwoSocketNumaServer) {
   ASSERT_TRUE(s.toolchain);
   EXPECT_TRUE(s.toolchain->tools.empty());
   EXPECT_EQ(s.diagnostic("toolchain")->status, ProbeStatus::unsupported);
+  // os-release where systemd puts it (/usr/lib), no getconf recorded: the C library unknown.
+  ASSERT_TRUE(s.os);
+  EXPECT_EQ(s.os->name, "Ubuntu 22.04.4 LTS");
+  EXPECT_EQ(s.os->id, "ubuntu");
+  EXPECT_EQ(s.os->kernel, "5.15.0-105-generic");
+  EXPECT_EQ(s.os->libc, "");
 }
 
 TEST(FixtureHosts, BrokenFilesDegradeWithoutCrashing) {
   auto s = probe("broken");
+  // os-release: an unterminated quote is no value, an overlong one is cut; no kernel release.
+  ASSERT_TRUE(s.os);
+  EXPECT_EQ(s.os->name, "");
+  EXPECT_EQ(s.os->id, "");
+  EXPECT_EQ(s.os->version_id.size(), 256u);
+  EXPECT_EQ(s.os->kernel, "");
   EXPECT_EQ(s.cpu.info.vendor, "Intel");
   EXPECT_FALSE(s.cpu.info.model);     // 99999999999999999999999 does not fit
   EXPECT_EQ(s.cpu.info.threads, 1u);  // counted from the one processor line
