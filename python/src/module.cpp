@@ -265,21 +265,9 @@ void bind_profiling(py::module_& m) {
            py::arg("strict") = false, py::arg("machine_snapshot") = false,
            py::arg("machine") = nullptr)
       .def_property_readonly("active", &Profiler::active)
-      .def("stop",
-           [](Profiler& p) {
-             py::gil_scoped_release release;
-             p.stop();
-           })
-      .def("stop_sampler",
-           [](Profiler& p) {
-             py::gil_scoped_release release;
-             p.stop_sampler();
-           })
-      .def("sample",
-           [](Profiler& p) {
-             py::gil_scoped_release release;
-             p.sample();
-           })
+      .def("stop", &Profiler::stop, py::call_guard<py::gil_scoped_release>())
+      .def("stop_sampler", &Profiler::stop_sampler, py::call_guard<py::gil_scoped_release>())
+      .def("sample", &Profiler::sample, py::call_guard<py::gil_scoped_release>())
       .def("enter", &Profiler::enter)
       .def("exit", &Profiler::exit)
       .def("result",
@@ -359,16 +347,8 @@ void bind_measurements(py::module_& m) {
       .def(
           py::init([](const PyMachine& machine) { return std::make_unique<Meter>(machine.get()); }),
           py::keep_alive<1, 2>())
-      .def("sample",
-           [](Meter& meter) {
-             py::gil_scoped_release release;
-             meter.sample();
-           })
-      .def("stop",
-           [](Meter& meter) {
-             py::gil_scoped_release release;
-             meter.stop();
-           })
+      .def("sample", &Meter::sample, py::call_guard<py::gil_scoped_release>())
+      .def("stop", &Meter::stop, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("elapsed_s", &Meter::elapsed_s)
       .def_property_readonly("peak_host_gb", &Meter::peak_host_gb)
       .def_property_readonly("peak_gpu_gb", &Meter::peak_gpu_gb)
