@@ -27,6 +27,10 @@ struct MAINBOARD_API CudaStack {
   LibraryInfo cuda_runtime;
   std::optional<std::string> nvcc_path;
   std::optional<std::string> nvcc_version;
+  /// When nvcc's CUDA is newer than the driver supports, the warning a user needs before the
+  /// program fails with "CUDA driver version is insufficient for CUDA runtime version";
+  /// empty when both are known and agree, or either is unknown.
+  std::string toolkit_newer_than_driver() const;
   bool operator==(const CudaStack&) const = default;
 };
 

@@ -145,6 +145,8 @@ int run_toolchain(const Global& g, bool json, bool cmake_only) {
     // Quoted for a shell: pasted after `cmake`, or `eval cmake -S . "$(mainboard toolchain
     // --cmake)"` (a ';' in a list of CUDA architectures would end the command unquoted).
     print(mainboard::core::shell_quote(cfg.cmake_args()) + "\n");
+    if (auto note = machine.cuda_stack().toolkit_newer_than_driver(); !note.empty())
+      std::fprintf(stderr, "mainboard: warning: %s\n", note.c_str());  // stdout stays arguments
     return 0;
   }
   if (json) {
@@ -153,7 +155,8 @@ int run_toolchain(const Global& g, bool json, bool cmake_only) {
     return 0;
   }
   mainboard::view::Style style{mainboard::view::want_color(g.color, 1)};
-  print(mainboard::view::render_toolchain(tc, cfg, style));
+  print(mainboard::view::render_toolchain(tc, cfg, style,
+                                          machine.cuda_stack().toolkit_newer_than_driver()));
   return 0;
 }
 

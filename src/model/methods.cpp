@@ -1,8 +1,11 @@
 // The models' own methods: pure functions of their fields, in the span library with the models'
 // JSON, so that a profile's machine snapshot is usable wherever the profile is.
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 
 #include "mainboard/cpu.hpp"
+#include "mainboard/cuda.hpp"
 #include "mainboard/memory.hpp"
 #include "mainboard/snapshot.hpp"
 #include "mainboard/toolchain.hpp"
@@ -59,6 +62,24 @@ const DetectedTool* Toolchain::find(const std::string& name) const {
   return nullptr;
 }
 
+std::string CudaStack::toolkit_newer_than_driver() const {
+  // "13.0.88" and "12.4": compared as major.minor.
+  auto major_minor = [](const std::string& v) -> std::optional<std::pair<int, int>> {
+    int major = 0, minor = 0;
+    char dot = 0;
+    if (std::sscanf(v.c_str(), "%d%c%d", &major, &dot, &minor) != 3 || dot != '.')
+      return std::nullopt;
+    return std::pair{major, minor};
+  };
+  if (!nvcc_version || cuda_driver_version.empty()) return "";
+  auto toolkit = major_minor(*nvcc_version), driver = major_minor(cuda_driver_version);
+  if (!toolkit || !driver || *toolkit <= *driver) return "";
+  return "nvcc is CUDA " + std::to_string(toolkit->first) + "." + std::to_string(toolkit->second) +
+         ", newer than the " + cuda_driver_version +
+         " the driver supports: programs it builds fail with \"CUDA driver version is "
+         "insufficient\" unless they ship a compatible runtime";
+}
+
 std::vector<std::string> CompilerConfig::cmake_args() const {
   std::vector<std::string> out;
   if (c_compiler) out.push_back("-DCMAKE_C_COMPILER=" + *c_compiler);
@@ -85,7 +106,8 @@ std::optional<Activity> parse_activities(std::string_view text) {
   std::size_t pos = 0;
   while (pos <= text.size()) {
     auto bar = text.find('|', pos);
-    auto name = text.substr(pos, bar == std::string_view::npos ? std::string_view::npos : bar - pos);
+    auto name =
+        text.substr(pos, bar == std::string_view::npos ? std::string_view::npos : bar - pos);
     auto value = value_of<Activity>(name);
     if (!value) return std::nullopt;
     bits |= static_cast<std::uint32_t>(*value);

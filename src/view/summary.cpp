@@ -151,6 +151,13 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
            fmt::format("{} ({}){}", s.scratch.path,
                        join({s.scratch.fs_type, to_string(s.scratch.tier)}, ", "),
                        s.scratch.free_bytes ? ", " + bytes(*s.scratch.free_bytes) + " free" : ""));
+    // A tmpfs is RAM: what is written there is memory the job holds.
+    if (s.scratch.tier == StorageTier::memory)
+      b.more(s.cgroup_memory.capped()
+                 ? style.warn("in RAM: files written here count against memory and the cgroup "
+                              "cap of " +
+                              bytes(*s.cgroup_memory.limit_bytes))
+                 : std::string("in RAM: files written here count against memory"));
   } else {
     b.line("Scratch", unsupported(style, "no writable scratch directory"));
   }
@@ -180,8 +187,10 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   }
   for (const auto& n : s.npus)
     b.line(fmt::format("NPU {}", n.info.index), join({n.info.label, n.info.driver}, " · "));
-  if (s.cuda.nvml.found || s.cuda.cuda_driver.found || s.cuda.nvcc_version)
+  if (s.cuda.nvml.found || s.cuda.cuda_driver.found || s.cuda.nvcc_version) {
     b.line("CUDA", cuda_stack_line(s.cuda));
+    if (auto note = s.cuda.toolkit_newer_than_driver(); !note.empty()) b.more(style.warn(note));
+  }
 
   if (s.toolchain) {
     std::vector<std::string> tools;
@@ -197,14 +206,19 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   return out + b.take();
 }
 
-std::string render_toolchain(const Toolchain& tc, const CompilerConfig& cfg, const Style& style) {
+std::string render_toolchain(const Toolchain& tc, const CompilerConfig& cfg, const Style& style,
+                             const std::string& note) {
   std::string out;
   for (const auto& [category, tools] : tc.by_category()) {
-    out += style.label(fmt::format("{:<8}", to_string(category))) + "\n";
-    for (const auto& t : tools)
-      out +=
-          fmt::format("  {:<10} {:<12} {}\n", t.name, t.version.value_or("?"), t.path.value_or(""));
+    out += style.label(to_string(category)) + "\n";
+    for (const auto& t : tools) {
+      auto line =
+          fmt::format("  {:<10} {:<12} {}", t.name, t.version.value_or("?"), t.path.value_or(""));
+      line.erase(line.find_last_not_of(' ') + 1);
+      out += line + "\n";
+    }
   }
+  if (!note.empty()) out += style.warn(note) + "\n";
   if (tc.tools.empty()) out += style.dim("no known build tool on PATH") + "\n";
   auto args = cfg.cmake_args();
   if (!args.empty()) {

@@ -11,6 +11,6 @@ namespace mainboard::view {
 std::string render_summary(const MachineSnapshot& snapshot, const Style& style);
 /// The toolchain table and the CMake configuration.
 std::string render_toolchain(const Toolchain& toolchain, const CompilerConfig& compilers,
-                             const Style& style);
+                             const Style& style, const std::string& note = "");
 
 }  // namespace mainboard::view

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "mainboard/cuda.hpp"
 #include "mainboard/runner.hpp"
 #include "mainboard/toolchain.hpp"
 #include "test_util.hpp"
@@ -127,4 +128,22 @@ TEST(CompilerConfig, CmakeArguments) {
   cfg.cuda_architectures = "90";
   EXPECT_EQ(cfg.cmake_args(), (std::vector<std::string>{"-DCMAKE_C_COMPILER=/usr/bin/gcc",
                                                         "-DCMAKE_CUDA_ARCHITECTURES=90"}));
+}
+
+TEST(CudaStack, SaysWhenNvccIsNewerThanTheDriverSupports) {
+  CudaStack c;
+  c.cuda_driver_version = "12.4";
+  c.nvcc_version = "13.0.88";
+  EXPECT_NE(c.toolkit_newer_than_driver().find("nvcc is CUDA 13.0, newer than the 12.4"),
+            std::string::npos);
+  c.nvcc_version = "12.4.131";
+  EXPECT_EQ(c.toolkit_newer_than_driver(), "");
+  c.nvcc_version = "12.2";
+  EXPECT_EQ(c.toolkit_newer_than_driver(), "");  // older toolkits run on newer drivers
+  c.nvcc_version = "12.10";
+  EXPECT_NE(c.toolkit_newer_than_driver(), "");  // 12.10 > 12.4, not a string comparison
+  c.cuda_driver_version = "";
+  EXPECT_EQ(c.toolkit_newer_than_driver(), "");  // no driver: nothing to compare
+  c.cuda_driver_version = "garbage";
+  EXPECT_EQ(c.toolkit_newer_than_driver(), "");
 }

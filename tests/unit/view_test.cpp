@@ -2,7 +2,9 @@
 
 #include <cstdlib>
 
+#include "mainboard/snapshot.hpp"
 #include "view/format.hpp"
+#include "view/summary.hpp"
 
 using namespace mainboard::view;
 
@@ -37,4 +39,22 @@ TEST(Format, ColourDecision) {
   Style colored{true};
   EXPECT_NE(colored.label("x"), "x");
   EXPECT_NE(colored.label("x").find("\x1b["), std::string::npos);
+}
+
+TEST(Summary, AScratchInRamSaysItCountsAgainstMemoryAndTheCap) {
+  mainboard::MachineSnapshot s;
+  s.scratch.found = true;
+  s.scratch.path = "/dev/shm";
+  s.scratch.fs_type = "tmpfs";
+  s.scratch.tier = mainboard::StorageTier::memory;
+  s.cgroup_memory.supported = true;
+  s.cgroup_memory.limit_bytes = 8ull << 30;
+  Style plain{false};
+  auto text = render_summary(s, plain);
+  EXPECT_NE(text.find("in RAM: files written here count against memory and the cgroup cap of "
+                      "8.00 GiB"),
+            std::string::npos)
+      << text;
+  s.scratch.tier = mainboard::StorageTier::local_ssd;
+  EXPECT_EQ(render_summary(s, plain).find("in RAM"), std::string::npos);
 }
