@@ -19,9 +19,10 @@ struct MAINBOARD_API GatherOptions {
 };
 
 struct MAINBOARD_API GatherReport {
-  std::size_t files = 0;     ///< files and links written
-  std::size_t commands = 0;  ///< command outputs recorded
-  bool gpu_scenario = false;  ///< NVIDIA readings written as .mainboard/gpu-scenario.json
+  std::size_t files = 0;        ///< files and links written with what the probes read
+  std::size_t empty_files = 0;  ///< files the probes only looked for, written empty
+  std::size_t commands = 0;     ///< command outputs recorded
+  bool gpu_scenario = false;    ///< NVIDIA readings written as .mainboard/gpu-scenario.json
   std::vector<std::string> notes;
 };
 
@@ -32,6 +33,7 @@ struct MAINBOARD_API GatherReport {
 /// `MAINBOARD_SYSROOT=dir mainboard snapshot` reproduces this host elsewhere. On a host with
 /// NVIDIA GPUs the NVML and CUDA readings are also written as a scenario for the fake driver
 /// libraries of the test suite. Throws mainboard::Error when `dir` cannot be written.
-MAINBOARD_API GatherReport gather_host(const std::filesystem::path& dir, const GatherOptions& options = {});
+MAINBOARD_API GatherReport gather_host(const std::filesystem::path& dir,
+                                       const GatherOptions& options = {});
 
 }  // namespace mainboard

@@ -309,8 +309,10 @@ int run_meter(const Global& g, const std::vector<std::string>& command, bool jso
 
 int run_gather(const std::string& dir, const mainboard::GatherOptions& options) {
   auto report = mainboard::gather_host(dir, options);
-  std::fprintf(stderr, "mainboard: gathered %zu files and %zu command outputs into %s\n",
-               report.files, report.commands, dir.c_str());
+  std::fprintf(stderr,
+               "mainboard: gathered %zu files (and %zu empty ones the probes only looked for) and "
+               "%zu command outputs into %s, with the recording in %s/.mainboard\n",
+               report.files, report.empty_files, report.commands, dir.c_str(), dir.c_str());
   for (const auto& note : report.notes)
     std::fprintf(stderr, "mainboard: %s\n", note.c_str());
   std::fprintf(stderr, "mainboard: replay with: MAINBOARD_SYSROOT=%s mainboard snapshot\n",

@@ -139,12 +139,14 @@ std::string scrub_mounts(const std::string& text, bool mountinfo) {
     std::size_t source_index = 0;
     if (mountinfo) {
       auto sep = std::find(fields.begin(), fields.end(), "-");
-      source_index = sep == fields.end() ? fields.size() : static_cast<std::size_t>(sep - fields.begin()) + 2;
+      source_index =
+          sep == fields.end() ? fields.size() : static_cast<std::size_t>(sep - fields.begin()) + 2;
     }
     std::string rebuilt;
     for (std::size_t i = 0; i < fields.size(); ++i) {
       if (i) rebuilt += ' ';
-      rebuilt += i == source_index ? scrub_mount_source(std::string(fields[i])) : std::string(fields[i]);
+      rebuilt +=
+          i == source_index ? scrub_mount_source(std::string(fields[i])) : std::string(fields[i]);
     }
     out += rebuilt + "\n";
   }
@@ -187,7 +189,8 @@ Account account_of(const std::map<std::string, std::string>& files) {
   a.uid = std::to_string(::geteuid());
   if (auto it = files.find(core::paths::kProcSelfStatus); it != files.end())
     if (auto uid = core::find_value(it->second, "Uid"))
-      if (auto fields = core::split_ws(*uid); !fields.empty()) a.uid = std::string(fields[1 < fields.size() ? 1 : 0]);
+      if (auto fields = core::split_ws(*uid); !fields.empty())
+        a.uid = std::string(fields[1 < fields.size() ? 1 : 0]);
   if (auto it = files.find(core::paths::kEtcPasswd); it != files.end())
     for (auto line : core::split_lines(it->second)) {
       auto f = core::split(line, ':');
@@ -217,7 +220,8 @@ std::string scrub_group(const std::string& text, const Account& a) {
     for (auto m : core::split(f[3], ','))
       if (!a.user.empty() && core::trim(m) == a.user) member = true;
     if (member)
-      kept += std::string(f[0]) + ":x:" + std::string(f[2]) + ":" + (f[2] == a.gid ? "" : a.user) + "\n";
+      kept += std::string(f[0]) + ":x:" + std::string(f[2]) + ":" + (f[2] == a.gid ? "" : a.user) +
+              "\n";
   }
   return kept;
 }
@@ -288,7 +292,8 @@ class Tree {
   }
 
   void write_link(const std::string& path, const std::string& target) {
-    auto where = fs::path(resolve(fs::path(path).parent_path().string())) / fs::path(path).filename();
+    auto where =
+        fs::path(resolve(fs::path(path).parent_path().string())) / fs::path(path).filename();
     auto to = fs::path(resolve(target_of(path, target)));
     auto at = host(where.string());
     std::error_code ec;
@@ -312,6 +317,7 @@ class Tree {
     if (fs::exists(fs::symlink_status(at, ec))) return;
     fs::create_directories(at.parent_path(), ec);
     std::ofstream out(at);
+    if (out) ++report_.empty_files;
   }
 
   fs::path host(const std::string& system_path) const {
@@ -361,15 +367,18 @@ json gpu_scenario(const CudaStack& cuda, const std::vector<std::shared_ptr<Gpu>>
     if (auto [cc_major, cc_minor] = major_minor(i.compute_capability); cc_major)
       d["cc"] = {cc_major, cc_minor};
     if (i.sm_count) d["sm_count"] = *i.sm_count;
-    if (i.memory_clock_mhz) d["memory_clock_khz"] = static_cast<long long>(*i.memory_clock_mhz) * 1000;
+    if (i.memory_clock_mhz)
+      d["memory_clock_khz"] = static_cast<long long>(*i.memory_clock_mhz) * 1000;
     if (i.memory_bus_width_bits) d["bus_width"] = *i.memory_bus_width_bits;
     d["pageable_memory_access"] = i.coherent ? 1 : 0;
     d["concurrent_managed_access"] = 1;
     d["host_page_tables"] = i.coherent ? 1 : 0;
     if (t.memory.supported) {
       auto used = t.memory.used_bytes.value_or(0), free = t.memory.free_bytes.value_or(0);
-      d["memory"] = {{"total", t.memory.total_bytes}, {"used", used},
-                     {"reserved", t.memory.total_bytes > used + free ? t.memory.total_bytes - used - free : 0}};
+      d["memory"] = {{"total", t.memory.total_bytes},
+                     {"used", used},
+                     {"reserved",
+                      t.memory.total_bytes > used + free ? t.memory.total_bytes - used - free : 0}};
     }
     json clocks = json::object(), max = json::object();
     for (const auto& c : t.clocks) {
@@ -379,7 +388,8 @@ json gpu_scenario(const CudaStack& cuda, const std::vector<std::shared_ptr<Gpu>>
     d["clocks"] = clocks;
     d["max_clocks"] = max;
     if (t.utilization.supported)
-      d["utilization"] = {{"gpu", t.utilization.compute_pct.value_or(0)}, {"memory", t.utilization.memory_pct.value_or(0)}};
+      d["utilization"] = {{"gpu", t.utilization.compute_pct.value_or(0)},
+                          {"memory", t.utilization.memory_pct.value_or(0)}};
     if (t.thermal.temperature_c) d["temperature"] = *t.thermal.temperature_c;
     if (t.thermal.slowdown_c) d["slowdown"] = *t.thermal.slowdown_c;
     if (t.thermal.shutdown_c) d["shutdown"] = *t.thermal.shutdown_c;
@@ -391,7 +401,8 @@ json gpu_scenario(const CudaStack& cuda, const std::vector<std::shared_ptr<Gpu>>
           bits |= bit;
     d["clock_event_reasons"] = bits;
     if (t.energy.power_w) d["power_mw"] = static_cast<long long>(*t.energy.power_w * 1000);
-    if (t.energy.power_limit_w) d["power_limit_mw"] = static_cast<long long>(*t.energy.power_limit_w * 1000);
+    if (t.energy.power_limit_w)
+      d["power_limit_mw"] = static_cast<long long>(*t.energy.power_limit_w * 1000);
     if (t.energy.energy_j) d["energy_mj"] = static_cast<long long>(*t.energy.energy_j * 1000);
     json pcie = json::object();
     if (snap.pcie.tx_kbps) pcie["tx_kbps"] = *snap.pcie.tx_kbps;
@@ -409,15 +420,19 @@ json gpu_scenario(const CudaStack& cuda, const std::vector<std::shared_ptr<Gpu>>
     if (i.mig_enabled && *i.mig_enabled) {
       json migs = json::array();
       for (const auto& m : i.mig_devices)
-        migs.push_back({{"uuid", m.uuid}, {"name", i.label}, {"gpu_instance_id", m.gpu_instance_id.value_or(0)},
+        migs.push_back({{"uuid", m.uuid},
+                        {"name", i.label},
+                        {"gpu_instance_id", m.gpu_instance_id.value_or(0)},
                         {"compute_instance_id", m.compute_instance_id.value_or(0)},
                         {"memory", {{"total", m.memory_total_bytes.value_or(0)}, {"used", 0}}}});
       d["mig"] = migs;
     }
     devices.push_back(std::move(d));
   }
-  return {{"driver_version", cuda.driver_version}, {"nvml_version", cuda.nvml.version},
-          {"cuda_driver_version", cuda_version}, {"devices", devices}};
+  return {{"driver_version", cuda.driver_version},
+          {"nvml_version", cuda.nvml.version},
+          {"cuda_driver_version", cuda_version},
+          {"devices", devices}};
 }
 
 }  // namespace
@@ -444,8 +459,8 @@ GatherReport gather_host(const fs::path& dir, const GatherOptions& options) {
   auto lookups = std::make_shared<core::EnvLookups>();
   sources.env.record_lookups(lookups);
   std::shared_ptr<const Runner> inner =
-      live ? std::shared_ptr<const Runner>(std::make_shared<LocalRunner>(
-                 core::env_value(sources.env, "PATH").value_or("")))
+      live ? std::shared_ptr<const Runner>(
+                 std::make_shared<LocalRunner>(core::env_value(sources.env, "PATH").value_or("")))
            : machine::recorded_runner(*files);
   auto runner = std::make_shared<RecordingRunner>(inner);
   sources.runner = runner;

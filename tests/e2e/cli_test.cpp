@@ -888,6 +888,22 @@ TEST_P(GatherHost, ReproducesEveryReading) {
                        before["hostname"].get<std::string>()},
                       env);
   ASSERT_EQ(gathered.exit_code, 0) << gathered.err;
+  // The counts said are the files in the tree: read ones and empty ones, the recording aside.
+  std::size_t said_files = 0, said_empty = 0, written = 0, empty = 0;
+  auto said = gathered.err.find("mainboard: gathered ");
+  ASSERT_NE(said, std::string::npos) << gathered.err;
+  ASSERT_EQ(std::sscanf(gathered.err.c_str() + said, "mainboard: gathered %zu files (and %zu empty",
+                        &said_files, &said_empty),
+            2)
+      << gathered.err;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir + "/tree")) {
+    if (e.path().string().find("/.mainboard/") != std::string::npos) continue;
+    if (e.is_symlink() || (e.is_regular_file() && e.file_size() > 0))
+      ++written;
+    else if (e.is_regular_file())
+      ++empty;
+  }
+  EXPECT_EQ(said_files + said_empty, written + empty) << c.host << ": " << gathered.err;
   auto replay = cli({"--sysroot", dir + "/tree", "snapshot", "--json"}, env);
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   auto after = readings_of(replay.out);
