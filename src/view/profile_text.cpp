@@ -4,6 +4,7 @@
 #include <fmt/color.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "mainboard/profile.hpp"
@@ -130,6 +131,12 @@ std::string Profile::report(std::size_t top) const {
                          duration(s.max_ns), duration(s.self_ns), share);
     }
     if (more) out += fmt::format("  … {} more region{}\n", more, more == 1 ? "" : "s");
+    bool over = std::any_of(rows.begin(), rows.end(),
+                            [&](const SpanStat& r) { return wall > 0 && r.total_ns > wall; });
+    if (over)
+      out +=
+          "  (share: the region's total time over the wall time; above 100 % when several "
+          "threads were in it at once)\n";
   }
   if (!device_samples.empty()) {
     std::uint64_t peak_process = 0, peak_device = 0;

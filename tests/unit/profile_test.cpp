@@ -170,6 +170,11 @@ TEST(Profile, ReportHasOnlyPopulatedSections) {
   EXPECT_EQ(text.find("Not collected"), std::string::npos);
   p.unavailable = {"device: no GPU at index 0 (0 found)"};
   EXPECT_NE(p.report().find("Not collected"), std::string::npos);
+  // A share above 100 % (threads in a region at once) is explained, and only then.
+  EXPECT_EQ(text.find("above 100 %"), std::string::npos);
+  p.span_stats[0].total_ns = 3 * (p.end_ns - p.start_ns);
+  EXPECT_NE(p.report().find("above 100 % when several threads were in it at once"),
+            std::string::npos);
 }
 
 TEST(Profile, SaveLoadRoundTrip) {
