@@ -109,11 +109,12 @@ TEST(MeasureCommand, PagesSharedAfterForkCountOnceInTheProportionalPeak) {
   auto r = measure_command(m, {MAINBOARD_ALLOC_TREE, "shared", "48", "3"}, opts);
   ASSERT_EQ(r.exit_code, 0);
   if (r.peak_pss_bytes == 0) GTEST_SKIP() << "no smaps_rollup in this kernel";
+  // (Ratios, not sizes: a sanitizer's runtime in the test program adds memory of its own.)
   EXPECT_GE(r.peak_tree_rss_bytes, 4 * (44ull << 20)) << "four processes' RSS";
   EXPECT_GE(r.peak_pss_bytes, 44ull << 20);
-  EXPECT_LT(r.peak_pss_bytes, 72ull << 20) << "the shared pages counted once";
+  EXPECT_LT(r.peak_pss_bytes, r.peak_tree_rss_bytes / 2) << "the shared pages counted once";
   EXPECT_GE(r.max_process_rss_bytes, 48ull << 20);  // the parent's own high-water mark
-  EXPECT_LT(r.max_process_rss_bytes, 64ull << 20);
+  EXPECT_LT(r.max_process_rss_bytes, r.peak_tree_rss_bytes / 2);
 }
 
 TEST(MeasureCommand, TheLargestProcessIsTheCommandsNotThisProgramsCopy) {
