@@ -1,4 +1,5 @@
 // The sample exports of a profile: folded stacks (flamegraph.pl, inferno) and a speedscope file.
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -61,35 +62,69 @@ std::string Profile::speedscope_json() const {
     if (f.line) j["line"] = f.line;
     shared_frames.push_back(std::move(j));
   }
-  // One sampled profile per thread, in thread order; each sample weighs one sampling period.
-  double period_ns = sample_hz ? 1e9 / sample_hz : 1.0;
+  // One evented profile per thread, all on the profile's own time axis (0 = start_ns): each
+  // sample holds its stack for one sampling period, so a thread's idle time shows as a gap in
+  // speedscope's time-order view, at the same place for every thread.
+  const auto period = static_cast<std::int64_t>(sample_hz ? 1e9 / sample_hz : 1e7);
+  std::int64_t origin = start_ns, end = end_ns;
+  for (const auto& s : samples) {
+    origin = std::min(origin, s.t_ns);
+    end = std::max(end, s.t_ns + period);
+  }
+  if (samples.empty()) origin = end = 0;
   std::map<std::uint32_t, std::vector<const StackSample*>> by_thread;
   for (const auto& s : samples)
     by_thread[s.thread].push_back(&s);
   nlohmann::json profiles = nlohmann::json::array();
+  std::size_t busiest = 0, most = 0;
   for (const auto& [thread, list] : by_thread) {
-    nlohmann::json stacks_json = nlohmann::json::array(), weights = nlohmann::json::array();
-    for (const auto* s : list) {
-      nlohmann::json stack = nlohmann::json::array();
+    // Opens speedscope on the busiest thread (the main thread on a tie: the first in order).
+    if (list.size() > most) {
+      most = list.size();
+      busiest = profiles.size();
+    }
+    nlohmann::json events = nlohmann::json::array();
+    std::vector<std::uint32_t> open;  // frame indices, root first
+    std::int64_t open_until = 0;
+    auto close_to = [&](std::size_t depth, std::int64_t at) {
+      while (open.size() > depth) {
+        events.push_back({{"type", "C"}, {"frame", open.back()}, {"at", at - origin}});
+        open.pop_back();
+      }
+    };
+    auto sorted = list;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const StackSample* x, const StackSample* y) { return x->t_ns < y->t_ns; });
+    for (const auto* s : sorted) {
+      std::vector<std::uint32_t> stack;
       if (s->stack < stacks.size())
         for (auto it = stacks[s->stack].rbegin(); it != stacks[s->stack].rend(); ++it)
-          stack.push_back(*it);
-      stacks_json.push_back(std::move(stack));
-      weights.push_back(period_ns);
+          if (*it < frames.size()) stack.push_back(*it);
+      std::int64_t at = s->t_ns;
+      if (!open.empty() && at > open_until) close_to(0, open_until);  // a gap: idle
+      std::size_t same = 0;
+      while (same < open.size() && same < stack.size() && open[same] == stack[same])
+        ++same;
+      close_to(same, at);
+      for (std::size_t d = same; d < stack.size(); ++d) {
+        events.push_back({{"type", "O"}, {"frame", stack[d]}, {"at", at - origin}});
+        open.push_back(stack[d]);
+      }
+      open_until = at + period;
     }
-    profiles.push_back({{"type", "sampled"},
+    close_to(0, open_until);
+    profiles.push_back({{"type", "evented"},
                         {"name", thread_label(*this, thread)},
                         {"unit", "nanoseconds"},
                         {"startValue", 0},
-                        {"endValue", static_cast<double>(list.size()) * period_ns},
-                        {"samples", std::move(stacks_json)},
-                        {"weights", std::move(weights)}});
+                        {"endValue", end - origin},
+                        {"events", std::move(events)}});
   }
   nlohmann::json file = {{"$schema", "https://www.speedscope.app/file-format-schema.json"},
                          {"shared", {{"frames", std::move(shared_frames)}}},
                          {"profiles", std::move(profiles)},
                          {"name", "mainboard profile of pid " + std::to_string(pid)},
-                         {"activeProfileIndex", 0},
+                         {"activeProfileIndex", busiest},
                          {"exporter", "mainboard"}};
   return file.dump() + "\n";
 }

@@ -1,5 +1,7 @@
 // Validates a speedscope file against speedscope's published JSON schema, then checks what the
-// schema cannot: every frame index in range, a weight per sample, and the expected functions.
+// schema cannot: every frame index in range, events that open and close in nesting order, at
+// times that never go back, inside every profile's one shared time axis, and the expected
+// functions.
 //   node speedscope_check.mjs FILE FUNCTION...
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,15 +20,24 @@ if (!validate(doc)) {
 }
 const frames = doc.shared.frames;
 let samples = 0;
+const axis = doc.profiles.length ? [doc.profiles[0].startValue, doc.profiles[0].endValue] : [0, 0];
 for (const p of doc.profiles) {
-  if (p.type !== 'sampled') throw new Error(`profile ${p.name}: type ${p.type}`);
-  if (p.samples.length !== p.weights.length) throw new Error(`profile ${p.name}: ${p.samples.length} samples, ${p.weights.length} weights`);
-  for (const stack of p.samples)
-    for (const i of stack)
-      if (!Number.isInteger(i) || i < 0 || i >= frames.length) throw new Error(`profile ${p.name}: frame index ${i}`);
-  samples += p.samples.length;
+  if (p.type !== 'evented') throw new Error(`profile ${p.name}: type ${p.type}`);
+  if (p.startValue !== axis[0] || p.endValue !== axis[1])
+    throw new Error(`profile ${p.name}: its own time axis [${p.startValue}, ${p.endValue}]`);
+  const open = [];
+  let last = p.startValue;
+  for (const e of p.events) {
+    if (!Number.isInteger(e.frame) || e.frame < 0 || e.frame >= frames.length) throw new Error(`profile ${p.name}: frame index ${e.frame}`);
+    if (e.at < last || e.at > p.endValue) throw new Error(`profile ${p.name}: event at ${e.at} after ${last}`);
+    last = e.at;
+    if (e.type === 'O') { open.push(e.frame); samples += 1; }
+    else if (open.pop() !== e.frame) throw new Error(`profile ${p.name}: frame ${e.frame} closed out of order`);
+  }
+  if (open.length) throw new Error(`profile ${p.name}: ${open.length} frames never closed`);
 }
+if (doc.activeProfileIndex >= doc.profiles.length) throw new Error('activeProfileIndex out of range');
 const names = new Set(frames.map((f) => f.name));
 for (const fn of expected) if (!names.has(fn)) throw new Error(`no frame named ${fn}`);
 if (samples === 0) throw new Error('no samples');
-console.log(`speedscope file valid: ${doc.profiles.length} profiles, ${frames.length} frames, ${samples} samples`);
+console.log(`speedscope file valid: ${doc.profiles.length} profiles, ${frames.length} frames, ${samples} frame openings`);

@@ -406,21 +406,50 @@ TEST(Samples, StacksThatReadTheSameAreOneRow) {
             "worker-71;main;io_wait 3\n");
 }
 
-TEST(Samples, SpeedscopeFileHasAProfilePerThread) {
-  auto j = nlohmann::json::parse(sampled().speedscope_json());
+TEST(Samples, SpeedscopeFileHasAProfilePerThreadOnOneTimeAxis) {
+  auto p = sampled();
+  auto j = nlohmann::json::parse(p.speedscope_json());
   EXPECT_EQ(j["$schema"], "https://www.speedscope.app/file-format-schema.json");
   ASSERT_EQ(j["shared"]["frames"].size(), 4u);
   EXPECT_EQ(j["shared"]["frames"][0]["name"], "main");
   EXPECT_EQ(j["shared"]["frames"][0]["file"], "app.c");
   EXPECT_EQ(j["shared"]["frames"][0]["line"], 10);
   ASSERT_EQ(j["profiles"].size(), 2u);
-  const auto& main = j["profiles"][0];
-  EXPECT_EQ(main["type"], "sampled");
-  EXPECT_EQ(main["unit"], "nanoseconds");
-  EXPECT_EQ(main["samples"].size(), 6u);
-  EXPECT_EQ(main["samples"][0], nlohmann::json::array({0, 1, 2}));  // root first
-  EXPECT_DOUBLE_EQ(main["weights"][0].get<double>(), 1e7);          // one period at 100 Hz
-  EXPECT_DOUBLE_EQ(main["endValue"].get<double>(), 6e7);
+  // Both threads on the profile's own time axis, so idle time shows where it was.
+  for (const auto& prof : j["profiles"]) {
+    EXPECT_EQ(prof["type"], "evented");
+    EXPECT_EQ(prof["unit"], "nanoseconds");
+    EXPECT_EQ(prof["startValue"], j["profiles"][0]["startValue"]);
+    EXPECT_EQ(prof["endValue"], j["profiles"][0]["endValue"]);
+  }
+  // Opens on the busiest thread: main, 6 samples against the worker's 4.
+  EXPECT_EQ(j["activeProfileIndex"], 0);
+  // The events nest: every frame closes in the reverse order it opened, at times that never go
+  // back; the first sample opens main, compute, kernel_loop at the sample's time.
+  const auto& events = j["profiles"][0]["events"];
+  ASSERT_GE(events.size(), 6u);
+  EXPECT_EQ(events[0]["type"], "O");
+  EXPECT_EQ(events[0]["frame"], 0);
+  EXPECT_EQ(events[1]["frame"], 1);
+  EXPECT_EQ(events[2]["frame"], 2);
+  EXPECT_EQ(events[0]["at"].get<std::int64_t>(), p.samples[0].t_ns - p.start_ns);
+  for (const auto& prof : j["profiles"]) {
+    std::vector<int> open;
+    std::int64_t last = 0;
+    for (const auto& e : prof["events"]) {
+      EXPECT_GE(e["at"].get<std::int64_t>(), last);
+      last = e["at"].get<std::int64_t>();
+      if (e["type"] == "O") {
+        open.push_back(e["frame"].get<int>());
+      } else {
+        ASSERT_FALSE(open.empty());
+        EXPECT_EQ(open.back(), e["frame"].get<int>());
+        open.pop_back();
+      }
+    }
+    EXPECT_TRUE(open.empty());
+    EXPECT_LE(last, prof["endValue"].get<std::int64_t>());
+  }
 }
 
 TEST(Samples, RoundTripReportAndPerfetto) {
