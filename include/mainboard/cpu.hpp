@@ -11,7 +11,6 @@
 
 namespace mainboard {
 
-
 /// One cache level as the topology reports it; `instances` counts the copies on the machine.
 struct MAINBOARD_API CacheInfo {
   int level = 0;                 ///< 1, 2, 3, 4
@@ -34,6 +33,9 @@ struct MAINBOARD_API CpuInfo {
   std::uint32_t cores = 0;    ///< physical cores over all packages
   std::uint32_t threads = 0;  ///< hardware threads (logical CPUs)
   std::uint32_t numa_nodes = 0;
+  /// Each NUMA node's memory, in node order (hwloc); empty when the topology does not say (or
+  /// in a snapshot saved before it was read).
+  std::optional<std::vector<std::uint64_t>> numa_memory_bytes;
   std::vector<CacheInfo> caches;            ///< L1d, L1i, L2, L3 … in that order, where present
   std::vector<std::string> isa_extensions;  ///< notable vector/matrix extensions (avx512f, sve…)
   std::string topology_source;              ///< hwloc, or /proc/cpuinfo when hwloc failed

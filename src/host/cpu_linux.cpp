@@ -79,6 +79,7 @@ std::string infer_architecture(std::string_view block, bool live) {
 
 struct Topology {
   std::uint32_t packages = 0, cores = 0, threads = 0, numa_nodes = 0;
+  std::vector<std::uint64_t> numa_memory;  // by node, in hwloc's order
   std::vector<CacheInfo> caches;
 };
 
@@ -113,12 +114,14 @@ bool load_topology(const core::Fs& fs, HwlocTopology& t, std::string& error) {
   hwloc_topology_set_io_types_filter(t.topo, HWLOC_TYPE_FILTER_KEEP_NONE);
   // Instruction caches are filtered out by default; we report L1i.
   hwloc_topology_set_icache_types_filter(t.topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (xml && hwloc_topology_set_xmlbuffer(t.topo, xml->data(), static_cast<int>(xml->size() + 1)) != 0) {
+  if (xml &&
+      hwloc_topology_set_xmlbuffer(t.topo, xml->data(), static_cast<int>(xml->size() + 1)) != 0) {
     error = "the recorded CPU topology is not hwloc XML";
     return false;
   }
   if (hwloc_topology_load(t.topo) != 0) {
-    error = xml ? "hwloc could not load the recorded CPU topology" : "hwloc could not load the topology";
+    error = xml ? "hwloc could not load the recorded CPU topology"
+                : "hwloc could not load the topology";
     return false;
   }
   return true;
@@ -151,6 +154,12 @@ std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
   t.cores = count(HWLOC_OBJ_CORE);
   t.threads = count(HWLOC_OBJ_PU);
   t.numa_nodes = count(HWLOC_OBJ_NUMANODE);
+  for (std::uint32_t i = 0; i < t.numa_nodes; ++i)
+    if (auto* node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i); node && node->attr)
+      t.numa_memory.push_back(node->attr->numanode.local_memory);
+  if (t.numa_memory.size() != t.numa_nodes ||
+      std::all_of(t.numa_memory.begin(), t.numa_memory.end(), [](auto b) { return b == 0; }))
+    t.numa_memory.clear();  // not said, or not for every node
   struct Level {
     hwloc_obj_type_t type;
     int level;
@@ -193,7 +202,8 @@ std::optional<std::string> topology_xml(const core::Fs& fs) {
   int length = 0;
   if (hwloc_topology_export_xmlbuffer(loaded.topo, &buffer, &length, 0) != 0 || !buffer)
     return std::nullopt;
-  std::string xml = scrub_topology(std::string_view(buffer, length > 0 ? static_cast<std::size_t>(length - 1) : 0));
+  std::string xml = scrub_topology(
+      std::string_view(buffer, length > 0 ? static_cast<std::size_t>(length - 1) : 0));
   hwloc_free_xmlbuffer(loaded.topo, buffer);
   return xml;
 }
@@ -288,6 +298,7 @@ CpuInfo probe_cpu(const core::Fs& fs, Note& note) {
     info.cores = topo->cores ? topo->cores : topo->threads;
     info.threads = topo->threads;
     info.numa_nodes = std::max(topo->numa_nodes, 1u);
+    if (!topo->numa_memory.empty()) info.numa_memory_bytes = topo->numa_memory;
     info.caches = std::move(topo->caches);
     info.topology_source = "hwloc";
   } else {

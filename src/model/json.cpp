@@ -138,6 +138,7 @@ void fields(V& v, CpuInfo& m) {
   v("cores", m.cores);
   v("threads", m.threads);
   v("numa_nodes", m.numa_nodes);
+  v("numa_memory_bytes", m.numa_memory_bytes);
   v("caches", m.caches);
   v("isa_extensions", m.isa_extensions);
   v("topology_source", m.topology_source);

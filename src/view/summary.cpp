@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "view/format.hpp"
@@ -67,10 +68,19 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   if (!cpu.microarchitecture.empty() && cpu.label.find(cpu.microarchitecture) == std::string::npos)
     identity += " — " + cpu.microarchitecture;
   b.line("CPU", identity);
-  b.more(join(
-      {plural(cpu.packages, "package", "packages"), plural(cpu.cores, "core", "cores"),
-       plural(cpu.threads, "thread", "threads"), plural(cpu.numa_nodes, "NUMA node", "NUMA nodes")},
-      ", "));
+  // NUMA nodes with their memory: "2 NUMA nodes (256 GiB each)", or each one's when they differ.
+  std::string numa = plural(cpu.numa_nodes, "NUMA node", "NUMA nodes");
+  if (cpu.numa_memory_bytes && cpu.numa_memory_bytes->size() > 1) {  // one: the Memory line
+    const auto& m = *cpu.numa_memory_bytes;
+    bool same = std::all_of(m.begin(), m.end(), [&](std::uint64_t node) { return node == m[0]; });
+    std::vector<std::string> each;
+    for (auto node : m)
+      each.push_back(bytes(node));
+    numa += same ? " (" + bytes(m[0]) + " each)" : " (" + join(each, " + ") + ")";
+  }
+  b.more(join({plural(cpu.packages, "package", "packages"), plural(cpu.cores, "core", "cores"),
+               plural(cpu.threads, "thread", "threads"), numa},
+              ", "));
   if (auto caches = cache_summary(cpu); !caches.empty()) b.more("caches " + caches);
   std::vector<std::string> live;
   for (const auto& c : s.cpu.clocks) {

@@ -172,6 +172,8 @@ TEST(FixtureHosts, TwoSocketNumaServer) {
   EXPECT_EQ(cpu.cores, 16u);
   EXPECT_EQ(cpu.threads, 32u);
   EXPECT_EQ(cpu.numa_nodes, 2u);
+  ASSERT_TRUE(cpu.numa_memory_bytes);  // the recorded topology's local_memory of each node
+  EXPECT_EQ(*cpu.numa_memory_bytes, (std::vector<std::uint64_t>{256ull << 30, 256ull << 30}));
   ASSERT_EQ(cpu.caches.size(), 4u);
   EXPECT_EQ(cpu.caches[3].level, 3);
   EXPECT_EQ(cpu.caches[3].instances, 2u);  // one L3 per socket

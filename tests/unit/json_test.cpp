@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mainboard/json.hpp"
 #include "mainboard/error.hpp"
+#include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
 #include "test_util.hpp"
@@ -20,20 +20,22 @@ MachineSnapshot full_snapshot() {
   s.timestamp_ns = 123456789;
   s.unix_time_ns = 1700000000000000000;
   s.hostname = "node1";
-  s.cpu.info = CpuInfo{"Xeon",
-                       "Intel",
-                       "x86_64",
-                       "Sapphire Rapids",
-                       6,
-                       143,
-                       8,
-                       2,
-                       96,
-                       192,
-                       4,
-                       {{1, "data", 49152, 96}, {3, "unified", 110100480, 2}},
-                       {"avx512f", "amx_tile"},
-                       "hwloc"};
+  s.cpu.info =
+      CpuInfo{"Xeon",
+              "Intel",
+              "x86_64",
+              "Sapphire Rapids",
+              6,
+              143,
+              8,
+              2,
+              96,
+              192,
+              4,
+              std::vector<std::uint64_t>{192ull << 30, 192ull << 30, 192ull << 30, 192ull << 30},
+              {{1, "data", 49152, 96}, {3, "unified", 110100480, 2}},
+              {"avx512f", "amx_tile"},
+              "hwloc"};
   s.cpu.clocks = {{"cpu0-191", 2100.5, 800.0, 3800.0, "cpufreq"}};
   s.cpu.load_1m = 1.5;
   s.cpu.load_5m = 2.25;
