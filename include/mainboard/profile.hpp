@@ -186,7 +186,9 @@ struct MAINBOARD_API TraceReport {
 
 /// How efficiency() scores kernels.
 struct MAINBOARD_API EfficiencyOptions {
-  std::uint32_t sm_count = 0;       ///< the device's SMs (GpuInfo::multiprocessor_count)
+  /// The device's SMs (GpuInfo::sm_count); 0: those of the GPU the kernels ran on, from the
+  /// profile's machine snapshot (no wave figures when it has none).
+  std::uint32_t sm_count = 0;
   double peak_bandwidth_gbs = 0;    ///< device peak, 0 to skip the bandwidth score
   std::uint64_t bytes_moved = 0;    ///< bytes one launch moves, 0 to skip
   std::uint32_t blocks_per_sm = 1;  ///< resident blocks per SM the kernel achieves

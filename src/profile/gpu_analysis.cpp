@@ -19,7 +19,6 @@ std::string KernelCounters::limiter() const {
   return dram >= sm ? "memory" : "compute";
 }
 
-
 namespace {
 
 const std::string& activity_name(const Profile& p, const GpuActivity& a) {
@@ -136,7 +135,23 @@ TraceReport Profile::trace_report(std::size_t top) const {
 
 std::vector<KernelEfficiency> Profile::efficiency(const EfficiencyOptions& o) const {
   std::vector<KernelEfficiency> out;
-  std::uint64_t slots = std::uint64_t{o.sm_count} * std::max<std::uint32_t>(o.blocks_per_sm, 1);
+  std::uint32_t sm_count = o.sm_count;
+  if (sm_count == 0 && machine && !machine->gpus.empty()) {
+    // The GPU most of the kernels ran on, as the machine snapshot describes it.
+    std::map<std::uint32_t, std::size_t> launches;
+    for (const auto& a : activities)
+      if (a.kind == GpuActivity::Kind::kernel) ++launches[a.device];
+    std::uint32_t device = 0;
+    std::size_t most = 0;
+    for (const auto& [d, n] : launches)
+      if (n > most) {
+        most = n;
+        device = d;
+      }
+    for (const auto& g : machine->gpus)
+      if (g.info.index == device && g.info.sm_count) sm_count = *g.info.sm_count;
+  }
+  std::uint64_t slots = std::uint64_t{sm_count} * std::max<std::uint32_t>(o.blocks_per_sm, 1);
   for (auto& summary : kernel_summaries()) {  // most time first
     if (out.size() >= o.top) break;
     KernelEfficiency k;

@@ -11,13 +11,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "collect/gpu_trace.hpp"
 #include "fake_gpus.hpp"
-#include "mainboard/json.hpp"
 #include "mainboard/error.hpp"
+#include "mainboard/json.hpp"
 #include "mainboard/profile_report.hpp"
 #include "mainboard/profiler.hpp"
 #include "mainboard/runner.hpp"
-#include "collect/gpu_trace.hpp"
 #include "symbols/demangle.hpp"
 #include "test_util.hpp"
 
@@ -278,6 +278,16 @@ TEST(GpuTrace, EfficiencyExposesAnUnderfilledLastWave) {
   o.top = 1;
   EXPECT_EQ(p.efficiency(o).size(), 1u);
   EXPECT_DOUBLE_EQ(p.efficiency({}).front().waves, 0.0);  // no SM count: no wave figures
+  // Without one given, the SM count of the GPU the kernels ran on, from the machine snapshot.
+  MachineSnapshot m;
+  GpuSnapshot other, used;
+  other.info.index = 1;
+  other.info.sm_count = 108;
+  used.info.index = 0;  // the Builder's kernels ran on device 0
+  used.info.sm_count = 132;
+  m.gpus = {other, used};
+  p.machine = m;
+  EXPECT_NEAR(p.efficiency({}).front().waves, 133.0 / 132.0, 1e-12);
 }
 
 TEST(GpuTrace, DiffReportsKernelChanges) {
