@@ -448,10 +448,7 @@ bool PythonReader::read(std::vector<PyThreadStack>& threads) {
       static_cast<std::size_t>(std::max({L.frame_previous, L.frame_code, L.frame_lasti,
                                          L.frame_instr, L.frame_is_entry, L.frame_owner})) +
       8;
-  const std::size_t code_size =
-      static_cast<std::size_t>(std::max({L.object_type, L.code_filename, L.code_name,
-                                         L.code_qualname, L.code_firstlineno, L.code_linetable})) +
-      8;
+  const std::size_t code_size = code_header_size(L);
   auto u64 = [](const unsigned char* block, long offset) {
     std::uint64_t v = 0;
     std::memcpy(&v, block + offset, sizeof v);

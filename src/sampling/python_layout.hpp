@@ -3,6 +3,8 @@
 // CPython's structures as byte offsets, one table row per minor version (python_layouts.inc),
 // shared by the frame reader (python_frames.cpp) and the object reader (python_objects.cpp).
 
+#include <cstddef>
+
 namespace mainboard::sampling {
 
 /// Byte offsets into CPython's structures for one minor version (-1: the field does not exist
@@ -41,6 +43,15 @@ struct PythonLayout {
   long list_items;
   long task_coro, task_name, task_waiter;  // asyncio's C Task (3.11 on; -1: not known)
 };
+
+/// How much of a code object to read to name it: up to the last field used, the one after it.
+inline std::size_t code_header_size(const PythonLayout& L) {
+  long last = L.object_type;
+  for (long f :
+       {L.code_filename, L.code_name, L.code_qualname, L.code_firstlineno, L.code_linetable})
+    last = f > last ? f : last;
+  return static_cast<std::size_t>(last) + 8;
+}
 
 /// The row of version 0x030b (3.11) and so on; nullptr for a version not in the table.
 const PythonLayout* layout_for(long version);

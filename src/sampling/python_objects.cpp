@@ -292,10 +292,7 @@ bool PythonReader::frame_of(std::uint64_t frame, PyFrame& out) {
   const auto& L = *layout_;
   std::uint64_t code = u64_at(frame + static_cast<std::uint64_t>(L.frame_code));
   std::uint64_t instr = u64_at(frame + static_cast<std::uint64_t>(L.frame_instr));
-  const std::size_t code_size =
-      static_cast<std::size_t>(std::max({L.object_type, L.code_filename, L.code_name,
-                                         L.code_qualname, L.code_firstlineno, L.code_linetable})) +
-      8;
+  const std::size_t code_size = code_header_size(L);
   std::vector<unsigned char> header(code_size);
   if (!code || !read_memory(code, header.data(), code_size)) return false;
   std::uint32_t index = 0;

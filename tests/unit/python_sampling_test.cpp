@@ -60,17 +60,28 @@ std::vector<Interpreter> interpreters() {
   return out;
 }
 
+/// Ends a child this test started and reaps it.
+void kill_and_reap(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+}
+
 /// A Python script running in the background, reaped at the end; waits for its first line.
 struct Script {
   pid_t pid = -1;
-  Script(const std::string& python, const std::string& script) {
+  Script(const std::string& python, const std::string& script,
+         const std::vector<std::string>& args = {}) {
     int out[2];
     if (::pipe(out) != 0) return;
     pid = ::fork();
     if (pid == 0) {
       ::dup2(out[1], 1);
       ::close(out[0]);
-      ::execl(python.c_str(), python.c_str(), script.c_str(), static_cast<char*>(nullptr));
+      std::vector<char*> argv{const_cast<char*>(python.c_str()), const_cast<char*>(script.c_str())};
+      for (const auto& a : args)
+        argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(python.c_str(), argv.data());
       ::_exit(127);
     }
     ::close(out[1]);
@@ -81,10 +92,7 @@ struct Script {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // both threads asleep
   }
   ~Script() {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
+    if (pid > 0) kill_and_reap(pid);
   }
 };
 
@@ -274,28 +282,13 @@ TEST_P(PythonSampling, AsyncDumpShowsARunningTaskWithItsThreadsFrames) {
 
 TEST_P(PythonSampling, ThreadsAndTasksTablesHoldingTheWrongThingsAreLeftOut) {
   for (const char* variant : {"wrong", "huge"}) {
-    pid_t pid = -1;
-    int out[2];
-    ASSERT_EQ(::pipe(out), 0);
-    pid = ::fork();
-    if (pid == 0) {
-      ::dup2(out[1], 1);
-      std::string script = kScripts + "/garbage.py";
-      ::execl(GetParam().program.c_str(), GetParam().program.c_str(), script.c_str(), variant,
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    char c;
-    while (::read(out[0], &c, 1) == 1 && c != '\n') {
-    }
-    ::close(out[0]);
-    DumpOptions o;
-    o.async_aware = true;
     StackDump d;
-    EXPECT_NO_THROW(d = Sampler::dump(pid, o)) << variant;
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    {
+      Script script(GetParam().program, kScripts + "/garbage.py", {variant});
+      DumpOptions o;
+      o.async_aware = true;
+      EXPECT_NO_THROW(d = Sampler::dump(script.pid, o)) << variant;
+    }
     ASSERT_EQ(d.threads.size(), 1u) << variant << "\n" << d.text();
     // No name from threading's table: the kernel's; no task from sets of other things.
     EXPECT_NE(d.threads[0].name, "MainThread") << variant;
@@ -408,12 +401,10 @@ TEST_P(PythonSampling, AttachReadsARunningProgramsPythonFrames) {
   try {
     p = Sampler::attach(pid, o);
   } catch (const Error& e) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    kill_and_reap(pid);
     GTEST_SKIP() << "perf events refused here: " << e.what();
   }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
+  kill_and_reap(pid);
   auto [three, one] = samples_in_three_and_one(p);
   ASSERT_GT(three + one, 300);
   EXPECT_NEAR(100.0 * three / (three + one), 75.0, 6.0);
@@ -669,12 +660,10 @@ TEST(PythonFrames, AProgramThatOnlyLooksLikePythonIsSaidSoAndDumpedNatively) {
   try {
     d = Sampler::dump(pid);
   } catch (const Error& e) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    kill_and_reap(pid);
     GTEST_SKIP() << "ptrace refused here: " << e.what();
   }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
+  kill_and_reap(pid);
   EXPECT_TRUE(d.python.empty());
   ASSERT_EQ(d.unavailable.size(), 1u);
   EXPECT_NE(d.unavailable[0].find("_PyRuntime"), std::string::npos);
