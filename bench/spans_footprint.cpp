@@ -66,7 +66,7 @@ int threads(int n) {
   done.arrive_and_wait();
   for (auto& t : pool)
     t.join();
-  auto& r = p.result();
+  const auto r = p.result();
   std::printf("threads %d spans %zu resident_kib %ld\n", n, r.spans.size(), after - before);
   return r.spans.size() == static_cast<std::size_t>(n) ? 0 : 1;
 }

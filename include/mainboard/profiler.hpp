@@ -116,21 +116,20 @@ class MAINBOARD_API Profiler {
   /// Closes the span of `token` on this thread, and any still open inside it.
   void exit(const SpanToken& token);
 
-  /// The evidence (stops the session first if it is still active).
-  const Profile& result();
-  /// The evidence observed so far while the session goes on: span statistics, stored spans and
-  /// device samples up to now (GPU activity records and the machine snapshot come at stop). The
-  /// same as result() once stopped.
-  Profile peek() const;
-  std::vector<SpanStat> stats();
-  std::vector<SpanStat> bottlenecks(std::size_t top = 10);
+  /// The evidence observed so far, frozen into a Profile, while the session goes on: span
+  /// statistics and stored spans, device samples, the GPU activity CUPTI has delivered, the
+  /// machine now. Only stop() or the destructor ends the session; after stop(), the final Profile.
+  Profile result() const;
+  /// The same readings, from result().
+  std::vector<SpanStat> stats() const;
+  std::vector<SpanStat> bottlenecks(std::size_t top = 10) const;
   /// GPU activity attributed to span windows (empty without Feature::gpu_activity).
-  TraceReport trace_report(std::size_t top = 10);
+  TraceReport trace_report(std::size_t top = 10) const;
   /// The activity kinds CUPTI accepted for this session (none without gpu_activity).
   Activity traced_activities() const;
   /// The text report and its printing belong to the view layer: link mainboard::mainboard.
-  std::string report() { return result().report(); }
-  void show(bool color = true) { result().show(color); }
+  std::string report() const { return result().report(); }
+  void show(bool color = true) const { result().show(color); }
 
   /// Turns functions compiled with -finstrument-functions into spans (link mainboard::instrument),
   /// for the modules named here only: a shared object's file name or path, or "" / "main" for

@@ -431,9 +431,9 @@ class Profiler:
         self._auto.start()
 
     def result(self) -> Profile:
-        """The evidence observed so far, frozen into one Profile; the session goes on (GPU
-        activity records and the machine snapshot come when it stops)."""
-        return Profile(self._native.peek() if self._native.active else self._native.result())
+        """The evidence observed so far, frozen into one Profile; the session goes on. GPU
+        activity is what CUPTI has delivered so far (a buffer it is still filling comes later)."""
+        return Profile(self._native.result())
 
     def stats(self) -> tuple[SpanStat, ...]:
         """Per-path statistics of the spans so far (exact past max_spans), slowest total first."""

@@ -271,14 +271,9 @@ void bind_profiling(py::module_& m) {
       .def("enter", &Profiler::enter)
       .def("exit", &Profiler::exit)
       .def("result",
-           [](Profiler& p) {
-             py::gil_scoped_release release;
-             return std::make_shared<Profile>(p.result());
-           })
-      .def("peek",
            [](const Profiler& p) {
              py::gil_scoped_release release;
-             return std::make_shared<Profile>(p.peek());
+             return std::make_shared<Profile>(p.result());
            })
       .def("traced_activities", [](const Profiler& p) { return to_string(p.traced_activities()); });
 }

@@ -363,6 +363,20 @@ class CuptiTracer final : public GpuTracer {
   }
   Activity traced() const override { return traced_; }
 
+  GpuTraceResult peek() override {
+    GpuTraceResult out;
+    if (finished_) return out;
+    api().flush_all(0);  // completed buffers only: a forced flush would cut running records short
+    auto now = anchor();
+    auto& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    out.activities = s.records;
+    out.names = s.names;
+    out.dropped = s.dropped + s.incomplete;
+    to_monotonic(out.activities, now);
+    return out;
+  }
+
   GpuTraceResult finish() override {
     GpuTraceResult out;
     if (finished_) return out;
@@ -376,14 +390,7 @@ class CuptiTracer final : public GpuTracer {
     auto& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     s.running = false;
-    const core::ClockMap convert(start_.cupti, start_.monotonic, stop.cupti, stop.monotonic);
-    for (auto& r : s.records) {
-      r.start_ns = convert(r.start_ns);
-      r.end_ns = convert(r.end_ns);
-    }
-    std::stable_sort(
-        s.records.begin(), s.records.end(),
-        [](const GpuActivity& x, const GpuActivity& y) { return x.start_ns < y.start_ns; });
+    to_monotonic(s.records, stop);
     out.activities = std::move(s.records);
     out.names = std::move(s.names);
     out.dropped = s.dropped + s.incomplete;
@@ -399,6 +406,18 @@ class CuptiTracer final : public GpuTracer {
   }
 
  private:
+  /// CUPTI timestamps to CLOCK_MONOTONIC through the start anchor and `now`, by start time.
+  void to_monotonic(std::vector<GpuActivity>& records, const Anchor& now) const {
+    const core::ClockMap convert(start_.cupti, start_.monotonic, now.cupti, now.monotonic);
+    for (auto& r : records) {
+      r.start_ns = convert(r.start_ns);
+      r.end_ns = convert(r.end_ns);
+    }
+    std::stable_sort(records.begin(), records.end(), [](const GpuActivity& x, const GpuActivity& y) {
+      return x.start_ns < y.start_ns;
+    });
+  }
+
   Activity traced_;
   std::vector<CUpti_ActivityKind> kinds_;
   Anchor start_;

@@ -30,6 +30,9 @@ class GpuTracer {
   virtual ~GpuTracer() = default;
   /// The kinds CUPTI accepted.
   virtual Activity traced() const = 0;
+  /// The records delivered so far (completed buffers are flushed first; a buffer CUPTI is still
+  /// filling waits for the next peek or the finish), tracing going on.
+  virtual GpuTraceResult peek() = 0;
   /// Flushes every buffer, stops tracing and returns the records. Once only.
   virtual GpuTraceResult finish() = 0;
 };

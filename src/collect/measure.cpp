@@ -44,7 +44,7 @@ ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& opt
   }
   if (!options.sync) synchronize_driver();
   p.stop();
-  const Profile& result = p.result();
+  const Profile result = p.result();
 
   double peak = 0;
   const auto& gpus = machine.gpus();

@@ -79,39 +79,47 @@ class Collectors final : public detail::SessionExtension {
 
   Activity traced() const override { return tracer_ ? tracer_->traced() : traced_; }
 
-  void peek(Profile& profile) const override {
+  void peek(Profile& profile) override {
+    if (tracer_) put(profile, tracer_->peek());
     {
       std::lock_guard<std::mutex> lock(samples_mutex_);
       profile.device_samples = samples_;
     }
-    symbols::name_functions(profile);
+    name_and_describe(profile);
   }
 
   void finish(Profile& profile) override {
     stop_sampler();
     if (tracer_) {
       traced_ = tracer_->traced();
-      auto trace = tracer_->finish();
+      put(profile, tracer_->finish());
       tracer_.reset();
-      profile.activity_names = std::move(trace.names);
-      profile.activities = std::move(trace.activities);
-      profile.dropped_activities = trace.dropped;
     }
     {
       std::lock_guard<std::mutex> lock(samples_mutex_);
       profile.device_samples = std::move(samples_);
     }
-    symbols::name_functions(profile);
-    if (machine_) {
-      try {
-        profile.machine = machine_->snapshot({.toolchain = false});
-      } catch (const std::exception& e) {
-        core::log().debug("profiler: no machine snapshot: {}", e.what());
-      }
-    }
+    name_and_describe(profile);
   }
 
  private:
+  static void put(Profile& profile, detail::GpuTraceResult trace) {
+    profile.activity_names = std::move(trace.names);
+    profile.activities = std::move(trace.activities);
+    profile.dropped_activities = trace.dropped;
+  }
+
+  /// Names auto-instrumented functions and adds the machine the evidence was read on.
+  void name_and_describe(Profile& profile) const {
+    symbols::name_functions(profile);
+    if (!machine_) return;
+    try {
+      profile.machine = machine_->snapshot({.toolchain = false});
+    } catch (const std::exception& e) {
+      core::log().debug("profiler: no machine snapshot: {}", e.what());
+    }
+  }
+
   void sample_while_spans_open(std::chrono::milliseconds interval) {
     std::unique_lock<std::mutex> lock(sampler_mutex_);
     while (!sampler_stop_) {

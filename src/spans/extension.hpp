@@ -35,8 +35,9 @@ class SessionExtension {
   virtual void stop_sampler() {}
   /// The GPU activity kinds being (or that were) traced.
   virtual Activity traced() const { return Activity{}; }
-  /// Adds what it has collected so far to `profile` (Profiler::peek), the session going on.
-  virtual void peek(Profile& profile) const { static_cast<void>(profile); }
+  /// Adds what it has collected so far to `profile` (Profiler::result while active), the session
+  /// going on.
+  virtual void peek(Profile& profile) { static_cast<void>(profile); }
   /// Called once, after the spans are frozen into `profile` and before the session's
   /// `unavailable` reasons are final: adds its evidence (device samples, GPU activity, the
   /// machine) and names auto-instrumented functions.

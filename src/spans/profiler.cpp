@@ -303,12 +303,7 @@ void Profiler::stop() {
   result_ = std::move(profile);
 }
 
-const Profile& Profiler::result() {
-  stop();
-  return *result_;
-}
-
-Profile Profiler::peek() const {
+Profile Profiler::result() const {
   const auto& s = *session_;
   if (!s.active) return result_ ? *result_ : Profile{};
   // The thread states are written by their threads while we read: everything freeze() reads is
@@ -333,13 +328,13 @@ Profile Profiler::peek() const {
   return std::move(*profile);
 }
 
-std::vector<SpanStat> Profiler::stats() {
+std::vector<SpanStat> Profiler::stats() const {
   return result().stats();
 }
-std::vector<SpanStat> Profiler::bottlenecks(std::size_t top) {
+std::vector<SpanStat> Profiler::bottlenecks(std::size_t top) const {
   return result().bottlenecks(top);
 }
-TraceReport Profiler::trace_report(std::size_t top) {
+TraceReport Profiler::trace_report(std::size_t top) const {
   return result().trace_report(top);
 }
 Activity Profiler::traced_activities() const {

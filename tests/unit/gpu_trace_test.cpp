@@ -607,6 +607,27 @@ TEST(GpuTracer, KernelsLineUpWithSpansOnTheProfileClock) {
   EXPECT_EQ(r.timeline().source, "gpu activity");
 }
 
+// result() while the session runs: the records delivered so far, and tracing goes on.
+TEST(GpuTracer, ResultSoFarAndTracingGoesOn) {
+  CuptiEnv env(MAINBOARD_FAKE_CUPTI);
+  FakeCupti fake;
+  Profiler p(gpu_collection());
+  auto t = fake.now();
+  fake.kernel("first", t, t + 1000);
+  auto so_far = p.result();
+  EXPECT_TRUE(p.active());
+  ASSERT_EQ(so_far.activities.size(), 1u);
+  EXPECT_EQ(so_far.activity_names[so_far.activities[0].name], "first");
+  fake.kernel("second", t + 2000, t + 3000);
+  p.stop();
+  auto last = p.result();
+  ASSERT_EQ(last.activities.size(), 2u) << last.report();
+  EXPECT_EQ(last.activity_names[last.activities[1].name], "second");
+  // Both on the profile's clock (each conversion has its own end anchor: allow its jitter).
+  EXPECT_NEAR(static_cast<double>(last.activities[0].start_ns),
+              static_cast<double>(so_far.activities[0].start_ns), 100'000);
+}
+
 TEST(GpuTracer, RefusedKindsAreListedAndTheRestTraced) {
   CuptiEnv env(MAINBOARD_FAKE_CUPTI);
   ::setenv("FAKE_CUPTI_REFUSE", "2:35", 1);  // memset: insufficient privileges

@@ -221,9 +221,9 @@ TEST(Profiler, DeviceSamplesWhileSpansAreOpen) {
     MAINBOARD_SPAN("work");
     std::this_thread::sleep_for(std::chrono::milliseconds(60));
   }
-  auto before_idle = p.result().device_samples.size();
-  EXPECT_GE(before_idle, 3u);  // sampled every 5 ms during 60 ms of an open span
-  const auto& s = p.result().device_samples.front();
+  const auto r = p.result();
+  EXPECT_GE(r.device_samples.size(), 3u);  // sampled every 5 ms during 60 ms of an open span
+  const auto& s = r.device_samples.front();
   EXPECT_EQ(s.gpu, 3u);
   EXPECT_EQ(s.utilization_pct, 97);
   EXPECT_EQ(s.device_memory_used_bytes, 40ull << 30);
@@ -318,14 +318,17 @@ TEST(Spans, StoredSpanLogsStartSmallAndGrow) {
   EXPECT_EQ(log[log.capacity() - 1].start, log.capacity() - 1);
 }
 
-// peek(): what was observed so far, the session going on (the reference's Profiler.result()).
-TEST(Profiler, PeekFreezesWhatWasObservedAndTheSessionGoesOn) {
+// result(): what was observed so far, the session going on (the reference's Profiler.result()).
+TEST(Profiler, ResultFreezesWhatWasObservedAndTheSessionGoesOn) {
   Collection c;
   c.features = Feature::spans;
   Profiler p(c);
   std::thread([] { MAINBOARD_SPAN("early"); }).join();
   { MAINBOARD_SPAN("early"); }
-  auto first = p.peek();
+  auto first = p.result();
+  EXPECT_TRUE(p.active());
+  EXPECT_EQ(p.stats().size(), 1u);
+  EXPECT_EQ(p.bottlenecks(1).size(), 1u);
   EXPECT_TRUE(p.active());
   { MAINBOARD_SPAN("late"); }
   ASSERT_EQ(first.span_stats.size(), 1u);
@@ -334,13 +337,17 @@ TEST(Profiler, PeekFreezesWhatWasObservedAndTheSessionGoesOn) {
   EXPECT_EQ(first.spans.size(), 2u);
   EXPECT_EQ(first.threads.size(), 2u);
   EXPECT_GE(first.end_ns, first.start_ns);
-  const auto& last = p.result();
+  EXPECT_EQ(p.result().span_stats.size(), 2u);  // still going: "late" is there
+  EXPECT_TRUE(p.active());
+  p.stop();
+  const auto last = p.result();
   EXPECT_EQ(last.span_stats.size(), 2u);
-  EXPECT_EQ(p.peek(), last);  // once stopped, the same as result()
+  { MAINBOARD_SPAN("after stop"); }
+  EXPECT_EQ(p.result(), last);  // once stopped, frozen
 }
 
 // Reading a session while its threads write (run under ThreadSanitizer too).
-TEST(Profiler, PeekWhileThreadsWrite) {
+TEST(Profiler, ResultWhileThreadsWrite) {
   Collection c;
   c.features = Feature::spans;
   c.max_spans = 10000;  // stored events stop growing; statistics go on
@@ -357,7 +364,7 @@ TEST(Profiler, PeekWhileThreadsWrite) {
   std::uint64_t previous = 0;
   for (int i = 0; i < 8; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    auto seen = p.peek();
+    auto seen = p.result();
     std::uint64_t calls = 0;
     for (const auto& s : seen.span_stats)
       if (s.path == "w") calls = s.calls;
