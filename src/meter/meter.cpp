@@ -29,8 +29,9 @@ void Meter::sample() {
   std::uint64_t gpu = 0;
   for (const auto& g : machine_->gpus()) {
     auto m = g->memory();
-    // A unified pool is the host's memory: counting it again would double it.
-    if (m.supported && m.used_bytes && !m.unified) gpu += *m.used_bytes;
+    // A pool that is the host's own memory (Apple silicon, NPUs working out of RAM) is counted
+    // in peak_host already. A coherent GPU's HBM (GH200) is the device's memory: it counts.
+    if (m.supported && m.used_bytes && m.scope == "vram") gpu += *m.used_bytes;
   }
   peak_gpu_ = std::max(peak_gpu_, gpu);
 }

@@ -49,6 +49,18 @@ TEST(Meter, UnifiedMemoryIsNotCountedTwice) {
   EXPECT_GT(meter.peak_host_bytes(), 0u);
 }
 
+TEST(Meter, CoherentGpuCountsItsHbm) {
+  // GH200: coherent with the Grace CPU, yet its HBM is the device's own memory in use.
+  FakeGpus fake("gh200");
+  Machine m(fake.options());
+  ASSERT_EQ(m.gpus().size(), 1u);
+  ASSERT_TRUE(m.gpus()[0]->memory().unified);
+  Meter meter(m);
+  meter.stop();
+  EXPECT_EQ(meter.peak_gpu_bytes(), 12ull << 30);  // the scenario's used bytes
+  EXPECT_DOUBLE_EQ(meter.peak_gpu_gb(), 12.0);
+}
+
 TEST(Meter, MovedMeterKeepsMeasuring) {
   Machine::Options o;
   o.sysroot = fixture_host("cgroup2-capped");
