@@ -49,13 +49,13 @@ struct MAINBOARD_API GpuInfo {
   std::string vendor;
   std::string uuid;
   std::string pci_bus_id;
-  std::string architecture;                  ///< e.g. Hopper, CDNA 3, Apple M3 Max
-  std::string arch_key;                      ///< dispatch key, e.g. sm_90, gfx942
-  std::string compute_capability;            ///< e.g. "9.0" (NVIDIA only)
-  std::optional<std::uint32_t> sm_count;     ///< streaming multiprocessors / compute units
-  std::optional<std::uint32_t> core_count;   ///< GPU cores where that is how it is counted
-  std::optional<double> peak_bandwidth_gbs;  ///< theoretical peak memory bandwidth
-  std::optional<std::uint32_t> memory_clock_mhz;      ///< the clock the peak is computed from
+  std::string architecture;                       ///< e.g. Hopper, CDNA 3, Apple M3 Max
+  std::string arch_key;                           ///< dispatch key, e.g. sm_90, gfx942
+  std::string compute_capability;                 ///< e.g. "9.0" (NVIDIA only)
+  std::optional<std::uint32_t> sm_count;          ///< streaming multiprocessors / compute units
+  std::optional<std::uint32_t> core_count;        ///< GPU cores where that is how it is counted
+  std::optional<double> peak_bandwidth_gbs;       ///< theoretical peak memory bandwidth
+  std::optional<std::uint32_t> memory_clock_mhz;  ///< the clock the peak is computed from
   std::optional<std::uint32_t> memory_bus_width_bits;
   std::string driver_version;
   std::optional<std::uint64_t> memory_total_bytes;
@@ -94,6 +94,9 @@ class MAINBOARD_API Gpu : public Unit {
   virtual std::vector<Memory> memory_regions() const;
   virtual std::optional<double> fan_speed_pct() const;
   virtual std::vector<GpuProcess> processes() const;
+  /// Whether the driver lists this GPU's processes now, so that a process missing from
+  /// processes() is not using it. False where nothing is known (no per-process reporting).
+  virtual bool lists_processes() const;
 
   std::optional<double> temperature_c() const { return thermal().temperature_c; }
   std::optional<double> gpu_util_pct() const { return utilization().compute_pct; }

@@ -31,6 +31,7 @@ class MAINBOARD_API NvidiaGpu final : public Gpu {
   std::optional<double> fan_speed_pct() const override;
   /// Compute processes, with names from /proc/<pid>/comm where it is readable.
   std::vector<GpuProcess> processes() const override;
+  bool lists_processes() const override;
 
   Memory nvml_memory() const;
   /// cuMemGetInfo through the device's primary context: retaining it costs a context on the

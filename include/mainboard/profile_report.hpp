@@ -45,6 +45,10 @@ struct MAINBOARD_API ProfileReport {
   double peak_bandwidth_gbps = 0;       ///< the device's, 0 when unknown
   std::uint64_t peak_memory_bytes = 0;  ///< device memory high-water mark over the run
   std::uint64_t avg_memory_bytes = 0;
+  /// Whose memory the two figures are: "process" (this process's own, as the driver lists it),
+  /// "device" (the whole GPU's, other processes included: the driver gave no per-process
+  /// figure), empty without readings.
+  std::string memory_scope;
   std::optional<double> sm_utilization_pct;      ///< mean over the busy device samples
   std::optional<double> memory_utilization_pct;  ///< mean memory-controller utilization
   std::vector<KernelStat> kernels;               ///< hottest first
@@ -65,8 +69,9 @@ struct MAINBOARD_API ProfileReport {
 /// least kMemoryBoundRatio as often as the SMs → memory; else kernels → compute; else unknown.
 inline constexpr double kMemoryBoundRatio = 0.5;
 MAINBOARD_API Bound classify(std::int64_t kernel_ns, std::int64_t copy_ns,
-               std::optional<double> sm_utilization_pct,
-               std::optional<double> memory_utilization_pct, std::string* reason = nullptr);
+                             std::optional<double> sm_utilization_pct,
+                             std::optional<double> memory_utilization_pct,
+                             std::string* reason = nullptr);
 
 /// How profile() runs its function.
 struct MAINBOARD_API ProfileOptions {
@@ -84,9 +89,10 @@ struct MAINBOARD_API ProfileOptions {
 
 /// Runs `fn` under a profiler with GPU activity and device sampling, and returns the verdict.
 /// Throws mainboard::Error when another profiling session is active.
-MAINBOARD_API ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options = {});
+MAINBOARD_API ProfileReport profile(const std::function<void()>& fn,
+                                    const ProfileOptions& options = {});
 /// The same, also handing back the full Profile (for save(), perfetto(), efficiency()).
 MAINBOARD_API ProfileReport profile(const std::function<void()>& fn, const ProfileOptions& options,
-                      Profile* evidence);
+                                    Profile* evidence);
 
 }  // namespace mainboard

@@ -39,7 +39,9 @@ class ProfileReport(FrozenModel):
     dominant_kernel / dominant_share_pct: the hottest kernel and its share of kernel time.
     bound: the verdict (Bound). total_kernel_ns / total_memcpy_ns: GPU time per class.
     achieved_bandwidth_gbps / peak_bandwidth_gbps: copy bandwidth against the device's peak.
-    peak_memory_bytes / avg_memory_bytes: device memory over the run. kernels: hottest first.
+    peak_memory_bytes / avg_memory_bytes: device memory over the run; memory_scope says whose
+    ("process": this process's own; "device": the whole GPU's, where the driver gave no
+    per-process figure). kernels: hottest first.
     unavailable: activity kinds the device could not trace.
     """
 

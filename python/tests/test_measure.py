@@ -70,8 +70,10 @@ def test_report_from_a_profile_lists_what_the_device_could_not_trace(fake_gpus, 
         ProfileReport.from_profile({}, iterations=1, peak_bandwidth_gbps=1.0)
 
 
-def test_device_samples_while_a_span_is_open(fake_gpus):
+def test_device_samples_while_a_span_is_open(fake_gpus, monkeypatch):
     m = gpu_machine(fake_gpus)
+    # This process on GPU 0 with 1 GiB: a GPU it does not use would give no readings.
+    monkeypatch.setenv("MAINBOARD_FAKE_GPU_CALLER", m.gpus[0].uuid + "=1073741824")
     with Profiler(features=Feature.SPANS | Feature.DEVICE, sample_interval_ms=10000,
                   machine=m) as p:
         p.sample()  # no span open: nothing to attribute it to
@@ -81,6 +83,7 @@ def test_device_samples_while_a_span_is_open(fake_gpus):
     samples = p.result().device_samples
     assert len(samples) >= 2
     assert all(s["gpu"] == 0 and s["t_ns"] > 0 for s in samples)
+    assert all(s["process_memory_bytes"] == 1 << 30 for s in samples)
 
 
 TARGET_SNAPSHOT = """

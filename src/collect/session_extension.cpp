@@ -139,10 +139,18 @@ class Collectors final : public detail::SessionExtension {
     DeviceSample s;
     s.t_ns = core::monotonic_ns();
     s.gpu = gpu_->info().index;
+    // Only where this process is on the GPU: a GPU it does not use gives no readings, and
+    // another process's work there is never taken for ours. Where the driver lists no
+    // processes, the readings are device-wide (no process_memory_bytes says so).
     auto pid = static_cast<std::uint32_t>(::getpid());
-    for (const auto& p : gpu_->processes())
-      if (p.pid == pid && p.used_memory_bytes)
+    bool on_gpu = false;
+    for (const auto& p : gpu_->processes()) {
+      if (p.pid != pid) continue;
+      on_gpu = true;
+      if (p.used_memory_bytes)
         s.process_memory_bytes = s.process_memory_bytes.value_or(0) + *p.used_memory_bytes;
+    }
+    if (!on_gpu && gpu_->lists_processes()) return;
     auto mem = gpu_->memory();
     if (mem.supported && mem.used_bytes) s.device_memory_used_bytes = mem.used_bytes;
     auto util = gpu_->utilization();

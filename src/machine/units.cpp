@@ -53,10 +53,16 @@ PcieReading Gpu::pcie() const {
 std::optional<double> Gpu::fan_speed_pct() const {
   return std::nullopt;
 }
-std::vector<Memory> Gpu::memory_regions() const { return {}; }
+std::vector<Memory> Gpu::memory_regions() const {
+  return {};
+}
 
 std::vector<GpuProcess> Gpu::processes() const {
   return {};
+}
+
+bool Gpu::lists_processes() const {
+  return false;
 }
 
 GpuSnapshot Gpu::gpu_snapshot(const std::string& name) const {
@@ -78,7 +84,9 @@ Cpu::Cpu(CpuInfo info, std::shared_ptr<const Readers> readers)
     : info_(std::move(info)), readers_(std::move(readers)) {}
 Cpu::~Cpu() = default;
 
-Memory Cpu::memory() const { return host::host_memory(*readers_->fs, readers_->runner.get()); }
+Memory Cpu::memory() const {
+  return host::host_memory(*readers_->fs, readers_->runner.get());
+}
 
 std::vector<ClockReading> Cpu::clock_readings() const {
   return host::read_cpu_clocks(*readers_->fs);

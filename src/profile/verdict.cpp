@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "mainboard/json.hpp"
 #include "model/json_fields.hpp"
 #include "profile/kernel_fields.hpp"
-#include "mainboard/json.hpp"
 #include "profile/text_util.hpp"
 
 namespace mainboard {
@@ -16,7 +16,9 @@ namespace mainboard {
 using detail::duration;
 using detail::fixed;
 
-const char* to_string(Bound bound) { return detail::name_of(bound); }
+const char* to_string(Bound bound) {
+  return detail::name_of(bound);
+}
 
 Bound classify(std::int64_t kernel_ns, std::int64_t copy_ns, std::optional<double> sm_pct,
                std::optional<double> memory_pct, std::string* reason) {
@@ -80,11 +82,16 @@ ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t 
   }
 
   // Device memory and utilization over the run.
+  // The process's own memory where the driver reported it; the whole device's only where it
+  // never did, and labelled so: another process's memory is never taken for this one's.
   double memory_sum = 0, sm_sum = 0, mem_util_sum = 0;
   std::size_t memory_n = 0, util_n = 0;
+  bool per_process = std::any_of(profile.device_samples.begin(), profile.device_samples.end(),
+                                 [](const DeviceSample& s) { return s.process_memory_bytes; });
   for (const auto& s : profile.device_samples) {
-    auto bytes = s.process_memory_bytes ? s.process_memory_bytes : s.device_memory_used_bytes;
+    auto bytes = per_process ? s.process_memory_bytes : s.device_memory_used_bytes;
     if (bytes) {
+      r.memory_scope = per_process ? "process" : "device";
       r.peak_memory_bytes = std::max(r.peak_memory_bytes, *bytes);
       memory_sum += static_cast<double>(*bytes);
       ++memory_n;
@@ -149,6 +156,7 @@ void fields(V& v, ProfileReport& m) {
   v("peak_bandwidth_gbps", m.peak_bandwidth_gbps);
   v("peak_memory_bytes", m.peak_memory_bytes);
   v("avg_memory_bytes", m.avg_memory_bytes);
+  v("memory_scope", m.memory_scope);
   v("sm_utilization_pct", m.sm_utilization_pct);
   v("memory_utilization_pct", m.memory_utilization_pct);
   v("kernels", m.kernels);

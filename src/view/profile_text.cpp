@@ -140,9 +140,11 @@ std::string Profile::report(std::size_t top) const {
   }
   if (!device_samples.empty()) {
     std::uint64_t peak_process = 0, peak_device = 0;
+    bool per_process = false;
     double util_sum = 0, util_peak = 0;
     int util_n = 0;
     for (const auto& s : device_samples) {
+      per_process = per_process || s.process_memory_bytes;
       peak_process = std::max(peak_process, s.process_memory_bytes.value_or(0));
       peak_device = std::max(peak_device, s.device_memory_used_bytes.value_or(0));
       if (s.utilization_pct) {
@@ -151,9 +153,12 @@ std::string Profile::report(std::size_t top) const {
         ++util_n;
       }
     }
-    out += fmt::format("\nDevice (GPU {})\n  {} samples · this process peak {} · device peak {}",
-                       device_samples.front().gpu, device_samples.size(), view::bytes(peak_process),
-                       view::bytes(peak_device));
+    out += fmt::format("\nDevice (GPU {})\n  {} samples · ", device_samples.front().gpu,
+                       device_samples.size());
+    out += per_process ? fmt::format("this process peak {} · device peak {}",
+                                     view::bytes(peak_process), view::bytes(peak_device))
+                       : fmt::format("device-wide peak {} (no per-process figure from the driver)",
+                                     view::bytes(peak_device));
     if (util_n)
       out +=
           fmt::format(" · utilization avg {:.0f} %, peak {:.0f} %", util_sum / util_n, util_peak);
@@ -335,8 +340,11 @@ std::string ProfileReport::report() const {
   }
   out += "\n";
   if (peak_memory_bytes)
-    out += fmt::format("device memory: peak {}, mean {}\n", view::bytes(peak_memory_bytes),
-                       view::bytes(avg_memory_bytes));
+    out += fmt::format("device memory{}: peak {}, mean {}\n",
+                       memory_scope == "device"
+                           ? " (whole GPU: the driver gave no figure for this process)"
+                           : " (this process)",
+                       view::bytes(peak_memory_bytes), view::bytes(avg_memory_bytes));
   if (!kernels.empty()) {
     out += fmt::format("{:<44} {:>7} {:>10} {:>6} {:>15} {:>12} {:>4} {:>7} {:>5}\n", "kernel",
                        "calls", "total", "share", "grid", "block", "regs", "shared", "occ");

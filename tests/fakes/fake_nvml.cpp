@@ -2,8 +2,12 @@
 // scenario.hpp. Built twice: complete, and with FAKE_NVML_MINIMAL, an older NVML that lacks the
 // newer entry points (memory v2, energy, PCIe throughput, the _v3 process query,
 // TemperatureV), so the provider's fallbacks run.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <string>
 
 #include "scenario.hpp"
 
@@ -100,7 +104,17 @@ int processes(void* handle, unsigned* count, Info* infos) {
   int r = telemetry(d);
   if (r != kSuccess) return r;
   if (!count) return kInvalidArgument;
+  // A driver that does not list processes (some vGPU and WSL set-ups).
+  if (std::getenv("MAINBOARD_FAKE_GPU_NO_PROCESSES")) return kNotSupported;
   auto list = d->spec.value("processes", fake::json::array());
+  // The calling process on the GPU with this UUID: "UUID=BYTES".
+  if (const char* caller = std::getenv("MAINBOARD_FAKE_GPU_CALLER")) {
+    std::string c = caller;
+    auto eq = c.find('=');
+    if (eq != std::string::npos && c.substr(0, eq) == d->spec.value("uuid", ""))
+      list.push_back({{"pid", static_cast<unsigned>(::getpid())},
+                      {"used_memory", std::stoull(c.substr(eq + 1))}});
+  }
   if (*count < list.size()) {
     *count = static_cast<unsigned>(list.size());
     return list.empty() ? kSuccess : kInsufficientSize;
@@ -244,8 +258,8 @@ EXPORT int nvmlDeviceGetPciInfo_v3(void* handle, PciInfo* pci) {
   pci->device = dev;
   pci->pciDeviceId = static_cast<unsigned>(phys->spec.value("pci_device_id", 0ll));
   std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", domain, bus, dev);
-  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0", domain & 0xffff,
-                bus, dev);
+  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0", domain & 0xffff, bus,
+                dev);
   return kSuccess;
 }
 
@@ -429,12 +443,14 @@ EXPORT int nvmlDeviceGetFanSpeed(void* handle, unsigned* out) {
 }
 
 #ifndef FAKE_NVML_MINIMAL
-EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void* handle, unsigned* count, ProcessInfo* infos) {
+EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void* handle, unsigned* count,
+                                                   ProcessInfo* infos) {
   return processes(handle, count, infos);
 }
 #endif
 
-EXPORT int nvmlDeviceGetComputeRunningProcesses(void* handle, unsigned* count, ProcessInfoV1* infos) {
+EXPORT int nvmlDeviceGetComputeRunningProcesses(void* handle, unsigned* count,
+                                                ProcessInfoV1* infos) {
   return processes(handle, count, infos);
 }
 

@@ -19,6 +19,8 @@ struct FakeGpuSetup {
   bool cuda = true;
   std::optional<std::string> visible;  // CUDA_VISIBLE_DEVICES
   std::optional<std::string> order;    // CUDA_DEVICE_ORDER
+  std::optional<std::string> caller;   // "UUID=BYTES": this process on that GPU
+  bool no_processes = false;           // a driver that does not list processes
 };
 
 struct FakeGpus {
@@ -28,15 +30,21 @@ struct FakeGpus {
   explicit FakeGpus(const std::string& scenario, Setup setup = {}) {
     std::string path = std::string(MAINBOARD_FIXTURES) + "/gpus/" + scenario + ".json";
     ::setenv("MAINBOARD_FAKE_GPU_SCENARIO", path.c_str(), 1);
-    env["MAINBOARD_NVML_LIBRARY"] = setup.nvml == Nvml::full      ? MAINBOARD_FAKE_NVML
-                                    : setup.nvml == Nvml::minimal ? MAINBOARD_FAKE_NVML_MINIMAL
-                                                                  : "/nonexistent/libnvidia-ml.so.1";
+    env["MAINBOARD_NVML_LIBRARY"] = setup.nvml == Nvml::full ? MAINBOARD_FAKE_NVML
+                                    : setup.nvml == Nvml::minimal
+                                        ? MAINBOARD_FAKE_NVML_MINIMAL
+                                        : "/nonexistent/libnvidia-ml.so.1";
     env["MAINBOARD_CUDA_LIBRARY"] = setup.cuda ? MAINBOARD_FAKE_CUDA : "/nonexistent/libcuda.so.1";
     set("CUDA_VISIBLE_DEVICES", setup.visible);
     set("CUDA_DEVICE_ORDER", setup.order);
+    set("MAINBOARD_FAKE_GPU_CALLER", setup.caller);
+    set("MAINBOARD_FAKE_GPU_NO_PROCESSES",
+        setup.no_processes ? std::optional<std::string>("1") : std::nullopt);
   }
   ~FakeGpus() {
     ::unsetenv("MAINBOARD_FAKE_GPU_SCENARIO");
+    ::unsetenv("MAINBOARD_FAKE_GPU_CALLER");
+    ::unsetenv("MAINBOARD_FAKE_GPU_NO_PROCESSES");
     ::unsetenv("CUDA_VISIBLE_DEVICES");
     ::unsetenv("CUDA_DEVICE_ORDER");
   }

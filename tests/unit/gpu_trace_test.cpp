@@ -679,7 +679,8 @@ TEST(GpuTracer, LostAndIncompleteRecordsAreCounted) {
 TEST(GpuTracer, ProfileFunctionGivesAVerdict) {
   CuptiEnv env(MAINBOARD_FAKE_CUPTI);
   FakeCupti fake;
-  FakeGpus gpus("h100x8");  // utilization 97 %, memory controller per the scenario
+  // Utilization 97 %, memory controller per the scenario; this process holds 3 GiB on GPU 0.
+  FakeGpus gpus("h100x8", {.caller = "GPU-6b2f3c1e-0000-4a0b-9c3d-000000001000=3221225472"});
   Machine m(gpus.options());
   ProfileOptions o;
   o.iters = 3;
@@ -708,8 +709,11 @@ TEST(GpuTracer, ProfileFunctionGivesAVerdict) {
   EXPECT_EQ(r.kernels[0].shape.grid[0], 133u);
   EXPECT_DOUBLE_EQ(r.kernels[0].occupancy_pct, 100.0);
   EXPECT_EQ(r.memcpy_bytes, 3u << 20);
-  EXPECT_GT(r.peak_bandwidth_gbps, 3000.0);  // H100 SXM from the scenario's clocks
-  EXPECT_GT(r.peak_memory_bytes, 0u);        // device samples after each run
+  EXPECT_GT(r.peak_bandwidth_gbps, 3000.0);    // H100 SXM from the scenario's clocks
+  EXPECT_EQ(r.peak_memory_bytes, 3ull << 30);  // its own memory, not the whole GPU's
+  EXPECT_EQ(r.memory_scope, "process");
+  EXPECT_NE(r.report().find("device memory (this process): peak 3.00 GiB"), std::string::npos)
+      << r.report();
   EXPECT_NE(r.bound, Bound::unknown);
   EXPECT_FALSE(r.bound_reason.empty());
   EXPECT_EQ(evidence.span_stats.size(), 1u);

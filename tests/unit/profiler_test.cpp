@@ -9,6 +9,7 @@
 
 #include "fake_gpus.hpp"
 #include "mainboard/error.hpp"
+#include "mainboard/profile_report.hpp"
 #include "mainboard/profiler.hpp"
 #include "spans/thread_state.hpp"
 
@@ -102,7 +103,8 @@ TEST(Spans, StatisticsStayExactPastTheSpanBudget) {
   auto c = spans_only();
   c.max_spans = 100;
   Profiler p(c);
-  for (int i = 0; i < 5000; ++i) MAINBOARD_SPAN("tiny");
+  for (int i = 0; i < 5000; ++i)
+    MAINBOARD_SPAN("tiny");
   const auto& r = p.result();
   EXPECT_EQ(stat(r, "tiny")->calls, 5000u);
   EXPECT_LE(r.spans.size(), 100u);
@@ -120,7 +122,8 @@ TEST(Spans, ManyThreadsAndThreadsThatExitEarly) {
         MAINBOARD_SPAN("inner");
       }
     });
-  for (auto& w : workers) w.join();  // all gone before the session ends
+  for (auto& w : workers)
+    w.join();  // all gone before the session ends
   { MAINBOARD_SPAN("main"); }
   const auto& r = p.result();
   EXPECT_EQ(stat(r, "worker")->calls, 4000u);
@@ -204,12 +207,13 @@ TEST(Profiler, UnderTakesOneCollectionPolicy) {
   auto c = spans_only();
   c.max_spans = 7;
   auto p = Profiler::under(c);
-  for (int i = 0; i < 10; ++i) MAINBOARD_SPAN("x");
+  for (int i = 0; i < 10; ++i)
+    MAINBOARD_SPAN("x");
   EXPECT_EQ(p->result().spans.size(), 7u);
 }
 
 TEST(Profiler, DeviceSamplesWhileSpansAreOpen) {
-  FakeGpus fake("h100x8");
+  FakeGpus fake("h100x8", {.caller = "GPU-6b2f3c1e-0003-4a0b-9c3d-000000001003=2147483648"});
   Machine m(fake.options());
   ASSERT_EQ(m.gpus().size(), 8u);
   Collection c;
@@ -227,9 +231,58 @@ TEST(Profiler, DeviceSamplesWhileSpansAreOpen) {
   EXPECT_EQ(s.gpu, 3u);
   EXPECT_EQ(s.utilization_pct, 97);
   EXPECT_EQ(s.device_memory_used_bytes, 40ull << 30);
-  EXPECT_FALSE(s.process_memory_bytes);  // pid 4242 is not this process
+  EXPECT_EQ(s.process_memory_bytes, 2ull << 30);  // its own, not pid 4242's beside it
   EXPECT_TRUE(p.result().unavailable.empty());
   EXPECT_NE(p.report().find("Device (GPU 3)"), std::string::npos);
+  EXPECT_NE(p.report().find("this process peak 2.00 GiB · device peak 40.0 GiB"), std::string::npos)
+      << p.report();
+}
+
+// A GPU this process does not use (another process works on it) gives no readings at all.
+TEST(Profiler, NoDeviceSamplesOnAGpuThisProcessDoesNotUse) {
+  FakeGpus fake("h100x8");
+  Machine m(fake.options());
+  ASSERT_FALSE(m.gpus()[3]->processes().empty());  // pid 4242 is there
+  ASSERT_TRUE(m.gpus()[3]->lists_processes());
+  Collection c;
+  c.machine = &m;
+  c.device_index = 3;
+  Profiler p(c);
+  {
+    MAINBOARD_SPAN("work");
+    p.sample();
+    p.sample();
+  }
+  p.stop();
+  EXPECT_TRUE(p.result().device_samples.empty());
+  EXPECT_EQ(p.report().find("Device (GPU"), std::string::npos) << p.report();
+}
+
+// A driver that lists no processes: the readings are the whole GPU's, and say so.
+TEST(Profiler, WithoutAProcessListTheReadingsAreDeviceWide) {
+  FakeGpus fake("h100x8", {.no_processes = true});
+  Machine m(fake.options());
+  ASSERT_FALSE(m.gpus()[3]->lists_processes());
+  Collection c;
+  c.machine = &m;
+  c.device_index = 3;
+  Profiler p(c);
+  {
+    MAINBOARD_SPAN("work");
+    p.sample();
+  }
+  p.stop();
+  auto r = p.result();
+  ASSERT_EQ(r.device_samples.size(), 1u);
+  EXPECT_FALSE(r.device_samples[0].process_memory_bytes);
+  EXPECT_EQ(r.device_samples[0].device_memory_used_bytes, 40ull << 30);
+  EXPECT_NE(p.report().find("device-wide peak 40.0 GiB (no per-process figure from the driver)"),
+            std::string::npos)
+      << p.report();
+  auto v = ProfileReport::from_profile(r, 1, 0);
+  EXPECT_EQ(v.memory_scope, "device");
+  EXPECT_EQ(v.peak_memory_bytes, 40ull << 30);
+  EXPECT_NE(v.report().find("whole GPU"), std::string::npos) << v.report();
 }
 
 TEST(Profiler, NoDeviceSamplesWhenNoSpanIsOpen) {
@@ -244,7 +297,7 @@ TEST(Profiler, NoDeviceSamplesWhenNoSpanIsOpen) {
 }
 
 TEST(Profiler, SampleOnDemandAndTheMachineSnapshot) {
-  FakeGpus fake("rtx4090");
+  FakeGpus fake("rtx4090", {.caller = "GPU-9a8b7c6d-5e4f-3a2b-1c0d-e9f8a7b6c5d4=1024"});
   Machine m(fake.options());
   Collection c;
   c.machine = &m;
@@ -273,15 +326,18 @@ TEST(Spans, StopWhileOtherThreadsAreInsideSpans) {
         MAINBOARD_SPAN("inner");
       }
     });
-  while (started.load() < 3) std::this_thread::yield();
+  while (started.load() < 3)
+    std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const auto& r = p->result();  // stops with the workers still running
   run = false;
-  for (auto& w : workers) w.join();
+  for (auto& w : workers)
+    w.join();
   const SpanStat* spin = stat(r, "spin");
   ASSERT_NE(spin, nullptr);
   EXPECT_GT(spin->calls, 0u);
-  for (const auto& e : r.spans) EXPECT_LT(e.path, r.paths.size());
+  for (const auto& e : r.spans)
+    EXPECT_LT(e.path, r.paths.size());
   p.reset();
   Profiler next(spans_only());  // the workers' stale states do not leak into a new session
   { MAINBOARD_SPAN("only"); }

@@ -27,7 +27,9 @@ struct Why {
   std::string error(Return r) const { return s.nvml->describe(r); }
 };
 
-bool usable(const NvidiaGpu::State& s) { return s.nvml && s.nvml->ok && s.device; }
+bool usable(const NvidiaGpu::State& s) {
+  return s.nvml && s.nvml->ok && s.device;
+}
 
 }  // namespace
 
@@ -202,8 +204,10 @@ Energy NvidiaGpu::energy() const {
   }
   unsigned mw = 0;
   Return r = s.nvml->power_usage ? s.nvml->power_usage(s.device, &mw) : nvml::kFunctionNotFound;
-  if (r == nvml::kSuccess) e.power_w = mw / 1000.0;  // a 1 s average on Ampere and newer
-  else e.reason = "power: " + why.error(r);
+  if (r == nvml::kSuccess)
+    e.power_w = mw / 1000.0;  // a 1 s average on Ampere and newer
+  else
+    e.reason = "power: " + why.error(r);
   if (s.nvml->power_limit && s.nvml->power_limit(s.device, &mw) == nvml::kSuccess)
     e.power_limit_w = mw / 1000.0;
   unsigned long long mj = 0;
@@ -309,7 +313,8 @@ std::vector<GpuProcess> NvidiaGpu::processes() const {
     std::vector<nvml::ProcessInfo> infos(count + 8);
     count = static_cast<unsigned>(infos.size());
     if (s.nvml->processes(s.device, &count, infos.data()) != nvml::kSuccess) return out;
-    for (unsigned i = 0; i < count && i < infos.size(); ++i) add(infos[i].pid, infos[i].usedGpuMemory);
+    for (unsigned i = 0; i < count && i < infos.size(); ++i)
+      add(infos[i].pid, infos[i].usedGpuMemory);
     return out;
   }
   if (s.nvml->processes_v1) {
@@ -319,9 +324,21 @@ std::vector<GpuProcess> NvidiaGpu::processes() const {
     std::vector<nvml::ProcessInfoV1> infos(count + 8);
     count = static_cast<unsigned>(infos.size());
     if (s.nvml->processes_v1(s.device, &count, infos.data()) != nvml::kSuccess) return out;
-    for (unsigned i = 0; i < count && i < infos.size(); ++i) add(infos[i].pid, infos[i].usedGpuMemory);
+    for (unsigned i = 0; i < count && i < infos.size(); ++i)
+      add(infos[i].pid, infos[i].usedGpuMemory);
   }
   return out;
+}
+
+bool NvidiaGpu::lists_processes() const {
+  const auto& s = *state_;
+  if (!usable(s)) return false;
+  // The count query alone: it succeeds (none) or asks for room (some) where the driver lists.
+  unsigned count = 0;
+  Return r = s.nvml->processes      ? s.nvml->processes(s.device, &count, nullptr)
+             : s.nvml->processes_v1 ? s.nvml->processes_v1(s.device, &count, nullptr)
+                                    : nvml::kNotSupported;
+  return r == nvml::kSuccess || r == nvml::kInsufficientSize;
 }
 
 }  // namespace mainboard
