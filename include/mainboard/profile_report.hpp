@@ -65,9 +65,10 @@ struct MAINBOARD_API ProfileReport {
   bool operator==(const ProfileReport&) const = default;
 };
 
-/// The verdict rule, on its own: copies dominate → memory; else a memory controller busy at
-/// least kMemoryBoundRatio as often as the SMs → memory; else kernels → compute; else unknown.
-inline constexpr double kMemoryBoundRatio = 0.5;
+/// The verdict rule, on its own, as the reference words it: MEMORY when copies dominate the GPU
+/// time or the memory controller is the busier unit (NVML's utilization while the device
+/// worked); COMPUTE when kernels dominate or the SMs are the busier unit; UNKNOWN with nothing
+/// to classify. `reason` gets the rule that decided, with its figures.
 MAINBOARD_API Bound classify(std::int64_t kernel_ns, std::int64_t copy_ns,
                              std::optional<double> sm_utilization_pct,
                              std::optional<double> memory_utilization_pct,

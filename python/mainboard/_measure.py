@@ -20,7 +20,9 @@ from ._profiling import Activity, Collection, Feature, Profile, Profiler
 
 
 class Bound(enum.Enum):
-    """Whether the dominant work is limited by memory traffic or by compute."""
+    """Whether the dominant work is limited by memory traffic or by compute: MEMORY when copies
+    dominate the GPU time or the memory controller is the busier unit, COMPUTE when kernels
+    dominate or the SMs are busier, UNKNOWN with nothing to classify."""
 
     MEMORY = "memory"
     COMPUTE = "compute"

@@ -35,22 +35,20 @@ Bound classify(std::int64_t kernel_ns, std::int64_t copy_ns, std::optional<doubl
         " in kernels");
     return Bound::memory;
   }
-  if (have_utilization && *memory_pct >= kMemoryBoundRatio * *sm_pct) {
-    say("the memory controller was busy " + fixed(*memory_pct, 0) + " % of the time against " +
-        fixed(*sm_pct, 0) + " % for the SMs");
+  if (have_utilization && *memory_pct > *sm_pct) {
+    say("the memory controller was the busier unit: busy " + fixed(*memory_pct, 0) +
+        " % of the time against " + fixed(*sm_pct, 0) + " % for the SMs");
     return Bound::memory;
   }
-  if (kernel_ns > 0) {
-    if (have_utilization)
-      say("kernels dominate and the memory controller was busy only " + fixed(*memory_pct, 0) +
-          " % against " + fixed(*sm_pct, 0) + " % for the SMs");
-    else
-      say("kernels take " + duration(kernel_ns) + " against " + duration(copy_ns) +
-          " in copies (no utilization readings)");
+  if (have_utilization) {
+    say(std::string(kernel_ns > 0 ? "kernels dominate and " : "") +
+        "the SMs were the busier unit: busy " + fixed(*sm_pct, 0) + " % of the time against " +
+        fixed(*memory_pct, 0) + " % for the memory controller");
     return Bound::compute;
   }
-  say("utilization readings without kernels or copies that explain them");
-  return Bound::unknown;
+  say("kernels take " + duration(kernel_ns) + " against " + duration(copy_ns) +
+      " in copies (no utilization readings)");
+  return Bound::compute;
 }
 
 ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t iterations,

@@ -160,12 +160,18 @@ TEST(GpuTrace, VerdictRules) {
   EXPECT_NE(why.find("no kernels, copies or utilization"), std::string::npos) << why;
   EXPECT_EQ(classify(ms(1), ms(2), std::nullopt, std::nullopt), Bound::memory);
   EXPECT_EQ(classify(ms(5), ms(2), std::nullopt, std::nullopt), Bound::compute);
-  // A copy kernel: the SMs are busy, but so is the memory controller.
-  EXPECT_EQ(classify(ms(5), 0, 100.0, 85.0, &why), Bound::memory);
-  EXPECT_NE(why.find("memory controller was busy 85 %"), std::string::npos) << why;
-  // An FMA loop: the memory controller is nearly idle.
-  EXPECT_EQ(classify(ms(5), 0, 100.0, 3.0, &why), Bound::compute);
-  EXPECT_EQ(classify(0, 0, 50.0, 10.0), Bound::unknown);  // utilization nobody explains
+  // The memory controller the busier unit (the reference's rule).
+  EXPECT_EQ(classify(ms(5), 0, 80.0, 95.0, &why), Bound::memory);
+  EXPECT_NE(why.find("memory controller was the busier unit: busy 95 %"), std::string::npos)
+      << why;
+  // The SMs busier, even with a busy memory controller: compute, as the reference words it.
+  EXPECT_EQ(classify(ms(5), 0, 100.0, 85.0, &why), Bound::compute);
+  EXPECT_NE(why.find("SMs were the busier unit: busy 100 %"), std::string::npos) << why;
+  EXPECT_EQ(classify(ms(5), 0, 100.0, 3.0, &why), Bound::compute);  // an FMA loop
+  EXPECT_EQ(classify(0, 0, 50.0, 10.0), Bound::compute);  // a utilization signal, no trace
+  EXPECT_EQ(classify(0, 0, 10.0, 50.0), Bound::memory);
+  // Copies dominate the GPU time: memory, whatever the utilization says.
+  EXPECT_EQ(classify(ms(1), ms(3), 100.0, 3.0), Bound::memory);
 }
 
 TEST(GpuTrace, UtilizationWhileBusyDecidesBetweenKernels) {
@@ -176,14 +182,14 @@ TEST(GpuTrace, UtilizationWhileBusyDecidesBetweenKernels) {
   idle.memory_utilization_pct = 0;
   idle.device_memory_used_bytes = 2ull << 30;
   busy.t_ns = ms(5);
-  busy.utilization_pct = 100;
-  busy.memory_utilization_pct = 92;
+  busy.utilization_pct = 90;
+  busy.memory_utilization_pct = 98;
   busy.device_memory_used_bytes = 6ull << 30;
   p.device_samples = {idle, busy};
   auto v = ProfileReport::from_profile(p, 1, 0);
   EXPECT_EQ(v.bound, Bound::memory);
-  EXPECT_EQ(v.sm_utilization_pct, 100.0);  // the idle reading does not dilute the mean
-  EXPECT_EQ(v.memory_utilization_pct, 92.0);
+  EXPECT_EQ(v.sm_utilization_pct, 90.0);  // the idle reading does not dilute the mean
+  EXPECT_EQ(v.memory_utilization_pct, 98.0);
   EXPECT_EQ(v.peak_memory_bytes, 6ull << 30);
   EXPECT_EQ(v.avg_memory_bytes, 4ull << 30);
 }
