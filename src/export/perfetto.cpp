@@ -3,8 +3,11 @@
 // in the tests.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "core/atomic_file.hpp"
 #include "mainboard/json.hpp"
@@ -76,6 +79,195 @@ void micros(std::string& out, std::int64_t ns) {
 /// The duration of [start, end) such that ts + dur lands exactly on micros(end).
 void duration(std::string& out, std::int64_t start_ns, std::int64_t end_ns) {
   micros_exact(out, ticks_1024(end_ns) - ticks_1024(start_ns));
+}
+
+/// The samples' stacks as one call tree, frames merged by function, module and file (lines
+/// apart): node 0 is the root, each other node a frame under its parent. Each stack ends at
+/// the node of its leaf.
+struct CallTree {
+  struct Node {
+    std::uint32_t parent = 0;
+    std::uint32_t frame = 0;  ///< a Profile::frames index (the first seen of its kind)
+  };
+  std::vector<Node> nodes{Node{}};
+  std::vector<std::uint32_t> leaf_of_stack;  ///< per Profile::stacks entry
+
+  static CallTree of(const Profile& p) {
+    CallTree t;
+    // The frame kinds: one per function, module and file.
+    std::map<std::tuple<std::string_view, std::string_view, std::string_view>, std::uint32_t> kinds;
+    std::vector<std::uint32_t> kind_of(p.frames.size());
+    for (std::size_t i = 0; i < p.frames.size(); ++i) {
+      const auto& f = p.frames[i];
+      kind_of[i] =
+          kinds.try_emplace({f.function, f.module, f.file}, static_cast<std::uint32_t>(i))
+              .first->second;
+    }
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> children;
+    t.leaf_of_stack.reserve(p.stacks.size());
+    for (const auto& stack : p.stacks) {
+      std::uint32_t node = 0;
+      for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+        if (*it >= p.frames.size()) continue;
+        auto frame = kind_of[*it];
+        auto [pos, added] =
+            children.try_emplace({node, frame}, static_cast<std::uint32_t>(t.nodes.size()));
+        if (added) t.nodes.push_back({node, frame});
+        node = pos->second;
+      }
+      t.leaf_of_stack.push_back(node);
+    }
+    return t;
+  }
+};
+
+/// What a trace viewer shows as a frame's name: the function, and where it comes from.
+std::string frame_label(const StackFrame& f) {
+  return f.function.empty() ? "[unknown]" : f.function;
+}
+
+/// Stack samples as trace events, two ways:
+///  - per thread, a "Profile" and a "ProfileChunk" event (the CPU profile the Chrome DevTools
+///    performance panel draws as a flame chart under the thread's spans);
+///  - an instant event per sample on its thread's track, named by its leaf, with the whole stack
+///    in its arguments (what Perfetto's JSON importer shows).
+void stack_sample_events(std::string& out, const Profile& p, const CallTree& tree,
+                         std::int64_t process) {
+  if (p.samples.empty()) return;
+  std::vector<std::string> labels(p.frames.size());
+  for (std::size_t i = 0; i < p.frames.size(); ++i)
+    escape(labels[i], frame_label(p.frames[i]));
+  // Per thread: its samples (by time) and the nodes they need, ancestors included.
+  std::map<std::uint32_t, std::vector<const StackSample*>> by_thread;
+  for (const auto& x : p.samples)
+    if (x.stack < p.stacks.size()) by_thread[x.thread].push_back(&x);
+  std::uint32_t profile_id = 0;
+  for (auto& [thread, list] : by_thread) {
+    std::stable_sort(list.begin(), list.end(), [](const StackSample* a, const StackSample* b) {
+      return a->t_ns < b->t_ns;
+    });
+    auto tid = trace_tid(p.threads, thread);
+    ++profile_id;
+    // The whole profile's time as one slice on the thread: the flame chart's place in DevTools
+    // (it draws samples only under trace events), and every span of the thread fits inside it.
+    fmt::format_to(std::back_inserter(out),
+                   ",\n{{\"ph\":\"X\",\"cat\":\"sample\",\"pid\":{},\"tid\":{},"
+                   "\"name\":\"stack samples\",\"ts\":0,\"dur\":",
+                   process, tid);
+    duration(out, 0, std::max<std::int64_t>(p.end_ns - p.start_ns, list.back()->t_ns - p.start_ns));
+    fmt::format_to(std::back_inserter(out), ",\"args\":{{\"samples\":{},\"hz\":{}}}}}",
+                   list.size(), p.sample_hz);
+    std::int64_t first = ticks_1024(list.front()->t_ns - p.start_ns);
+    fmt::format_to(std::back_inserter(out),
+                   ",\n{{\"ph\":\"P\",\"cat\":\"sample\",\"name\":\"Profile\",\"pid\":{},\"tid\":{},"
+                   "\"id\":\"0x{:x}\",\"ts\":",
+                   process, tid, profile_id);
+    micros_exact(out, first);
+    out += ",\"args\":{\"data\":{\"startTime\":";
+    micros_exact(out, first);
+    out += "}}}";
+    std::vector<bool> used(tree.nodes.size());
+    for (const auto* x : list)
+      for (auto n = tree.leaf_of_stack[x->stack]; !used[n]; n = tree.nodes[n].parent) {
+        used[n] = true;
+        if (n == 0) break;
+      }
+    fmt::format_to(std::back_inserter(out),
+                   ",\n{{\"ph\":\"P\",\"cat\":\"sample\",\"name\":\"ProfileChunk\",\"pid\":{},"
+                   "\"tid\":{},\"id\":\"0x{:x}\",\"ts\":",
+                   process, tid, profile_id);
+    micros_exact(out, first);
+    // Node ids are the tree's plus one (the root, "(root)", is 1).
+    out += ",\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":[";
+    bool comma = false;
+    for (std::size_t n = 0; n < tree.nodes.size(); ++n) {
+      if (!used[n]) continue;
+      if (comma) out += ',';
+      comma = true;
+      if (n == 0) {
+        out +=
+            "{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"url\":\"\",\"scriptId\":0,"
+            "\"lineNumber\":-1,\"columnNumber\":-1}}";
+        continue;
+      }
+      const auto& f = p.frames[tree.nodes[n].frame];
+      fmt::format_to(std::back_inserter(out),
+                     "{{\"id\":{},\"parent\":{},\"callFrame\":{{\"functionName\":\"{}\",\"url\":\"",
+                     n + 1, tree.nodes[n].parent + 1, labels[tree.nodes[n].frame]);
+      escape(out, f.file.empty() ? f.module : f.file);
+      out += "\",\"scriptId\":0,\"lineNumber\":-1,\"columnNumber\":-1}}";
+    }
+    out += "],\"samples\":[";
+    for (std::size_t i = 0; i < list.size(); ++i)
+      fmt::format_to(std::back_inserter(out), "{}{}", i ? "," : "",
+                     tree.leaf_of_stack[list[i]->stack] + 1);
+    // Deltas in microseconds; the first from startTime. Whole ticks keep their sum exact.
+    out += "]},\"timeDeltas\":[";
+    std::int64_t previous = first;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      auto t = ticks_1024(list[i]->t_ns - p.start_ns);
+      if (i) out += ',';
+      micros_exact(out, t - previous);
+      previous = t;
+    }
+    out += "]}}}";
+  }
+  std::vector<std::string> stack_text(p.stacks.size());
+  for (std::size_t i = 0; i < p.stacks.size(); ++i) {
+    std::string text;
+    for (auto it = p.stacks[i].rbegin(); it != p.stacks[i].rend(); ++it)
+      if (*it < p.frames.size()) {
+        if (!text.empty()) text += "\n";
+        text += p.frames[*it].function;
+      }
+    escape(stack_text[i], text);
+  }
+  for (const auto& x : p.samples) {
+    if (x.stack >= p.stacks.size()) continue;
+    const auto& stack = p.stacks[x.stack];
+    fmt::format_to(std::back_inserter(out),
+                   ",\n{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":{},\"tid\":{},"
+                   "\"name\":\"{}\",\"ts\":",
+                   process, trace_tid(p.threads, x.thread),
+                   !stack.empty() && stack[0] < labels.size() ? labels[stack[0]] : "[unknown]");
+    micros(out, x.t_ns - p.start_ns);
+    fmt::format_to(std::back_inserter(out), ",\"args\":{{\"stack\":\"{}\"}}}}",
+                   stack_text[x.stack]);
+  }
+}
+
+/// The trace-event format's own sample records (its "stackFrames" and "samples" dictionaries,
+/// read by chrome://tracing and speedscope): one stack frame per call-tree node, one sample per
+/// stack sample pointing at its leaf.
+void stack_frames_and_samples(std::string& out, const Profile& p, const CallTree& tree,
+                              std::int64_t process) {
+  if (p.samples.empty()) return;
+  out += ",\"stackFrames\":{";
+  for (std::size_t n = 1; n < tree.nodes.size(); ++n) {
+    const auto& f = p.frames[tree.nodes[n].frame];
+    fmt::format_to(std::back_inserter(out), "{}\n\"{}\":{{\"name\":\"", n > 1 ? "," : "", n);
+    escape(out, frame_label(f));
+    out += "\",\"category\":\"";
+    escape(out, f.module);
+    out += '"';
+    if (tree.nodes[n].parent)
+      fmt::format_to(std::back_inserter(out), ",\"parent\":\"{}\"", tree.nodes[n].parent);
+    out += '}';
+  }
+  out += "},\"samples\":[";
+  bool comma = false;
+  for (const auto& x : p.samples) {
+    if (x.stack >= p.stacks.size() || tree.leaf_of_stack[x.stack] == 0) continue;
+    fmt::format_to(std::back_inserter(out),
+                   "{}\n{{\"pid\":{},\"tid\":{},\"name\":\"sample\",\"weight\":1,\"sf\":\"{}\","
+                   "\"ts\":",
+                   comma ? "," : "", process, trace_tid(p.threads, x.thread),
+                   tree.leaf_of_stack[x.stack]);
+    micros(out, x.t_ns - p.start_ns);
+    out += '}';
+    comma = true;
+  }
+  out += "]";
 }
 
 }  // namespace
@@ -176,34 +368,8 @@ std::string Profile::perfetto_json() const {
     else
       fmt::format_to(std::back_inserter(out), ",\"args\":{{\"correlation\":{}}}}}", a.correlation);
   }
-  // Stack samples: an instant event per sample on its thread's track, named by the leaf
-  // function, with the whole stack (root first) in its arguments.
-  std::vector<std::string> stack_text(stacks.size());
-  for (std::size_t i = 0; i < stacks.size(); ++i) {
-    std::string text;
-    for (auto it = stacks[i].rbegin(); it != stacks[i].rend(); ++it)
-      if (*it < frames.size()) {
-        if (!text.empty()) text += "\n";
-        text += frames[*it].function;
-      }
-    escape(stack_text[i], text);
-  }
-  std::vector<std::string> leaf(stacks.size());
-  for (std::size_t i = 0; i < stacks.size(); ++i)
-    escape(leaf[i], !stacks[i].empty() && stacks[i][0] < frames.size()
-                        ? frames[stacks[i][0]].function
-                        : "[unknown]");
-  for (const auto& x : samples) {
-    if (x.stack >= stacks.size()) continue;
-    auto tid = trace_tid(threads, x.thread);
-    fmt::format_to(std::back_inserter(out),
-                   ",\n{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":{},\"tid\":{},"
-                   "\"name\":\"{}\",\"ts\":",
-                   process, tid, leaf[x.stack]);
-    micros(out, x.t_ns - start_ns);
-    fmt::format_to(std::back_inserter(out), ",\"args\":{{\"stack\":\"{}\"}}}}",
-                   stack_text[x.stack]);
-  }
+  const auto tree = CallTree::of(*this);
+  stack_sample_events(out, *this, tree, process);
   out += "\n],\"metadata\":";
   nlohmann::json meta = {{"producer", "mainboard"},
                          {"dropped_spans", dropped_spans},
@@ -214,6 +380,7 @@ std::string Profile::perfetto_json() const {
                          {"end_ns", end_ns}};
   if (machine) meta["machine"] = *machine;
   out += meta.dump();
+  stack_frames_and_samples(out, *this, tree, process);
   out += "}\n";
   return out;
 }

@@ -470,6 +470,34 @@ TEST(Samples, RoundTripReportAndPerfetto) {
       }
     }
   EXPECT_EQ(instants, 10);
+  // The trace-event format's own stack frames and samples: each sample's frame chain, root
+  // first, is its stack.
+  ASSERT_EQ(trace["samples"].size(), 10u);
+  for (std::size_t i = 0; i < p.samples.size(); ++i) {
+    const auto& x = trace["samples"][i];
+    EXPECT_EQ(x["tid"], p.threads[p.samples[i].thread].tid);
+    std::vector<std::string> chain;
+    for (auto sf = x["sf"].get<std::string>(); !sf.empty();) {
+      const auto& f = trace["stackFrames"].at(sf);
+      chain.insert(chain.begin(), f["name"].get<std::string>());
+      sf = f.value("parent", "");
+    }
+    std::vector<std::string> want;
+    for (auto frame : p.stacks[p.samples[i].stack])
+      want.insert(want.begin(), p.frames[frame].function);
+    EXPECT_EQ(chain, want) << "sample " << i;
+  }
+  // A CPU profile per thread (DevTools' flame chart), its samples in time order.
+  int chunks = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "P" && e["name"] == "ProfileChunk") {
+      ++chunks;
+      const auto& data = e["args"]["data"];
+      EXPECT_EQ(data["cpuProfile"]["samples"].size(), data["timeDeltas"].size());
+      for (const auto& d : data["timeDeltas"])
+        EXPECT_GE(d.get<double>(), 0.0);
+    }
+  EXPECT_EQ(chunks, 2);
 }
 
 TEST(Samples, MalformedSamplesAreRefused) {
