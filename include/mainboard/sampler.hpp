@@ -75,6 +75,10 @@ struct MAINBOARD_API ThreadStack {
   /// The Python thread's name (threading) where it has one, else the kernel's (comm).
   std::string name;
   std::vector<StackFrame> frames;
+  /// Per frame, the native frame's address in the process (the instruction; for a caller, the
+  /// return address less one), as eu-stack shows it; 0 for Python frames. Empty when the dump
+  /// read Python stacks only.
+  std::vector<std::uint64_t> addresses;
   /// What the kernel says the thread is doing: "running", "sleeping", "disk sleep", "stopped",
   /// "zombie" … ("" when it could not be read); a sleeping thread in a system call that says what
   /// it waits for is "waiting (lock)", "waiting (sleep)", "waiting (I/O)", "waiting (child)" or

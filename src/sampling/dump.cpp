@@ -183,7 +183,8 @@ void python_extras(sampling::PythonReader& py, const std::vector<sampling::PyThr
 // The dump's JSON by hand (the field-list helpers are the model layer's, below the samplers').
 void to_json(nlohmann::json& j, const ThreadStack& t) {
   j = {{"tid", t.tid},       {"name", t.name},           {"state", t.state},
-       {"python", t.python}, {"holds_gil", t.holds_gil}, {"frames", t.frames}};
+       {"python", t.python}, {"holds_gil", t.holds_gil}, {"frames", t.frames},
+       {"addresses", t.addresses}};
 }
 void from_json(const nlohmann::json& j, ThreadStack& t) {
   if (!j.is_object()) throw Error("ThreadStack: expected an object");
@@ -193,6 +194,10 @@ void from_json(const nlohmann::json& j, ThreadStack& t) {
   t.python = j.value("python", false);
   t.holds_gil = j.value("holds_gil", false);
   t.frames = j.value("frames", std::vector<StackFrame>{});
+  t.addresses = j.value("addresses", std::vector<std::uint64_t>{});
+  if (!t.addresses.empty() && t.addresses.size() != t.frames.size())
+    throw Error("ThreadStack: " + std::to_string(t.addresses.size()) + " addresses for " +
+                std::to_string(t.frames.size()) + " frames");
 }
 void to_json(nlohmann::json& j, const AsyncTask& t) {
   j = {{"name", t.name},
@@ -267,7 +272,12 @@ std::string StackDump::text() const {
     out += fmt::format("TID {}{}:\n", t.tid, t.name.empty() ? "" : " (" + t.name + ")");
     for (std::size_t i = 0; i < t.frames.size(); ++i) {
       const auto& f = t.frames[i];
-      out += fmt::format("#{:<2} {}{}", i, f.function, f.inlined ? " (inlined)" : "");
+      // As eu-stack: the address, then the function (an address no symbol covers only once).
+      auto address = i < t.addresses.size() ? t.addresses[i] : 0;
+      out += fmt::format("#{:<2} ", i);
+      if (address) out += fmt::format("0x{:016x} ", address);
+      if (!address || f.function.rfind("0x", 0) != 0) out += f.function;
+      if (f.inlined) out += " (inlined)";
       if (!f.module.empty()) out += " - " + f.module;
       if (!f.file.empty()) out += fmt::format("\n    {}:{}", f.file, f.line);
       out += "\n";
@@ -386,8 +396,12 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
       Dwarf_Addr pc = 0;
       bool activation = false;
       if (!dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
-      for (const auto& fr : f->symbolizer->symbolize(pc, !activation))
+      // The instruction itself: a caller's return address less one, as eu-stack shows it.
+      auto where = activation || pc == 0 ? pc : pc - 1;
+      for (const auto& fr : f->symbolizer->symbolize(pc, !activation)) {
         f->thread->frames.push_back(fr);
+        f->thread->addresses.push_back(where);
+      }
       return ++f->depth >= 256 ? DWARF_CB_ABORT : DWARF_CB_OK;
     };
     dwfl_thread_getframes(thread, frame_cb, &fc);  // a partial stack is still worth showing
@@ -402,8 +416,13 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
           }
           t.python = true;
           t.holds_gil = pt.holds_gil;
-          t.frames =
-              sampling::splice_python(t.frames, frames, entries, c->py->interpreter_module());
+          std::vector<std::size_t> origin;
+          t.frames = sampling::splice_python(t.frames, frames, entries,
+                                             c->py->interpreter_module(), &origin);
+          std::vector<std::uint64_t> addresses;
+          for (auto o : origin)
+            addresses.push_back(o == sampling::kPythonFrame ? 0 : t.addresses[o]);
+          t.addresses = std::move(addresses);
         }
     c->dump->threads.push_back(std::move(t));
     return DWARF_CB_OK;

@@ -569,8 +569,15 @@ bool is_python_eval(const StackFrame& f) {
 std::vector<StackFrame> splice_python(const std::vector<StackFrame>& native,
                                       const std::vector<StackFrame>& python,
                                       const std::vector<bool>& entries,
-                                      const std::string& interpreter_module) {
-  if (python.empty()) return native;
+                                      const std::string& interpreter_module,
+                                      std::vector<std::size_t>* origin) {
+  if (origin) origin->clear();
+  if (python.empty()) {
+    if (origin)
+      for (std::size_t i = 0; i < native.size(); ++i)
+        origin->push_back(i);
+    return native;
+  }
   // Python frames in groups, one per run of the evaluation loop, innermost first.
   std::vector<std::pair<std::size_t, std::size_t>> groups;
   for (std::size_t i = 0, begin = 0; i < python.size(); ++i)
@@ -584,8 +591,10 @@ std::vector<StackFrame> splice_python(const std::vector<StackFrame>& native,
   auto put = [&](std::size_t g) {
     out.insert(out.end(), python.begin() + static_cast<long>(groups[g].first),
                python.begin() + static_cast<long>(groups[g].second));
+    if (origin) origin->resize(out.size(), kPythonFrame);
   };
-  for (const auto& f : native) {
+  for (std::size_t i = 0; i < native.size(); ++i) {
+    const auto& f = native[i];
     if (next == groups.size() && !groups.empty()) break;  // below the outermost Python frame
     if (any_eval && is_python_eval(f)) {
       // The evaluation frames are one per group; where the native stack shows fewer (a chain
@@ -601,6 +610,7 @@ std::vector<StackFrame> splice_python(const std::vector<StackFrame>& native,
       continue;
     }
     out.push_back(f);
+    if (origin) origin->push_back(i);
   }
   while (next < groups.size())
     put(next++);

@@ -173,11 +173,15 @@ bool is_python_eval(const StackFrame& f);
 /// by the Python frames it runs, and the interpreter's own glue (frames of `interpreter_module`)
 /// and addresses of no module left out; native frames of other modules (C extensions, the C
 /// library) stay where they are. When the native stack shows no evaluation frame (a chain cut
-/// short), the Python frames go under its innermost frames that are neither.
+/// short), the Python frames go under its innermost frames that are neither. `origin`, when
+/// given, gets for each frame of the result its index in `native` (kPythonFrame for a Python
+/// frame).
+inline constexpr std::size_t kPythonFrame = static_cast<std::size_t>(-1);
 std::vector<StackFrame> splice_python(const std::vector<StackFrame>& native,
                                       const std::vector<StackFrame>& python,
                                       const std::vector<bool>& entries,
-                                      const std::string& interpreter_module);
+                                      const std::string& interpreter_module,
+                                      std::vector<std::size_t>* origin = nullptr);
 
 /// What a PythonPoller read: every thread's Python stacks over time.
 struct PythonSamples {

@@ -601,11 +601,16 @@ TEST(PythonFrames, SpliceReplacesEvaluationFramesAndDropsTheInterpreterGlue) {
                                 native("__libc_start_call_main", "libc.so.6")};
   // Two runs of the loop: step+train in the inner one, <module> in the outer.
   std::vector<StackFrame> python{py("step"), py("train"), py("<module>")};
-  auto out = sampling::splice_python(stack, python, {false, true, true}, "libpython3.12.so");
+  std::vector<std::size_t> origin;
+  auto out =
+      sampling::splice_python(stack, python, {false, true, true}, "libpython3.12.so", &origin);
   std::vector<std::string> names;
   for (const auto& f : out)
     names.push_back(f.function);
   EXPECT_EQ(names, (std::vector<std::string>{"kernel", "step", "train", "<module>"}));
+  // Where each frame came from (a dump's addresses follow it).
+  constexpr auto kPy = sampling::kPythonFrame;
+  EXPECT_EQ(origin, (std::vector<std::size_t>{0, kPy, kPy, kPy}));
 
   // A chain cut short inside the interpreter: the Python frames go under the extension's.
   std::vector<StackFrame> cut{native("kernel", "ext.so"), native("0x95001f", "[unknown]"),
@@ -616,7 +621,8 @@ TEST(PythonFrames, SpliceReplacesEvaluationFramesAndDropsTheInterpreterGlue) {
     names.push_back(f.function);
   EXPECT_EQ(names, (std::vector<std::string>{"kernel", "step", "train", "<module>"}));
   // No Python frames: the native stack as it was.
-  EXPECT_EQ(sampling::splice_python(stack, {}, {}, "libpython3.12.so"), stack);
+  EXPECT_EQ(sampling::splice_python(stack, {}, {}, "libpython3.12.so", &origin), stack);
+  EXPECT_EQ(origin, (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6}));
 }
 
 TEST(PythonFrames, HotFunctionsTellPythonFunctionsOfOneNameInTwoFilesApart) {

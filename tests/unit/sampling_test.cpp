@@ -2,6 +2,7 @@
 // samples. The shares are checked within a tolerance: sampling is statistical.
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -234,6 +235,28 @@ TEST(Sampling, DumpShowsEveryThreadAndLetsTheProcessGo) {
   }
   EXPECT_EQ(in_hot, 2) << d.text();
   EXPECT_NE(d.text().find("TID "), std::string::npos);
+  // Every native frame has its address, as eu-stack shows it; hot_a's lies in the program's
+  // executable mapping.
+  auto maps = symbols::parse_maps(symbols::read_proc_file("/proc/" + std::to_string(target.pid) +
+                                                          "/maps"));
+  for (const auto& t : d.threads) {
+    ASSERT_EQ(t.addresses.size(), t.frames.size());
+    for (std::size_t i = 0; i < t.frames.size(); ++i) {
+      if (t.frames[i].function != "hot_a") continue;
+      auto a = t.addresses[i];
+      bool inside = std::any_of(maps.begin(), maps.end(), [&](const symbols::Mapping& m) {
+        return a >= m.start && a < m.end && m.path.find("sample_target") != std::string::npos;
+      });
+      EXPECT_TRUE(inside) << std::hex << a;
+      EXPECT_NE(d.text().find(fmt::format("0x{:016x} hot_a - sample_target", a)),
+                std::string::npos)
+          << d.text();
+    }
+  }
+  nlohmann::json j = d;
+  EXPECT_EQ(j.get<StackDump>().threads[0].addresses, d.threads[0].addresses);
+  j["threads"][0]["addresses"].push_back(1);
+  EXPECT_THROW(j.get<StackDump>(), Error);  // one address per frame, or none
   expect_let_go(target.pid);
   EXPECT_THROW(Sampler::dump(999999999), Error);
 }
