@@ -58,6 +58,7 @@ export XDG_CACHE_HOME=$cache_home
 hyperfine -N --warmup 3 --runs "$runs" --export-json "$out/snapshot_vs_python.json" \
   -n "mainboard (warm cache)" "$cli snapshot --json" \
   -n "mainboard (cold, --no-cache)" "$cli --no-cache snapshot --json" \
+  -n "mainboard --version (start-up)" "$cli --version" \
   -n "python probe" "$python bench/python_probe.py"
 "$python" - "$out/snapshot_vs_python.json" <<'PY'
 import json, sys
@@ -65,4 +66,7 @@ r = {x["command"]: x["mean"] for x in json.load(open(sys.argv[1]))["results"]}
 py = r["python probe"]
 for name in ("mainboard (warm cache)", "mainboard (cold, --no-cache)"):
     print(f"{name}: {r[name]*1000:.1f} ms, python probe {py*1000:.1f} ms -> {py/r[name]:.1f}x faster")
+start = r["mainboard --version (start-up)"]
+print(f"of the warm snapshot, start-up (mainboard --version) is {start*1000:.1f} ms, "
+      f"the reading {(r['mainboard (warm cache)'] - start)*1000:.1f} ms")
 PY

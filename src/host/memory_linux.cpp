@@ -129,10 +129,16 @@ std::vector<DimmCard> parse_dmidecode_memory(std::string_view text) {
   return cards;
 }
 
-std::vector<DimmCard> probe_dimms(const Runner& runner, Note& note) {
+std::vector<DimmCard> probe_dimms(const core::Fs& fs, const Runner& runner, Note& note) {
   auto exe = runner.find_executable("dmidecode");
   if (!exe) {
     note.unsupported("dmidecode not found on PATH");
+    return {};
+  }
+  // dmidecode reads the SMBIOS table from sysfs, or from /dev/mem on old kernels: without either
+  // (containers, most virtual machines) there is nothing for it to read, and no need to start it.
+  if (!fs.exists("/sys/firmware/dmi/tables/DMI") && !fs.exists("/dev/mem")) {
+    note.unsupported("no SMBIOS table to read (/sys/firmware/dmi/tables/DMI, /dev/mem)");
     return {};
   }
   Command cmd;

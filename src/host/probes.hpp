@@ -40,7 +40,7 @@ Memory host_memory(const core::Fs& fs, const Runner* runner);
 std::optional<std::pair<std::uint64_t, std::uint64_t>> read_swap(const core::Fs& fs);
 /// DIMMs from `dmidecode -t 17`, run through the runner; empty (and noted) when it is missing
 /// or refused.
-std::vector<DimmCard> probe_dimms(const Runner& runner, Note& note);
+std::vector<DimmCard> probe_dimms(const core::Fs& fs, const Runner& runner, Note& note);
 std::vector<DimmCard> parse_dmidecode_memory(std::string_view text);
 
 // board_linux.cpp

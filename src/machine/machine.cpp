@@ -288,17 +288,22 @@ MachineSnapshot Machine::snapshot(const SnapshotOptions& options) const {
     return options.toolchain ||
            (std::string_view(p.name) != "toolchain" && std::string_view(p.name) != "compilers");
   };
-  // The identity probes that start programs (version probes, dmidecode) run beside the rest.
-  std::future<void> programs;
-  try {
-    programs = std::async(std::launch::async, [&] {
-      if (options.toolchain) m.ensure("toolchain");
-      m.ensure("dimms");
-      m.ensure("os");
-    });
-  } catch (const std::system_error&) {
-    // No thread available: they run inline below, through the same calls.
+  // The identity probes that start programs (version probes, dmidecode, getconf) each run on a
+  // thread of their own, beside the rest: a program's start-up is their cost, not their work.
+  std::vector<const char*> spawning{"dimms", "os"};
+  if (options.toolchain) spawning.insert(spawning.begin(), "toolchain");
+  std::vector<std::future<void>> programs;
+  for (const char* name : spawning) {
+    try {
+      programs.push_back(std::async(std::launch::async, [&m, name] { m.ensure(name); }));
+    } catch (const std::system_error&) {
+      // No thread available: it runs inline below, through the same call.
+    }
   }
+  auto starts_programs = [&](const machine::HostProbe& p) {
+    return std::any_of(spawning.begin(), spawning.end(),
+                       [&](const char* name) { return std::string_view(p.name) == name; });
+  };
 
   MachineSnapshot s;
   s.timestamp_ns = core::monotonic_ns();
@@ -315,7 +320,11 @@ MachineSnapshot Machine::snapshot(const SnapshotOptions& options) const {
   for (const auto& n : npus())
     s.npus.push_back(n->npu_snapshot());
 
-  if (programs.valid()) programs.get();
+  // The other identity probes (the CPU's topology, the environment) meanwhile, on this thread.
+  for (const auto& p : machine::host_probes())
+    if (p.lifetime == machine::Lifetime::identity && wanted(p) && !starts_programs(p)) m.ensure(p);
+  for (auto& f : programs)
+    f.get();
   for (const auto& p : machine::host_probes())
     if (p.lifetime == machine::Lifetime::identity && wanted(p)) {
       m.ensure(p);

@@ -62,7 +62,7 @@ std::string hostname(const Sources& src) {
 }
 
 void dimms(const Sources& src, MachineSnapshot& s, Note& note) {
-  s.memory_hardware.cards = host::probe_dimms(*src.runner, note);
+  s.memory_hardware.cards = host::probe_dimms(*src.fs, *src.runner, note);
   s.memory_hardware.cards_supported = note.status == ProbeStatus::ok;
   s.memory_hardware.cards_reason = note.reason;
 }

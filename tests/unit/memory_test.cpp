@@ -116,8 +116,11 @@ TEST(Dmidecode, MalformedInputDegrades) {
 }
 
 TEST(Dmidecode, MissingOrRefusedIsUnsupportedNotAnError) {
+  TempDir root;
+  root.write("sys/firmware/dmi/tables/DMI", "");
+  core::Fs fs(root.path());
   host::Note missing;
-  EXPECT_TRUE(host::probe_dimms(ReplayRunner({}, {}), missing).empty());
+  EXPECT_TRUE(host::probe_dimms(fs, ReplayRunner({}, {}), missing).empty());
   EXPECT_EQ(missing.status, ProbeStatus::unsupported);
   EXPECT_NE(missing.reason.find("not found"), std::string::npos);
 
@@ -127,7 +130,25 @@ TEST(Dmidecode, MissingOrRefusedIsUnsupportedNotAnError) {
   ReplayRunner runner({{"dmidecode", "/usr/sbin/dmidecode"}},
                       {{{"/usr/sbin/dmidecode", "-t", "17"}, refused}});
   host::Note note;
-  EXPECT_TRUE(host::probe_dimms(runner, note).empty());
+  EXPECT_TRUE(host::probe_dimms(fs, runner, note).empty());
   EXPECT_EQ(note.status, ProbeStatus::unsupported);
   EXPECT_NE(note.reason.find("Permission denied"), std::string::npos);
+}
+
+// No SMBIOS table (a container, most virtual machines): dmidecode is not started at all.
+TEST(Dmidecode, NoTableMeansNoDmidecode) {
+  TempDir root;
+  core::Fs fs(root.path());
+  CommandResult listed;
+  listed.exit_code = 0;
+  listed.out = "Handle 0x0040, DMI type 17, 92 bytes\nMemory Device\n\tSize: 16 GB\n";
+  ReplayRunner runner({{"dmidecode", "/usr/sbin/dmidecode"}},
+                      {{{"/usr/sbin/dmidecode", "-t", "17"}, listed}});
+  host::Note note;
+  EXPECT_TRUE(host::probe_dimms(fs, runner, note).empty());
+  EXPECT_EQ(note.status, ProbeStatus::unsupported);
+  EXPECT_NE(note.reason.find("no SMBIOS table"), std::string::npos) << note.reason;
+  root.write("dev/mem", "");  // an old kernel's way in
+  host::Note old;
+  EXPECT_EQ(host::probe_dimms(fs, runner, old).size(), 1u);
 }

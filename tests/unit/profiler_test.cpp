@@ -463,7 +463,8 @@ TEST(Spans, TracksInterleaveOnOneThreadUnderTheirStartingPath) {
   detail::span_exit(detail::span_enter_on(detail::track_state(c3), "later"));
   detail::track_close(a);
   detail::span_exit(outer);
-  const auto& r = p.result();
+  p.stop();
+  const auto r = p.result();
   ASSERT_NE(stat(r, "main/fetch"), nullptr);
   EXPECT_EQ(stat(r, "main/fetch")->calls, 2u);
   ASSERT_NE(stat(r, "main/fetch/parse"), nullptr);
