@@ -42,6 +42,9 @@ class MAINBOARD_API MachineView {
   std::vector<std::string> cpu_rows() const;
   std::string gpu_title(std::size_t index) const;
   std::vector<std::string> gpu_rows(std::size_t index) const;
+  /// Many GPUs in one cell: what they share, then a compact row per GPU.
+  std::string gpu_group_title() const;
+  std::vector<std::string> gpu_group_rows() const;
   std::string npu_title(std::size_t index) const;
   std::vector<std::string> npu_rows(std::size_t index) const;
   /// How memory reaches this kind of unit: "DDR5-4800", "PCIe 5 x16", "NVLink-C2C", "unified".

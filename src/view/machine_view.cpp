@@ -19,6 +19,9 @@ namespace mainboard {
 
 namespace {
 
+/// Up to this many GPUs get a cell each; more share one cell, a row each.
+constexpr std::size_t kGpusInBoxes = 4;
+
 using view::bytes;
 using view::capacity_pair;
 using view::join;
@@ -64,6 +67,47 @@ std::string repeat(const char* glyph, std::size_t n) {
   return out;
 }
 
+/// Splits `text` at `separator`; the separator itself is dropped.
+std::vector<std::string> split_on(const std::string& text, const std::string& separator) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (auto at = text.find(separator); at != std::string::npos; at = text.find(separator, start)) {
+    out.push_back(text.substr(start, at - start));
+    start = at + separator.size();
+  }
+  out.push_back(text.substr(start));
+  return out;
+}
+
+/// Lines of at most `width` columns: a reading too long for one line breaks between its " · "
+/// parts, a part too long between words; only a single word wider than the line is cut.
+std::vector<std::string> wrap(const std::string& text, std::size_t width) {
+  if (width_of(text) <= width || width == 0) return {text};
+  // Pieces with the separator that goes before each: " · " between parts, " " between the words
+  // of a part that needs breaking.
+  std::vector<std::pair<std::string, std::string>> pieces;
+  auto parts = split_on(text, " · ");
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    std::string before = i ? " · " : "";
+    if (width_of(parts[i]) <= width) {
+      pieces.emplace_back(before, parts[i]);
+      continue;
+    }
+    auto words = split_on(parts[i], " ");
+    for (std::size_t k = 0; k < words.size(); ++k)
+      pieces.emplace_back(k ? " " : before,
+                          width_of(words[k]) <= width ? words[k] : fit(words[k], width));
+  }
+  std::vector<std::string> lines;
+  for (const auto& [before, piece] : pieces) {
+    if (!lines.empty() && width_of(lines.back()) + width_of(before) + width_of(piece) <= width)
+      lines.back() += before + piece;
+    else
+      lines.push_back(piece);
+  }
+  return lines;
+}
+
 /// Colours: one per kind of cell, none at all when colour is off.
 struct Paint {
   bool on = false;
@@ -86,6 +130,33 @@ struct Cell {
   fmt::text_style border;
 
   std::size_t height() const { return rows.size() + 2; }
+
+  /// The width it needs: its title in the top border, its widest row between the borders.
+  std::size_t natural_width() const {
+    std::size_t w = width_of(title) + 6;
+    for (const auto& r : rows)
+      w = std::max(w, width_of(r) + 4);
+    return w;
+  }
+
+  /// The same cell for `width` columns, nothing cut: rows wrap, and a title too long for the
+  /// border keeps its kind ("GPU 0") and gives the rest to a first row.
+  Cell reflowed(std::size_t width) const {
+    Cell c{title, {}, border};
+    std::size_t inner = width > 4 ? width - 4 : 1;
+    std::vector<std::string> source = rows;
+    if (width_of(title) + 6 > width) {
+      auto dot = title.find(" · ");
+      if (dot != std::string::npos) {
+        c.title = title.substr(0, dot);
+        source.insert(source.begin(), title.substr(dot + 4));
+      }
+    }
+    for (const auto& r : source)
+      for (auto& line : wrap(r, inner))
+        c.rows.push_back(std::move(line));
+    return c;
+  }
 
   /// Line `i` of the cell drawn `width` columns wide (borders included).
   std::string line(std::size_t i, std::size_t width, const Paint& paint) const {
@@ -123,12 +194,12 @@ std::string rstrip_lines(const std::string& text) {
   return out;
 }
 
-/// A ten-block gauge of a fraction: "███░░░░░░░".
-std::string gauge(double fraction) {
+/// A gauge of a fraction, ten blocks unless said: "███░░░░░░░".
+std::string gauge(double fraction, int blocks = 10) {
   fraction = std::clamp(fraction, 0.0, 1.0);
-  int full = static_cast<int>(fraction * 10 + 0.5);
+  int full = static_cast<int>(fraction * blocks + 0.5);
   return repeat("█", static_cast<std::size_t>(full)) +
-         repeat("░", static_cast<std::size_t>(10 - full));
+         repeat("░", static_cast<std::size_t>(blocks - full));
 }
 
 std::string memory_use(const Memory& m) {
@@ -303,6 +374,49 @@ std::vector<std::string> MachineView::npu_rows(std::size_t index) const {
           live.empty() ? "no live readings" : join(live)};
 }
 
+std::string MachineView::gpu_group_title() const {
+  const auto& gpus = snapshot_.gpus;
+  bool alike = std::all_of(gpus.begin(), gpus.end(), [&](const GpuSnapshot& g) {
+    return g.info.label == gpus.front().info.label;
+  });
+  return alike ? fmt::format("{} GPUs · {}", gpus.size(), gpus.front().info.label)
+               : fmt::format("{} GPUs", gpus.size());
+}
+
+std::vector<std::string> MachineView::gpu_group_rows() const {
+  const auto& gpus = snapshot_.gpus;
+  std::vector<std::string> rows;
+  // What they share once (identity, memory size), then a row per GPU: its index, memory in use
+  // on a short gauge, and the live readings that tell a busy GPU from an idle one.
+  bool alike = true;
+  auto id = gpu_rows(0).front();
+  for (std::size_t i = 1; i < gpus.size(); ++i)
+    alike = alike && gpus[i].info.label == gpus[0].info.label && gpu_rows(i).front() == id;
+  if (alike) {
+    const auto& m = gpus.front().telemetry.memory;
+    rows.push_back(m.supported && m.scope != "unified" ? join({id, bytes(m.total_bytes) + " each"})
+                                                       : id);
+  }
+  rows.push_back("GPU · memory in use · busy · temperature · power");
+  for (const auto& g : gpus) {
+    const auto& t = g.telemetry;
+    std::string head = std::to_string(g.info.index);
+    if (!alike) head += " " + g.info.label;
+    if (t.memory.scope == "unified")
+      head += " unified";
+    else if (t.memory.supported && t.memory.used_bytes)
+      head += " " + gauge(t.memory.percent_used() / 100.0, 5) + " " + bytes(*t.memory.used_bytes);
+    std::vector<std::string> parts{head};
+    if (t.utilization.supported && t.utilization.compute_pct)
+      parts.push_back(percent(*t.utilization.compute_pct));
+    if (t.thermal.temperature_c)
+      parts.push_back(fmt::format("{:.0f} °C", *t.thermal.temperature_c));
+    if (t.energy.power_w) parts.push_back(fmt::format("{:.0f} W", *t.energy.power_w));
+    rows.push_back(join(parts));
+  }
+  return rows;
+}
+
 std::string MachineView::connection_label(UnitKind kind, std::size_t index) const {
   const auto& s = snapshot_;
   switch (kind) {
@@ -397,36 +511,56 @@ std::string MachineView::render(const ViewOptions& options) const {
     units.push_back({UnitKind::npu, i, {npu_title(i), npu_rows(i), paint.npu()}});
   Cell memory{memory_title(), memory_rows(), paint.memory()};
 
+  // Many GPUs: one cell with a compact row each, so eight fit on a screen.
+  if (s.gpus.size() > kGpusInBoxes) {
+    std::erase_if(units, [](const Placed& u) { return u.kind == UnitKind::gpu; });
+    units.insert(units.begin() + 1,
+                 {UnitKind::gpu, 0, {gpu_group_title(), gpu_group_rows(), paint.gpu()}});
+  }
+
   std::string out;
+  auto summary = [&] {
+    for (const auto& line : wrap(compact_summary(), width))
+      out += paint(line, paint.dim()) + "\n";
+  };
   if (width < 60) {
     // Too narrow for boxes side by side: each part as a labelled block, the connection in
     // brackets after its name.
     auto block = [&](const std::string& label, const std::string& title,
                      const std::vector<std::string>& rows) {
-      out += paint(fit(label, 7), paint.title()) + " " + fit(title, width - 8) + "\n";
+      auto head = wrap(title, width - 8);
+      out += paint(fit(label, 7), paint.title()) + " " + head.front() + "\n";
+      for (std::size_t i = 1; i < head.size(); ++i)
+        out += std::string(8, ' ') + head[i] + "\n";
       for (const auto& r : rows)
-        if (!r.empty()) out += std::string(8, ' ') + fit(r, width - 8) + "\n";
+        for (const auto& line : wrap(r, width - 8))
+          if (!line.empty()) out += std::string(8, ' ') + line + "\n";
     };
     block("Memory", memory.rows.empty() ? "" : memory.rows.front(),
           std::vector<std::string>(memory.rows.begin() + (memory.rows.empty() ? 0 : 1),
                                    memory.rows.end()));
     for (const auto& u : units) {
-      std::string label = u.kind == UnitKind::cpu ? "CPU"
-                          : u.kind == UnitKind::gpu
-                              ? fmt::format("GPU {}", s.gpus[u.index].info.index)
-                              : fmt::format("NPU {}", s.npus[u.index].info.index);
       auto dot = u.cell.title.find(" · ");
-      std::string title = dot == std::string::npos ? u.cell.title : u.cell.title.substr(dot + 4);
+      std::string label = dot == std::string::npos ? u.cell.title : u.cell.title.substr(0, dot);
+      std::string title = dot == std::string::npos ? "" : u.cell.title.substr(dot + 4);
       block(label, title + " [" + connection_label(u.kind, u.index) + "]", u.cell.rows);
     }
-    out += fit(compact_summary(), width) + "\n";
+    summary();
     return rstrip_lines(out);
   }
 
-  // Columns: memory on the left, a gap for the arrows and their labels, the units on the right.
-  std::size_t left = std::clamp<std::size_t>(width * 3 / 10, 24, 30);
+  // Columns: memory on the left, a gap for the arrows and their labels, the units on the right;
+  // each as wide as it needs (a wide terminal does not stretch them), at most what there is.
   std::size_t gap = 12;
-  std::size_t right = width - left - gap;
+  std::size_t left =
+      std::min(std::clamp<std::size_t>(width * 3 / 10, 24, 30), memory.natural_width());
+  std::size_t right = 0;
+  for (const auto& u : units)
+    right = std::max(right, u.cell.natural_width());
+  right = std::clamp<std::size_t>(right, 24, width - left - gap);
+  memory = memory.reflowed(left);
+  for (auto& u : units)
+    u.cell = u.cell.reflowed(right);
 
   std::size_t right_height = 0;
   for (const auto& u : units)
@@ -483,10 +617,8 @@ std::string MachineView::render(const ViewOptions& options) const {
       full.pop_back();
     out += full + "\n";
   }
-  out += paint(fit(compact_summary(), width), paint.dim());
-  while (!out.empty() && out.back() == ' ')
-    out.pop_back();
-  return out + "\n";
+  summary();
+  return out;
 }
 
 void MachineView::print(const ViewOptions& options) const {
