@@ -1,6 +1,8 @@
 // The operating system: the distribution from os-release (freedesktop.org's format: KEY=value,
 // the value optionally quoted with shell-like escapes), the kernel's release from /proc, and the
-// C library from `getconf GNU_LIBC_VERSION`.
+// C library (confstr on this system, `getconf GNU_LIBC_VERSION` through a sysroot or a recording).
+#include <unistd.h>
+
 #include <chrono>
 
 #include "core/text.hpp"
@@ -55,7 +57,15 @@ OperatingSystem probe_os(const core::Fs& fs, const Runner& runner, Note& note) {
     os.kernel = *release;
   else
     note.unsupported("no /proc/sys/kernel/osrelease");
-  if (auto getconf = runner.find_executable("getconf")) {
+  // The C library this very process runs on is the system's: asked directly, no program starts.
+  // Through a sysroot, or when the reading is recorded (gather) or replayed, getconf answers.
+  if (fs.root() == "/" && dynamic_cast<const LocalRunner*>(&runner)) {
+    char buf[64] = {};
+    if (::confstr(_CS_GNU_LIBC_VERSION, buf, sizeof buf) > 0) {
+      auto words = core::split_ws(core::trim(buf));  // "glibc 2.36"
+      if (words.size() == 2 && words[0] == "glibc") os.libc = "glibc " + std::string(words[1]);
+    }
+  } else if (auto getconf = runner.find_executable("getconf")) {
     auto r = runner.run(Command{{*getconf, "GNU_LIBC_VERSION"}, std::chrono::milliseconds(2000)});
     if (r.ok()) {
       auto words = core::split_ws(core::trim(r.out));  // "glibc 2.36"

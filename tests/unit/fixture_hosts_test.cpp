@@ -2,7 +2,9 @@
 // (see tests/fixtures/hosts/generate.py, which writes them).
 #include <gtest/gtest.h>
 
+#include "core/text.hpp"
 #include "mainboard/machine.hpp"
+#include "mainboard/runner.hpp"
 #include "test_util.hpp"
 
 using namespace mainboard;
@@ -260,4 +262,15 @@ TEST(FixtureHosts, SysrootFromTheEnvironment) {
   EXPECT_FALSE(m.is_live());
   EXPECT_EQ(m.hostname(), "r760-a");
   EXPECT_EQ(Memory::system().total_bytes > 0, true);
+}
+
+// This machine: the C library is asked directly (no program started) and agrees with getconf.
+TEST(LiveHost, TheCLibraryAgreesWithGetconf) {
+  auto getconf = LocalRunner().run(Command{{"/usr/bin/getconf", "GNU_LIBC_VERSION"}});
+  if (!getconf.ok()) GTEST_SKIP() << "no getconf here";
+  Machine m;
+  auto s = m.snapshot({.toolchain = false});
+  ASSERT_TRUE(s.os);
+  std::string said(core::trim(getconf.out));  // "glibc 2.36"
+  EXPECT_EQ(s.os->libc, said);
 }
