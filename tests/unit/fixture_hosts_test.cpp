@@ -266,7 +266,8 @@ TEST(FixtureHosts, SysrootFromTheEnvironment) {
 
 // This machine: the C library is asked directly (no program started) and agrees with getconf.
 TEST(LiveHost, TheCLibraryAgreesWithGetconf) {
-  auto getconf = LocalRunner().run(Command{{"/usr/bin/getconf", "GNU_LIBC_VERSION"}});
+  auto getconf =
+      LocalRunner("/usr/bin:/bin").run(Command{{"/usr/bin/getconf", "GNU_LIBC_VERSION"}});
   if (!getconf.ok()) GTEST_SKIP() << "no getconf here";
   Machine m;
   auto s = m.snapshot({.toolchain = false});
