@@ -115,6 +115,14 @@ TEST(Dmidecode, MalformedInputDegrades) {
   EXPECT_EQ(host::parse_dmidecode_memory(huge).size(), 20000u);
 }
 
+namespace {
+/// A machine whose dmidecode answers `-t 17` with `result`.
+ReplayRunner dmidecode_answering(const CommandResult& result) {
+  return ReplayRunner({{"dmidecode", "/usr/sbin/dmidecode"}},
+                      {{{"/usr/sbin/dmidecode", "-t", "17"}, result}});
+}
+}  // namespace
+
 TEST(Dmidecode, MissingOrRefusedIsUnsupportedNotAnError) {
   TempDir root;
   root.write("sys/firmware/dmi/tables/DMI", "");
@@ -127,8 +135,7 @@ TEST(Dmidecode, MissingOrRefusedIsUnsupportedNotAnError) {
   CommandResult refused;
   refused.exit_code = 1;
   refused.err = "/sys/firmware/dmi/tables/smbios_entry_point: Permission denied\n";
-  ReplayRunner runner({{"dmidecode", "/usr/sbin/dmidecode"}},
-                      {{{"/usr/sbin/dmidecode", "-t", "17"}, refused}});
+  auto runner = dmidecode_answering(refused);
   host::Note note;
   EXPECT_TRUE(host::probe_dimms(fs, runner, note).empty());
   EXPECT_EQ(note.status, ProbeStatus::unsupported);
@@ -142,8 +149,7 @@ TEST(Dmidecode, NoTableMeansNoDmidecode) {
   CommandResult listed;
   listed.exit_code = 0;
   listed.out = "Handle 0x0040, DMI type 17, 92 bytes\nMemory Device\n\tSize: 16 GB\n";
-  ReplayRunner runner({{"dmidecode", "/usr/sbin/dmidecode"}},
-                      {{{"/usr/sbin/dmidecode", "-t", "17"}, listed}});
+  auto runner = dmidecode_answering(listed);
   host::Note note;
   EXPECT_TRUE(host::probe_dimms(fs, runner, note).empty());
   EXPECT_EQ(note.status, ProbeStatus::unsupported);

@@ -238,47 +238,48 @@ TEST(Profiler, DeviceSamplesWhileSpansAreOpen) {
       << p.report();
 }
 
+namespace {
+
+/// GPU 3 of the fake eight-GPU machine, read `n` times inside one span: the finished profile.
+Profile sampled_on_gpu3(const FakeGpus& fake, int n) {
+  Machine m(fake.options());
+  Collection c;
+  c.machine = &m;
+  c.device_index = 3;
+  Profiler p(c);
+  {
+    MAINBOARD_SPAN("work");
+    for (int i = 0; i < n; ++i)
+      p.sample();
+  }
+  p.stop();
+  return p.result();
+}
+
+}  // namespace
+
 // A GPU this process does not use (another process works on it) gives no readings at all.
 TEST(Profiler, NoDeviceSamplesOnAGpuThisProcessDoesNotUse) {
   FakeGpus fake("h100x8");
   Machine m(fake.options());
   ASSERT_FALSE(m.gpus()[3]->processes().empty());  // pid 4242 is there
   ASSERT_TRUE(m.gpus()[3]->lists_processes());
-  Collection c;
-  c.machine = &m;
-  c.device_index = 3;
-  Profiler p(c);
-  {
-    MAINBOARD_SPAN("work");
-    p.sample();
-    p.sample();
-  }
-  p.stop();
-  EXPECT_TRUE(p.result().device_samples.empty());
-  EXPECT_EQ(p.report().find("Device (GPU"), std::string::npos) << p.report();
+  auto r = sampled_on_gpu3(fake, 2);
+  EXPECT_TRUE(r.device_samples.empty());
+  EXPECT_EQ(r.report().find("Device (GPU"), std::string::npos) << r.report();
 }
 
 // A driver that lists no processes: the readings are the whole GPU's, and say so.
 TEST(Profiler, WithoutAProcessListTheReadingsAreDeviceWide) {
   FakeGpus fake("h100x8", {.no_processes = true});
-  Machine m(fake.options());
-  ASSERT_FALSE(m.gpus()[3]->lists_processes());
-  Collection c;
-  c.machine = &m;
-  c.device_index = 3;
-  Profiler p(c);
-  {
-    MAINBOARD_SPAN("work");
-    p.sample();
-  }
-  p.stop();
-  auto r = p.result();
+  ASSERT_FALSE(Machine(fake.options()).gpus()[3]->lists_processes());
+  auto r = sampled_on_gpu3(fake, 1);
   ASSERT_EQ(r.device_samples.size(), 1u);
   EXPECT_FALSE(r.device_samples[0].process_memory_bytes);
   EXPECT_EQ(r.device_samples[0].device_memory_used_bytes, 40ull << 30);
-  EXPECT_NE(p.report().find("device-wide peak 40.0 GiB (no per-process figure from the driver)"),
+  EXPECT_NE(r.report().find("device-wide peak 40.0 GiB (no per-process figure from the driver)"),
             std::string::npos)
-      << p.report();
+      << r.report();
   auto v = ProfileReport::from_profile(r, 1, 0);
   EXPECT_EQ(v.memory_scope, "device");
   EXPECT_EQ(v.peak_memory_bytes, 40ull << 30);
