@@ -9,6 +9,7 @@
 
 #include "mainboard/board.hpp"
 #include "mainboard/cgroup.hpp"
+#include "mainboard/check.hpp"
 #include "mainboard/cpu.hpp"
 #include "mainboard/cuda.hpp"
 #include "mainboard/environment.hpp"
@@ -23,6 +24,7 @@
 #include "mainboard/snapshot.hpp"
 #include "mainboard/storage.hpp"
 #include "mainboard/toolchain.hpp"
+#include "mainboard/tuning.hpp"
 #include "mainboard/unit.hpp"
 
 #define MAINBOARD_DECLARE_JSON(Type)                                \
@@ -51,6 +53,10 @@ MAINBOARD_DECLARE_JSON(Scheduler);
 MAINBOARD_DECLARE_JSON(Job);
 MAINBOARD_DECLARE_JSON(Environment);
 MAINBOARD_DECLARE_JSON(OperatingSystem);
+MAINBOARD_DECLARE_JSON(HostTuning);
+MAINBOARD_DECLARE_JSON(Severity);
+MAINBOARD_DECLARE_JSON(Finding);
+MAINBOARD_DECLARE_JSON(Readiness);
 
 // gpu.hpp
 MAINBOARD_DECLARE_JSON(PcieReading);

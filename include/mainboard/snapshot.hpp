@@ -16,6 +16,7 @@
 #include "mainboard/npu.hpp"
 #include "mainboard/storage.hpp"
 #include "mainboard/toolchain.hpp"
+#include "mainboard/tuning.hpp"
 
 namespace mainboard {
 
@@ -50,6 +51,9 @@ struct MAINBOARD_API MachineSnapshot {
   /// The operating system; empty when none of it could be read (or in a snapshot saved before
   /// it was read).
   std::optional<OperatingSystem> os;
+  /// The kernel settings that move measurements (governors, boost, SMT, ASLR, huge pages,
+  /// perf_event_paranoid); empty where none could be read.
+  std::optional<HostTuning> tuning;
   Board board;
   std::optional<Toolchain> toolchain;  ///< empty when the snapshot skipped it
   CompilerConfig compilers;

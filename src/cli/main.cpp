@@ -17,6 +17,7 @@
 #include "core/log.hpp"
 #include "core/text.hpp"
 #include "mainboard/busy.hpp"
+#include "mainboard/check.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/gather.hpp"
 #include "mainboard/json.hpp"
@@ -182,6 +183,20 @@ int run_gpus(const Global& g, bool json) {
   mainboard::view::Style style{mainboard::view::want_color(g.color, 1)};
   print(mainboard::view::render_gpus(gpus, npus, cuda, style));
   return 0;
+}
+
+/// Exit status: 0 ready, 1 not ready (docs/check.md).
+int run_check(const Global& g, bool json, bool strict) {
+  Machine machine(machine_options(g));
+  auto r = mainboard::check_readiness(machine.snapshot({.toolchain = false}), strict);
+  if (json) {
+    nlohmann::json j = r;
+    j["ready"] = r.ready();
+    print(j.dump(2) + "\n");
+  } else {
+    print(r.text(mainboard::view::want_color(g.color, 1)));
+  }
+  return r.ready() ? 0 : 1;
 }
 
 /// Exit status: 0 idle, 1 busy (or still busy at the timeout), 2 no such GPU.
@@ -500,6 +515,12 @@ int main(int argc, char** argv) {
   gpus->add_flag("--json", gpus_json,
                  "as JSON, with the CUDA stack and the providers' diagnostics");
 
+  auto* check = app.add_subcommand(
+      "check", "is this node ready for a benchmark or a job: exit 0 ready, 1 not ready");
+  bool check_json = false, check_strict = false;
+  check->add_flag("--json", check_json, "the findings as JSON");
+  check->add_flag("--strict", check_strict, "warnings count as not ready too");
+
   std::size_t busy_index = 0;
   mainboard::BusyThresholds thresholds;
   double wait_timeout = 30.0, wait_interval = 0.5;
@@ -798,6 +819,7 @@ int main(int argc, char** argv) {
                    "mainboard: error: only meter and profile run take a command after --\n");
       return 2;
     }
+    if (*check) return run_check(g, check_json, check_strict);
     if (*busy)
       return run_busy(g, busy_index, busy->count("--index") > 0, thresholds, std::nullopt,
                       wait_interval);

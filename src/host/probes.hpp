@@ -57,6 +57,8 @@ std::vector<Scheduler> detect_schedulers(const Runner& runner);
 /// The distribution (os-release), the kernel's release and the C library (`getconf
 /// GNU_LIBC_VERSION`, through the runner).
 OperatingSystem probe_os(const core::Fs& fs, const Runner& runner, Note& note);
+/// The kernel settings that move measurements (host/tuning_linux.cpp).
+HostTuning probe_tuning(const core::Fs& fs, Note& note);
 /// KEY=value lines of an os-release file, quotes and escapes undone.
 std::map<std::string, std::string> parse_os_release(std::string_view text);
 

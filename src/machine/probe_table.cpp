@@ -155,6 +155,12 @@ std::optional<OperatingSystem> os(const Sources& src, Note& note) {
   return o;
 }
 
+std::optional<HostTuning> tuning(const Sources& src, Note& note) {
+  auto t = host::probe_tuning(*src.fs, note);
+  if (t == HostTuning{}) return std::nullopt;
+  return t;
+}
+
 CgroupMemory cgroup(const Sources& src, Note& note) {
   auto c = host::probe_cgroup_memory(*src.fs);
   if (!c.supported) note.unsupported(c.reason);
@@ -178,6 +184,7 @@ const HostProbe kProbes[] = {
     MAINBOARD_FIELD_PROBE("hostname", Lifetime::live, kFirst, hostname, hostname(src)),
     HostProbe{"cpu_clocks", Lifetime::live, kFirst, cpu_reading, copy_cpu_reading},
     MAINBOARD_FIELD_PROBE("memory", Lifetime::live, kFirst, memory, memory(src, note)),
+    MAINBOARD_FIELD_PROBE("tuning", Lifetime::live, kFirst, tuning, tuning(src, note)),
     HostProbe{"swap", Lifetime::live, kFirst, swap, copy_swap},
     MAINBOARD_FIELD_PROBE("cgroup_memory", Lifetime::live, kFirst, cgroup_memory,
                           cgroup(src, note)),

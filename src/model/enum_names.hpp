@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "mainboard/check.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/profile_report.hpp"
 #include "mainboard/profiler.hpp"
@@ -21,9 +22,9 @@ namespace mainboard::detail {
 template <class E>
 struct EnumNames;
 
-#define MAINBOARD_ENUM_NAMES(E, ...)                                  \
-  template <>                                                         \
-  struct EnumNames<E> {                                               \
+#define MAINBOARD_ENUM_NAMES(E, ...)                                    \
+  template <>                                                           \
+  struct EnumNames<E> {                                                 \
     static constexpr std::pair<E, const char*> table[] = {__VA_ARGS__}; \
   }
 
@@ -37,8 +38,8 @@ MAINBOARD_ENUM_NAMES(StorageTier, {StorageTier::memory, "memory"},
                      {StorageTier::local_ssd, "local-ssd"}, {StorageTier::local_disk, "local-disk"},
                      {StorageTier::local, "local"}, {StorageTier::network, "network"},
                      {StorageTier::unknown, "unknown"});
-MAINBOARD_ENUM_NAMES(ProbeStatus, {ProbeStatus::ok, "ok"}, {ProbeStatus::unsupported, "unsupported"},
-                     {ProbeStatus::failed, "failed"});
+MAINBOARD_ENUM_NAMES(ProbeStatus, {ProbeStatus::ok, "ok"},
+                     {ProbeStatus::unsupported, "unsupported"}, {ProbeStatus::failed, "failed"});
 MAINBOARD_ENUM_NAMES(DiffKind, {DiffKind::changed, "changed"}, {DiffKind::added, "added"},
                      {DiffKind::removed, "removed"});
 MAINBOARD_ENUM_NAMES(GpuActivity::Kind, {GpuActivity::Kind::kernel, "kernel"},
@@ -47,6 +48,8 @@ MAINBOARD_ENUM_NAMES(GpuActivity::Kind, {GpuActivity::Kind::kernel, "kernel"},
                      {GpuActivity::Kind::overhead, "overhead"});
 MAINBOARD_ENUM_NAMES(Bound, {Bound::memory, "memory"}, {Bound::compute, "compute"},
                      {Bound::unknown, "unknown"});
+MAINBOARD_ENUM_NAMES(Severity, {Severity::info, "info"}, {Severity::warning, "warning"},
+                     {Severity::blocker, "blocker"});
 /// Flags: a set is written as its names joined with "|".
 MAINBOARD_ENUM_NAMES(Activity, {Activity::kernel, "kernel"}, {Activity::memcpy, "memcpy"},
                      {Activity::memset, "memset"}, {Activity::synchronization, "synchronization"},

@@ -204,6 +204,18 @@ void fields(V& v, OperatingSystem& m) {
 MAINBOARD_DEFINE_JSON(OperatingSystem)
 
 template <class V>
+void fields(V& v, HostTuning& m) {
+  v("governors", m.governors);
+  v("boost", m.boost);
+  v("boost_control", m.boost_control);
+  v("smt_active", m.smt_active);
+  v("aslr", m.aslr);
+  v("transparent_hugepages", m.transparent_hugepages);
+  v("perf_event_paranoid", m.perf_event_paranoid);
+}
+MAINBOARD_DEFINE_JSON(HostTuning)
+
+template <class V>
 void fields(V& v, DetectedTool& m) {
   v("name", m.name);
   v("category", m.category);
@@ -450,6 +462,7 @@ void fields(V& v, MachineSnapshot& m) {
   v("cuda", m.cuda);
   v("environment", m.environment);
   v("os", m.os);
+  v("tuning", m.tuning);
   v("board", m.board);
   v("toolchain", m.toolchain);
   v("compilers", m.compilers);

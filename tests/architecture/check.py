@@ -27,6 +27,8 @@ ALLOWED = {
     "machine": {"core", "host", "providers"},
     "meter": {"core"},
     "gather": {"core", "host", "machine", "providers"},
+    # the readiness rules read a snapshot; their readings use the view's number formats
+    "check": {"core", "model", "view"},
     "symbols": {"core"},
     "sampling": {"core", "symbols"},
     "collect": {"core", "profile", "spans", "symbols"},

@@ -521,6 +521,27 @@ TEST(Cli, AVendorLibraryThatThrowsIsAFailedProbeNotACrash) {
   EXPECT_TRUE(failed) << r.out;
 }
 
+// `check`: exit 0 ready, 1 not ready; --strict counts warnings; --json carries the verdict.
+TEST(Cli, CheckExitCodesAndJson) {
+  auto node = cli({"--sysroot", host("cgroup2-capped"), "--color=never", "check"});
+  EXPECT_EQ(node.exit_code, 0) << node.out << node.err;
+  EXPECT_NE(node.out.find("cn017: READY (0 blockers, 3 warnings)"), std::string::npos) << node.out;
+  EXPECT_NE(node.out.find("cpu.governor      governor powersave on cpu0-3"), std::string::npos);
+  auto strict = cli({"check", "--strict", "--json", "--sysroot", host("cgroup2-capped")});
+  EXPECT_EQ(strict.exit_code, 1);
+  auto j = nlohmann::json::parse(strict.out);
+  EXPECT_EQ(j["ready"], false);
+  EXPECT_EQ(j["strict"], true);
+  EXPECT_EQ(j["findings"][0]["severity"], "warning");
+  // Another process on GPU 3 of the eight: not ready, and the JSON says who.
+  auto gpus = cli({"check", "--json", "--sysroot", host("gpu-procs")}, fake_gpus("h100x8"));
+  EXPECT_EQ(gpus.exit_code, 1) << gpus.err;
+  auto g = nlohmann::json::parse(gpus.out);
+  EXPECT_EQ(g["findings"][0]["id"], "gpu.processes");
+  EXPECT_EQ(g["findings"][0]["subject"], "GPU 3");
+  EXPECT_EQ(cli({"check", "--bogus"}).exit_code, 2);
+}
+
 TEST(Cli, BusyAndWaitIdleExitCodes) {
   auto env = fake_gpus("h100x8");
   EXPECT_EQ(cli({"busy", "--index", "3"}, env).exit_code, 1);

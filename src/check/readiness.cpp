@@ -1,0 +1,249 @@
+// The readiness rules (docs/check.md): pure functions of one machine snapshot, so that a recorded
+// host (--sysroot) and the fake GPU drivers check exactly as a live node does.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "mainboard/check.hpp"
+#include "mainboard/json.hpp"
+#include "model/json_fields.hpp"
+#include "view/format.hpp"
+
+namespace mainboard {
+
+namespace {
+
+/// "0-3,8,10-11" for a sorted list of CPU numbers.
+std::string cpu_list(const std::vector<std::uint32_t>& cpus) {
+  std::string out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1)
+      ++j;
+    if (!out.empty()) out += ',';
+    out += j == i ? std::to_string(cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+struct Rules {
+  const MachineSnapshot& s;
+  std::vector<Finding> out;
+
+  void add(std::string id, std::string subject, Severity severity, std::string reading,
+           std::string why, std::string fix) {
+    out.push_back({std::move(id), std::move(subject), severity, std::move(reading), std::move(why),
+                   std::move(fix)});
+  }
+
+  void host() {
+    const auto& t = s.tuning;
+    if (t) tuning(*t);
+    // Other work on the CPUs: the load average beyond what this check itself adds.
+    auto threads = s.cpu.info.threads;
+    if (s.cpu.load_1m && threads) {
+      double load = *s.cpu.load_1m;
+      auto reading = fmt::format("load {:.2f} on {} logical CPUs", load, threads);
+      if (load > 0.5 * threads)
+        add("cpu.load", "host", Severity::blocker, reading,
+            "other processes keep more than half the CPUs busy: timings and throughput move with "
+            "them",
+            "wait for them to finish, or find them with `top -o %CPU`");
+      else if (load > 0.1 * threads + 0.5)
+        add("cpu.load", "host", Severity::warning, reading,
+            "other processes are using CPU time the measured work would share",
+            "find them with `top -o %CPU`");
+    }
+    memory();
+    if (!s.scratch.found)
+      add("scratch.none", "host", Severity::info, "no writable node-local directory found",
+          "checkpoints and datasets then go to shared or home file systems", "");
+    else if (s.scratch.free_bytes && *s.scratch.free_bytes < (10ull << 30))
+      add("scratch.free", "host", Severity::warning,
+          fmt::format("{} free on {}", view::bytes(*s.scratch.free_bytes), s.scratch.path),
+          "a job writing checkpoints or caches there can fill it",
+          "free space under " + s.scratch.path + ", or point TMPDIR elsewhere");
+  }
+
+  void tuning(const HostTuning& t) {
+    std::vector<std::string> slow;
+    for (const auto& [governor, cpus] : t.governors)
+      if (governor != "performance") slow.push_back(governor + " on cpu" + cpu_list(cpus));
+    if (!slow.empty())
+      add("cpu.governor", "host", Severity::warning, "governor " + view::join(slow, "; "),
+          "the clock follows the load, so the first part of every run is slower and timings vary",
+          "cpupower frequency-set --governor performance");
+    if (t.boost && *t.boost)
+      add("cpu.boost", "host", Severity::info, "frequency boost (turbo) on",
+          "the boost clock depends on temperature and on how many cores are busy: run-to-run "
+          "variance for benchmarks (leave it on for throughput)",
+          t.boost_control.find("no_turbo") != std::string::npos ? "echo 1 > " + t.boost_control
+                                                                : "echo 0 > " + t.boost_control);
+    if (t.smt_active && *t.smt_active)
+      add("cpu.smt", "host", Severity::info, "simultaneous multithreading on",
+          "two threads of one core share its units: a benchmark's figures depend on what runs "
+          "on the sibling",
+          "echo off > /sys/devices/system/cpu/smt/control (or pin to one thread per core)");
+    if (t.aslr && *t.aslr != 0)
+      add("kernel.aslr", "host", Severity::info,
+          fmt::format("address space randomization {}", *t.aslr == 2 ? "full" : "partial"),
+          "addresses change from run to run, and with them cache and branch-predictor conflicts",
+          "setarch -R COMMAND for one run, or sysctl kernel.randomize_va_space=0");
+    if (t.transparent_hugepages == "always")
+      add("memory.thp", "host", Severity::warning, "transparent huge pages: always",
+          "the kernel compacts memory to make huge pages, which stalls allocating programs at "
+          "unpredictable moments",
+          "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled");
+    if (t.perf_event_paranoid && *t.perf_event_paranoid > 1 && s.environment.user != "root")
+      add("perf.paranoid", "host", *t.perf_event_paranoid > 2 ? Severity::warning : Severity::info,
+          fmt::format("kernel.perf_event_paranoid = {}", *t.perf_event_paranoid),
+          *t.perf_event_paranoid > 2 ? "profile run and attach cannot sample without privileges"
+                                     : "profiles get user-space stacks only (no kernel frames)",
+          "sysctl kernel.perf_event_paranoid=1");
+  }
+
+  void memory() {
+    const auto& m = s.memory;
+    if (m.supported && m.total_bytes && m.used_bytes) {
+      std::uint64_t available = m.total_bytes - std::min(*m.used_bytes, m.total_bytes);
+      double share = static_cast<double>(available) / static_cast<double>(m.total_bytes);
+      auto reading =
+          fmt::format("{} of {} available", view::bytes(available), view::bytes(m.total_bytes));
+      if (share < 0.1)
+        add("memory.available", "host", Severity::blocker, reading,
+            "a job that needs more will swap or be killed by the OOM killer",
+            "find what holds it with `ps -eo pid,rss,comm --sort=-rss | head`");
+      else if (share < 0.25)
+        add("memory.available", "host", Severity::warning, reading,
+            "less than a quarter of the memory is free for the job", "");
+    }
+    const auto& c = s.cgroup_memory;
+    if (c.capped() && c.usage_bytes) {
+      auto cap = *c.limit_bytes;
+      auto left = cap - std::min(*c.usage_bytes, cap);
+      if (static_cast<double>(left) < 0.1 * static_cast<double>(cap))
+        add("cgroup.headroom", "host", Severity::blocker,
+            fmt::format("{} of the {} cgroup cap left", view::bytes(left), view::bytes(cap)),
+            "the job's cgroup is nearly full: its next allocations are reclaimed or OOM-killed",
+            "ask for more memory (Slurm: --mem) or free what the job holds");
+    }
+    const auto& hw = s.memory_hardware;
+    if (hw.swap_used_bytes > 0)
+      add("memory.swap", "host", Severity::warning,
+          fmt::format("{} of swap in use", view::bytes(hw.swap_used_bytes)),
+          "pages of running programs are on disk: touching them costs milliseconds",
+          "swapoff -a && swapon -a (once enough memory is free)");
+  }
+
+  void gpus() {
+    for (const auto& g : s.gpus) {
+      auto subject = fmt::format("GPU {}", g.info.index);
+      const auto& t = g.telemetry;
+      if (!g.processes.empty()) {
+        std::vector<std::string> who;
+        for (const auto& p : g.processes)
+          who.push_back(fmt::format(
+              "pid {}{}{}", p.pid, p.name.empty() ? "" : " " + p.name,
+              p.used_memory_bytes ? " (" + view::bytes(*p.used_memory_bytes) + ")" : ""));
+        add("gpu.processes", subject, Severity::blocker, view::join(who, ", "),
+            "another process shares its SMs and memory: kernels queue behind its work",
+            fmt::format("wait for it (mainboard wait-idle --index {}) or use another GPU",
+                        g.info.index));
+      }
+      if (t.utilization.supported && t.utilization.compute_pct && *t.utilization.compute_pct > 10)
+        add("gpu.busy", subject, Severity::blocker,
+            fmt::format("{:.0f} % busy now", *t.utilization.compute_pct),
+            "kernels of other work are running on it",
+            fmt::format("mainboard wait-idle --index {}", g.info.index));
+      std::vector<std::string> hardware, software;
+      for (const auto& r : t.thermal.throttle_reasons) {
+        if (r == "GpuIdle" || r == "ApplicationsClocksSetting" || r == "DisplayClockSetting")
+          continue;
+        (r.rfind("Hw", 0) == 0 ? hardware : software).push_back(r);
+      }
+      if (!hardware.empty())
+        add("gpu.throttle", subject, Severity::blocker,
+            "clocks held down by " + view::join(hardware, ", "),
+            "the hardware slows the GPU (temperature, power brake or an external signal): every "
+            "figure is below what the GPU can do",
+            "check cooling and power (nvidia-smi -q -d PERFORMANCE,TEMPERATURE)");
+      else if (!software.empty())
+        add("gpu.throttle", subject, Severity::warning,
+            "clocks held down by " + view::join(software, ", "),
+            "the driver caps the clocks (power limit, thermal target or sync boost)",
+            "nvidia-smi -q -d PERFORMANCE shows the limit; raise it with nvidia-smi -pl");
+      if (g.info.mig_enabled && *g.info.mig_enabled)
+        add("gpu.mig", subject, Severity::info,
+            fmt::format("MIG mode on, {} instances", g.info.mig_devices.size()),
+            "work sees a slice of the GPU: a MIG instance, not the whole device", "");
+      if (t.memory.supported && t.memory.total_bytes && t.memory.used_bytes &&
+          g.processes.empty() && t.memory.scope == "vram" &&
+          static_cast<double>(*t.memory.used_bytes) >
+              0.05 * static_cast<double>(t.memory.total_bytes))
+        add("gpu.memory", subject, Severity::warning,
+            fmt::format("{} in use with no process listed",
+                        view::capacity_pair(*t.memory.used_bytes, t.memory.total_bytes)),
+            "memory is held by something the driver does not list (another container, a leaked "
+            "context)",
+            "nvidia-smi --query-compute-apps=pid,used_memory --format=csv on the host");
+    }
+  }
+};
+
+int rank(Severity s) {
+  return s == Severity::blocker ? 0 : s == Severity::warning ? 1 : 2;
+}
+
+}  // namespace
+
+const char* to_string(Severity severity) {
+  return detail::name_of(severity);
+}
+
+bool Readiness::ready() const {
+  return count(Severity::blocker) == 0 && (!strict || count(Severity::warning) == 0);
+}
+
+std::size_t Readiness::count(Severity severity) const {
+  return static_cast<std::size_t>(std::count_if(
+      findings.begin(), findings.end(), [&](const Finding& f) { return f.severity == severity; }));
+}
+
+Readiness check_readiness(const MachineSnapshot& snapshot, bool strict) {
+  Rules rules{snapshot, {}};
+  rules.host();
+  rules.gpus();
+  Readiness r;
+  r.hostname = snapshot.hostname;
+  r.strict = strict;
+  r.findings = std::move(rules.out);
+  std::stable_sort(r.findings.begin(), r.findings.end(), [](const Finding& a, const Finding& b) {
+    return rank(a.severity) < rank(b.severity);
+  });
+  return r;
+}
+
+MAINBOARD_DEFINE_ENUM_JSON(Severity)
+
+template <class V>
+void fields(V& v, Finding& m) {
+  v("id", m.id);
+  v("subject", m.subject);
+  v("severity", m.severity);
+  v("reading", m.reading);
+  v("why", m.why);
+  v("fix", m.fix);
+}
+MAINBOARD_DEFINE_JSON(Finding)
+
+template <class V>
+void fields(V& v, Readiness& m) {
+  v("hostname", m.hostname);
+  v("strict", m.strict);
+  v("findings", m.findings);
+}
+MAINBOARD_DEFINE_JSON(Readiness)
+
+}  // namespace mainboard
