@@ -66,6 +66,29 @@ struct MAINBOARD_API GpuInfo {
   bool operator==(const GpuInfo&) const = default;
 };
 
+/// What a GPU's driver says about its fitness for work: persistence, ECC errors, memory rows
+/// remapped or pages retired. Each empty where the driver or GPU does not report it
+/// (`unsupported` says which and why).
+struct MAINBOARD_API GpuHealth {
+  /// Persistence mode: the driver keeps the GPU initialized with no client attached.
+  std::optional<bool> persistence_mode;
+  std::optional<bool> ecc_enabled;
+  /// ECC error counts: since the driver loaded (volatile) and over the GPU's life (aggregate).
+  std::optional<std::uint64_t> ecc_corrected_volatile;
+  std::optional<std::uint64_t> ecc_uncorrected_volatile;
+  std::optional<std::uint64_t> ecc_uncorrected_aggregate;
+  /// Row remapping (Ampere and later): rows remapped for correctable and uncorrectable errors,
+  /// a remapping waiting for a GPU reset, a remapping that failed.
+  std::optional<std::uint32_t> remapped_rows_correctable;
+  std::optional<std::uint32_t> remapped_rows_uncorrectable;
+  std::optional<bool> remap_pending;
+  std::optional<bool> remap_failed;
+  /// Page retirement (before Ampere): pages waiting for a reset to be retired.
+  std::optional<bool> retired_pages_pending;
+  std::vector<std::string> unsupported;  ///< "ecc: NVML_ERROR_NOT_SUPPORTED", …
+  bool operator==(const GpuHealth&) const = default;
+};
+
 /// A GPU at one moment: identity plus every reading.
 struct MAINBOARD_API GpuSnapshot {
   GpuInfo info;
@@ -74,6 +97,8 @@ struct MAINBOARD_API GpuSnapshot {
   PcieReading pcie;
   std::optional<double> fan_speed_pct;
   std::vector<GpuProcess> processes;
+  /// Empty where the provider reads none (or in a snapshot saved before it was read).
+  std::optional<GpuHealth> health;
   bool operator==(const GpuSnapshot&) const = default;
 };
 
@@ -97,6 +122,8 @@ class MAINBOARD_API Gpu : public Unit {
   /// Whether the driver lists this GPU's processes now, so that a process missing from
   /// processes() is not using it. False where nothing is known (no per-process reporting).
   virtual bool lists_processes() const;
+  /// Persistence, ECC and memory-repair state (empty for providers that report none).
+  virtual GpuHealth health() const;
 
   std::optional<double> temperature_c() const { return thermal().temperature_c; }
   std::optional<double> gpu_util_pct() const { return utilization().compute_pct; }

@@ -32,6 +32,7 @@ class MAINBOARD_API NvidiaGpu final : public Gpu {
   /// Compute processes, with names from /proc/<pid>/comm where it is readable.
   std::vector<GpuProcess> processes() const override;
   bool lists_processes() const override;
+  GpuHealth health() const override;
 
   Memory nvml_memory() const;
   /// cuMemGetInfo through the device's primary context: retaining it costs a context on the

@@ -137,6 +137,8 @@ struct Rules {
           "swapoff -a && swapon -a (once enough memory is free)");
   }
 
+  void health(const GpuHealth& h, const std::string& subject, std::uint32_t index);
+
   void gpus() {
     for (const auto& g : s.gpus) {
       auto subject = fmt::format("GPU {}", g.info.index);
@@ -174,6 +176,7 @@ struct Rules {
             "clocks held down by " + view::join(software, ", "),
             "the driver caps the clocks (power limit, thermal target or sync boost)",
             "nvidia-smi -q -d PERFORMANCE shows the limit; raise it with nvidia-smi -pl");
+      if (g.health) health(*g.health, subject, g.info.index);
       if (g.info.mig_enabled && *g.info.mig_enabled)
         add("gpu.mig", subject, Severity::info,
             fmt::format("MIG mode on, {} instances", g.info.mig_devices.size()),
@@ -191,6 +194,40 @@ struct Rules {
     }
   }
 };
+
+void Rules::health(const GpuHealth& h, const std::string& subject, std::uint32_t index) {
+  auto reset = fmt::format("drain the node and reset the GPU (nvidia-smi -r -i {})", index);
+  if (h.remap_failed && *h.remap_failed)
+    add("gpu.remap_failed", subject, Severity::blocker, "a memory row remapping failed",
+        "the GPU ran out of spare rows for a failing memory location: it can return corrupted "
+        "data or fail work",
+        "take the GPU out of service and have it replaced");
+  if (h.remap_pending && *h.remap_pending)
+    add("gpu.remap_pending", subject, Severity::blocker,
+        fmt::format("a row remapping waits for a reset ({} rows remapped for uncorrectable "
+                    "errors)",
+                    h.remapped_rows_uncorrectable.value_or(0)),
+        "the faulty memory rows are only replaced at the next GPU reset", reset);
+  if (h.retired_pages_pending && *h.retired_pages_pending)
+    add("gpu.retired_pending", subject, Severity::blocker,
+        "memory pages wait for a reset to be retired",
+        "the faulty pages stay in use until the GPU is reset", reset);
+  if (h.ecc_uncorrected_volatile && *h.ecc_uncorrected_volatile > 0)
+    add("gpu.ecc", subject, Severity::blocker,
+        fmt::format("{} uncorrectable ECC errors since the driver loaded",
+                    *h.ecc_uncorrected_volatile),
+        "work on this GPU may have read corrupted memory; more errors tend to follow",
+        "nvidia-smi -q -d ECC,ROW_REMAPPER; " + reset);
+  if (h.ecc_enabled && !*h.ecc_enabled)
+    add("gpu.ecc_off", subject, Severity::info, "ECC off",
+        "memory errors go undetected (more memory and bandwidth for the work)",
+        fmt::format("nvidia-smi -e 1 -i {} (takes effect after a reset)", index));
+  if (h.persistence_mode && !*h.persistence_mode)
+    add("gpu.persistence", subject, Severity::warning, "persistence mode off",
+        "the driver tears the GPU down when its last client exits, so each job's first CUDA "
+        "call pays the initialization again (about a second per GPU)",
+        "nvidia-smi -pm 1 (or run nvidia-persistenced)");
+}
 
 int rank(Severity s) {
   return s == Severity::blocker ? 0 : s == Severity::warning ? 1 : 2;

@@ -65,6 +65,10 @@ bool Gpu::lists_processes() const {
   return false;
 }
 
+GpuHealth Gpu::health() const {
+  return {};
+}
+
 GpuSnapshot Gpu::gpu_snapshot(const std::string& name) const {
   GpuSnapshot s;
   s.info = info();
@@ -73,6 +77,7 @@ GpuSnapshot Gpu::gpu_snapshot(const std::string& name) const {
   s.pcie = pcie();
   s.fan_speed_pct = fan_speed_pct();
   s.processes = processes();
+  if (auto h = health(); h != GpuHealth{}) s.health = std::move(h);
   return s;
 }
 

@@ -362,6 +362,22 @@ void fields(V& v, GpuInfo& m) {
 MAINBOARD_DEFINE_JSON(GpuInfo)
 
 template <class V>
+void fields(V& v, GpuHealth& m) {
+  v("persistence_mode", m.persistence_mode);
+  v("ecc_enabled", m.ecc_enabled);
+  v("ecc_corrected_volatile", m.ecc_corrected_volatile);
+  v("ecc_uncorrected_volatile", m.ecc_uncorrected_volatile);
+  v("ecc_uncorrected_aggregate", m.ecc_uncorrected_aggregate);
+  v("remapped_rows_correctable", m.remapped_rows_correctable);
+  v("remapped_rows_uncorrectable", m.remapped_rows_uncorrectable);
+  v("remap_pending", m.remap_pending);
+  v("remap_failed", m.remap_failed);
+  v("retired_pages_pending", m.retired_pages_pending);
+  v("unsupported", m.unsupported);
+}
+MAINBOARD_DEFINE_JSON(GpuHealth)
+
+template <class V>
 void fields(V& v, GpuSnapshot& m) {
   v("info", m.info);
   v("telemetry", m.telemetry);
@@ -369,6 +385,7 @@ void fields(V& v, GpuSnapshot& m) {
   v("pcie", m.pcie);
   v("fan_speed_pct", m.fan_speed_pct);
   v("processes", m.processes);
+  v("health", m.health);
 }
 MAINBOARD_DEFINE_JSON(GpuSnapshot)
 

@@ -454,6 +454,56 @@ EXPORT int nvmlDeviceGetComputeRunningProcesses(void* handle, unsigned* count,
   return processes(handle, count, infos);
 }
 
+#ifndef FAKE_NVML_MINIMAL
+EXPORT int nvmlDeviceGetPersistenceMode(void* handle, unsigned* mode) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return put_number(device(handle), "/persistence", mode);
+}
+
+EXPORT int nvmlDeviceGetEccMode(void* handle, unsigned* current, unsigned* pending) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!pending) return kInvalidArgument;
+  int r = put_number(device(handle), "/ecc/enabled", current);
+  if (r == kSuccess) *pending = *current;
+  return r;
+}
+
+EXPORT int nvmlDeviceGetTotalEccErrors(void* handle, unsigned type, unsigned counter,
+                                       unsigned long long* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  int r = telemetry(d);
+  if (r != kSuccess) return r;
+  if (!out || type > 1 || counter > 1) return kInvalidArgument;
+  const char* keys[2][2] = {{"/ecc/corrected_volatile", "/ecc/corrected_aggregate"},
+                            {"/ecc/uncorrected_volatile", "/ecc/uncorrected_aggregate"}};
+  auto v = d->number(keys[type][counter]);
+  if (!v) return kNotSupported;
+  *out = static_cast<unsigned long long>(*v);
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetRemappedRows(void* handle, unsigned* corrected, unsigned* uncorrected,
+                                     unsigned* pending, unsigned* failed) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  int r = telemetry(d);
+  if (r != kSuccess) return r;
+  if (!corrected || !uncorrected || !pending || !failed) return kInvalidArgument;
+  if (!d->spec.contains("remapped_rows")) return kNotSupported;
+  *corrected = static_cast<unsigned>(d->number("/remapped_rows/correctable").value_or(0));
+  *uncorrected = static_cast<unsigned>(d->number("/remapped_rows/uncorrectable").value_or(0));
+  *pending = static_cast<unsigned>(d->number("/remapped_rows/pending").value_or(0));
+  *failed = static_cast<unsigned>(d->number("/remapped_rows/failed").value_or(0));
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetRetiredPagesPendingStatus(void* handle, unsigned* pending) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return put_number(device(handle), "/retired_pages_pending", pending);
+}
+#endif
+
 EXPORT int nvmlDeviceGetMigMode(void* handle, unsigned* current, unsigned* pending) {
   std::lock_guard<std::mutex> lock(g_mutex);
   Device* d = device(handle);

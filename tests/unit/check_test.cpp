@@ -151,3 +151,47 @@ TEST(Check, ThrottleReasonsBySource) {
   s.gpus[0].telemetry.thermal.throttle_reasons = {"GpuIdle"};
   EXPECT_EQ(find(check_readiness(s), "gpu.throttle", "GPU 1"), nullptr);
 }
+
+// GPU health from the driver: GPU 5 has a remapping pending after uncorrectable errors, GPU 7
+// runs without persistence mode.
+TEST(Check, GpuHealthFromTheDriver) {
+  FakeGpus fake("h100x8");
+  Machine m(fake.options());
+  auto h5 = m.gpus()[5]->health();
+  EXPECT_EQ(h5.persistence_mode, true);
+  EXPECT_EQ(h5.ecc_enabled, true);
+  EXPECT_EQ(h5.ecc_uncorrected_volatile, 2u);
+  EXPECT_EQ(h5.remapped_rows_uncorrectable, 1u);
+  EXPECT_EQ(h5.remap_pending, true);
+  EXPECT_EQ(h5.remap_failed, false);
+  EXPECT_FALSE(h5.retired_pages_pending);  // the remapper's GPUs retire no pages
+  auto s = m.snapshot({.toolchain = false});
+  auto r = check_readiness(s);
+  const auto* pending = find(r, "gpu.remap_pending", "GPU 5");
+  ASSERT_NE(pending, nullptr) << r.text();
+  EXPECT_EQ(pending->severity, Severity::blocker);
+  EXPECT_EQ(pending->fix, "drain the node and reset the GPU (nvidia-smi -r -i 5)");
+  EXPECT_EQ(find(r, "gpu.ecc", "GPU 5")->reading,
+            "2 uncorrectable ECC errors since the driver loaded");
+  EXPECT_EQ(find(r, "gpu.persistence", "GPU 7")->severity, Severity::warning);
+  EXPECT_EQ(find(r, "gpu.persistence", "GPU 0"), nullptr);
+  EXPECT_EQ(find(r, "gpu.ecc", "GPU 0"), nullptr);
+  // The snapshot carries it, and reads back; a snapshot saved before it had none still loads.
+  nlohmann::json j = s;
+  auto back = j.get<MachineSnapshot>();
+  ASSERT_TRUE(back.gpus[5].health);
+  EXPECT_EQ(back.gpus[5].health->remap_pending, true);
+  j["gpus"][5].erase("health");
+  EXPECT_FALSE(j.get<MachineSnapshot>().gpus[5].health);
+}
+
+// An older NVML without these entry points: each reading says why it is missing.
+TEST(Check, GpuHealthOnAnOlderNvmlSaysWhatIsMissing) {
+  FakeGpus fake("h100x8", {.nvml = FakeNvml::minimal});
+  Machine m(fake.options());
+  auto h = m.gpus()[0]->health();
+  EXPECT_FALSE(h.persistence_mode);
+  EXPECT_FALSE(h.remap_pending);
+  ASSERT_FALSE(h.unsupported.empty());
+  EXPECT_EQ(h.unsupported[0], "persistence: not in this NVML");
+}

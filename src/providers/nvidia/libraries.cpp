@@ -34,7 +34,8 @@ namespace {
 /// One loaded library per path at a time: every Machine and GPU object shares it, and it is
 /// shut down when the last one goes away (so a test can swap the fake's scenario in between).
 template <class Lib>
-std::shared_ptr<Lib> shared(const std::string& key, std::shared_ptr<Lib> (*load)(const std::string&)) {
+std::shared_ptr<Lib> shared(const std::string& key,
+                            std::shared_ptr<Lib> (*load)(const std::string&)) {
   static std::mutex mutex;
   static std::map<std::string, std::weak_ptr<Lib>> live;
   std::lock_guard<std::mutex> lock(mutex);
@@ -65,13 +66,13 @@ std::shared_ptr<NvmlLibrary> open_nvml(const std::string& path) {
   bind(lib, n->handle_by_index, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
   bind(lib, n->name, {"nvmlDeviceGetName"});
   bind(lib, n->uuid, {"nvmlDeviceGetUUID"});
-  const char* missing = !init                  ? "nvmlInit_v2"
-                        : !n->shutdown         ? "nvmlShutdown"
-                        : !n->device_count     ? "nvmlDeviceGetCount_v2"
-                        : !n->handle_by_index  ? "nvmlDeviceGetHandleByIndex_v2"
-                        : !n->name             ? "nvmlDeviceGetName"
-                        : !n->uuid             ? "nvmlDeviceGetUUID"
-                                               : nullptr;
+  const char* missing = !init                 ? "nvmlInit_v2"
+                        : !n->shutdown        ? "nvmlShutdown"
+                        : !n->device_count    ? "nvmlDeviceGetCount_v2"
+                        : !n->handle_by_index ? "nvmlDeviceGetHandleByIndex_v2"
+                        : !n->name            ? "nvmlDeviceGetName"
+                        : !n->uuid            ? "nvmlDeviceGetUUID"
+                                              : nullptr;
   if (missing) {
     n->error = std::string("NVML at ") + lib.path() + " lacks " + missing;
     return n;
@@ -109,6 +110,11 @@ std::shared_ptr<NvmlLibrary> open_nvml(const std::string& path) {
        {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
   bind(lib, n->processes_v1, {"nvmlDeviceGetComputeRunningProcesses"});
   bind(lib, n->mig_mode, {"nvmlDeviceGetMigMode"});
+  bind(lib, n->persistence_mode, {"nvmlDeviceGetPersistenceMode"});
+  bind(lib, n->ecc_mode, {"nvmlDeviceGetEccMode"});
+  bind(lib, n->ecc_errors, {"nvmlDeviceGetTotalEccErrors"});
+  bind(lib, n->remapped_rows, {"nvmlDeviceGetRemappedRows"});
+  bind(lib, n->retired_pages_pending, {"nvmlDeviceGetRetiredPagesPendingStatus"});
   bind(lib, n->max_mig_devices, {"nvmlDeviceGetMaxMigDeviceCount"});
   bind(lib, n->mig_handle_by_index, {"nvmlDeviceGetMigDeviceHandleByIndex"});
   bind(lib, n->gpu_instance_id, {"nvmlDeviceGetGpuInstanceId"});
@@ -175,8 +181,8 @@ std::optional<std::string> library_path(const core::EnvMap& env, const char* var
 template <class Lib>
 std::shared_ptr<Lib> not_for_recorded_host(const char* variable) {
   auto lib = std::make_shared<Lib>();
-  lib->error = std::string("a recorded host loads no driver library unless ") + variable +
-               " names one";
+  lib->error =
+      std::string("a recorded host loads no driver library unless ") + variable + " names one";
   return lib;
 }
 

@@ -54,6 +54,11 @@ struct NvmlLibrary {
   nvml::ProcessesFn* processes = nullptr;  // _v3 or _v2
   nvml::ProcessesV1Fn* processes_v1 = nullptr;
   nvml::MigModeFn* mig_mode = nullptr;
+  nvml::DeviceUintFn* persistence_mode = nullptr;
+  nvml::MigModeFn* ecc_mode = nullptr;
+  nvml::EccCountFn* ecc_errors = nullptr;
+  nvml::RemappedRowsFn* remapped_rows = nullptr;
+  nvml::DeviceUintFn* retired_pages_pending = nullptr;
   nvml::DeviceUintFn* max_mig_devices = nullptr;
   nvml::MigHandleFn* mig_handle_by_index = nullptr;
   nvml::DeviceUintFn* gpu_instance_id = nullptr;

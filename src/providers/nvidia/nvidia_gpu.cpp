@@ -341,4 +341,67 @@ bool NvidiaGpu::lists_processes() const {
   return r == nvml::kSuccess || r == nvml::kInsufficientSize;
 }
 
+GpuHealth NvidiaGpu::health() const {
+  const auto& s = *state_;
+  GpuHealth h;
+  if (!usable(s)) return h;
+  Why why{s};
+  // Each reading on its own: a GPU without ECC still has persistence, an older one no remapper.
+  auto read = [&](const char* what, auto* fn, auto call) {
+    if (!fn) {
+      h.unsupported.push_back(std::string(what) + ": not in this NVML");
+      return;
+    }
+    if (Return r = call(fn); r != nvml::kSuccess)
+      h.unsupported.push_back(std::string(what) + ": " + why.error(r));
+  };
+  read("persistence", s.nvml->persistence_mode, [&](auto* fn) {
+    unsigned mode = 0;
+    Return r = fn(s.device, &mode);
+    if (r == nvml::kSuccess) h.persistence_mode = mode == 1;
+    return r;
+  });
+  read("ecc", s.nvml->ecc_mode, [&](auto* fn) {
+    unsigned current = 0, pending = 0;
+    Return r = fn(s.device, &current, &pending);
+    if (r == nvml::kSuccess) h.ecc_enabled = current == 1;
+    return r;
+  });
+  if (h.ecc_enabled && *h.ecc_enabled) {
+    // nvmlMemoryErrorType_t: 0 corrected, 1 uncorrected; nvmlEccCounterType_t: 0 volatile,
+    // 1 aggregate.
+    auto count = [&](unsigned type, unsigned counter, std::optional<std::uint64_t>& out) {
+      read("ecc errors", s.nvml->ecc_errors, [&](auto* fn) {
+        unsigned long long n = 0;
+        Return r = fn(s.device, type, counter, &n);
+        if (r == nvml::kSuccess) out = n;
+        return r;
+      });
+    };
+    count(0, 0, h.ecc_corrected_volatile);
+    count(1, 0, h.ecc_uncorrected_volatile);
+    count(1, 1, h.ecc_uncorrected_aggregate);
+  }
+  read("remapped rows", s.nvml->remapped_rows, [&](auto* fn) {
+    unsigned corrected = 0, uncorrected = 0, pending = 0, failed = 0;
+    Return r = fn(s.device, &corrected, &uncorrected, &pending, &failed);
+    if (r == nvml::kSuccess) {
+      h.remapped_rows_correctable = corrected;
+      h.remapped_rows_uncorrectable = uncorrected;
+      h.remap_pending = pending != 0;
+      h.remap_failed = failed != 0;
+    }
+    return r;
+  });
+  // Page retirement is what GPUs before the row remapper have.
+  if (!h.remap_pending)
+    read("retired pages", s.nvml->retired_pages_pending, [&](auto* fn) {
+      unsigned pending = 0;
+      Return r = fn(s.device, &pending);
+      if (r == nvml::kSuccess) h.retired_pages_pending = pending == 1;
+      return r;
+    });
+  return h;
+}
+
 }  // namespace mainboard
