@@ -14,6 +14,7 @@
 #include "mainboard/cuda.hpp"
 #include "mainboard/environment.hpp"
 #include "mainboard/export.hpp"
+#include "mainboard/fleet.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/memory.hpp"
 #include "mainboard/meter.hpp"
@@ -57,6 +58,8 @@ MAINBOARD_DECLARE_JSON(HostTuning);
 MAINBOARD_DECLARE_JSON(Severity);
 MAINBOARD_DECLARE_JSON(Finding);
 MAINBOARD_DECLARE_JSON(Readiness);
+MAINBOARD_DECLARE_JSON(FleetNode);
+MAINBOARD_DECLARE_JSON(Fleet);
 
 // gpu.hpp
 MAINBOARD_DECLARE_JSON(PcieReading);

@@ -13,6 +13,7 @@
 #include "mainboard/environment.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/export.hpp"
+#include "mainboard/fleet.hpp"
 #include "mainboard/gather.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/json.hpp"

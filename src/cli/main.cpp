@@ -19,6 +19,7 @@
 #include "mainboard/busy.hpp"
 #include "mainboard/check.hpp"
 #include "mainboard/error.hpp"
+#include "mainboard/fleet.hpp"
 #include "mainboard/gather.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
@@ -183,6 +184,21 @@ int run_gpus(const Global& g, bool json) {
   mainboard::view::Style style{mainboard::view::want_color(g.color, 1)};
   print(mainboard::view::render_gpus(gpus, npus, cuda, style));
   return 0;
+}
+
+/// Exit status: 0 when every node answered, 1 when one did not.
+int run_fleet(const Global& g, const std::string& from, bool json) {
+  auto fleet = mainboard::Fleet::from_directory(from);
+  if (json) {
+    nlohmann::json j = fleet;
+    print(j.dump(2) + "\n");
+  } else {
+    static_cast<void>(g);
+    print(fleet.text());
+  }
+  bool all = std::all_of(fleet.nodes.begin(), fleet.nodes.end(),
+                         [](const mainboard::FleetNode& n) { return n.snapshot.has_value(); });
+  return all ? 0 : 1;
 }
 
 /// Exit status: 0 ready, 1 not ready (docs/check.md).
@@ -521,6 +537,17 @@ int main(int argc, char** argv) {
   check->add_flag("--json", check_json, "the findings as JSON");
   check->add_flag("--strict", check_strict, "warnings count as not ready too");
 
+  auto* fleet = app.add_subcommand(
+      "fleet", "many nodes at once: grouped by what a job depends on, differences called out");
+  std::string fleet_from;
+  bool fleet_json = false;
+  fleet
+      ->add_option("--from", fleet_from,
+                   "recorded nodes: a directory per node (mainboard gather) or NAME.json")
+      ->required()
+      ->type_name("DIR");
+  fleet->add_flag("--json", fleet_json, "the fleet document (every node's snapshot) as JSON");
+
   std::size_t busy_index = 0;
   mainboard::BusyThresholds thresholds;
   double wait_timeout = 30.0, wait_interval = 0.5;
@@ -820,6 +847,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (*check) return run_check(g, check_json, check_strict);
+    if (*fleet) return run_fleet(g, fleet_from, fleet_json);
     if (*busy)
       return run_busy(g, busy_index, busy->count("--index") > 0, thresholds, std::nullopt,
                       wait_interval);

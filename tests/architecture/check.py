@@ -29,6 +29,7 @@ ALLOWED = {
     "gather": {"core", "host", "machine", "providers"},
     # the readiness rules read a snapshot; their readings use the view's number formats
     "check": {"core", "model", "view"},
+    "fleet": {"core", "model", "view"},
     "symbols": {"core"},
     "sampling": {"core", "symbols"},
     "collect": {"core", "profile", "spans", "symbols"},

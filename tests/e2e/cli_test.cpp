@@ -542,6 +542,29 @@ TEST(Cli, CheckExitCodesAndJson) {
   EXPECT_EQ(cli({"check", "--bogus"}).exit_code, 2);
 }
 
+// `fleet --from DIR`: recorded nodes grouped; exit 1 when a node gave no answer.
+TEST(Cli, FleetFromRecordedNodes) {
+  std::filesystem::path dir =
+      ::testing::TempDir() + "/mainboard-fleet-" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::filesystem::create_directory_symlink(host("cgroup2-capped"), dir / "a1");
+  std::filesystem::create_directory_symlink(host("cgroup2-capped"), dir / "a2");
+  auto ok = cli({"fleet", "--from", dir.string()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("2 nodes, 2 answered, 1 group of alike nodes"), std::string::npos)
+      << ok.out;
+  auto j = nlohmann::json::parse(cli({"fleet", "--json", "--from", dir.string()}).out);
+  EXPECT_EQ(j["nodes"][1]["name"], "a2");
+  std::ofstream(dir / "a3.json") << "[]";
+  EXPECT_EQ(cli({"fleet", "--from", dir.string()}).exit_code, 1);
+  EXPECT_EQ(cli({"fleet"}).exit_code, 2);  // --from is required
+  auto missing = cli({"fleet", "--from", (dir / "nope").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("not a directory of recorded nodes"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Cli, BusyAndWaitIdleExitCodes) {
   auto env = fake_gpus("h100x8");
   EXPECT_EQ(cli({"busy", "--index", "3"}, env).exit_code, 1);

@@ -1,0 +1,159 @@
+// The fleet document: node snapshots merged, grouped by the traits a job depends on, and the
+// nodes that differ from the rest found trait by trait.
+#include "mainboard/fleet.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "mainboard/error.hpp"
+#include "mainboard/json.hpp"
+#include "mainboard/machine.hpp"
+#include "model/json_fields.hpp"
+#include "view/format.hpp"
+
+namespace mainboard {
+
+std::vector<std::pair<std::string, std::string>> Fleet::traits(const MachineSnapshot& s) {
+  std::vector<std::pair<std::string, std::string>> t;
+  const auto& cpu = s.cpu.info;
+  t.emplace_back("CPU", cpu.label.empty() ? "unknown" : cpu.label);
+  t.emplace_back("cores", cpu.packages > 1
+                              ? fmt::format("{} × {} cores, {} threads", cpu.packages,
+                                            cpu.cores / cpu.packages, cpu.threads)
+                              : fmt::format("{} cores, {} threads", cpu.cores, cpu.threads));
+  // Three significant figures: sizes within about 1 % read the same.
+  t.emplace_back("memory", s.memory.supported ? view::bytes(s.memory.total_bytes) : "unknown");
+  std::map<std::string, int> models;
+  for (const auto& g : s.gpus)
+    ++models[g.info.label];
+  std::vector<std::string> gpus;
+  for (const auto& [label, n] : models)
+    gpus.push_back(fmt::format("{} × {}", n, label));
+  t.emplace_back("GPUs", gpus.empty() ? "none" : view::join(gpus, ", "));
+  if (!s.gpus.empty() || !s.cuda.driver_version.empty()) {
+    t.emplace_back("driver", s.cuda.driver_version.empty() ? "unknown" : s.cuda.driver_version);
+    t.emplace_back("CUDA",
+                   s.cuda.cuda_driver_version.empty() ? "unknown" : s.cuda.cuda_driver_version);
+  }
+  t.emplace_back("cgroup cap", s.cgroup_memory.limit_bytes
+                                   ? view::bytes(*s.cgroup_memory.limit_bytes)
+                                   : std::string("none"));
+  if (s.toolchain) {
+    std::vector<std::string> tools;
+    for (const char* name : {"gcc", "clang", "nvcc", "python", "cmake"})
+      if (const auto* tool = s.toolchain->find(name); tool && tool->version)
+        tools.push_back(std::string(name) + " " + *tool->version);
+    t.emplace_back("tools", tools.empty() ? "none" : view::join(tools, ", "));
+  }
+  if (s.os) t.emplace_back("kernel", s.os->kernel.empty() ? "unknown" : s.os->kernel);
+  return t;
+}
+
+std::vector<NodeGroup> Fleet::groups() const {
+  std::vector<NodeGroup> out;
+  for (const auto& n : nodes) {
+    if (!n.snapshot) continue;
+    auto t = traits(*n.snapshot);
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const NodeGroup& g) { return g.traits == t; });
+    if (it == out.end())
+      out.push_back({std::move(t), {n.name}});
+    else
+      it->nodes.push_back(n.name);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const NodeGroup& a, const NodeGroup& b) {
+    return a.nodes.size() > b.nodes.size();
+  });
+  return out;
+}
+
+std::vector<Drift> Fleet::differences() const {
+  // Trait by trait, in the order the traits come: the most common value, then who differs.
+  std::vector<std::string> order;
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> values;
+  for (const auto& n : nodes) {
+    if (!n.snapshot) continue;
+    for (const auto& [trait, value] : traits(*n.snapshot)) {
+      if (!values.count(trait)) order.push_back(trait);
+      values[trait][value].push_back(n.name);
+    }
+  }
+  std::vector<Drift> out;
+  for (const auto& trait : order) {
+    const auto& by_value = values[trait];
+    if (by_value.size() < 2) continue;
+    auto common = std::max_element(by_value.begin(), by_value.end(), [](auto& a, auto& b) {
+      return a.second.size() < b.second.size();
+    });
+    for (const auto& [value, names] : by_value) {
+      if (value == common->first) continue;
+      for (const auto& name : names)
+        out.push_back({name, trait, value, common->first, common->second.size()});
+    }
+  }
+  return out;
+}
+
+Fleet Fleet::from_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw Error(dir.string() + ": not a directory of recorded nodes");
+  std::vector<std::filesystem::path> entries;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    entries.push_back(e.path());
+  if (ec) throw Error(dir.string() + ": " + ec.message());
+  std::sort(entries.begin(), entries.end());
+  Fleet fleet;
+  for (const auto& path : entries) {
+    FleetNode node;
+    if (std::filesystem::is_directory(path, ec)) {
+      node.name = path.filename().string();
+      try {
+        Machine::Options o;
+        o.sysroot = path;
+        node.snapshot = Machine(o).snapshot();
+        node.snapshot->hostname = node.name;
+      } catch (const std::exception& e) {
+        node.error = e.what();
+      }
+    } else if (path.extension() == ".json") {
+      node.name = path.stem().string();
+      try {
+        std::ifstream in(path);
+        std::stringstream text;
+        text << in.rdbuf();
+        node.snapshot = nlohmann::json::parse(text.str()).get<MachineSnapshot>();
+      } catch (const std::exception& e) {
+        node.error = "cannot read " + path.filename().string() + ": " + e.what();
+      }
+    } else {
+      continue;
+    }
+    fleet.nodes.push_back(std::move(node));
+  }
+  if (fleet.nodes.empty())
+    throw Error(dir.string() + ": no recorded node (a directory per node, or NAME.json)");
+  return fleet;
+}
+
+template <class V>
+void fields(V& v, FleetNode& m) {
+  v("name", m.name);
+  v("snapshot", m.snapshot);
+  v("error", m.error);
+}
+MAINBOARD_DEFINE_JSON(FleetNode)
+
+template <class V>
+void fields(V& v, Fleet& m) {
+  v("schema_version", m.schema_version);
+  v("nodes", m.nodes);
+}
+MAINBOARD_DEFINE_JSON(Fleet)
+
+}  // namespace mainboard

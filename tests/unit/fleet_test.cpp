@@ -1,0 +1,88 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "fake_gpus.hpp"
+#include "mainboard/error.hpp"
+#include "mainboard/fleet.hpp"
+#include "mainboard/json.hpp"
+#include "mainboard/machine.hpp"
+#include "test_util.hpp"
+
+using namespace mainboard;
+
+namespace {
+
+bool has(const std::vector<Drift>& drift, const std::string& node, const std::string& trait,
+         const std::string& value, const std::string& common) {
+  for (const auto& d : drift)
+    if (d.node == node && d.trait == trait && d.value == value && d.common == common) return true;
+  return false;
+}
+
+}  // namespace
+
+// Recorded hosts as nodes: three alike workstations and a two-socket server among them.
+TEST(Fleet, RecordedHostsGroupAndTheOddOneIsCalledOut) {
+  TempDir dir;
+  for (const char* n : {"n1", "n2", "n4"})
+    std::filesystem::create_directory_symlink(fixture_host("cgroup2-capped"), dir.path() / n);
+  std::filesystem::create_directory_symlink(fixture_host("numa-2socket"), dir.path() / "n3");
+  dir.write("n5.json", "{garbage");
+  dir.write("notes.txt", "not a node");
+  auto fleet = Fleet::from_directory(dir.path());
+  ASSERT_EQ(fleet.nodes.size(), 5u);
+  EXPECT_EQ(fleet.nodes[0].name, "n1");
+  EXPECT_EQ(fleet.nodes[0].snapshot->hostname, "n1");
+  EXPECT_FALSE(fleet.nodes[4].snapshot);
+  EXPECT_NE(fleet.nodes[4].error.find("cannot read n5.json"), std::string::npos);
+  auto groups = fleet.groups();
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].nodes, (std::vector<std::string>{"n1", "n2", "n4"}));
+  EXPECT_EQ(groups[1].nodes, (std::vector<std::string>{"n3"}));
+  auto drift = fleet.differences();
+  EXPECT_TRUE(has(drift, "n3", "memory", "512 GiB", "62.5 GiB"));
+  EXPECT_TRUE(has(drift, "n3", "cgroup cap", "none", "8.00 GiB"));
+  for (const auto& d : drift)
+    EXPECT_EQ(d.node, "n3");  // the three alike nodes never differ
+  auto text = fleet.text();
+  EXPECT_NE(text.find("5 nodes, 4 answered, 2 groups of alike nodes"), std::string::npos) << text;
+  EXPECT_NE(text.find("n3: memory 512 GiB, the other 3 have 62.5 GiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("No answer\n  n5: cannot read n5.json"), std::string::npos) << text;
+  // The fleet document reads back.
+  nlohmann::json j = fleet;
+  EXPECT_EQ(j["schema_version"], kFleetSchemaVersion);
+  EXPECT_EQ(j.get<Fleet>(), fleet);
+}
+
+// Saved snapshots as nodes: eight-GPU nodes where one has an older driver and one lost a GPU.
+TEST(Fleet, DriverAndGpuCountDrift) {
+  FakeGpus fake("h100x8");
+  Machine m(fake.options());
+  auto base = m.snapshot({.toolchain = false});
+  TempDir dir;
+  for (int i = 1; i <= 6; ++i) {
+    auto s = base;
+    s.hostname = "g" + std::to_string(i);
+    if (i == 2) s.cuda.driver_version = "535.104.05";
+    if (i == 5) s.gpus.pop_back();
+    dir.write("g" + std::to_string(i) + ".json", nlohmann::json(s).dump());
+  }
+  auto fleet = Fleet::from_directory(dir.path());
+  auto drift = fleet.differences();
+  ASSERT_EQ(drift.size(), 2u) << fleet.text();
+  EXPECT_TRUE(has(drift, "g2", "driver", "535.104.05", "550.54.15"));
+  EXPECT_TRUE(has(drift, "g5", "GPUs", "7 × NVIDIA H100 80GB HBM3", "8 × NVIDIA H100 80GB HBM3"));
+  EXPECT_EQ(fleet.groups().size(), 3u);
+  EXPECT_NE(fleet.text().find("g5: GPUs 7 × NVIDIA H100 80GB HBM3, the other 5 have 8 × NVIDIA "
+                              "H100 80GB HBM3"),
+            std::string::npos)
+      << fleet.text();
+}
+
+TEST(Fleet, NothingToReadIsAnError) {
+  TempDir empty;
+  EXPECT_THROW(Fleet::from_directory(empty.path()), Error);
+  EXPECT_THROW(Fleet::from_directory(empty.path() / "missing"), Error);
+}
