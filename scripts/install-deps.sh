@@ -17,6 +17,8 @@ packages=(
   python3-dev python3-pybind11 python3-pytest
   # run time, optional readings (DIMMs)
   dmidecode
+  # a throw-away Slurm cluster for the fleet tests (scripts/slurm-up.sh)
+  slurm-wlm munge
 )
 
 missing=()

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mainboard/export.hpp"
@@ -60,6 +61,18 @@ struct MAINBOARD_API Fleet {
   /// writes it; the node is named after the directory) and each NAME.json a saved snapshot.
   /// Throws mainboard::Error when `dir` cannot be read.
   static Fleet from_directory(const std::filesystem::path& dir);
+  /// Reads the answers of `srun --label … mainboard fleet --node` (one task per node): each
+  /// task's lines are prefixed "K: ", its first a {"node": NAME} line, then {"snapshot": …}. A
+  /// task that named its node but gave no snapshot is listed with its standard error, or as
+  /// timed out when `timed_out_after_s` is set (the run was stopped at that deadline).
+  static Fleet from_tasks(std::string_view out, std::string_view err,
+                          std::optional<double> timed_out_after_s = std::nullopt);
+  /// Runs the snapshot on every node through `srun_argv` (srun and its options; this function
+  /// adds --label, one task per node and the command), stopping after `timeout_s`. Throws
+  /// mainboard::Error when srun cannot be started.
+  static Fleet from_srun(std::vector<std::string> srun_argv, double timeout_s);
+  /// What one node's task prints (the `mainboard fleet --node` side).
+  static std::string node_answer(const std::string& node, const MachineSnapshot& snapshot);
   bool operator==(const Fleet&) const = default;
 };
 

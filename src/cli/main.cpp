@@ -186,9 +186,23 @@ int run_gpus(const Global& g, bool json) {
   return 0;
 }
 
+/// One node's side of `fleet`: its name (Slurm's, else the host's) at once, then its snapshot.
+int run_fleet_node(const Global& g) {
+  const char* slurm = std::getenv("SLURMD_NODENAME");
+  Machine machine(machine_options(g));
+  std::string name = slurm && *slurm ? slurm : machine.hostname();
+  print(nlohmann::json{{"node", name}}.dump() + "\n");
+  std::fflush(stdout);
+  auto answer = mainboard::Fleet::node_answer(name, machine.snapshot());
+  print(answer.substr(answer.find('\n') + 1));
+  return 0;
+}
+
 /// Exit status: 0 when every node answered, 1 when one did not.
-int run_fleet(const Global& g, const std::string& from, bool json) {
-  auto fleet = mainboard::Fleet::from_directory(from);
+int run_fleet(const Global& g, const std::string& from, bool json, std::vector<std::string> srun,
+              double timeout_s) {
+  auto fleet = from.empty() ? mainboard::Fleet::from_srun(std::move(srun), timeout_s)
+                            : mainboard::Fleet::from_directory(from);
   if (json) {
     nlohmann::json j = fleet;
     print(j.dump(2) + "\n");
@@ -539,14 +553,28 @@ int main(int argc, char** argv) {
 
   auto* fleet = app.add_subcommand(
       "fleet", "many nodes at once: grouped by what a job depends on, differences called out");
-  std::string fleet_from;
-  bool fleet_json = false;
+  std::string fleet_from, fleet_partition, fleet_nodelist;
+  bool fleet_json = false, fleet_node = false;
+  std::size_t fleet_nodes = 0;
+  double fleet_timeout = 60;
   fleet
       ->add_option("--from", fleet_from,
-                   "recorded nodes: a directory per node (mainboard gather) or NAME.json")
-      ->required()
+                   "recorded nodes instead of Slurm: a directory per node (mainboard gather) or "
+                   "NAME.json")
       ->type_name("DIR");
   fleet->add_flag("--json", fleet_json, "the fleet document (every node's snapshot) as JSON");
+  fleet->add_option("--nodes", fleet_nodes, "outside an allocation: how many nodes (srun -N)")
+      ->type_name("N");
+  fleet->add_option("--partition", fleet_partition, "the Slurm partition (srun -p)")
+      ->type_name("P");
+  fleet->add_option("--nodelist", fleet_nodelist, "these nodes (srun -w)")->type_name("LIST");
+  fleet
+      ->add_option("--timeout", fleet_timeout,
+                   "a node that has not answered by then is listed as timed out")
+      ->capture_default_str()
+      ->check(number(0, kNoLimit, true))
+      ->type_name("S");
+  fleet->add_flag("--node", fleet_node, "one node's side (what srun runs on each node)")->group("");
 
   std::size_t busy_index = 0;
   mainboard::BusyThresholds thresholds;
@@ -841,13 +869,22 @@ int main(int argc, char** argv) {
       command.insert(command.end(), after_dashes.begin(), after_dashes.end());
       return run_meter(g, command, meter_json, meter_output, meter_interval, meter_kill_after);
     }
+    if (*fleet) {
+      if (fleet_node) return run_fleet_node(g);
+      // Through Slurm, one task per node; anything after -- goes to srun.
+      std::vector<std::string> srun{"srun"};
+      if (fleet_nodes) srun.insert(srun.end(), {"--nodes", std::to_string(fleet_nodes)});
+      if (!fleet_partition.empty()) srun.insert(srun.end(), {"--partition", fleet_partition});
+      if (!fleet_nodelist.empty()) srun.insert(srun.end(), {"--nodelist", fleet_nodelist});
+      srun.insert(srun.end(), after_dashes.begin(), after_dashes.end());
+      return run_fleet(g, fleet_from, fleet_json, std::move(srun), fleet_timeout);
+    }
     if (!after_dashes.empty()) {
       std::fprintf(stderr,
-                   "mainboard: error: only meter and profile run take a command after --\n");
+                   "mainboard: error: only meter, profile run and fleet take arguments after --\n");
       return 2;
     }
     if (*check) return run_check(g, check_json, check_strict);
-    if (*fleet) return run_fleet(g, fleet_from, fleet_json);
     if (*busy)
       return run_busy(g, busy_index, busy->count("--index") > 0, thresholds, std::nullopt,
                       wait_interval);

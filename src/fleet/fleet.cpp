@@ -13,6 +13,7 @@
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
+#include "mainboard/runner.hpp"
 #include "model/json_fields.hpp"
 #include "view/format.hpp"
 
@@ -138,6 +139,105 @@ Fleet Fleet::from_directory(const std::filesystem::path& dir) {
   }
   if (fleet.nodes.empty())
     throw Error(dir.string() + ": no recorded node (a directory per node, or NAME.json)");
+  return fleet;
+}
+
+std::string Fleet::node_answer(const std::string& node, const MachineSnapshot& snapshot) {
+  return nlohmann::json{{"node", node}}.dump() + "\n" +
+         nlohmann::json{{"snapshot", snapshot}}.dump() + "\n";
+}
+
+Fleet Fleet::from_tasks(std::string_view out, std::string_view err,
+                        std::optional<double> timed_out_after_s) {
+  // Task K's lines, with the "K: " that srun --label puts in front.
+  auto by_task = [](std::string_view text) {
+    std::map<long, std::vector<std::string>> lines;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      auto end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      auto line = text.substr(start, end - start);
+      start = end + 1;
+      auto colon = line.find(": ");
+      if (colon == std::string_view::npos || colon == 0 || colon > 9) continue;
+      long task = 0;
+      bool digits = true;
+      for (char c : line.substr(0, colon)) {
+        if (c == ' ') continue;
+        if (c < '0' || c > '9')
+          digits = false;
+        else
+          task = task * 10 + (c - '0');
+      }
+      if (digits) lines[task].emplace_back(line.substr(colon + 2));
+    }
+    return lines;
+  };
+  auto outs = by_task(out), errs = by_task(err);
+  Fleet fleet;
+  for (const auto& [task, lines] : outs) {
+    FleetNode node;
+    // srun cuts long lines into labelled pieces: a task's pieces joined again are its JSON
+    // values one after another (none holds a newline of its own).
+    std::string joined;
+    for (const auto& line : lines)
+      joined += line;
+    std::istringstream in(joined);
+    try {
+      while ((in >> std::ws) && in.peek() != std::char_traits<char>::eof()) {
+        nlohmann::json j;
+        in >> j;
+        if (!j.is_object()) continue;
+        if (j.contains("node") && j["node"].is_string()) node.name = j["node"].get<std::string>();
+        if (j.contains("snapshot")) node.snapshot = j["snapshot"].get<MachineSnapshot>();
+      }
+    } catch (const std::exception& e) {
+      // A snapshot cut short (the task was stopped) or damaged: what came before it stands.
+      if (!node.snapshot && !timed_out_after_s)
+        node.error = std::string("its answer cannot be read: ") + e.what();
+    }
+    if (node.name.empty()) node.name = "task " + std::to_string(task);
+    if (!node.snapshot && node.error.empty()) {
+      if (timed_out_after_s)
+        node.error = fmt::format("timed out after {:g} s", *timed_out_after_s);
+      else if (auto e = errs.find(task); e != errs.end() && !e->second.empty())
+        node.error = e->second.front();  // the error itself; hints follow it
+      else
+        node.error = "no snapshot";
+    }
+    fleet.nodes.push_back(std::move(node));
+  }
+  // Tasks that never started their command say so on standard error only.
+  for (const auto& [task, lines] : errs)
+    if (!outs.count(task) && !lines.empty())
+      fleet.nodes.push_back({"task " + std::to_string(task), std::nullopt, lines.front()});
+  std::sort(fleet.nodes.begin(), fleet.nodes.end(),
+            [](const FleetNode& a, const FleetNode& b) { return a.name < b.name; });
+  return fleet;
+}
+
+Fleet Fleet::from_srun(std::vector<std::string> srun_argv, double timeout_s) {
+  if (srun_argv.empty()) throw Error("fleet: no srun command");
+  // One task per node, each line labelled with its task, a failing node never ending the rest.
+  srun_argv.insert(srun_argv.begin() + 1,
+                   {"--label", "--ntasks-per-node=1", "--kill-on-bad-exit=0"});
+  // This very program on every node (a shared installation, as Slurm clusters have).
+  auto self = std::filesystem::read_symlink("/proc/self/exe").string();
+  srun_argv.insert(srun_argv.end(), {"--", self, "fleet", "--node"});
+  Command c;
+  c.argv = std::move(srun_argv);
+  c.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+  c.max_output_bytes = 1ull << 30;
+  const char* path = std::getenv("PATH");
+  auto r = LocalRunner(path ? path : "/usr/bin:/bin").run(c);
+  if (!r.error.empty()) throw Error("fleet: " + r.error);
+  auto fleet =
+      from_tasks(r.out, r.err, r.timed_out ? std::optional<double>(timeout_s) : std::nullopt);
+  if (fleet.nodes.empty() && r.timed_out)
+    throw Error(fmt::format("fleet: no node answered within {:g} s", timeout_s));
+  if (fleet.nodes.empty())
+    throw Error("fleet: srun gave no answer" +
+                (r.err.empty() ? std::string() : ": " + std::string(r.err.substr(0, 2000))));
   return fleet;
 }
 

@@ -86,3 +86,41 @@ TEST(Fleet, NothingToReadIsAnError) {
   EXPECT_THROW(Fleet::from_directory(empty.path()), Error);
   EXPECT_THROW(Fleet::from_directory(empty.path() / "missing"), Error);
 }
+
+// What srun --label gives back: lines cut into labelled pieces, tasks interleaved, one task
+// failing on standard error, one cut short.
+TEST(Fleet, TaskOutputOfSrunIsReassembled) {
+  MachineSnapshot s;
+  s.hostname = "h";
+  s.cpu.info.label = "CPU X";
+  auto answer = Fleet::node_answer("n1", s);
+  auto snapshot_line = answer.substr(answer.find('\n') + 1);
+  snapshot_line.pop_back();  // its newline
+  std::string out = "0: {\"node\":\"n1\"}\n2: {\"node\":\"n3\"}\n";
+  // srun cuts the long line in three pieces, each with its label.
+  auto third = snapshot_line.size() / 3;
+  out += "0: " + snapshot_line.substr(0, third) + "\n";
+  out += "2: " + snapshot_line.substr(0, 40) + "\n";  // n3 stopped mid-answer
+  out += "0: " + snapshot_line.substr(third, third) + "\n";
+  out += "0: " + snapshot_line.substr(2 * third) + "\n";
+  std::string err = "1: mainboard: error: no such directory\n1: (run 'mainboard --help')\n";
+  auto fleet = Fleet::from_tasks(out, err);
+  ASSERT_EQ(fleet.nodes.size(), 3u);
+  EXPECT_EQ(fleet.nodes[0].name, "n1");
+  ASSERT_TRUE(fleet.nodes[0].snapshot);
+  EXPECT_EQ(fleet.nodes[0].snapshot->cpu.info.label, "CPU X");
+  EXPECT_EQ(fleet.nodes[1].name, "n3");
+  EXPECT_NE(fleet.nodes[1].error.find("cannot be read"), std::string::npos);
+  EXPECT_EQ(fleet.nodes[2].name, "task 1");
+  EXPECT_EQ(fleet.nodes[2].error, "mainboard: error: no such directory");
+  // Stopped at the deadline: the node that had not finished says so.
+  auto late = Fleet::from_tasks(out, "", 30.0);
+  EXPECT_EQ(late.nodes[1].error, "timed out after 30 s");
+  // Garbage and nothing at all.
+  EXPECT_TRUE(Fleet::from_tasks("", "").nodes.empty());
+  EXPECT_TRUE(Fleet::from_tasks(std::string(100000, 'x'), "no label\n").nodes.empty());
+  auto odd = Fleet::from_tasks("0: [1,2]\n0: \"text\"\n0: {\"node\":7}\n", "");
+  ASSERT_EQ(odd.nodes.size(), 1u);
+  EXPECT_EQ(odd.nodes[0].name, "task 0");
+  EXPECT_FALSE(odd.nodes[0].snapshot);
+}

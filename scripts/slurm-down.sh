@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Stops what scripts/slurm-up.sh DIR started, by the PIDs it recorded: jobs first (so no
+# slurmstepd outlives its slurmd), then every slurmd, slurmctld, and munged if it was ours.
+# Safe to run twice, and after a failed start.
+set -uo pipefail
+dir=$1
+export SLURM_CONF=$dir/slurm.conf
+pid_of() {
+  [[ -s $1 ]] || return 1
+  local p; p=$(<"$1")
+  [[ -r /proc/$p/comm && $(</proc/$p/comm) == "$2" ]] && echo "$p"
+}
+stop() {  # stop PID...: TERM, then KILL whatever is left after 10 s
+  (($#)) || return 0
+  kill "$@" 2>/dev/null
+  for _ in $(seq 40); do
+    local left=0
+    for p; do [[ -e /proc/$p ]] && ! grep -q ') Z' "/proc/$p/stat" 2>/dev/null && left=1; done
+    ((left)) || return 0
+    sleep 0.25
+  done
+  kill -9 "$@" 2>/dev/null
+}
+if pid_of "$dir/run/slurmctld.pid" slurmctld >/dev/null; then
+  scancel --full --quiet --user="$(id -un)" 2>/dev/null
+  for _ in $(seq 40); do [[ -z $(squeue -h 2>/dev/null) ]] && break; sleep 0.25; done
+fi
+pids=()
+for f in "$dir"/run/slurmd-*.pid; do p=$(pid_of "$f" slurmd) && pids+=("$p"); done
+p=$(pid_of "$dir/run/slurmctld.pid" slurmctld) && pids+=("$p")
+stop "${pids[@]}"
+# A slurmstepd of this cluster that outlived its slurmd (found by its SLURM_CONF).
+for d in /proc/[0-9]*; do
+  [[ $(cat "$d/comm" 2>/dev/null) == slurmstepd ]] || continue
+  tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qx "SLURM_CONF=$dir/slurm.conf" && kill -9 "${d#/proc/}" 2>/dev/null
+done
+p=$(pid_of "$dir/run/munged.pid" munged) && stop "$p"
+rm -f "$dir"/run/*.pid
+echo "slurm-down: stopped ${#pids[@]} Slurm daemons"

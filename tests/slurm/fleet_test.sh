@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# `mainboard fleet` over a real Slurm cluster of three nodes on this machine (started by the
+# slurm_up test fixture, stopped by slurm_down whatever happens here).
+#   fleet_test.sh MAINBOARD SLURM_CONF
+set -euo pipefail
+mb=$1
+export SLURM_CONF=$2
+fail=0
+check() {  # check WHAT JSON PYTHON-EXPRESSION (over d, the fleet document)
+  if /usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if ($3) else 1)" "$2"; then
+    echo "ok: $1"
+  else
+    echo "FAIL: $1"; echo "$2" | head -c 2000; echo; fail=1
+  fi
+}
+names='[n["name"] for n in d["nodes"]]'
+answered='all(n["snapshot"] and not n["error"] for n in d["nodes"])'
+
+check "three nodes, one task each" "$("$mb" fleet --nodes 3 --json)" \
+  "$names == ['n1', 'n2', 'n3'] and $answered and d['schema_version'] == 1"
+check "--nodes 2" "$("$mb" fleet --nodes 2 --json)" "len(d['nodes']) == 2 and $answered"
+check "--nodelist" "$("$mb" fleet --nodelist n1,n3 --json)" "$names == ['n1', 'n3']"
+# Inside an allocation: its nodes, without saying how many.
+check "inside salloc -N2" "$(salloc -N2 --quiet "$mb" fleet --json)" "len(d['nodes']) == 2 and $answered"
+# Arguments after -- go to srun: here they make every task fail, and each node says why.
+out=$("$mb" fleet --nodes 3 --json -- --export=ALL,MAINBOARD_SYSROOT=/nonexistent-dir) && status=0 || status=$?
+[[ $status == 1 ]] && echo "ok: failing tasks exit 1" || { echo "FAIL: exit $status"; fail=1; }
+check "failing tasks listed with the reason" "$out" \
+  "len(d['nodes']) == 3 and all(not n['snapshot'] and 'nonexistent-dir' in n['error'] for n in d['nodes'])"
+# A deadline no node can meet: exit 1 and said so.
+if "$mb" fleet --nodes 3 --timeout 0.001 >/dev/null 2>/tmp/fleet-timeout.$$; then
+  echo "FAIL: a run past its deadline exited 0"; fail=1
+else
+  echo "ok: past the deadline: $(cat /tmp/fleet-timeout.$$)"
+fi
+rm -f /tmp/fleet-timeout.$$
+text=$("$mb" fleet --nodes 3)
+grep -q "3 nodes, 3 answered, 1 group of alike nodes" <<<"$text" && echo "ok: the table" ||
+  { echo "FAIL: the table"; echo "$text"; fail=1; }
+exit $fail
