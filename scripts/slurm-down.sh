@@ -32,7 +32,7 @@ stop "${pids[@]}"
 # A slurmstepd of this cluster that outlived its slurmd (found by its SLURM_CONF).
 for d in /proc/[0-9]*; do
   [[ $(cat "$d/comm" 2>/dev/null) == slurmstepd ]] || continue
-  tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qx "SLURM_CONF=$dir/slurm.conf" && kill -9 "${d#/proc/}" 2>/dev/null
+  tr '\0' '\n' 2>/dev/null <"$d/environ" | grep -qx "SLURM_CONF=$dir/slurm.conf" && kill -9 "${d#/proc/}" 2>/dev/null
 done
 p=$(pid_of "$dir/run/munged.pid" munged) && stop "$p"
 rm -f "$dir"/run/*.pid
