@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mainboard/check.hpp"
 #include "mainboard/export.hpp"
 #include "mainboard/snapshot.hpp"
 
@@ -53,6 +54,11 @@ struct MAINBOARD_API Fleet {
   std::vector<NodeGroup> groups() const;
   /// Every node whose trait differs from the most common value, trait by trait.
   std::vector<Drift> differences() const;
+  /// `mainboard check` on every node that answered: (node, its readiness), the nodes that are
+  /// not ready first.
+  std::vector<std::pair<std::string, Readiness>> readiness(bool strict = false) const;
+  /// The nodes that are not ready and why (their blockers, and warnings when strict).
+  std::string readiness_text(bool strict = false) const;
   /// A table of the groups, the differences ("n7: driver 550.54.15, the other 31 have
   /// 560.35.03") and the nodes that failed.
   std::string text() const;

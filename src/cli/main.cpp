@@ -200,9 +200,29 @@ int run_fleet_node(const Global& g) {
 
 /// Exit status: 0 when every node answered, 1 when one did not.
 int run_fleet(const Global& g, const std::string& from, bool json, std::vector<std::string> srun,
-              double timeout_s) {
+              double timeout_s, std::optional<bool> check_strict) {
   auto fleet = from.empty() ? mainboard::Fleet::from_srun(std::move(srun), timeout_s)
                             : mainboard::Fleet::from_directory(from);
+  if (check_strict) {
+    // `fleet check`: the nodes that are not ready, and why; exit 0 only when all are.
+    auto all = fleet.readiness(*check_strict);
+    if (json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& [node, r] : all) {
+        nlohmann::json one = r;
+        one["node"] = node;
+        one["ready"] = r.ready();
+        j.push_back(one);
+      }
+      print(j.dump(2) + "\n");
+    } else {
+      print(fleet.readiness_text(*check_strict));
+    }
+    bool every =
+        std::all_of(all.begin(), all.end(), [](const auto& r) { return r.second.ready(); }) &&
+        all.size() == fleet.nodes.size();
+    return every ? 0 : 1;
+  }
   if (json) {
     nlohmann::json j = fleet;
     print(j.dump(2) + "\n");
@@ -575,6 +595,11 @@ int main(int argc, char** argv) {
       ->check(number(0, kNoLimit, true))
       ->type_name("S");
   fleet->add_flag("--node", fleet_node, "one node's side (what srun runs on each node)")->group("");
+  auto* fleet_check = fleet->add_subcommand(
+      "check", "mainboard check on every node: the nodes that are not ready, and why");
+  bool fleet_strict = false;
+  fleet_check->add_flag("--strict", fleet_strict, "warnings count as not ready too");
+  fleet_check->fallthrough();
 
   std::size_t busy_index = 0;
   mainboard::BusyThresholds thresholds;
@@ -877,7 +902,8 @@ int main(int argc, char** argv) {
       if (!fleet_partition.empty()) srun.insert(srun.end(), {"--partition", fleet_partition});
       if (!fleet_nodelist.empty()) srun.insert(srun.end(), {"--nodelist", fleet_nodelist});
       srun.insert(srun.end(), after_dashes.begin(), after_dashes.end());
-      return run_fleet(g, fleet_from, fleet_json, std::move(srun), fleet_timeout);
+      return run_fleet(g, fleet_from, fleet_json, std::move(srun), fleet_timeout,
+                       *fleet_check ? std::optional<bool>(fleet_strict) : std::nullopt);
     }
     if (!after_dashes.empty()) {
       std::fprintf(stderr,

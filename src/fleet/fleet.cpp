@@ -241,6 +241,14 @@ Fleet Fleet::from_srun(std::vector<std::string> srun_argv, double timeout_s) {
   return fleet;
 }
 
+std::vector<std::pair<std::string, Readiness>> Fleet::readiness(bool strict) const {
+  std::vector<std::pair<std::string, Readiness>> out;
+  for (const auto& n : nodes)
+    if (n.snapshot) out.emplace_back(n.name, check_readiness(*n.snapshot, strict));
+  std::stable_partition(out.begin(), out.end(), [](const auto& r) { return !r.second.ready(); });
+  return out;
+}
+
 template <class V>
 void fields(V& v, FleetNode& m) {
   v("name", m.name);

@@ -20,6 +20,26 @@ std::string names(const std::vector<std::string>& list) {
 
 }  // namespace
 
+std::string Fleet::readiness_text(bool strict) const {
+  auto all = readiness(strict);
+  std::size_t not_ready = 0;
+  std::string body;
+  for (const auto& [node, r] : all) {
+    if (r.ready()) continue;
+    ++not_ready;
+    body += node + ": NOT READY\n";
+    for (const auto& f : r.findings)
+      if (f.severity == Severity::blocker || (strict && f.severity == Severity::warning))
+        body += fmt::format("  {:<7} {:<17} {}\n", f.subject, f.id, f.reading);
+  }
+  std::string out = fmt::format("{} of {} node{} ready{}\n", all.size() - not_ready, all.size(),
+                                all.size() == 1 ? "" : "s", strict ? " (strict)" : "");
+  if (!body.empty()) out += "\n" + body;
+  for (const auto& n : nodes)
+    if (!n.snapshot) out += fmt::format("{}: no answer: {}\n", n.name, n.error);
+  return out;
+}
+
 std::string Fleet::text() const {
   std::size_t answered = 0;
   for (const auto& n : nodes)

@@ -37,4 +37,7 @@ rm -f /tmp/fleet-timeout.$$
 text=$("$mb" fleet --nodes 3)
 grep -q "3 nodes, 3 answered, 1 group of alike nodes" <<<"$text" && echo "ok: the table" ||
   { echo "FAIL: the table"; echo "$text"; fail=1; }
+# fleet check on every node (this machine's own load decides the verdict: only the shape is sure).
+check "fleet check: every node judged" "$("$mb" fleet check --nodes 3 --json || true)" \
+  "len(d) == 3 and all('ready' in r and r['node'] in ('n1', 'n2', 'n3') for r in d)"
 exit $fail

@@ -124,3 +124,40 @@ TEST(Fleet, TaskOutputOfSrunIsReassembled) {
   EXPECT_EQ(odd.nodes[0].name, "task 0");
   EXPECT_FALSE(odd.nodes[0].snapshot);
 }
+
+// `fleet check`: of four eight-GPU nodes, the one with another process on GPU 3 is not ready.
+TEST(Fleet, CheckListsTheNodesThatAreNotReady) {
+  FakeGpus fake("h100x8");
+  Machine m(fake.options());
+  auto base = m.snapshot({.toolchain = false});
+  // A clean node: no other process, no busy GPU, healthy memory, a light load.
+  for (auto& g : base.gpus) {
+    g.processes.clear();
+    g.telemetry.utilization.compute_pct = 0;
+    g.telemetry.thermal.throttle_reasons.clear();
+    g.telemetry.memory.used_bytes = 0;
+    g.health.reset();
+  }
+  base.cpu.load_1m = 0.2;
+  TempDir dir;
+  for (int i = 1; i <= 4; ++i) {
+    auto s = base;
+    if (i == 3) {
+      s.gpus[3].processes.push_back({4242, "python3", 40ull << 30});
+      s.gpus[3].telemetry.utilization.compute_pct = 97;
+    }
+    dir.write("c" + std::to_string(i) + ".json", nlohmann::json(s).dump());
+  }
+  auto fleet = Fleet::from_directory(dir.path());
+  auto all = fleet.readiness();
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].first, "c3");  // the node that is not ready first
+  EXPECT_FALSE(all[0].second.ready());
+  for (std::size_t i = 1; i < all.size(); ++i)
+    EXPECT_TRUE(all[i].second.ready()) << all[i].first << ": " << all[i].second.text();
+  auto text = fleet.readiness_text();
+  EXPECT_NE(text.find("3 of 4 nodes ready"), std::string::npos) << text;
+  EXPECT_NE(text.find("c3: NOT READY\n  GPU 3   gpu.processes     pid 4242 python3 (40.0 GiB)"),
+            std::string::npos)
+      << text;
+}
