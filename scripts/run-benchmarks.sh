@@ -27,6 +27,11 @@ echo "== Google Benchmark: gpu_bench (fake NVML and CUDA driver)"
   --benchmark_out="$out/gpu_bench.json" --benchmark_out_format=json
 
 echo
+echo "== Google Benchmark: fleet_bench (merging 1 000 and 10 000 node snapshots)"
+"$build/bench/fleet_bench" --benchmark_min_time="$min_time" \
+  --benchmark_out="$out/fleet_bench.json" --benchmark_out_format=json
+
+echo
 echo "== Google Benchmark: span_bench (span cost dormant and active, save/load/export)"
 "$build/bench/span_bench" --benchmark_min_time="$min_time" \
   --benchmark_out="$out/span_bench.json" --benchmark_out_format=json
