@@ -74,9 +74,11 @@ struct MAINBOARD_API Fleet {
   static Fleet from_tasks(std::string_view out, std::string_view err,
                           std::optional<double> timed_out_after_s = std::nullopt);
   /// Runs the snapshot on every node through `srun_argv` (srun and its options; this function
-  /// adds --label, one task per node and the command), stopping after `timeout_s`. Throws
+  /// adds --label, one task per node and the command, with `node_options` after
+  /// `fleet --node`), stopping after `timeout_s`. Throws
   /// mainboard::Error when srun cannot be started.
-  static Fleet from_srun(std::vector<std::string> srun_argv, double timeout_s);
+  static Fleet from_srun(std::vector<std::string> srun_argv, double timeout_s,
+                         const std::vector<std::string>& node_options = {});
   /// What one node's task prints (the `mainboard fleet --node` side).
   static std::string node_answer(const std::string& node, const MachineSnapshot& snapshot);
   bool operator==(const Fleet&) const = default;

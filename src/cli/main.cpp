@@ -187,12 +187,20 @@ int run_gpus(const Global& g, bool json) {
 }
 
 /// One node's side of `fleet`: its name (Slurm's, else the host's) at once, then its snapshot.
-int run_fleet_node(const Global& g) {
+int run_fleet_node(const Global& g, const std::string& gather_into, bool force) {
   const char* slurm = std::getenv("SLURMD_NODENAME");
   Machine machine(machine_options(g));
   std::string name = slurm && *slurm ? slurm : machine.hostname();
   print(nlohmann::json{{"node", name}}.dump() + "\n");
   std::fflush(stdout);
+  if (!gather_into.empty()) {
+    // `fleet gather`: this node recorded under its own name, as `mainboard gather` records one.
+    mainboard::GatherOptions o;
+    o.hostname = name;
+    o.force = force;
+    o.sysroot = g.sysroot;
+    mainboard::gather_host(std::filesystem::path(gather_into) / name, o);
+  }
   auto answer = mainboard::Fleet::node_answer(name, machine.snapshot());
   print(answer.substr(answer.find('\n') + 1));
   return 0;
@@ -200,8 +208,9 @@ int run_fleet_node(const Global& g) {
 
 /// Exit status: 0 when every node answered, 1 when one did not.
 int run_fleet(const Global& g, const std::string& from, bool json, std::vector<std::string> srun,
-              double timeout_s, std::optional<bool> check_strict) {
-  auto fleet = from.empty() ? mainboard::Fleet::from_srun(std::move(srun), timeout_s)
+              double timeout_s, std::optional<bool> check_strict,
+              const std::vector<std::string>& node_options = {}) {
+  auto fleet = from.empty() ? mainboard::Fleet::from_srun(std::move(srun), timeout_s, node_options)
                             : mainboard::Fleet::from_directory(from);
   if (check_strict) {
     // `fleet check`: the nodes that are not ready, and why; exit 0 only when all are.
@@ -600,6 +609,17 @@ int main(int argc, char** argv) {
   bool fleet_strict = false;
   fleet_check->add_flag("--strict", fleet_strict, "warnings count as not ready too");
   fleet_check->fallthrough();
+  auto* fleet_gather = fleet->add_subcommand(
+      "gather", "mainboard gather on every node, into DIR/NODE (a directory every node can write)");
+  std::string fleet_gather_dir, fleet_gather_into;
+  bool fleet_gather_force = false;
+  fleet_gather->add_option("DIR", fleet_gather_dir, "where each node's tree goes")->required();
+  fleet_gather->add_flag("--force", fleet_gather_force, "write into trees that are not empty");
+  fleet_gather->fallthrough();
+  fleet->add_option("--gather-into", fleet_gather_into, "one node's side of fleet gather")
+      ->group("");
+  fleet->add_flag("--gather-force", fleet_gather_force, "one node's side of gather --force")
+      ->group("");
 
   std::size_t busy_index = 0;
   mainboard::BusyThresholds thresholds;
@@ -895,7 +915,36 @@ int main(int argc, char** argv) {
       return run_meter(g, command, meter_json, meter_output, meter_interval, meter_kill_after);
     }
     if (*fleet) {
-      if (fleet_node) return run_fleet_node(g);
+      if (fleet_node) return run_fleet_node(g, fleet_gather_into, fleet_gather_force);
+      if (*fleet_gather) {
+        if (!fleet_from.empty()) return usage_error("fleet gather records live nodes: no --from");
+        auto dir = std::filesystem::absolute(fleet_gather_dir);
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        if (auto why = mainboard::core::why_unwritable((dir / "probe").string()); !why.empty())
+          return usage_error(why);
+        std::vector<std::string> srun{"srun"};
+        if (fleet_nodes) srun.insert(srun.end(), {"--nodes", std::to_string(fleet_nodes)});
+        if (!fleet_partition.empty()) srun.insert(srun.end(), {"--partition", fleet_partition});
+        if (!fleet_nodelist.empty()) srun.insert(srun.end(), {"--nodelist", fleet_nodelist});
+        srun.insert(srun.end(), after_dashes.begin(), after_dashes.end());
+        std::vector<std::string> node{"--gather-into", dir.string()};
+        if (fleet_gather_force) node.push_back("--gather-force");
+        auto gathered = mainboard::Fleet::from_srun(std::move(srun), fleet_timeout, node);
+        std::size_t done = 0;
+        for (const auto& n : gathered.nodes) {
+          if (n.snapshot)
+            ++done;
+          else
+            std::fprintf(stderr, "mainboard: %s: %s\n", n.name.c_str(), n.error.c_str());
+        }
+        std::fprintf(
+            stderr,
+            "mainboard: gathered %zu of %zu nodes into %s; read them with: mainboard fleet "
+            "--from %s\n",
+            done, gathered.nodes.size(), dir.c_str(), dir.c_str());
+        return done == gathered.nodes.size() ? 0 : 1;
+      }
       // Through Slurm, one task per node; anything after -- goes to srun.
       std::vector<std::string> srun{"srun"};
       if (fleet_nodes) srun.insert(srun.end(), {"--nodes", std::to_string(fleet_nodes)});

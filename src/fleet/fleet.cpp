@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -142,6 +143,15 @@ Fleet Fleet::from_directory(const std::filesystem::path& dir) {
   return fleet;
 }
 
+namespace {
+/// A node's error without the "mainboard: error: " its command put in front.
+std::string without_prefix(std::string line) {
+  for (const char* p : {"mainboard: error: ", "mainboard: "})
+    if (line.rfind(p, 0) == 0) return line.substr(std::strlen(p));
+  return line;
+}
+}  // namespace
+
 std::string Fleet::node_answer(const std::string& node, const MachineSnapshot& snapshot) {
   return nlohmann::json{{"node", node}}.dump() + "\n" +
          nlohmann::json{{"snapshot", snapshot}}.dump() + "\n";
@@ -201,7 +211,7 @@ Fleet Fleet::from_tasks(std::string_view out, std::string_view err,
       if (timed_out_after_s)
         node.error = fmt::format("timed out after {:g} s", *timed_out_after_s);
       else if (auto e = errs.find(task); e != errs.end() && !e->second.empty())
-        node.error = e->second.front();  // the error itself; hints follow it
+        node.error = without_prefix(e->second.front());  // the error itself; hints follow it
       else
         node.error = "no snapshot";
     }
@@ -210,13 +220,15 @@ Fleet Fleet::from_tasks(std::string_view out, std::string_view err,
   // Tasks that never started their command say so on standard error only.
   for (const auto& [task, lines] : errs)
     if (!outs.count(task) && !lines.empty())
-      fleet.nodes.push_back({"task " + std::to_string(task), std::nullopt, lines.front()});
+      fleet.nodes.push_back(
+          {"task " + std::to_string(task), std::nullopt, without_prefix(lines.front())});
   std::sort(fleet.nodes.begin(), fleet.nodes.end(),
             [](const FleetNode& a, const FleetNode& b) { return a.name < b.name; });
   return fleet;
 }
 
-Fleet Fleet::from_srun(std::vector<std::string> srun_argv, double timeout_s) {
+Fleet Fleet::from_srun(std::vector<std::string> srun_argv, double timeout_s,
+                       const std::vector<std::string>& node_options) {
   if (srun_argv.empty()) throw Error("fleet: no srun command");
   // One task per node, each line labelled with its task, a failing node never ending the rest.
   srun_argv.insert(srun_argv.begin() + 1,
@@ -224,6 +236,7 @@ Fleet Fleet::from_srun(std::vector<std::string> srun_argv, double timeout_s) {
   // This very program on every node (a shared installation, as Slurm clusters have).
   auto self = std::filesystem::read_symlink("/proc/self/exe").string();
   srun_argv.insert(srun_argv.end(), {"--", self, "fleet", "--node"});
+  srun_argv.insert(srun_argv.end(), node_options.begin(), node_options.end());
   Command c;
   c.argv = std::move(srun_argv);
   c.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));

@@ -37,6 +37,19 @@ rm -f /tmp/fleet-timeout.$$
 text=$("$mb" fleet --nodes 3)
 grep -q "3 nodes, 3 answered, 1 group of alike nodes" <<<"$text" && echo "ok: the table" ||
   { echo "FAIL: the table"; echo "$text"; fail=1; }
+# fleet gather: every node recorded under its name; read back as alike nodes; again without
+# --force each node refuses to write over its tree.
+gdir=$(mktemp -d)
+"$mb" fleet gather "$gdir/rec" --nodes 3 2>/dev/null && echo "ok: fleet gather" || { echo "FAIL: fleet gather"; fail=1; }
+check "gathered nodes read back" "$("$mb" fleet --from "$gdir/rec" --json)" \
+  "$names == ['n1', 'n2', 'n3'] and $answered and len(set(json.dumps(n['snapshot']['cpu']['info']) for n in d['nodes'])) == 1"
+if "$mb" fleet gather "$gdir/rec" --nodes 3 2>"$gdir/err"; then
+  echo "FAIL: fleet gather wrote over recorded trees"; fail=1
+else
+  grep -q "n2: .*is not empty (use --force" "$gdir/err" && echo "ok: no tree written over" ||
+    { echo "FAIL: the refusal"; cat "$gdir/err"; fail=1; }
+fi
+rm -rf "$gdir"
 # fleet check on every node (this machine's own load decides the verdict: only the shape is sure).
 check "fleet check: every node judged" "$("$mb" fleet check --nodes 3 --json || true)" \
   "len(d) == 3 and all('ready' in r and r['node'] in ('n1', 'n2', 'n3') for r in d)"

@@ -112,7 +112,7 @@ TEST(Fleet, TaskOutputOfSrunIsReassembled) {
   EXPECT_EQ(fleet.nodes[1].name, "n3");
   EXPECT_NE(fleet.nodes[1].error.find("cannot be read"), std::string::npos);
   EXPECT_EQ(fleet.nodes[2].name, "task 1");
-  EXPECT_EQ(fleet.nodes[2].error, "mainboard: error: no such directory");
+  EXPECT_EQ(fleet.nodes[2].error, "no such directory");
   // Stopped at the deadline: the node that had not finished says so.
   auto late = Fleet::from_tasks(out, "", 30.0);
   EXPECT_EQ(late.nodes[1].error, "timed out after 30 s");
