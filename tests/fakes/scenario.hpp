@@ -1,7 +1,9 @@
 #pragma once
 
 // The scenario both fake driver libraries answer from: a JSON file named by
-// MAINBOARD_FAKE_GPU_SCENARIO, read when the library is initialised (nvmlInit / cuInit).
+// MAINBOARD_FAKE_GPU_SCENARIO, read when the library is initialised (nvmlInit / cuInit). A "%n"
+// in it is the Slurm node's name (SLURMD_NODENAME), so that the nodes of a test cluster on one
+// machine can each have GPUs of their own.
 //
 //   {"driver_version": "550.54.15", "nvml_version": "12.550.54.15", "cuda_driver_version": 12040,
 //    "devices": [{"name", "uuid", "pci_bus_id", "pci_device_id", "cc": [9, 0], "sm_count",
@@ -81,8 +83,13 @@ struct Scenario {
 /// Reads the scenario file; an unreadable one is an empty machine.
 inline std::unique_ptr<Scenario> load_scenario() {
   auto s = std::make_unique<Scenario>();
-  const char* path = std::getenv("MAINBOARD_FAKE_GPU_SCENARIO");
-  if (!path) return s;
+  const char* named = std::getenv("MAINBOARD_FAKE_GPU_SCENARIO");
+  if (!named) return s;
+  std::string path = named;
+  if (auto at = path.find("%n"); at != std::string::npos) {
+    const char* node = std::getenv("SLURMD_NODENAME");
+    path.replace(at, 2, node ? node : "");
+  }
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # `mainboard fleet` over a real Slurm cluster of three nodes on this machine (started by the
 # slurm_up test fixture, stopped by slurm_down whatever happens here).
-#   fleet_test.sh MAINBOARD SLURM_CONF
+#   fleet_test.sh MAINBOARD SLURM_CONF [FAKE_NVML FAKE_CUDA GPU_SCENARIO]
 set -euo pipefail
 mb=$1
 export SLURM_CONF=$2
+fake_nvml=${3:-} fake_cuda=${4:-} scenario=${5:-}
 fail=0
 check() {  # check WHAT JSON PYTHON-EXPRESSION (over d, the fleet document)
   if /usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if ($3) else 1)" "$2"; then
@@ -53,4 +54,31 @@ rm -rf "$gdir"
 # fleet check on every node (this machine's own load decides the verdict: only the shape is sure).
 check "fleet check: every node judged" "$("$mb" fleet check --nodes 3 --json || true)" \
   "len(d) == 3 and all('ready' in r and r['node'] in ('n1', 'n2', 'n3') for r in d)"
+# fleet check with GPUs: through the fake NVIDIA libraries each node has eight H100s of its own
+# (the scenario is chosen by node name); on n2 another process is using GPU 3.
+if [[ -n $scenario ]]; then
+  sdir=$(mktemp -d)
+  /usr/bin/python3 - "$scenario" "$sdir" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for d in s["devices"]:  # an idle, healthy machine
+    d["processes"], d["utilization"], d["clock_event_reasons"] = [], {"gpu": 0, "memory": 0}, 1
+    d["memory"]["used"] = 1 << 20
+    d["persistence"] = 1
+    d["ecc"].update(uncorrected_volatile=0, uncorrected_aggregate=0)
+    d["remapped_rows"].update(uncorrectable=0, pending=0)
+for node in ("n1", "n3"):
+    json.dump(s, open(f"{sys.argv[2]}/{node}.json", "w"))
+s["devices"][3]["processes"] = [{"pid": 4242, "used_memory": 40 << 30}]
+s["devices"][3]["utilization"] = {"gpu": 97, "memory": 41}
+json.dump(s, open(f"{sys.argv[2]}/n2.json", "w"))
+PY
+  gpus="--export=ALL,MAINBOARD_NVML_LIBRARY=$fake_nvml,MAINBOARD_CUDA_LIBRARY=$fake_cuda,MAINBOARD_FAKE_GPU_SCENARIO=$sdir/%n.json"
+  out=$("$mb" fleet check --nodes 3 --json -- "$gpus" || true)
+  check "fleet check: n2's GPU 3 is in use" "$out" \
+    "any(r['node'] == 'n2' and any(f['id'] == 'gpu.processes' and f['subject'] == 'GPU 3' for f in r['findings']) for r in d) and not any(f['id'] == 'gpu.processes' for r in d if r['node'] != 'n2' for f in r['findings'])"
+  text=$("$mb" fleet check --nodes 3 -- "$gpus" || true)
+  grep -q "n2: NOT READY" <<<"$text" && echo "ok: n2 not ready" || { echo "FAIL: $text"; fail=1; }
+  rm -rf "$sdir"
+fi
 exit $fail
