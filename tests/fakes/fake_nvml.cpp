@@ -6,7 +6,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <string>
 
 #include "scenario.hpp"
@@ -136,7 +138,13 @@ int processes(void* handle, unsigned* count, Info* infos) {
 
 EXPORT int nvmlInit_v2() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_init_count++ == 0) g_scenario = fake::load_scenario();
+  if (g_init_count++ == 0) {
+    g_scenario = fake::load_scenario();
+    // A driver that hangs or crashes (one node of a test cluster misbehaving).
+    if (auto ms = g_scenario->root.value("init_delay_ms", 0); ms > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    if (g_scenario->root.value("abort_on_init", false)) std::abort();
+  }
   return kSuccess;
 }
 

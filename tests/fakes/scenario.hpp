@@ -3,7 +3,8 @@
 // The scenario both fake driver libraries answer from: a JSON file named by
 // MAINBOARD_FAKE_GPU_SCENARIO, read when the library is initialised (nvmlInit / cuInit). A "%n"
 // in it is the Slurm node's name (SLURMD_NODENAME), so that the nodes of a test cluster on one
-// machine can each have GPUs of their own.
+// machine can each have GPUs of their own. "init_delay_ms" and "abort_on_init" at the top make
+// nvmlInit hang or crash, as a broken driver does.
 //
 //   {"driver_version": "550.54.15", "nvml_version": "12.550.54.15", "cuda_driver_version": 12040,
 //    "devices": [{"name", "uuid", "pci_bus_id", "pci_device_id", "cc": [9, 0], "sm_count",

@@ -79,6 +79,17 @@ PY
     "any(r['node'] == 'n2' and any(f['id'] == 'gpu.processes' and f['subject'] == 'GPU 3' for f in r['findings']) for r in d) and not any(f['id'] == 'gpu.processes' for r in d if r['node'] != 'n2' for f in r['findings'])"
   text=$("$mb" fleet check --nodes 3 -- "$gpus" || true)
   grep -q "n2: NOT READY" <<<"$text" && echo "ok: n2 not ready" || { echo "FAIL: $text"; fail=1; }
+  # One node's driver hangs: it is listed as timed out, the others answer.
+  /usr/bin/python3 -c "import json,sys; s=json.load(open(sys.argv[1])); s['init_delay_ms']=30000; json.dump(s, open(sys.argv[1],'w'))" "$sdir/n3.json"
+  out=$("$mb" fleet --nodes 3 --timeout 5 --json -- "$gpus" || true)
+  check "one node timing out" "$out" \
+    "[(n['name'], bool(n['snapshot'])) for n in d['nodes']] == [('n1', True), ('n2', True), ('n3', False)] and d['nodes'][2]['error'] == 'timed out after 5 s'"
+  # One node's driver crashes: it is listed with what Slurm said, the others answer.
+  /usr/bin/python3 -c "import json,sys; s=json.load(open(sys.argv[1])); s.pop('init_delay_ms'); s['abort_on_init']=True; json.dump(s, open(sys.argv[1],'w'))" "$sdir/n3.json"
+  out=$("$mb" fleet --nodes 3 --json -- "$gpus" || true)
+  check "one node failing" "$out" \
+    "sum(1 for n in d['nodes'] if n['snapshot']) == 2 and any(not n['snapshot'] and n['error'] for n in d['nodes'])"
+
   rm -rf "$sdir"
 fi
 exit $fail
