@@ -4,12 +4,12 @@
 // TemperatureV), so the provider's fallbacks run.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <chrono>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 
 #include "scenario.hpp"
 

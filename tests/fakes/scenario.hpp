@@ -39,7 +39,7 @@ using nlohmann::json;
 
 struct Device {
   json spec;
-  Device* parent = nullptr;       // set for MIG instances
+  Device* parent = nullptr;  // set for MIG instances
   std::vector<std::unique_ptr<Device>> migs;
   std::map<std::string, std::size_t> reads;  // per-field read counters for arrays
 
