@@ -206,6 +206,27 @@ int run_fleet_node(const Global& g, const std::string& gather_into, bool force) 
   return 0;
 }
 
+/// `fleet gather DIR`: `gather` on every node into DIR/NODE. Exit 0 when every node recorded
+/// its tree, 1 when one did not. `dir` is absolute and writable (checked by the caller).
+int run_fleet_gather(const std::filesystem::path& dir, bool force, std::vector<std::string> srun,
+                     double timeout_s) {
+  std::vector<std::string> node{"--gather-into", dir.string()};
+  if (force) node.push_back("--gather-force");
+  auto gathered = mainboard::Fleet::from_srun(std::move(srun), timeout_s, node);
+  std::size_t done = 0;
+  for (const auto& n : gathered.nodes) {
+    if (n.snapshot)
+      ++done;
+    else
+      std::fprintf(stderr, "mainboard: %s: %s\n", n.name.c_str(), n.error.c_str());
+  }
+  std::fprintf(stderr,
+               "mainboard: gathered %zu of %zu nodes into %s; read them with: mainboard fleet "
+               "--from %s\n",
+               done, gathered.nodes.size(), dir.c_str(), dir.c_str());
+  return done == gathered.nodes.size() ? 0 : 1;
+}
+
 /// Exit status: 0 when every node answered, 1 when one did not.
 int run_fleet(const Global& g, const std::string& from, bool json, std::vector<std::string> srun,
               double timeout_s, std::optional<bool> check_strict,
@@ -916,41 +937,21 @@ int main(int argc, char** argv) {
     }
     if (*fleet) {
       if (fleet_node) return run_fleet_node(g, fleet_gather_into, fleet_gather_force);
-      if (*fleet_gather) {
-        if (!fleet_from.empty()) return usage_error("fleet gather records live nodes: no --from");
-        auto dir = std::filesystem::absolute(fleet_gather_dir);
-        std::error_code ec;
-        std::filesystem::create_directories(dir, ec);
-        if (auto why = mainboard::core::why_unwritable((dir / "probe").string()); !why.empty())
-          return usage_error(why);
-        std::vector<std::string> srun{"srun"};
-        if (fleet_nodes) srun.insert(srun.end(), {"--nodes", std::to_string(fleet_nodes)});
-        if (!fleet_partition.empty()) srun.insert(srun.end(), {"--partition", fleet_partition});
-        if (!fleet_nodelist.empty()) srun.insert(srun.end(), {"--nodelist", fleet_nodelist});
-        srun.insert(srun.end(), after_dashes.begin(), after_dashes.end());
-        std::vector<std::string> node{"--gather-into", dir.string()};
-        if (fleet_gather_force) node.push_back("--gather-force");
-        auto gathered = mainboard::Fleet::from_srun(std::move(srun), fleet_timeout, node);
-        std::size_t done = 0;
-        for (const auto& n : gathered.nodes) {
-          if (n.snapshot)
-            ++done;
-          else
-            std::fprintf(stderr, "mainboard: %s: %s\n", n.name.c_str(), n.error.c_str());
-        }
-        std::fprintf(
-            stderr,
-            "mainboard: gathered %zu of %zu nodes into %s; read them with: mainboard fleet "
-            "--from %s\n",
-            done, gathered.nodes.size(), dir.c_str(), dir.c_str());
-        return done == gathered.nodes.size() ? 0 : 1;
-      }
       // Through Slurm, one task per node; anything after -- goes to srun.
       std::vector<std::string> srun{"srun"};
       if (fleet_nodes) srun.insert(srun.end(), {"--nodes", std::to_string(fleet_nodes)});
       if (!fleet_partition.empty()) srun.insert(srun.end(), {"--partition", fleet_partition});
       if (!fleet_nodelist.empty()) srun.insert(srun.end(), {"--nodelist", fleet_nodelist});
       srun.insert(srun.end(), after_dashes.begin(), after_dashes.end());
+      if (*fleet_gather) {
+        if (!fleet_from.empty()) return usage_error("fleet gather records live nodes: no --from");
+        auto dir = std::filesystem::absolute(fleet_gather_dir);
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        if (auto why = mainboard::core::why_unwritable(dir / "probe"); !why.empty())
+          return usage_error(why);
+        return run_fleet_gather(dir, fleet_gather_force, std::move(srun), fleet_timeout);
+      }
       return run_fleet(g, fleet_from, fleet_json, std::move(srun), fleet_timeout,
                        *fleet_check ? std::optional<bool>(fleet_strict) : std::nullopt);
     }
