@@ -127,17 +127,25 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
       for (const auto& p : tree)
         last_tree.push_back(static_cast<int>(p.pid));
       ++m.samples;
+      // A process that shares its parent's address space (a vfork child before exec, a task
+      // cloned with CLONE_VM) holds no pages of its own: its parent's are counted once.
+      std::vector<bool> own_memory(tree.size(), true);
+      for (std::size_t i = 0; i < tree.size(); ++i)
+        if (i > 0 && proctree::share_address_space(tree[i].ppid, tree[i].pid))
+          own_memory[i] = false;
       std::uint64_t rss = 0;
       std::set<std::uint32_t> pids;
-      for (const auto& p : tree) {
-        rss += p.rss_pages * static_cast<std::uint64_t>(page);
-        pids.insert(static_cast<std::uint32_t>(p.pid));
+      for (std::size_t i = 0; i < tree.size(); ++i) {
+        if (own_memory[i]) rss += tree[i].rss_pages * static_cast<std::uint64_t>(page);
+        pids.insert(static_cast<std::uint32_t>(tree[i].pid));
       }
       m.peak_tree_rss_bytes = std::max(m.peak_tree_rss_bytes, rss);
       // Proportional set sizes (shared pages in shares) and each process's own high-water mark.
       std::uint64_t pss = 0;
       bool any_pss = false;
-      for (const auto& p : tree) {
+      for (std::size_t i = 0; i < tree.size(); ++i) {
+        if (!own_memory[i]) continue;
+        const auto& p = tree[i];
         std::string dir = "/proc/" + std::to_string(p.pid);
         if (auto v = proctree::kib_field(proc.read(dir + "/smaps_rollup").value_or(""), "Pss")) {
           pss += *v * 1024;

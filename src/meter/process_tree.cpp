@@ -4,6 +4,10 @@
 #include <map>
 #include <set>
 
+#include <linux/kcmp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "core/text.hpp"
 
 namespace mainboard::proctree {
@@ -111,6 +115,16 @@ std::optional<std::uint64_t> kib_field(std::string_view text, std::string_view k
   auto words = core::split_ws(*value);
   if (words.empty()) return std::nullopt;
   return core::parse_u64(words[0]);
+}
+
+bool share_address_space(int a, int b) {
+#ifdef SYS_kcmp
+  return ::syscall(SYS_kcmp, a, b, KCMP_VM, 0, 0) == 0;
+#else
+  (void)a;
+  (void)b;
+  return false;
+#endif
 }
 
 }  // namespace mainboard::proctree

@@ -28,4 +28,10 @@ std::optional<std::uint64_t> kib_field(std::string_view text, std::string_view k
 /// thread), or, where the kernel lacks that file, by scanning every /proc/<pid>/stat.
 std::vector<ProcessStat> process_tree(const core::Fs& fs, int root);
 
+/// Whether two live processes share one address space: a vfork child before its exec, or a task
+/// cloned with CLONE_VM but not as a thread (a sanitizer's leak checker, some runtimes' helpers).
+/// Such a pair's pages are one set, so summing their RSS or PSS counts them twice. False where
+/// the kernel cannot say (no kcmp, or no permission).
+bool share_address_space(int a, int b);
+
 }  // namespace mainboard::proctree

@@ -5,7 +5,10 @@
  * "alloc_tree stderr" on stderr, then exits with EXIT (default 0).
  *   alloc_tree shared MIB N
  * allocates and touches MIB mebibytes, then forks N children that hold the same pages without
- * writing them (shared after fork, as a DataLoader's workers) for 0.6 s; all exit 0. */
+ * writing them (shared after fork, as a DataLoader's workers) for 0.6 s; all exit 0.
+ *   alloc_tree vfork MIB
+ * allocates and touches MIB mebibytes, then vforks a child that waits 0.6 s in the parent's own
+ * address space before it exits (as a vfork child between vfork and exec); exits 0. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,12 +42,32 @@ static int shared(long mib, int children) {
       _exit(0);
     }
   }
-  for (int i = 0; i < children; ++i) wait(NULL);
+  for (int i = 0; i < children; ++i)
+    wait(NULL);
+  free(p);
+  return 0;
+}
+
+static int vforked(long mib) {
+  size_t bytes = (size_t)mib << 20;
+  char* p = malloc(bytes);
+  if (!p) return 90;
+  memset(p, 1, bytes);
+  pid_t child = vfork();
+  if (child == 0) {
+    /* Only system calls here: the parent's memory and stack are this child's until it exits. */
+    struct timespec wait = {0, 600 * 1000 * 1000};
+    nanosleep(&wait, NULL);
+    _exit(0);
+  }
+  if (child < 0) return 91;
+  waitpid(child, NULL, 0);
   free(p);
   return 0;
 }
 
 int main(int argc, char** argv) {
+  if (argc > 2 && strcmp(argv[1], "vfork") == 0) return vforked(atol(argv[2]));
   if (argc > 3 && strcmp(argv[1], "shared") == 0) return shared(atol(argv[2]), atoi(argv[3]));
   long mib = argc > 1 ? atol(argv[1]) : 64;
   int code = argc > 2 ? atoi(argv[2]) : 0;

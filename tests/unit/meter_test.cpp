@@ -129,6 +129,26 @@ TEST(MeasureCommand, PagesSharedAfterForkCountOnceInTheProportionalPeak) {
   EXPECT_LT(r.max_process_rss_bytes, r.peak_tree_rss_bytes / 2);
 }
 
+TEST(MeasureCommand, AChildInItsParentsAddressSpaceAddsNoMemory) {
+  // A vfork child before exec (and a task cloned with CLONE_VM, as a sanitizer's leak checker
+  // starts at exit) has its parent's pages, not pages of its own: a 48 MiB process and its
+  // vfork child are 48 MiB, not 96.
+  Machine::Options o;
+  o.sysroot = fixture_host("numa-2socket");
+  Machine m(o);
+  MeterOptions opts;
+  opts.interval = std::chrono::milliseconds(20);
+  opts.gpus = false;
+  auto r = measure_command(m, {MAINBOARD_ALLOC_TREE, "vfork", "48"}, opts);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_EQ(r.peak_processes, 2u) << "the vfork child was seen";
+  EXPECT_GE(r.peak_tree_rss_bytes, 48ull << 20);
+  EXPECT_LT(r.peak_tree_rss_bytes, 80ull << 20) << "the shared address space counted once";
+  if (r.peak_pss_bytes) {
+    EXPECT_LT(r.peak_pss_bytes, 80ull << 20);
+  }
+}
+
 TEST(MeasureCommand, TheLargestProcessIsTheCommandsNotThisProgramsCopy) {
   // Between fork and exec the child is a copy of this (much larger) test program: its peak
   // must not count. /bin/true's own is about a megabyte.
