@@ -8,6 +8,8 @@ packages=(
   g++ cmake ninja-build pkg-config make
   # libraries (see README: why each one)
   libhwloc-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libdw-dev libelf-dev
+  # the HTTP server of `mainboard serve` (the one prometheus-cpp builds on; needs only libc)
+  libcivetweb-dev
   # tests and benchmarks (clang: the libFuzzer target; strace: what a spans-only program runs
   # and opens; locales: a comma-decimal locale for the parsing tests)
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine python3 python3-psutil clang strace
@@ -19,6 +21,8 @@ packages=(
   dmidecode
   # a throw-away Slurm cluster for the fleet tests (scripts/slurm-up.sh)
   slurm-wlm munge
+  # a real Prometheus (and promtool) for the serve tests (scripts/prometheus-up.sh)
+  prometheus
 )
 
 missing=()

@@ -29,6 +29,7 @@
 #include "mainboard/sampler.hpp"
 #include "mainboard/version.hpp"
 #include "mainboard/view.hpp"
+#include "serve/server.hpp"
 #include "view/gpus.hpp"
 #include "view/summary.hpp"
 
@@ -277,6 +278,28 @@ int run_check(const Global& g, bool json, bool strict) {
     print(r.text(mainboard::view::want_color(g.color, 1)));
   }
   return r.ready() ? 0 : 1;
+}
+
+/// Serves until SIGINT, SIGTERM or SIGHUP; exit 0 then, 1 when the address cannot be bound.
+int run_serve(const Global& g, const mainboard::serve::ServerOptions& options) {
+  // Blocked before the server's threads start, so they inherit the mask and this thread alone
+  // takes the signal, in sigwait.
+  sigset_t stop;
+  sigemptyset(&stop);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP})
+    sigaddset(&stop, sig);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  Machine machine(machine_options(g));
+  mainboard::serve::MetricsServer server(machine, options);
+  std::string host = server.host();
+  if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
+  std::fprintf(stderr, "mainboard serve: http://%s:%d/metrics (Ctrl-C to stop)\n", host.c_str(),
+               server.port());
+  std::fflush(stderr);
+  int sig = 0;
+  sigwait(&stop, &sig);
+  std::fprintf(stderr, "mainboard serve: stopping (%s)\n", sigabbrev_np(sig));
+  return 0;
 }
 
 /// Exit status: 0 idle, 1 busy (or still busy at the timeout), 2 no such GPU.
@@ -642,6 +665,21 @@ int main(int argc, char** argv) {
   fleet->add_flag("--gather-force", fleet_gather_force, "one node's side of gather --force")
       ->group("");
 
+  auto* serve = app.add_subcommand(
+      "serve", "metrics for Prometheus: /metrics (host, cgroup, every GPU and NPU) and /healthz");
+  mainboard::serve::ServerOptions serve_options;
+  serve
+      ->add_option("--listen", serve_options.listen,
+                   "ADDR:PORT to listen on (0.0.0.0:PORT for every interface; port 0 picks one)")
+      ->capture_default_str()
+      ->type_name("ADDRESS");
+  serve
+      ->add_option("--min-interval", serve_options.min_interval_s,
+                   "scrapes closer together than this share one reading")
+      ->capture_default_str()
+      ->check(number(0, 3600))
+      ->type_name("S");
+
   std::size_t busy_index = 0;
   mainboard::BusyThresholds thresholds;
   double wait_timeout = 30.0, wait_interval = 0.5;
@@ -961,6 +999,14 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (*check) return run_check(g, check_json, check_strict);
+    if (*serve) {
+      try {
+        mainboard::serve::listening_port(serve_options.listen);
+      } catch (const mainboard::Error& e) {
+        return usage_error(e.what());
+      }
+      return run_serve(g, serve_options);
+    }
     if (*busy)
       return run_busy(g, busy_index, busy->count("--index") > 0, thresholds, std::nullopt,
                       wait_interval);

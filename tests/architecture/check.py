@@ -30,6 +30,8 @@ ALLOWED = {
     # the readiness rules read a snapshot; their readings use the view's number formats
     "check": {"core", "model", "view"},
     "fleet": {"core", "model", "view"},
+    # serve: the exposition and its HTTP server (the server is compiled into the command only)
+    "serve": {"core"},
     "symbols": {"core"},
     "sampling": {"core", "symbols"},
     "collect": {"core", "profile", "spans", "symbols"},
@@ -37,7 +39,7 @@ ALLOWED = {
     # the Apple provider's pure label helpers (Metal feature-set names) are shared with the view
     "view": {"core", "profile", "providers"},
     "inject": {"core", "collect", "model"},
-    "cli": {"core", "sampling", "view", "symbols"},
+    "cli": {"core", "sampling", "view", "symbols", "serve"},
 }
 SPAN_LIBRARY = {"core", "model", "profile", "spans"}
 # Of core, only these are compiled into the span library.

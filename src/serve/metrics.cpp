@@ -1,0 +1,289 @@
+#include "serve/metrics.hpp"
+
+#include <chrono>
+#include <exception>
+
+#include "mainboard/machine.hpp"
+#include "mainboard/version.hpp"
+
+namespace mainboard::serve {
+
+Reading read(const Machine& machine) {
+  auto start = std::chrono::steady_clock::now();
+  Reading r;
+  r.memory = machine.memory();
+  try {
+    auto hw = machine.memory_hardware();  // swap is read afresh; the DIMMs once
+    if (hw.swap_total_bytes || hw.swap_used_bytes || r.memory.supported) {
+      r.swap_total_bytes = hw.swap_total_bytes;
+      r.swap_used_bytes = hw.swap_used_bytes;
+    }
+  } catch (const std::exception&) {
+    // no swap figure: the family is left out
+  }
+  r.cgroup = machine.cgroup_memory();
+  r.cpu = machine.cpu().reading();
+  for (const auto& gpu : machine.gpus())
+    r.gpus.push_back(gpu->gpu_snapshot());
+  for (const auto& npu : machine.npus())
+    r.npus.push_back(npu->npu_snapshot());
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+namespace {
+
+constexpr double kMHz = 1e6;
+
+/// The families every accelerator shares, under `prefix` (mainboard_gpu, mainboard_npu).
+void expose_unit(const std::string& prefix, const std::string& unit, const Labels& id,
+                 const UnitSnapshot& t, Exposition& out, Family& unavailable) {
+  auto with = [&](std::initializer_list<std::pair<std::string, std::string>> more) {
+    Labels l = id;
+    l.insert(l.end(), more.begin(), more.end());
+    return l;
+  };
+  auto missing = [&](const char* reading, const std::string& why) {
+    unavailable.add(
+        {{"unit", unit}, {"reading", reading}, {"reason", why.empty() ? "unknown" : why}}, 1);
+  };
+  const Memory& m = t.memory;
+  if (m.supported) {
+    out.gauge(prefix + "_memory_total_bytes", "Memory of the unit, in bytes.")
+        .add(id, m.total_bytes);
+    if (m.used_bytes)
+      out.gauge(prefix + "_memory_used_bytes", "Memory in use, in bytes.").add(id, *m.used_bytes);
+    if (m.free_bytes)
+      out.gauge(prefix + "_memory_free_bytes", "Memory free, in bytes.").add(id, *m.free_bytes);
+  } else {
+    missing("memory", m.reason);
+  }
+  const Utilization& u = t.utilization;
+  if (u.compute_pct)
+    out.gauge(prefix + "_utilization_ratio",
+              "Share of the last sample period the unit was busy (0 to 1).")
+        .add(id, *u.compute_pct / 100.0);
+  if (u.memory_pct)
+    out.gauge(prefix + "_memory_controller_utilization_ratio",
+              "Share of the last sample period the memory controller was busy (0 to 1).")
+        .add(id, *u.memory_pct / 100.0);
+  if (!u.supported) missing("utilization", u.reason);
+  for (const auto& c : t.clocks) {
+    if (c.current_mhz)
+      out.gauge(prefix + "_clock_hertz", "Current clock of each clock domain, in hertz.")
+          .add(with({{"clock", c.domain}}), *c.current_mhz * kMHz);
+    if (c.max_mhz)
+      out.gauge(prefix + "_clock_max_hertz", "Highest clock of each clock domain, in hertz.")
+          .add(with({{"clock", c.domain}}), *c.max_mhz * kMHz);
+  }
+  const Thermal& th = t.thermal;
+  if (th.temperature_c)
+    out.gauge(prefix + "_temperature_celsius", "Temperature, in degrees Celsius.")
+        .add(id, *th.temperature_c);
+  if (th.slowdown_c)
+    out.gauge(prefix + "_slowdown_temperature_celsius",
+              "Temperature at which the clocks slow down, in degrees Celsius.")
+        .add(id, *th.slowdown_c);
+  if (th.shutdown_c)
+    out.gauge(prefix + "_shutdown_temperature_celsius",
+              "Temperature at which the unit shuts down, in degrees Celsius.")
+        .add(id, *th.shutdown_c);
+  for (const auto& reason : th.throttle_reasons)
+    out.gauge(prefix + "_throttle_reason",
+              "1 for each reason the clocks are held back now (no series when none is).")
+        .add(with({{"reason", reason}}), 1);
+  if (!th.supported) missing("thermal", th.reason);
+  const Energy& e = t.energy;
+  if (e.power_w) out.gauge(prefix + "_power_watts", "Power draw, in watts.").add(id, *e.power_w);
+  if (e.power_limit_w)
+    out.gauge(prefix + "_power_limit_watts", "Enforced power limit, in watts.")
+        .add(id, *e.power_limit_w);
+  if (e.energy_j)
+    out.counter(prefix + "_energy_joules_total", "Energy used since the driver loaded, in joules.")
+        .add(id, *e.energy_j);
+  if (!e.supported) missing("energy", e.reason);
+}
+
+Labels gpu_labels(const GpuInfo& info) {
+  return {{"gpu", std::to_string(info.index)},
+          {"uuid", info.uuid},
+          {"name", info.label},
+          {"pci_bus_id", info.pci_bus_id},
+          {"vendor", info.vendor}};
+}
+
+void expose_gpu(const GpuSnapshot& g, Exposition& out, Family& unavailable) {
+  const Labels id = gpu_labels(g.info);
+  auto with = [&](std::initializer_list<std::pair<std::string, std::string>> more) {
+    Labels l = id;
+    l.insert(l.end(), more.begin(), more.end());
+    return l;
+  };
+  out.gauge("mainboard_gpu_info", "1 for each GPU, with its identity in labels.")
+      .add(with({{"architecture", g.info.architecture},
+                 {"compute_capability", g.info.compute_capability},
+                 {"driver", g.info.driver_version}}),
+           1);
+  expose_unit("mainboard_gpu", "gpu" + std::to_string(g.info.index), id, g.telemetry, out,
+              unavailable);
+  const PcieReading& p = g.pcie;
+  if (p.tx_kbps)
+    out.gauge("mainboard_gpu_pcie_throughput_bytes_per_second",
+              "PCIe throughput over the driver's last sample period, in bytes per second.")
+        .add(with({{"direction", "transmit"}}), *p.tx_kbps * 1024.0);
+  if (p.rx_kbps)
+    out.gauge("mainboard_gpu_pcie_throughput_bytes_per_second", "")
+        .add(with({{"direction", "receive"}}), *p.rx_kbps * 1024.0);
+  if (p.link_gen)
+    out.gauge("mainboard_gpu_pcie_link_generation", "PCIe link generation now.")
+        .add(id, *p.link_gen);
+  if (p.link_width)
+    out.gauge("mainboard_gpu_pcie_link_width", "PCIe link width now, in lanes.")
+        .add(id, *p.link_width);
+  if (p.max_link_gen)
+    out.gauge("mainboard_gpu_pcie_link_max_generation", "Highest PCIe link generation.")
+        .add(id, *p.max_link_gen);
+  if (p.max_link_width)
+    out.gauge("mainboard_gpu_pcie_link_max_width", "Widest PCIe link, in lanes.")
+        .add(id, *p.max_link_width);
+  if (g.fan_speed_pct)
+    out.gauge("mainboard_gpu_fan_speed_ratio", "Fan speed as a share of its maximum (0 to 1).")
+        .add(id, *g.fan_speed_pct / 100.0);
+  for (const auto& proc : g.processes)
+    if (proc.used_memory_bytes)
+      out.gauge("mainboard_gpu_process_memory_bytes",
+                "GPU memory each process holds, in bytes (pid as this server's PID namespace "
+                "sees it).")
+          .add(with({{"pid", std::to_string(proc.pid)}, {"process", proc.name}}),
+               *proc.used_memory_bytes);
+  if (!g.health) return;
+  const GpuHealth& h = *g.health;
+  for (const auto& missing : h.unsupported) {  // "ecc: NVML_ERROR_NOT_SUPPORTED"
+    auto colon = missing.find(": ");
+    unavailable.add(
+        {{"unit", "gpu" + std::to_string(g.info.index)},
+         {"reading", missing.substr(0, colon)},
+         {"reason", colon == std::string::npos ? "unknown" : missing.substr(colon + 2)}},
+        1);
+  }
+  auto flag = [](bool b) { return b ? 1.0 : 0.0; };
+  if (h.persistence_mode)
+    out.gauge("mainboard_gpu_persistence_mode", "1 when the driver keeps the GPU initialized.")
+        .add(id, flag(*h.persistence_mode));
+  if (h.ecc_enabled)
+    out.gauge("mainboard_gpu_ecc_enabled", "1 when ECC is on.").add(id, flag(*h.ecc_enabled));
+  auto ecc = [&](const char* type, const char* period, const std::optional<std::uint64_t>& v) {
+    if (v)
+      out.counter("mainboard_gpu_ecc_errors_total",
+                  "ECC errors: corrected or uncorrected, since the driver loaded (volatile) or "
+                  "over the GPU's life (aggregate).")
+          .add(with({{"type", type}, {"period", period}}), static_cast<double>(*v));
+  };
+  ecc("corrected", "volatile", h.ecc_corrected_volatile);
+  ecc("uncorrected", "volatile", h.ecc_uncorrected_volatile);
+  ecc("uncorrected", "aggregate", h.ecc_uncorrected_aggregate);
+  if (h.remapped_rows_correctable)
+    out.gauge("mainboard_gpu_remapped_rows", "Memory rows remapped, by the kind of error.")
+        .add(with({{"cause", "correctable"}}), *h.remapped_rows_correctable);
+  if (h.remapped_rows_uncorrectable)
+    out.gauge("mainboard_gpu_remapped_rows", "")
+        .add(with({{"cause", "uncorrectable"}}), *h.remapped_rows_uncorrectable);
+  if (h.remap_pending)
+    out.gauge("mainboard_gpu_row_remap_pending", "1 when a row remapping waits for a GPU reset.")
+        .add(id, flag(*h.remap_pending));
+  if (h.remap_failed)
+    out.gauge("mainboard_gpu_row_remap_failed", "1 when a row remapping failed.")
+        .add(id, flag(*h.remap_failed));
+  if (h.retired_pages_pending)
+    out.gauge("mainboard_gpu_retired_pages_pending",
+              "1 when retired memory pages wait for a GPU reset.")
+        .add(id, flag(*h.retired_pages_pending));
+}
+
+}  // namespace
+
+void expose(const Reading& r, Exposition& out) {
+  out.gauge("mainboard_build_info", "1, with the exporter's version in a label.")
+      .add({{"version", kVersion}}, 1);
+  // Declared first so it sits at the top of the exposition; filled as readings fail.
+  Family& unavailable =
+      out.gauge("mainboard_reading_unavailable",
+                "1 for each reading a unit (host, gpu0, npu0, ...) could not give, with the "
+                "reason in a label.");
+  if (r.memory.supported) {
+    out.gauge("mainboard_memory_total_bytes", "Host memory, in bytes.")
+        .add({}, r.memory.total_bytes);
+    if (r.memory.free_bytes)
+      out.gauge("mainboard_memory_available_bytes",
+                "Host memory available to new work without swapping (MemAvailable), in bytes.")
+          .add({}, *r.memory.free_bytes);
+    if (r.memory.used_bytes)
+      out.gauge("mainboard_memory_used_bytes",
+                "Host memory in use (total less available), in bytes.")
+          .add({}, *r.memory.used_bytes);
+  } else {
+    unavailable.add({{"unit", "host"}, {"reading", "memory"}, {"reason", r.memory.reason}}, 1);
+  }
+  if (r.swap_total_bytes)
+    out.gauge("mainboard_swap_total_bytes", "Swap space, in bytes.").add({}, *r.swap_total_bytes);
+  if (r.swap_used_bytes)
+    out.gauge("mainboard_swap_used_bytes", "Swap in use, in bytes.").add({}, *r.swap_used_bytes);
+  if (r.cgroup.supported) {
+    Labels cg{{"cgroup", r.cgroup.path}};
+    if (r.cgroup.limit_bytes)
+      out.gauge("mainboard_cgroup_memory_limit_bytes",
+                "The memory cap of this server's control group, in bytes (no series: no cap).")
+          .add(cg, *r.cgroup.limit_bytes);
+    if (r.cgroup.usage_bytes)
+      out.gauge("mainboard_cgroup_memory_usage_bytes",
+                "Memory charged to this server's control group, in bytes.")
+          .add(cg, *r.cgroup.usage_bytes);
+  }
+  const auto& info = r.cpu.info;
+  out.gauge("mainboard_cpu_info", "1, with the host CPU's identity in labels.")
+      .add({{"model", info.label}, {"architecture", info.architecture}, {"vendor", info.vendor}},
+           1);
+  if (r.cpu.load_1m)
+    out.gauge("mainboard_load1", "Load average over 1 minute.").add({}, *r.cpu.load_1m);
+  if (r.cpu.load_5m)
+    out.gauge("mainboard_load5", "Load average over 5 minutes.").add({}, *r.cpu.load_5m);
+  if (r.cpu.load_15m)
+    out.gauge("mainboard_load15", "Load average over 15 minutes.").add({}, *r.cpu.load_15m);
+  for (const auto& c : r.cpu.clocks) {
+    if (c.current_mhz)
+      out.gauge("mainboard_cpu_clock_hertz",
+                "Current CPU clock of each frequency domain, in hertz.")
+          .add({{"domain", c.domain}}, *c.current_mhz * kMHz);
+    if (c.max_mhz)
+      out.gauge("mainboard_cpu_clock_max_hertz",
+                "Highest CPU clock of each frequency domain, in hertz.")
+          .add({{"domain", c.domain}}, *c.max_mhz * kMHz);
+  }
+  for (const auto& g : r.gpus)
+    expose_gpu(g, out, unavailable);
+  for (const auto& n : r.npus) {
+    Labels id{{"npu", std::to_string(n.info.index)},
+              {"name", n.info.label},
+              {"pci_bus_id", n.info.pci_bus_id},
+              {"vendor", n.info.vendor}};
+    Labels with = id;
+    with.emplace_back("driver", n.info.driver);
+    out.gauge("mainboard_npu_info", "1 for each NPU, with its identity in labels.").add(with, 1);
+    expose_unit("mainboard_npu", "npu" + std::to_string(n.info.index), id, n.telemetry, out,
+                unavailable);
+  }
+  out.gauge("mainboard_reading_duration_seconds", "How long the last reading took, in seconds.")
+      .add({}, r.seconds);
+}
+
+void expose(const ExporterStats& s, Exposition& out) {
+  out.counter("mainboard_scrapes_total", "Requests for /metrics answered.")
+      .add({}, static_cast<double>(s.scrapes));
+  out.counter("mainboard_readings_total",
+              "Readings taken; scrapes within the minimum interval share one.")
+      .add({}, static_cast<double>(s.readings));
+  out.gauge("mainboard_reading_age_seconds", "Age of the reading this scrape serves, in seconds.")
+      .add({}, s.reading_age_s);
+}
+
+}  // namespace mainboard::serve

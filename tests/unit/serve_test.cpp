@@ -1,0 +1,170 @@
+// The exposition `mainboard serve` answers scrapes with: the format's rules, and the values a
+// Prometheus user queries, read through the real providers from fixture hosts and the fake
+// NVIDIA libraries.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "fake_gpus.hpp"
+#include "mainboard/machine.hpp"
+#include "serve/exposition.hpp"
+#include "serve/metrics.hpp"
+#include "test_util.hpp"
+
+using namespace mainboard;
+using namespace mainboard::serve;
+
+namespace {
+
+/// The line of `text` that starts with `prefix`, or "" when none does.
+std::string line(const std::string& text, const std::string& prefix) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    auto end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    if (text.compare(at, prefix.size(), prefix) == 0) return text.substr(at, end - at);
+    at = end + 1;
+  }
+  return "";
+}
+
+std::string exposition(const Machine& m, Format format = Format::prometheus) {
+  Exposition e;
+  expose(read(m), e);
+  return e.text(format);
+}
+
+}  // namespace
+
+TEST(Exposition, ValuesAsPrometheusParsesThem) {
+  EXPECT_EQ(format_value(85520809984.0), "85520809984");
+  EXPECT_EQ(format_value(0.97), "0.97");
+  EXPECT_EQ(format_value(-3.0), "-3");
+  EXPECT_EQ(format_value(1e300), "1e+300");
+  EXPECT_EQ(format_value(std::nan("")), "NaN");
+  EXPECT_EQ(format_value(std::numeric_limits<double>::infinity()), "+Inf");
+  EXPECT_EQ(format_value(-std::numeric_limits<double>::infinity()), "-Inf");
+  EXPECT_EQ(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+}
+
+TEST(Exposition, FamiliesInBothFormats) {
+  Exposition e;
+  e.gauge("x_temperature_celsius", "A temperature.\nTwo lines.").add({{"gpu", "0"}}, 34);
+  e.counter("x_energy_joules_total", "Energy.").add({{"gpu", "0"}}, 12.5);
+  e.gauge("x_empty", "no samples: left out");
+  e.gauge("x_temperature_celsius", "ignored: declared already").add({{"gpu", "1"}}, 36);
+  EXPECT_EQ(e.text(Format::prometheus),
+            "# HELP x_temperature_celsius A temperature.\\nTwo lines.\n"
+            "# TYPE x_temperature_celsius gauge\n"
+            "x_temperature_celsius{gpu=\"0\"} 34\n"
+            "x_temperature_celsius{gpu=\"1\"} 36\n"
+            "# HELP x_energy_joules_total Energy.\n"
+            "# TYPE x_energy_joules_total counter\n"
+            "x_energy_joules_total{gpu=\"0\"} 12.5\n");
+  // OpenMetrics: the counter's family has no _total, its samples do; the text ends in # EOF.
+  auto om = e.text(Format::openmetrics);
+  EXPECT_NE(om.find("# TYPE x_energy_joules counter\n# HELP x_energy_joules Energy.\n"
+                    "x_energy_joules_total{gpu=\"0\"} 12.5\n"),
+            std::string::npos)
+      << om;
+  EXPECT_TRUE(om.ends_with("# EOF\n"));
+  EXPECT_THROW(e.counter("x_events", "a counter must end in _total"), std::logic_error);
+  EXPECT_THROW(e.gauge("x_energy_joules_total", "one name, two types"), std::logic_error);
+}
+
+TEST(Exposition, TheScraperChoosesTheFormat) {
+  EXPECT_EQ(negotiate("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+                      "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+            Format::openmetrics);  // what Prometheus 2.42 sends
+  EXPECT_EQ(negotiate("text/plain"), Format::prometheus);
+  EXPECT_EQ(negotiate(""), Format::prometheus);
+  EXPECT_EQ(std::string(content_type(Format::prometheus)),
+            "text/plain; version=0.0.4; charset=utf-8");
+}
+
+// Eight fake H100s on a recorded host: the figures a dashboard shows, in base units.
+TEST(Serve, EightGpusInBaseUnits) {
+  FakeGpus fake("h100x8");
+  Machine m(fake.options());
+  auto text = exposition(m);
+  const std::string gpu3 =
+      "{gpu=\"3\",uuid=\"GPU-6b2f3c1e-0003-4a0b-9c3d-000000001003\",name=\"NVIDIA H100 80GB "
+      "HBM3\",pci_bus_id=\"00000000:5D:00.0\",vendor=\"NVIDIA\"";
+  EXPECT_EQ(line(text, "mainboard_gpu_utilization_ratio" + gpu3),
+            "mainboard_gpu_utilization_ratio" + gpu3 + "} 0.97");
+  EXPECT_EQ(line(text, "mainboard_gpu_memory_used_bytes" + gpu3),
+            "mainboard_gpu_memory_used_bytes" + gpu3 + "} 42949672960");
+  EXPECT_EQ(line(text, "mainboard_gpu_power_watts" + gpu3),
+            "mainboard_gpu_power_watts" + gpu3 + "} 655");
+  EXPECT_EQ(line(text, "mainboard_gpu_clock_hertz" + gpu3 + ",clock=\"sm\""),
+            "mainboard_gpu_clock_hertz" + gpu3 + ",clock=\"sm\"} 1980000000");
+  EXPECT_EQ(line(text, "mainboard_gpu_throttle_reason" + gpu3),
+            "mainboard_gpu_throttle_reason" + gpu3 + ",reason=\"SwPowerCap\"} 1");
+  // The other process on GPU 3, named from the host's /proc.
+  EXPECT_EQ(line(text, "mainboard_gpu_process_memory_bytes" + gpu3),
+            "mainboard_gpu_process_memory_bytes" + gpu3 +
+                ",pid=\"4242\",process=\"python3\"} 42949672960");
+  // Health: GPU 5's pending remap and uncorrectable errors, GPU 7 without persistence.
+  EXPECT_NE(text.find("mainboard_gpu_row_remap_pending{gpu=\"5\""), std::string::npos);
+  EXPECT_TRUE(line(text, "mainboard_gpu_row_remap_pending{gpu=\"5\"").ends_with("} 1"));
+  EXPECT_TRUE(line(text, "mainboard_gpu_persistence_mode{gpu=\"7\"").ends_with("} 0"));
+  EXPECT_NE(line(text, "mainboard_gpu_ecc_errors_total{gpu=\"5\"").find("type=\"corrected\""),
+            std::string::npos);
+  // Every family once, each with HELP and TYPE; the host's figures from the fixture.
+  EXPECT_EQ(line(text, "# TYPE mainboard_gpu_energy_joules_total"),
+            "# TYPE mainboard_gpu_energy_joules_total counter");
+  EXPECT_EQ(line(text, "mainboard_memory_total_bytes "),
+            "mainboard_memory_total_bytes " + std::to_string(m.memory().total_bytes));
+  std::size_t types = 0, helps = 0;
+  for (std::size_t at = text.find("# TYPE "); at != std::string::npos;
+       at = text.find("# TYPE ", at + 1))
+    ++types;
+  for (std::size_t at = text.find("# HELP "); at != std::string::npos;
+       at = text.find("# HELP ", at + 1))
+    ++helps;
+  EXPECT_EQ(types, helps);
+  EXPECT_GT(types, 30u);
+  EXPECT_EQ(line(text, "mainboard_reading_unavailable"), "") << "the fake driver gives everything";
+}
+
+// What a unit cannot give is said, with the driver's reason, not reported as zero.
+TEST(Serve, UnavailableReadingsAreSaidNotZero) {
+  {
+    FakeGpus fake("h100x8", {.nvml = FakeNvml::missing});  // the CUDA driver alone
+    Machine m(fake.options());
+    auto text = exposition(m);
+    auto energy = line(text, "mainboard_reading_unavailable{unit=\"gpu0\",reading=\"energy\"");
+    EXPECT_TRUE(energy.ends_with("} 1")) << text;
+    EXPECT_NE(energy.find("reason=\"NVML"), std::string::npos) << energy;
+    EXPECT_EQ(line(text, "mainboard_gpu_energy_joules_total"), "");
+    EXPECT_EQ(line(text, "mainboard_gpu_power_watts"), "");
+    EXPECT_FALSE(line(text, "mainboard_gpu_info{gpu=\"7\"").empty()) << "the GPUs are still listed";
+  }
+  // An older NVML: the health readings it lacks are named.
+  FakeGpus fake("h100x8", {.nvml = FakeNvml::minimal});
+  Machine m(fake.options());
+  auto text = exposition(m);
+  EXPECT_EQ(line(text, "mainboard_reading_unavailable{unit=\"gpu0\",reading=\"persistence\""),
+            "mainboard_reading_unavailable{unit=\"gpu0\",reading=\"persistence\",reason=\"not in "
+            "this NVML\"} 1");
+  EXPECT_EQ(line(text, "mainboard_gpu_persistence_mode"), "");
+}
+
+TEST(Serve, NpusAndAHostWithoutGpus) {
+  Machine::Options o;
+  o.sysroot = fixture_host("gaudi2");
+  Machine m(o);
+  auto text = exposition(m);
+  EXPECT_NE(text.find("mainboard_npu_info{npu=\"0\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("mainboard_gpu_info"), std::string::npos);
+  Machine::Options capped;
+  capped.sysroot = fixture_host("cgroup2-capped");
+  Machine c(capped);
+  auto ctext = exposition(c, Format::openmetrics);
+  auto limit = line(ctext, "mainboard_cgroup_memory_limit_bytes");
+  ASSERT_FALSE(limit.empty()) << ctext;
+  EXPECT_TRUE(limit.ends_with(" " + std::to_string(*c.cgroup_memory().limit_bytes))) << limit;
+  EXPECT_TRUE(ctext.ends_with("# EOF\n"));
+}
