@@ -679,6 +679,13 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(number(0, 3600))
       ->type_name("S");
+  double serve_client_timeout = serve_options.request_timeout_ms / 1000.0;
+  serve
+      ->add_option("--client-timeout", serve_client_timeout,
+                   "a client that takes longer to send its request is cut off")
+      ->capture_default_str()
+      ->check(number(0.1, 3600))
+      ->type_name("S");
 
   std::size_t busy_index = 0;
   mainboard::BusyThresholds thresholds;
@@ -1005,6 +1012,7 @@ int main(int argc, char** argv) {
       } catch (const mainboard::Error& e) {
         return usage_error(e.what());
       }
+      serve_options.request_timeout_ms = static_cast<int>(serve_client_timeout * 1000);
       return run_serve(g, serve_options);
     }
     if (*busy)

@@ -7,6 +7,11 @@
 #include <exception>
 #include <mutex>
 #include <string_view>
+#include <thread>
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <civetweb.h>
 #include <fmt/format.h>
@@ -235,8 +240,38 @@ MetricsServer::MetricsServer(const Machine& machine, const ServerOptions& option
   impl_->port = n > 0 ? bound[0].port : 0;
 }
 
+namespace {
+
+/// Opens and closes one connection to the server, which wakes civetweb's listening thread from
+/// its poll (a two-second quantum) so that a stop takes milliseconds.
+void knock(const std::string& host, int port) {
+  std::string address = host;
+  if (address.size() > 2 && address.front() == '[') address = address.substr(1, address.size() - 2);
+  if (address.empty() || address == "0.0.0.0") address = "127.0.0.1";
+  if (address == "::") address = "::1";
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(address.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return;
+  int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0) {
+    (void)::connect(fd, found->ai_addr, found->ai_addrlen);
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+}
+
+}  // namespace
+
 MetricsServer::~MetricsServer() {
-  if (impl_ && impl_->ctx) mg_stop(impl_->ctx);
+  if (!impl_ || !impl_->ctx) return;
+  std::thread waker([host = impl_->host, port = impl_->port] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    knock(host, port);
+  });
+  mg_stop(impl_->ctx);
+  waker.join();
 }
 
 int MetricsServer::port() const {
