@@ -21,8 +21,9 @@ packages=(
   dmidecode
   # a throw-away Slurm cluster for the fleet tests (scripts/slurm-up.sh)
   slurm-wlm munge
-  # a real Prometheus (and promtool) for the serve tests (scripts/prometheus-up.sh)
-  prometheus
+  # a real Prometheus (and promtool) for the serve tests (scripts/prometheus-up.sh), and curl
+  # to ask it
+  prometheus curl
 )
 
 missing=()
