@@ -110,12 +110,12 @@ Family& Exposition::gauge(const std::string& name, const std::string& help) {
   return declare(name, "gauge", help);
 }
 
-std::string Exposition::text(Format format) const {
+std::string Exposition::text(Format format, bool end) const {
   std::string out;
   out.reserve(families_.size() * 256);
   for (const auto& f : families_)
     if (f.size()) f.write(out, format);
-  if (format == Format::openmetrics) out += "# EOF\n";
+  if (end && format == Format::openmetrics) out += "# EOF\n";
   return out;
 }
 

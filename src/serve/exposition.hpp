@@ -51,7 +51,9 @@ class Exposition {
   /// family without it).
   Family& counter(const std::string& name, const std::string& help);
   Family& gauge(const std::string& name, const std::string& help);
-  std::string text(Format format) const;
+  /// The whole text; `end` false leaves out OpenMetrics' closing "# EOF" (for text that more
+  /// families follow).
+  std::string text(Format format, bool end = true) const;
 
  private:
   Family& declare(const std::string& name, const char* type, const std::string& help);

@@ -46,6 +46,25 @@ std::string listening_port(const std::string& listen) {
   return host + ":" + std::to_string(*number);
 }
 
+/// A reading and its families as text, rendered once per format for every scrape it serves.
+struct Taken {
+  explicit Taken(Reading r) : reading(std::move(r)) {}
+  Reading reading;
+  const std::string& families(Format format) const {
+    auto i = static_cast<std::size_t>(format);
+    std::call_once(rendered[i], [&] {
+      Exposition e;
+      expose(reading, e);
+      text[i] = e.text(format, false);
+    });
+    return text[i];
+  }
+
+ private:
+  mutable std::once_flag rendered[2];
+  mutable std::string text[2];
+};
+
 struct MetricsServer::Impl {
   const Machine& machine;
   ServerOptions options;
@@ -59,14 +78,14 @@ struct MetricsServer::Impl {
   std::condition_variable cv;
   bool reading_now = false;
   std::uint64_t generation = 0;
-  std::shared_ptr<const Reading> last;
+  std::shared_ptr<const Taken> last;
   std::chrono::steady_clock::time_point last_at;
   std::uint64_t readings = 0;
   std::atomic<std::uint64_t> scrapes{0};
 
   Impl(const Machine& m, const ServerOptions& o) : machine(m), options(o) {}
 
-  std::shared_ptr<const Reading> current(std::chrono::steady_clock::time_point& taken_at) {
+  std::shared_ptr<const Taken> current(std::chrono::steady_clock::time_point& taken_at) {
     using clock = std::chrono::steady_clock;
     auto min = std::chrono::duration<double>(options.min_interval_s);
     std::unique_lock lock(mu);
@@ -76,10 +95,10 @@ struct MetricsServer::Impl {
       if (!reading_now) {
         reading_now = true;
         lock.unlock();
-        std::shared_ptr<const Reading> r;
+        std::shared_ptr<const Taken> r;
         std::exception_ptr failed;
         try {
-          r = std::make_shared<const Reading>(read(machine));
+          r = std::make_shared<const Taken>(read(machine));
         } catch (...) {
           failed = std::current_exception();
         }
@@ -151,16 +170,15 @@ int metrics_handler(mg_connection* conn, void* data) {
   Format format = negotiate(accept ? accept : "");
   try {
     std::chrono::steady_clock::time_point taken_at;
-    auto reading = self.current(taken_at);
+    auto taken = self.current(taken_at);
     Exposition e;
-    expose(*reading, e);
     ExporterStats stats;
     stats.scrapes = ++self.scrapes;
     stats.readings = self.readings_taken();
     stats.reading_age_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - taken_at).count();
     expose(stats, e);
-    respond(conn, 200, content_type(format), e.text(format), head);
+    respond(conn, 200, content_type(format), taken->families(format) + e.text(format), head);
     return 200;
   } catch (const std::exception& ex) {
     spdlog::warn("serve: reading failed: {}", ex.what());
@@ -201,19 +219,16 @@ MetricsServer::MetricsServer(const Machine& machine, const ServerOptions& option
   std::string threads = std::to_string(options.threads);
   std::string timeout = std::to_string(options.request_timeout_ms);
   std::string max_request = std::to_string(options.max_request_bytes);
-  const char* config[] = {"listening_ports",
-                          ports.c_str(),
-                          "num_threads",
-                          threads.c_str(),
-                          "request_timeout_ms",
-                          timeout.c_str(),
-                          "max_request_size",
+  const char* config[] = {"listening_ports", ports.c_str(), "num_threads", threads.c_str(),
+                          "request_timeout_ms", timeout.c_str(), "max_request_size",
                           max_request.c_str(),
-                          "enable_keep_alive",
-                          "yes",
-                          "connection_queue",
-                          "64",
-                          nullptr};
+                          // One request per connection: a kept-alive connection holds one of the
+                          // worker threads, so a few busy clients would starve the rest; a
+                          // scraper every few seconds reconnects anyway (civetweb closes idle
+                          // connections after 0.5 s).
+                          "enable_keep_alive", "no", "connection_queue", "64",
+                          // headers and body leave together: no wait on the client's delayed ACK
+                          "tcp_nodelay", "1", nullptr};
   static std::once_flag library;
   std::call_once(library, [] { mg_init_library(0); });
   mg_callbacks callbacks{};
