@@ -24,11 +24,19 @@ struct MAINBOARD_API PcieReading {
   bool operator==(const PcieReading&) const = default;
 };
 
-/// A process using an accelerator.
+/// A process using an accelerator. Drivers report the host's PIDs; `pid` is the one this process
+/// knows it by (its own PID namespace's, in a container).
 struct MAINBOARD_API GpuProcess {
   std::uint32_t pid = 0;
   std::string name;
   std::optional<std::uint64_t> used_memory_bytes;
+  /// The driver's (host) PID, where it differs from `pid`.
+  std::optional<std::uint32_t> host_pid;
+  /// Seen from the host: its PID inside its own container's PID namespace.
+  std::optional<std::uint32_t> container_pid;
+  /// False for a process in a PID namespace this one cannot see into (another container, or
+  /// the host seen from a container): `pid` is then the driver's and it has no name here.
+  bool visible = true;
   bool operator==(const GpuProcess&) const = default;
 };
 

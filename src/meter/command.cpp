@@ -165,7 +165,11 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
         for (const auto& gpu : machine.gpus()) {
           std::uint64_t on_gpu = 0;
           for (const auto& proc_on_gpu : gpu->processes())
-            if (pids.count(proc_on_gpu.pid) && proc_on_gpu.used_memory_bytes)
+            // /proc numbers the tree as the driver does where this process sees the host's
+            // PIDs (a namespace of its own under the host's /proc): either PID may match.
+            if ((pids.count(proc_on_gpu.pid) ||
+                 (proc_on_gpu.host_pid && pids.count(*proc_on_gpu.host_pid))) &&
+                proc_on_gpu.used_memory_bytes)
               on_gpu += *proc_on_gpu.used_memory_bytes;
           any = true;
           auto& peak =

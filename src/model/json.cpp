@@ -324,6 +324,9 @@ void fields(V& v, GpuProcess& m) {
   v("pid", m.pid);
   v("name", m.name);
   v("used_memory_bytes", m.used_memory_bytes);
+  v("host_pid", m.host_pid);
+  v("container_pid", m.container_pid);
+  v("visible", m.visible);
 }
 MAINBOARD_DEFINE_JSON(GpuProcess)
 

@@ -152,9 +152,14 @@ void expose_gpu(const GpuSnapshot& g, Exposition& out, Family& unavailable) {
   for (const auto& proc : g.processes)
     if (proc.used_memory_bytes)
       out.gauge("mainboard_gpu_process_memory_bytes",
-                "GPU memory each process holds, in bytes (pid as this server's PID namespace "
-                "sees it).")
-          .add(with({{"pid", std::to_string(proc.pid)}, {"process", proc.name}}),
+                "GPU memory each process holds, in bytes: pid as this server's PID namespace "
+                "knows it, host_pid the driver's where different, container_pid its own "
+                "container's (empty labels: none).")
+          .add(with({{"pid", std::to_string(proc.pid)},
+                     {"process", proc.name},
+                     {"host_pid", proc.host_pid ? std::to_string(*proc.host_pid) : ""},
+                     {"container_pid",
+                      proc.container_pid ? std::to_string(*proc.container_pid) : ""}}),
                *proc.used_memory_bytes);
   if (!g.health) return;
   const GpuHealth& h = *g.health;

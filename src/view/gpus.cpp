@@ -16,6 +16,16 @@ std::string rate_kbps(double kbps) {
   return bytes(static_cast<std::uint64_t>(kbps * 1024.0)) + "/s";
 }
 
+/// Where a GPU process is, when not simply here: " (host pid 4242)", " (pid 17 in its
+/// container)", " (another PID namespace)".
+std::string process_where(const GpuProcess& p) {
+  if (!p.visible) return " (host pid; in another PID namespace)";
+  std::string where;
+  if (p.host_pid) where += fmt::format(" (host pid {})", *p.host_pid);
+  if (p.container_pid) where += fmt::format(" (pid {} in its container)", *p.container_pid);
+  return where;
+}
+
 }  // namespace
 
 std::string cuda_stack_line(const CudaStack& c) {
@@ -135,8 +145,9 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
     for (const auto& [what, reason] : missing)
       more(why(style, what, reason));
     for (const auto& p : g.processes)
-      more(fmt::format("pid {} {}{}", p.pid, p.name.empty() ? "?" : p.name,
-                       p.used_memory_bytes ? " " + bytes(*p.used_memory_bytes) : ""));
+      more(fmt::format("pid {} {}{}{}", p.pid, p.name.empty() ? "?" : p.name,
+                       p.used_memory_bytes ? " " + bytes(*p.used_memory_bytes) : "",
+                       process_where(p)));
   }
   for (const auto& n : npus) {
     const auto& i = n.info;

@@ -1007,3 +1007,32 @@ INSTANTIATE_TEST_SUITE_P(
         if (ch == '-') ch = '_';
       return n;
     });
+
+// In a PID namespace of its own (under the host's /proc, as `unshare --pid --fork` makes one),
+// the driver reports the host's PID and `gpus` shows the one the namespace knows: 1.
+TEST(Cli, AGpuProcessInAPidNamespaceHasTheNamespacesPid) {
+  auto env = fake_gpus("h100x8");
+  env["MAINBOARD_FAKE_GPU_CALLER"] = "GPU-6b2f3c1e-0000-4a0b-9c3d-000000001000=1048576";
+  Command c;
+  c.argv = {"unshare", "--pid", "--fork", MAINBOARD_CLI, "gpus", "--json"};
+  c.timeout = std::chrono::seconds(60);
+  c.environment = env;
+  c.environment.emplace("MAINBOARD_SYSROOT", std::nullopt);
+  auto r = LocalRunner("/usr/bin:/bin").run(c);
+  if (!r.started || r.exit_code != 0)
+    GTEST_SKIP() << "no unshare --pid here (it needs CAP_SYS_ADMIN): " << r.err << r.error;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& procs = j["gpus"][0]["processes"];
+  ASSERT_EQ(procs.size(), 1u) << r.out;
+  EXPECT_EQ(procs[0]["pid"], 1) << procs.dump();
+  EXPECT_EQ(procs[0]["name"], "mainboard");
+  ASSERT_TRUE(procs[0]["host_pid"].is_number());
+  EXPECT_GT(procs[0]["host_pid"], 1);
+  EXPECT_EQ(procs[0]["visible"], true);
+  // Outside the namespace the same process is its host PID, with nothing to map.
+  auto host = cli({"gpus", "--json"}, env);
+  auto hp = nlohmann::json::parse(host.out)["gpus"][0]["processes"];
+  ASSERT_EQ(hp.size(), 1u);
+  EXPECT_TRUE(hp[0]["host_pid"].is_null());
+  EXPECT_NE(hp[0]["pid"], 1);
+}

@@ -19,6 +19,14 @@ namespace {
 
 using fake::Device;
 
+/// The caller's PID as a real driver reports it: the host's. /proc/self names it as the /proc
+/// mount's namespace does, which is the host's unless the caller mounted one of its own.
+unsigned driver_pid_of_caller() {
+  char buf[32] = {};
+  ssize_t n = ::readlink("/proc/self", buf, sizeof buf - 1);
+  return n > 0 ? static_cast<unsigned>(std::atoi(buf)) : static_cast<unsigned>(::getpid());
+}
+
 enum : int {
   kSuccess = 0,
   kUninitialized = 1,
@@ -114,8 +122,8 @@ int processes(void* handle, unsigned* count, Info* infos) {
     std::string c = caller;
     auto eq = c.find('=');
     if (eq != std::string::npos && c.substr(0, eq) == d->spec.value("uuid", ""))
-      list.push_back({{"pid", static_cast<unsigned>(::getpid())},
-                      {"used_memory", std::stoull(c.substr(eq + 1))}});
+      list.push_back(
+          {{"pid", driver_pid_of_caller()}, {"used_memory", std::stoull(c.substr(eq + 1))}});
   }
   if (*count < list.size()) {
     *count = static_cast<unsigned>(list.size());

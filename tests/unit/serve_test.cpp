@@ -7,7 +7,12 @@
 #include <limits>
 #include <string>
 
+#include <filesystem>
+#include <fstream>
+
+#include "core/fs.hpp"
 #include "fake_gpus.hpp"
+#include "host/pid_namespace.hpp"
 #include "mainboard/machine.hpp"
 #include "serve/exposition.hpp"
 #include "serve/metrics.hpp"
@@ -105,7 +110,7 @@ TEST(Serve, EightGpusInBaseUnits) {
   // The other process on GPU 3, named from the host's /proc.
   EXPECT_EQ(line(text, "mainboard_gpu_process_memory_bytes" + gpu3),
             "mainboard_gpu_process_memory_bytes" + gpu3 +
-                ",pid=\"4242\",process=\"python3\"} 42949672960");
+                ",pid=\"4242\",process=\"python3\",host_pid=\"\",container_pid=\"\"} 42949672960");
   // Health: GPU 5's pending remap and uncorrectable errors, GPU 7 without persistence.
   EXPECT_NE(text.find("mainboard_gpu_row_remap_pending{gpu=\"5\""), std::string::npos);
   EXPECT_TRUE(line(text, "mainboard_gpu_row_remap_pending{gpu=\"5\"").ends_with("} 1"));
@@ -167,4 +172,86 @@ TEST(Serve, NpusAndAHostWithoutGpus) {
   ASSERT_FALSE(limit.empty()) << ctext;
   EXPECT_TRUE(limit.ends_with(" " + std::to_string(*c.cgroup_memory().limit_bytes))) << limit;
   EXPECT_TRUE(ctext.ends_with("# EOF\n"));
+}
+
+// The driver's PIDs are the host's; each GPU process is given the PID the caller knows.
+namespace {
+
+struct ProcTree {
+  std::filesystem::path root;
+  ProcTree() {
+    root = std::filesystem::path(::testing::TempDir()) /
+           ("mainboard-pidns-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root);
+  }
+  ~ProcTree() { std::filesystem::remove_all(root); }
+  void process(const std::string& pid, const std::string& nspid, const std::string& ns,
+               const std::string& comm = "") {
+    auto dir = root / "proc" / pid;
+    std::filesystem::create_directories(dir / "ns");
+    std::ofstream(dir / "status") << "Name:\t" << comm << "\nNSpid:\t" << nspid << "\n";
+    if (!comm.empty()) std::ofstream(dir / "comm") << comm << "\n";
+    std::filesystem::create_symlink("pid:[" + ns + "]", dir / "ns" / "pid");
+  }
+};
+
+}  // namespace
+
+TEST(PidNamespace, NspidParsing) {
+  using host::parse_nspid;
+  EXPECT_EQ(parse_nspid("Name:\tx\nNSpid:\t30713\t3\nNSpgid:\t1\n"),
+            (std::vector<std::uint32_t>{30713, 3}));
+  EXPECT_TRUE(parse_nspid("Name:\tx\n").empty());
+  EXPECT_TRUE(parse_nspid("NSpid:\t12 garbage\n").empty());
+  EXPECT_TRUE(parse_nspid("NSpid:\t99999999999\n").empty());
+  EXPECT_TRUE(parse_nspid("").empty());
+}
+
+TEST(PidNamespace, OnTheHostAContainersProcessKeepsItsContainerPid) {
+  ProcTree t;
+  t.process("self", "500", "4026531836");
+  t.process("4242", "4242 17", "4026532177", "python3");
+  t.process("4300", "4300", "4026531836", "train");
+  core::Fs fs(t.root);
+  host::PidNamespaceView view(fs);
+  auto a = view.resolve(4242);
+  EXPECT_EQ(a.pid, 4242u);
+  EXPECT_EQ(a.container_pid, 17u);
+  EXPECT_FALSE(a.host_pid);
+  EXPECT_EQ(a.name, "python3");
+  auto b = view.resolve(4300);
+  EXPECT_FALSE(b.container_pid);
+  EXPECT_TRUE(b.visible);
+}
+
+TEST(PidNamespace, InANamespaceUnderTheHostsProcEachPidIsTheNamespaces) {
+  ProcTree t;
+  t.process("self", "30713 3", "4026532177");
+  t.process("30720", "30720 9", "4026532177", "python3");  // beside us in our namespace
+  t.process("4242", "4242 17", "4026532999", "other");     // another container
+  t.process("1200", "1200", "4026531836", "sshd");         // the host
+  core::Fs fs(t.root);
+  host::PidNamespaceView view(fs);
+  auto ours = view.resolve(30720);
+  EXPECT_EQ(ours.pid, 9u);
+  EXPECT_EQ(ours.host_pid, 30720u);
+  EXPECT_EQ(ours.name, "python3");
+  for (std::uint32_t other : {4242u, 1200u}) {
+    auto r = view.resolve(other);
+    EXPECT_FALSE(r.visible) << other;
+    EXPECT_EQ(r.pid, other);
+    EXPECT_TRUE(r.name.empty()) << "never named after a process it is not";
+  }
+}
+
+TEST(PidNamespace, AContainerWithItsOwnProcNamesNothingFromIt) {
+  // /proc shows the container's PIDs, the driver the host's: PID 17 here is not host PID 17.
+  ProcTree t;
+  t.process("self", "1", "4026532177");
+  t.process("17", "17", "4026532177", "bash");
+  core::Fs fs(t.root);
+  host::PidNamespaceView view(fs);
+  auto r = view.resolve(17);
+  EXPECT_FALSE(r.visible);
+  EXPECT_TRUE(r.name.empty());
 }

@@ -1,6 +1,7 @@
 #include <array>
 
 #include "core/text.hpp"
+#include "host/pid_namespace.hpp"
 #include "mainboard/nvidia.hpp"
 #include "providers/nvidia/state.hpp"
 
@@ -296,12 +297,21 @@ std::vector<GpuProcess> NvidiaGpu::processes() const {
   const auto& s = *state_;
   std::vector<GpuProcess> out;
   if (!usable(s)) return out;
+  // The driver's PIDs are the host's: each one as this process knows it (host/pid_namespace).
+  std::optional<host::PidNamespaceView> pids;
+  if (s.fs) pids.emplace(*s.fs);
   auto add = [&](unsigned pid, unsigned long long used) {
     GpuProcess p;
     p.pid = pid;
     if (used != nvml::kNotAvailable) p.used_memory_bytes = used;
-    if (s.fs)
-      if (auto comm = s.fs->read_line("/proc/" + std::to_string(pid) + "/comm")) p.name = *comm;
+    if (pids) {
+      auto where = pids->resolve(pid);
+      p.pid = where.pid;
+      p.name = std::move(where.name);
+      p.host_pid = where.host_pid;
+      p.container_pid = where.container_pid;
+      p.visible = where.visible;
+    }
     out.push_back(std::move(p));
   };
   // Ask for the count first; processes may start between the two calls, hence the slack.
