@@ -32,6 +32,10 @@ echo "== Google Benchmark: fleet_bench (merging 1 000 and 10 000 node snapshots)
   --benchmark_out="$out/fleet_bench.json" --benchmark_out_format=json
 
 echo
+echo "== mainboard serve under scrapes, next to node_exporter where installed"
+if ((quick)); then scripts/bench-serve.sh "$build" --quick; else scripts/bench-serve.sh "$build"; fi
+
+echo
 echo "== Google Benchmark: span_bench (span cost dormant and active, save/load/export)"
 "$build/bench/span_bench" --benchmark_min_time="$min_time" \
   --benchmark_out="$out/span_bench.json" --benchmark_out_format=json
