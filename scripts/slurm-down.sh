@@ -3,24 +3,10 @@
 # slurmstepd outlives its slurmd), then every slurmd, slurmctld, and munged if it was ours.
 # Safe to run twice, and after a failed start.
 set -uo pipefail
+# shellcheck source=pids.sh
+source "$(dirname "$0")/pids.sh"
 dir=$1
 export SLURM_CONF=$dir/slurm.conf
-pid_of() {
-  [[ -s $1 ]] || return 1
-  local p; p=$(<"$1")
-  [[ -r /proc/$p/comm && $(</proc/$p/comm) == "$2" ]] && echo "$p"
-}
-stop() {  # stop PID...: TERM, then KILL whatever is left after 10 s
-  (($#)) || return 0
-  kill "$@" 2>/dev/null
-  for _ in $(seq 40); do
-    local left=0
-    for p; do [[ -e /proc/$p ]] && ! grep -q ') Z' "/proc/$p/stat" 2>/dev/null && left=1; done
-    ((left)) || return 0
-    sleep 0.25
-  done
-  kill -9 "$@" 2>/dev/null
-}
 if pid_of "$dir/run/slurmctld.pid" slurmctld >/dev/null; then
   scancel --full --quiet --user="$(id -un)" 2>/dev/null
   for _ in $(seq 40); do [[ -z $(squeue -h 2>/dev/null) ]] && break; sleep 0.25; done

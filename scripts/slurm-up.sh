@@ -5,17 +5,14 @@
 #   scripts/slurm-up.sh DIR [NODES]      then: export SLURM_CONF=DIR/slurm.conf
 # scripts/slurm-down.sh DIR stops all of it by the PIDs recorded under DIR/run.
 set -euo pipefail
+# shellcheck source=pids.sh
+source "$(dirname "$0")/pids.sh"
 dir=$1 nodes=${2:-3}
 conf=$dir/slurm.conf
 export SLURM_CONF=$conf
 command -v slurmctld >/dev/null && command -v munged >/dev/null ||
   { echo "slurm-up: slurm-wlm and munge are not installed (scripts/install-deps.sh)" >&2; exit 1; }
 
-pid_of() {  # pid_of PIDFILE COMM: the recorded PID, if that process still runs COMM
-  [[ -s $1 ]] || return 1
-  local p; p=$(<"$1")
-  [[ -r /proc/$p/comm && $(</proc/$p/comm) == "$2" ]] && echo "$p"
-}
 "$(dirname "$0")/slurm-down.sh" "$dir" >/dev/null 2>&1 || true
 rm -rf "$dir"
 mkdir -p "$dir"/{run,log,state}
