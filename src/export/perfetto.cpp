@@ -122,7 +122,7 @@ struct CallTree {
 };
 
 /// What a trace viewer shows as a frame's name: the function, and where it comes from.
-std::string frame_label(const StackFrame& f) {
+std::string trace_frame_name(const StackFrame& f) {
   return f.function.empty() ? "[unknown]" : f.function;
 }
 
@@ -136,7 +136,7 @@ void stack_sample_events(std::string& out, const Profile& p, const CallTree& tre
   if (p.samples.empty()) return;
   std::vector<std::string> labels(p.frames.size());
   for (std::size_t i = 0; i < p.frames.size(); ++i)
-    escape(labels[i], frame_label(p.frames[i]));
+    escape(labels[i], trace_frame_name(p.frames[i]));
   // Per thread: its samples (by time) and the nodes they need, ancestors included.
   std::map<std::uint32_t, std::vector<const StackSample*>> by_thread;
   for (const auto& x : p.samples)
@@ -246,7 +246,7 @@ void stack_frames_and_samples(std::string& out, const Profile& p, const CallTree
   for (std::size_t n = 1; n < tree.nodes.size(); ++n) {
     const auto& f = p.frames[tree.nodes[n].frame];
     fmt::format_to(std::back_inserter(out), "{}\n\"{}\":{{\"name\":\"", n > 1 ? "," : "", n);
-    escape(out, frame_label(f));
+    escape(out, trace_frame_name(f));
     out += "\",\"category\":\"";
     escape(out, f.module);
     out += '"';

@@ -9,7 +9,7 @@ namespace mainboard {
 
 namespace {
 
-std::string frame_label(const StackFrame& f) {
+std::string folded_frame_name(const StackFrame& f) {
   std::string name = f.function;
   for (auto& c : name)
     if (c == ';') c = ':';  // the folded format's separator
@@ -42,7 +42,7 @@ std::string Profile::folded(bool per_process) const {
     std::string line = per_process ? thread_label(*this, key.first) : root;
     const auto& stack = stacks[key.second];
     for (auto it = stack.rbegin(); it != stack.rend(); ++it)
-      if (*it < frames.size()) line += ";" + frame_label(frames[*it]);
+      if (*it < frames.size()) line += ";" + folded_frame_name(frames[*it]);
     lines[line] += n;
   }
   std::string out;

@@ -622,12 +622,10 @@ TEST(Cli, MeterErrors) {
   EXPECT_NE(missing.err.find("cannot run no-such-program-anywhere"), std::string::npos);
 }
 
-namespace {
 struct SchematicCase {
   const char* host;
   const char* scenario;  // GPU scenario for the fake drivers, or nullptr for none
 };
-}  // namespace
 
 class Schematic : public ::testing::TestWithParam<SchematicCase> {};
 
@@ -935,14 +933,16 @@ nlohmann::json readings_of(const std::string& json_text) {
   return without_times(nlohmann::json::parse(json_text));
 }
 
+}  // namespace
+
+// Outside the anonymous namespace: the test classes derived from a parameterised fixture are not
+// in it, and must not be based on a type that is (the sources are compiled together in batches).
 struct GatherCase {
   const char* host;
   const char* gpus;  // fake NVIDIA scenario, or null
 };
 
 class GatherHost : public ::testing::TestWithParam<GatherCase> {};
-
-}  // namespace
 
 // Gathering a recorded host reproduces every probe's reading: the gathered tree holds what the
 // probes read, whatever they are (a new probe is gathered without being listed anywhere).
