@@ -74,6 +74,30 @@ struct MAINBOARD_API GpuInfo {
   bool operator==(const GpuInfo&) const = default;
 };
 
+/// One GPU-to-GPU link (NVLink): its state, the payload it carried and its error counters, each
+/// counted since the driver loaded. Counters the driver does not give are empty.
+struct MAINBOARD_API GpuLink {
+  std::uint32_t link = 0;
+  bool active = false;
+  std::optional<std::uint32_t> version;  ///< NVLink generation
+  std::optional<std::uint64_t> tx_bytes;
+  std::optional<std::uint64_t> rx_bytes;
+  std::optional<std::uint64_t> replay_errors;    ///< packets sent again after an error
+  std::optional<std::uint64_t> recovery_errors;  ///< link retrained after failing
+  std::optional<std::uint64_t> crc_errors;       ///< flits that failed their CRC
+  bool operator==(const GpuLink&) const = default;
+};
+
+/// An XID: an error the NVIDIA driver logs against a GPU (a fault, a lost GPU, an ECC page).
+struct MAINBOARD_API XidError {
+  std::uint32_t code = 0;
+  std::string meaning;               ///< from NVIDIA's XID catalog; empty for a code not in it
+  std::optional<std::uint32_t> pid;  ///< the process the driver names, where it names one
+  std::string process;
+  std::optional<double> uptime_s;  ///< when, in seconds since the host booted
+  bool operator==(const XidError&) const = default;
+};
+
 /// What a GPU's driver says about its fitness for work: persistence, ECC errors, memory rows
 /// remapped or pages retired. Each empty where the driver or GPU does not report it
 /// (`unsupported` says which and why).
@@ -93,8 +117,29 @@ struct MAINBOARD_API GpuHealth {
   std::optional<bool> remap_failed;
   /// Page retirement (before Ampere): pages waiting for a reset to be retired.
   std::optional<bool> retired_pages_pending;
+  /// XIDs the driver logged for this GPU since boot (as far back as the kernel log reaches), and
+  /// the last of them.
+  std::optional<std::uint32_t> xid_errors;
+  std::optional<XidError> last_xid;
+  /// NVLink, link by link (empty for a GPU without it).
+  std::vector<GpuLink> links;
   std::vector<std::string> unsupported;  ///< "ecc: NVML_ERROR_NOT_SUPPORTED", …
   bool operator==(const GpuHealth&) const = default;
+};
+
+/// How busy the units inside a GPU were over a window, in percent (NVIDIA's GPM, Hopper and
+/// later): SMs with a warp resident, warps resident out of the SMs' capacity, tensor cores, and
+/// DRAM bandwidth. Unlike the driver's utilization, a kernel on one SM is not a busy GPU.
+struct MAINBOARD_API GpuUnitActivity {
+  bool supported = false;
+  std::optional<double> sm_active_pct;
+  std::optional<double> sm_occupancy_pct;
+  std::optional<double> tensor_active_pct;
+  std::optional<double> dram_bandwidth_pct;
+  std::optional<double> graphics_active_pct;
+  std::optional<double> window_s;  ///< the time between the two samples compared
+  std::string reason;
+  bool operator==(const GpuUnitActivity&) const = default;
 };
 
 /// A GPU at one moment: identity plus every reading.
@@ -107,6 +152,7 @@ struct MAINBOARD_API GpuSnapshot {
   std::vector<GpuProcess> processes;
   /// Empty where the provider reads none (or in a snapshot saved before it was read).
   std::optional<GpuHealth> health;
+  GpuUnitActivity unit_activity;
   bool operator==(const GpuSnapshot&) const = default;
 };
 
@@ -132,6 +178,9 @@ class MAINBOARD_API Gpu : public Unit {
   virtual bool lists_processes() const;
   /// Persistence, ECC and memory-repair state (empty for providers that report none).
   virtual GpuHealth health() const;
+  /// Unit activity since the previous call (at least 100 ms before; the first call waits for
+  /// what is left of the 100 ms after the GPU was found). Unsupported by default.
+  virtual GpuUnitActivity unit_activity() const;
 
   std::optional<double> temperature_c() const { return thermal().temperature_c; }
   std::optional<double> gpu_util_pct() const { return utilization().compute_pct; }

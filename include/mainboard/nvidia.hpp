@@ -32,7 +32,10 @@ class MAINBOARD_API NvidiaGpu final : public Gpu {
   /// Compute processes, with names from /proc/<pid>/comm where it is readable.
   std::vector<GpuProcess> processes() const override;
   bool lists_processes() const override;
+  /// Persistence, ECC, row remapping, XIDs from the kernel log and NVLink link by link.
   GpuHealth health() const override;
+  /// GPM metrics (Hopper and later, not per MIG instance) between the previous sample and now.
+  GpuUnitActivity unit_activity() const override;
 
   Memory nvml_memory() const;
   /// cuMemGetInfo through the device's primary context: retaining it costs a context on the
@@ -42,6 +45,8 @@ class MAINBOARD_API NvidiaGpu final : public Gpu {
   bool coherent() const { return info_.coherent; }
 
  private:
+  void read_links(GpuHealth& h) const;
+
   GpuInfo info_;
   std::shared_ptr<const State> state_;
 };

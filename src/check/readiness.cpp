@@ -1,9 +1,11 @@
 // The readiness rules (docs/check.md): pure functions of one machine snapshot, so that a recorded
 // host (--sysroot) and the fake GPU drivers check exactly as a live node does.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "mainboard/check.hpp"
 #include "mainboard/json.hpp"
@@ -218,6 +220,53 @@ void Rules::health(const GpuHealth& h, const std::string& subject, std::uint32_t
                     *h.ecc_uncorrected_volatile),
         "work on this GPU may have read corrupted memory; more errors tend to follow",
         "nvidia-smi -q -d ECC,ROW_REMAPPER; " + reset);
+  if (h.xid_errors && *h.xid_errors > 0 && h.last_xid) {
+    // By what the code says of the GPU: lost or with failing memory (blocker), a link or
+    // firmware trouble (warning), or a fault of the application that ran (info).
+    const auto& x = *h.last_xid;
+    static const std::set<std::uint32_t> kBlockers = {48, 64, 79, 95, 119, 120, 140, 143, 154};
+    static const std::set<std::uint32_t> kApplication = {13, 31, 43, 45, 68, 69};
+    Severity severity = kBlockers.count(x.code)      ? Severity::blocker
+                        : kApplication.count(x.code) ? Severity::info
+                                                     : Severity::warning;
+    std::string what = fmt::format("{} XID{} since boot, the last {}{}", *h.xid_errors,
+                                   *h.xid_errors == 1 ? "" : "s", x.code,
+                                   x.meaning.empty() ? "" : ": " + x.meaning);
+    std::string why = severity == Severity::blocker
+                          ? "the driver reported the GPU itself failing; work on it can fail or "
+                            "return wrong results until it is reset or replaced"
+                      : severity == Severity::info
+                          ? "an application's fault (a bad address, a killed process); the GPU "
+                            "itself is fine unless these keep coming without one"
+                          : "the driver reported trouble on a link or in firmware";
+    add("gpu.xid", subject, severity, what, why,
+        severity == Severity::info ? "read the kernel log (dmesg | grep Xid) for the process"
+                                   : "dmesg | grep Xid; " + reset);
+  }
+  {
+    std::size_t up = 0;
+    std::vector<std::string> down, failing;
+    for (const auto& l : h.links) {
+      if (l.active)
+        ++up;
+      else
+        down.push_back(std::to_string(l.link));
+      if (l.recovery_errors.value_or(0) || l.crc_errors.value_or(0))
+        failing.push_back(fmt::format("link {} ({} recoveries, {} CRC errors)", l.link,
+                                      l.recovery_errors.value_or(0), l.crc_errors.value_or(0)));
+    }
+    if (up > 0 && !down.empty())
+      add("gpu.nvlink_down", subject, Severity::warning,
+          fmt::format("NVLink {} of {} links up (down: {})", up, h.links.size(),
+                      fmt::join(down, ", ")),
+          "traffic to other GPUs takes the remaining links (or PCIe): collectives slow down",
+          "nvidia-smi nvlink -s -i " + std::to_string(index) + "; " + reset);
+    if (!failing.empty())
+      add("gpu.nvlink_errors", subject, Severity::warning,
+          "NVLink errors: " + fmt::format("{}", fmt::join(failing, ", ")),
+          "a link that retrains or fails its CRC loses bandwidth and may go down",
+          "nvidia-smi nvlink -e -i " + std::to_string(index));
+  }
   if (h.ecc_enabled && !*h.ecc_enabled)
     add("gpu.ecc_off", subject, Severity::info, "ECC off",
         "memory errors go undetected (more memory and bandwidth for the work)",

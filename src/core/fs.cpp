@@ -67,6 +67,10 @@ std::optional<std::string> read_file(const std::filesystem::path& full, std::siz
 
 }  // namespace
 
+void Fs::observed(std::string_view path, const std::optional<std::string>& text) const {
+  if (observer_) observer_->file(path, text);
+}
+
 std::optional<std::string> Fs::read(std::string_view path, std::size_t max_bytes) const {
   auto text = read_file(host_path(path), max_bytes);
   if (observer_) observer_->file(path, text);

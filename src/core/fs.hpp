@@ -50,6 +50,9 @@ class Fs {
   /// Whole file as text; empty when missing, unreadable, larger than `max_bytes`, or binary.
   std::optional<std::string> read(std::string_view path,
                                   std::size_t max_bytes = kDefaultMaxBytes) const;
+  /// For a file read some other way (a device that must not be read to EOF, as /dev/kmsg):
+  /// tells the observer what was read, so that a recorded host has it too.
+  void observed(std::string_view path, const std::optional<std::string>& text) const;
   /// First line, trimmed of surrounding whitespace.
   std::optional<std::string> read_line(std::string_view path) const;
   std::optional<std::uint64_t> read_u64(std::string_view path) const;

@@ -69,6 +69,12 @@ GpuHealth Gpu::health() const {
   return {};
 }
 
+GpuUnitActivity Gpu::unit_activity() const {
+  GpuUnitActivity a;
+  a.reason = "not exposed by this provider";
+  return a;
+}
+
 GpuSnapshot Gpu::gpu_snapshot(const std::string& name) const {
   GpuSnapshot s;
   s.info = info();
@@ -78,6 +84,7 @@ GpuSnapshot Gpu::gpu_snapshot(const std::string& name) const {
   s.fan_speed_pct = fan_speed_pct();
   s.processes = processes();
   if (auto h = health(); h != GpuHealth{}) s.health = std::move(h);
+  s.unit_activity = unit_activity();
   return s;
 }
 

@@ -365,6 +365,42 @@ void fields(V& v, GpuInfo& m) {
 MAINBOARD_DEFINE_JSON(GpuInfo)
 
 template <class V>
+void fields(V& v, GpuLink& m) {
+  v("link", m.link);
+  v("active", m.active);
+  v("version", m.version);
+  v("tx_bytes", m.tx_bytes);
+  v("rx_bytes", m.rx_bytes);
+  v("replay_errors", m.replay_errors);
+  v("recovery_errors", m.recovery_errors);
+  v("crc_errors", m.crc_errors);
+}
+MAINBOARD_DEFINE_JSON(GpuLink)
+
+template <class V>
+void fields(V& v, XidError& m) {
+  v("code", m.code);
+  v("meaning", m.meaning);
+  v("pid", m.pid);
+  v("process", m.process);
+  v("uptime_s", m.uptime_s);
+}
+MAINBOARD_DEFINE_JSON(XidError)
+
+template <class V>
+void fields(V& v, GpuUnitActivity& m) {
+  v("supported", m.supported);
+  v("sm_active_pct", m.sm_active_pct);
+  v("sm_occupancy_pct", m.sm_occupancy_pct);
+  v("tensor_active_pct", m.tensor_active_pct);
+  v("dram_bandwidth_pct", m.dram_bandwidth_pct);
+  v("graphics_active_pct", m.graphics_active_pct);
+  v("window_s", m.window_s);
+  v("reason", m.reason);
+}
+MAINBOARD_DEFINE_JSON(GpuUnitActivity)
+
+template <class V>
 void fields(V& v, GpuHealth& m) {
   v("persistence_mode", m.persistence_mode);
   v("ecc_enabled", m.ecc_enabled);
@@ -376,6 +412,9 @@ void fields(V& v, GpuHealth& m) {
   v("remap_pending", m.remap_pending);
   v("remap_failed", m.remap_failed);
   v("retired_pages_pending", m.retired_pages_pending);
+  v("xid_errors", m.xid_errors);
+  v("last_xid", m.last_xid);
+  v("links", m.links);
   v("unsupported", m.unsupported);
 }
 MAINBOARD_DEFINE_JSON(GpuHealth)
@@ -389,6 +428,7 @@ void fields(V& v, GpuSnapshot& m) {
   v("fan_speed_pct", m.fan_speed_pct);
   v("processes", m.processes);
   v("health", m.health);
+  v("unit_activity", m.unit_activity);
 }
 MAINBOARD_DEFINE_JSON(GpuSnapshot)
 

@@ -161,6 +161,27 @@ void expose_gpu(const GpuSnapshot& g, Exposition& out, Family& unavailable) {
                      {"container_pid",
                       proc.container_pid ? std::to_string(*proc.container_pid) : ""}}),
                *proc.used_memory_bytes);
+  const GpuUnitActivity& a = g.unit_activity;
+  auto ratio = [&](const char* name, const char* help, const std::optional<double>& pct) {
+    if (pct) out.gauge(name, help).add(id, *pct / 100.0);
+  };
+  ratio("mainboard_gpu_sm_active_ratio",
+        "Share of SMs with at least one warp resident over the last window (GPM, 0 to 1).",
+        a.sm_active_pct);
+  ratio("mainboard_gpu_sm_occupancy_ratio",
+        "Warps resident out of the SMs' capacity over the last window (GPM, 0 to 1).",
+        a.sm_occupancy_pct);
+  ratio("mainboard_gpu_tensor_active_ratio",
+        "Share of time tensor cores were busy over the last window (GPM, 0 to 1).",
+        a.tensor_active_pct);
+  ratio("mainboard_gpu_dram_bandwidth_ratio",
+        "DRAM bandwidth used as a share of the peak over the last window (GPM, 0 to 1).",
+        a.dram_bandwidth_pct);
+  if (!a.supported)
+    unavailable.add({{"unit", "gpu" + std::to_string(g.info.index)},
+                     {"reading", "unit_activity"},
+                     {"reason", a.reason}},
+                    1);
   if (!g.health) return;
   const GpuHealth& h = *g.health;
   for (const auto& missing : h.unsupported) {  // "ecc: NVML_ERROR_NOT_SUPPORTED"
@@ -203,6 +224,36 @@ void expose_gpu(const GpuSnapshot& g, Exposition& out, Family& unavailable) {
     out.gauge("mainboard_gpu_retired_pages_pending",
               "1 when retired memory pages wait for a GPU reset.")
         .add(id, flag(*h.retired_pages_pending));
+  if (h.xid_errors)
+    out.counter("mainboard_gpu_xid_errors_total",
+                "XIDs the driver logged for the GPU since boot (from the kernel log).")
+        .add(id, *h.xid_errors);
+  if (h.last_xid)
+    out.gauge("mainboard_gpu_last_xid_code",
+              "The code of the last XID since boot, with its meaning in a label.")
+        .add(with({{"meaning", h.last_xid->meaning}}), h.last_xid->code);
+  for (const auto& l : h.links) {
+    std::string link = std::to_string(l.link);
+    out.gauge("mainboard_gpu_nvlink_up", "1 for an NVLink link that is up.")
+        .add(with({{"link", link}}), flag(l.active));
+    auto data = [&](const char* direction, const std::optional<std::uint64_t>& v) {
+      if (v)
+        out.counter("mainboard_gpu_nvlink_data_bytes_total",
+                    "Payload through an NVLink link since the driver loaded, in bytes.")
+            .add(with({{"link", link}, {"direction", direction}}), static_cast<double>(*v));
+    };
+    data("transmit", l.tx_bytes);
+    data("receive", l.rx_bytes);
+    auto errors = [&](const char* kind, const std::optional<std::uint64_t>& v) {
+      if (v)
+        out.counter("mainboard_gpu_nvlink_errors_total",
+                    "NVLink errors since the driver loaded: replays, recoveries, CRC failures.")
+            .add(with({{"link", link}, {"kind", kind}}), static_cast<double>(*v));
+    };
+    errors("replay", l.replay_errors);
+    errors("recovery", l.recovery_errors);
+    errors("crc", l.crc_errors);
+  }
 }
 
 }  // namespace

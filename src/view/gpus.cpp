@@ -26,6 +26,62 @@ std::string process_where(const GpuProcess& p) {
   return where;
 }
 
+/// GPM's unit activity: "SMs active 92 % (occupancy 48 %) · tensor 62 % · DRAM bandwidth 71 %".
+std::string unit_activity_line(const GpuUnitActivity& a) {
+  std::vector<std::string> parts;
+  if (a.sm_active_pct)
+    parts.push_back(
+        fmt::format("SMs active {:.0f} %", *a.sm_active_pct) +
+        (a.sm_occupancy_pct ? fmt::format(" (occupancy {:.0f} %)", *a.sm_occupancy_pct) : ""));
+  if (a.tensor_active_pct) parts.push_back(fmt::format("tensor {:.0f} %", *a.tensor_active_pct));
+  if (a.dram_bandwidth_pct)
+    parts.push_back(fmt::format("DRAM bandwidth {:.0f} %", *a.dram_bandwidth_pct));
+  if (parts.empty()) return {};
+  return join(parts, " · ") + (a.window_s ? fmt::format(" over {:.1f} s", *a.window_s) : "");
+}
+
+/// NVLink at a glance: "NVLink4 17/18 up · tx 72.0 MiB rx 144 MiB since driver load · link 2:
+/// 12 replays, 1 recovery, 3 CRC errors".
+std::string links_line(const std::vector<GpuLink>& links) {
+  if (links.empty()) return {};
+  std::size_t up = 0;
+  std::uint64_t tx = 0, rx = 0;
+  bool counted = false;
+  std::vector<std::string> errors;
+  for (const auto& l : links) {
+    up += l.active ? 1 : 0;
+    if (l.tx_bytes || l.rx_bytes) counted = true;
+    tx += l.tx_bytes.value_or(0);
+    rx += l.rx_bytes.value_or(0);
+    std::vector<std::string> e;
+    if (l.replay_errors.value_or(0)) e.push_back(fmt::format("{} replays", *l.replay_errors));
+    if (l.recovery_errors.value_or(0))
+      e.push_back(fmt::format("{} recoveries", *l.recovery_errors));
+    if (l.crc_errors.value_or(0)) e.push_back(fmt::format("{} CRC errors", *l.crc_errors));
+    if (!e.empty()) errors.push_back(fmt::format("link {}: {}", l.link, join(e, ", ")));
+  }
+  std::string version = links.front().version ? fmt::format("{}", *links.front().version) : "";
+  std::vector<std::string> parts = {fmt::format("NVLink{} {}/{} up", version, up, links.size())};
+  if (counted) parts.push_back("tx " + bytes(tx) + " rx " + bytes(rx) + " since driver load");
+  for (auto& e : errors)
+    parts.push_back(std::move(e));
+  return join(parts, " · ");
+}
+
+/// XIDs since boot: "no XIDs since boot", or "2 XIDs since boot, last 45 (preemptive cleanup …)
+/// pid 4242 python3".
+std::string xid_line(const GpuHealth& h) {
+  if (!h.xid_errors) return {};
+  if (*h.xid_errors == 0 || !h.last_xid) return "no XIDs since boot";
+  const auto& x = *h.last_xid;
+  std::string out = fmt::format("{} XID{} since boot, last {}", *h.xid_errors,
+                                *h.xid_errors == 1 ? "" : "s", x.code);
+  if (!x.meaning.empty()) out += " (" + x.meaning + ")";
+  if (x.pid) out += fmt::format(" pid {}", *x.pid);
+  if (!x.process.empty()) out += " " + x.process;
+  return out;
+}
+
 }  // namespace
 
 std::string cuda_stack_line(const CudaStack& c) {
@@ -87,9 +143,12 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
     };
     std::vector<std::string> live;
     if (t.memory.supported)
-      live.push_back("memory " +
-                     capacity_pair(t.memory.used_bytes.value_or(0), t.memory.total_bytes) +
-                     (t.memory.unified ? " (unified)" : ""));
+      live.push_back(
+          "memory " + capacity_pair(t.memory.used_bytes.value_or(0), t.memory.total_bytes) +
+          (t.memory.source == "cuda" ? (t.memory.unified ? " (unified; the CUDA driver's figure)"
+                                                         : " (the CUDA driver's figure)")
+           : t.memory.unified        ? " (unified)"
+                                     : ""));
     else
       unavailable("memory", t.memory.reason);
     for (const auto& r : g.memory_regions)
@@ -142,6 +201,13 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
       power.push_back("tx " + rate_kbps(*g.pcie.tx_kbps) + " rx " +
                       rate_kbps(g.pcie.rx_kbps.value_or(0)));
     more(join(power, " · "));
+    more(unit_activity_line(g.unit_activity));
+    if (g.health) {
+      more(links_line(g.health->links));
+      more(xid_line(*g.health));
+      for (const auto& u : g.health->unsupported)
+        if (u.rfind("xid: ", 0) == 0) unavailable("XIDs", u.substr(5));
+    }
     for (const auto& [what, reason] : missing)
       more(why(style, what, reason));
     for (const auto& p : g.processes)

@@ -10,8 +10,10 @@ inline nlohmann::json without_times(nlohmann::json j) {
   j.erase("unix_time_ns");
   for (auto& d : j["diagnostics"])
     d.erase("duration_ns");
-  for (auto& g : j["gpus"])
+  for (auto& g : j["gpus"]) {
     g["telemetry"].erase("timestamp_ns");
+    if (g.contains("unit_activity")) g["unit_activity"].erase("window_s");  // a measured time
+  }
   for (auto& n : j["npus"])
     n["telemetry"].erase("timestamp_ns");
   return j;

@@ -306,6 +306,13 @@ int read_memory(Device* d, unsigned long long& total, unsigned long long& reserv
                 unsigned long long& used) {
   int r = telemetry(d);
   if (r != kSuccess) return r;
+  // A unified-memory GPU (GB10): NVML has no figure, or gives zeros.
+  std::string how = d->text("nvml_memory");
+  if (how == "not_supported") return kNotSupported;
+  if (how == "zero") {
+    total = reserved = used = 0;
+    return kSuccess;
+  }
   auto t = d->number("/memory/total");
   if (!t) return kNotSupported;
   total = static_cast<unsigned long long>(*t);
@@ -517,6 +524,152 @@ EXPORT int nvmlDeviceGetRemappedRows(void* handle, unsigned* corrected, unsigned
 EXPORT int nvmlDeviceGetRetiredPagesPendingStatus(void* handle, unsigned* pending) {
   std::lock_guard<std::mutex> lock(g_mutex);
   return put_number(device(handle), "/retired_pages_pending", pending);
+}
+
+// NVLink: "nvlink": [{"active", "version", "tx_kib", "rx_kib", "replay", "recovery", "crc"}].
+namespace {
+int link_number(void* handle, unsigned link, const char* key, unsigned long long* out) {
+  Device* d = device(handle);
+  int r = telemetry(d);
+  if (r != kSuccess) return r;
+  if (!out) return kInvalidArgument;
+  if (!d->spec.contains("nvlink")) return kNotSupported;
+  if (link >= d->spec["nvlink"].size()) return kInvalidArgument;
+  auto v = d->number("/nvlink/" + std::to_string(link) + "/" + key);
+  if (!v) return kNotSupported;
+  *out = static_cast<unsigned long long>(*v);
+  return kSuccess;
+}
+}  // namespace
+
+EXPORT int nvmlDeviceGetNvLinkState(void* handle, unsigned link, unsigned* active) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  unsigned long long v = 0;
+  int r = link_number(handle, link, "active", active ? &v : nullptr);
+  if (r == kSuccess) *active = static_cast<unsigned>(v);
+  return r;
+}
+
+EXPORT int nvmlDeviceGetNvLinkVersion(void* handle, unsigned link, unsigned* version) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  unsigned long long v = 0;
+  int r = link_number(handle, link, "version", version ? &v : nullptr);
+  if (r == kSuccess) *version = static_cast<unsigned>(v);
+  return r;
+}
+
+EXPORT int nvmlDeviceGetNvLinkErrorCounter(void* handle, unsigned link, unsigned counter,
+                                           unsigned long long* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const char* keys[] = {"replay", "recovery", "crc"};
+  if (counter > 2) return kNotSupported;  // CRC data and ECC data counters: not in scenarios
+  return link_number(handle, link, keys[counter], out);
+}
+
+struct FieldValue {
+  unsigned fieldId, scopeId;
+  long long timestamp, latencyUsec;
+  int valueType, nvmlReturn;
+  union {
+    double d;
+    unsigned long long ull;
+  } value;
+};
+static_assert(sizeof(FieldValue) == 40);
+
+EXPORT int nvmlDeviceGetFieldValues(void* handle, int count, FieldValue* values) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  int r = telemetry(d);
+  if (r != kSuccess) return r;
+  if (count < 0 || (count > 0 && !values)) return kInvalidArgument;
+  for (int i = 0; i < count; ++i) {
+    auto& f = values[i];
+    f.valueType = 3;  // unsigned long long
+    const char* key = f.fieldId == 138 ? "tx_kib" : f.fieldId == 139 ? "rx_kib" : nullptr;
+    unsigned long long v = 0;
+    f.nvmlReturn = key ? link_number(handle, f.scopeId, key, &v) : kNotSupported;
+    if (f.nvmlReturn == kSuccess) f.value.ull = v;
+  }
+  return kSuccess;
+}
+
+// GPM: "gpm": {"sm_active", "sm_occupancy", "tensor_active", "dram_bandwidth",
+// "graphics_active"}, percentages any two samples of the device give.
+struct GpmSupport {
+  unsigned version, isSupportedDevice;
+};
+struct GpmSample {
+  Device* device = nullptr;
+};
+struct GpmMetric {
+  unsigned metricId;
+  int nvmlReturn;
+  double value;
+  char* names[3];
+};
+struct GpmMetricsGet {
+  unsigned version, numMetrics;
+  GpmSample* sample1;
+  GpmSample* sample2;
+  GpmMetric metrics[333];
+};
+
+EXPORT int nvmlGpmQueryDeviceSupport(void* handle, GpmSupport* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  int r = telemetry(d);
+  if (r != kSuccess) return r;
+  if (!out || out->version != 1) return kInvalidArgument;
+  out->isSupportedDevice = d->spec.contains("gpm") && !d->parent ? 1 : 0;
+  return kSuccess;
+}
+
+EXPORT int nvmlGpmSampleAlloc(GpmSample** out) {
+  if (!out) return kInvalidArgument;
+  *out = new GpmSample;
+  return kSuccess;
+}
+
+EXPORT int nvmlGpmSampleFree(GpmSample* sample) {
+  delete sample;
+  return kSuccess;
+}
+
+EXPORT int nvmlGpmSampleGet(void* handle, GpmSample* sample) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  int r = telemetry(d);
+  if (r != kSuccess) return r;
+  if (!sample) return kInvalidArgument;
+  if (!d->spec.contains("gpm")) return kNotSupported;
+  sample->device = d;
+  return kSuccess;
+}
+
+EXPORT int nvmlGpmMetricsGet(GpmMetricsGet* get) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!get || get->version != 1 || get->numMetrics > 333) return kInvalidArgument;
+  if (!get->sample1 || !get->sample2 || !get->sample1->device ||
+      get->sample1->device != get->sample2->device)
+    return kInvalidArgument;
+  const auto& gpm = get->sample1->device->spec["gpm"];
+  for (unsigned i = 0; i < get->numMetrics; ++i) {
+    auto& m = get->metrics[i];
+    const char* key = m.metricId == 1    ? "graphics_active"
+                      : m.metricId == 2  ? "sm_active"
+                      : m.metricId == 3  ? "sm_occupancy"
+                      : m.metricId == 5  ? "tensor_active"
+                      : m.metricId == 10 ? "dram_bandwidth"
+                                         : nullptr;
+    if (key && gpm.contains(key) && gpm[key].is_number()) {
+      m.value = gpm[key].get<double>();
+      m.nvmlReturn = kSuccess;
+    } else {
+      m.nvmlReturn = kNotSupported;
+    }
+  }
+  return kSuccess;
 }
 #endif
 

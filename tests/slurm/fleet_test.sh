@@ -8,7 +8,9 @@ export SLURM_CONF=$2
 fake_nvml=${3:-} fake_cuda=${4:-} scenario=${5:-}
 fail=0
 check() {  # check WHAT JSON PYTHON-EXPRESSION (over d, the fleet document)
-  if /usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if ($3) else 1)" "$2"; then
+  # The document on standard input: one argument may not exceed 128 KiB, and a fleet of GPU
+  # nodes' snapshots does.
+  if /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($3) else 1)" <<<"$2"; then
     echo "ok: $1"
   else
     echo "FAIL: $1"; echo "$2" | head -c 2000; echo; fail=1

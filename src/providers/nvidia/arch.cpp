@@ -16,9 +16,10 @@ std::string architecture_name(int major, int minor) {
     case 11:  // Thor
     case 12:  // RTX 50, RTX PRO (12.0), GB10 (12.1)
       return "Blackwell";
-    default: return major > 12 ? "unknown (compute capability " + std::to_string(major) + "." +
-                                     std::to_string(minor) + ")"
-                               : "unknown";
+    default:
+      return major > 12 ? "unknown (compute capability " + std::to_string(major) + "." +
+                              std::to_string(minor) + ")"
+                        : "unknown";
   }
 }
 

@@ -87,8 +87,8 @@ CudaStack probe_cuda_stack(const providers::Context& context) {
     s.cuda_driver.version = cuda_version_string(cuda->driver_version);
     if (s.cuda_driver_version.empty()) s.cuda_driver_version = s.cuda_driver.version;
   }
-  const std::vector<std::string> system_dirs = {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-                                                "/usr/lib64", "/usr/lib"};
+  const std::vector<std::string> system_dirs = {
+      "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"};
   s.cupti = find_library(context, "MAINBOARD_CUPTI_LIBRARY", "libcupti.so", system_dirs);
   s.cuda_runtime = find_library(context, "MAINBOARD_CUDART_LIBRARY", "libcudart.so", system_dirs);
   return s;

@@ -119,6 +119,19 @@ std::shared_ptr<NvmlLibrary> open_nvml(const std::string& path) {
   bind(lib, n->mig_handle_by_index, {"nvmlDeviceGetMigDeviceHandleByIndex"});
   bind(lib, n->gpu_instance_id, {"nvmlDeviceGetGpuInstanceId"});
   bind(lib, n->compute_instance_id, {"nvmlDeviceGetComputeInstanceId"});
+  bind(lib, n->nvlink_state, {"nvmlDeviceGetNvLinkState"});
+  bind(lib, n->nvlink_version, {"nvmlDeviceGetNvLinkVersion"});
+  bind(lib, n->nvlink_error_counter, {"nvmlDeviceGetNvLinkErrorCounter"});
+  bind(lib, n->field_values, {"nvmlDeviceGetFieldValues"});
+  bind(lib, n->event_set_create, {"nvmlEventSetCreate"});
+  bind(lib, n->register_events, {"nvmlDeviceRegisterEvents"});
+  bind(lib, n->event_set_wait, {"nvmlEventSetWait_v2"});
+  bind(lib, n->event_set_free, {"nvmlEventSetFree"});
+  bind(lib, n->gpm_query_support, {"nvmlGpmQueryDeviceSupport"});
+  bind(lib, n->gpm_sample_alloc, {"nvmlGpmSampleAlloc"});
+  bind(lib, n->gpm_sample_free, {"nvmlGpmSampleFree"});
+  bind(lib, n->gpm_sample_get, {"nvmlGpmSampleGet"});
+  bind(lib, n->gpm_metrics_get, {"nvmlGpmMetricsGet"});
 
   nvml::Return r = init();
   if (r != nvml::kSuccess) {

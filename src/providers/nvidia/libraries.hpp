@@ -63,6 +63,19 @@ struct NvmlLibrary {
   nvml::MigHandleFn* mig_handle_by_index = nullptr;
   nvml::DeviceUintFn* gpu_instance_id = nullptr;
   nvml::DeviceUintFn* compute_instance_id = nullptr;
+  nvml::NvLinkStateFn* nvlink_state = nullptr;
+  nvml::NvLinkVersionFn* nvlink_version = nullptr;
+  nvml::NvLinkErrorCounterFn* nvlink_error_counter = nullptr;
+  nvml::FieldValuesFn* field_values = nullptr;
+  nvml::EventSetCreateFn* event_set_create = nullptr;
+  nvml::RegisterEventsFn* register_events = nullptr;
+  nvml::EventSetWaitFn* event_set_wait = nullptr;
+  nvml::EventSetFreeFn* event_set_free = nullptr;
+  nvml::GpmSupportFn* gpm_query_support = nullptr;
+  nvml::GpmSampleAllocFn* gpm_sample_alloc = nullptr;
+  nvml::GpmSampleFreeFn* gpm_sample_free = nullptr;
+  nvml::GpmSampleGetFn* gpm_sample_get = nullptr;
+  nvml::GpmMetricsGetFn* gpm_metrics_get = nullptr;
 
   /// NVML's own words for a return code.
   std::string describe(nvml::Return r) const;

@@ -1,4 +1,5 @@
 #include <array>
+#include <thread>
 
 #include "core/text.hpp"
 #include "host/pid_namespace.hpp"
@@ -67,6 +68,11 @@ Memory NvidiaGpu::nvml_memory() const {
     nvml::MemoryV2 v2{};
     v2.version = nvml::kMemoryV2Version;
     Return r = s.nvml->memory_v2(s.device, &v2);
+    if (r == nvml::kSuccess && v2.total == 0) {
+      // Some drivers answer a unified-memory GPU (GB10) with zeros: not a reading.
+      m.reason = "nvmlDeviceGetMemoryInfo_v2 gave a total of 0 (unified memory)";
+      return m;
+    }
     if (r == nvml::kSuccess) {
       m.total_bytes = v2.total;
       m.used_bytes = v2.used;
@@ -80,6 +86,10 @@ Memory NvidiaGpu::nvml_memory() const {
   if (s.nvml->memory_v1) {
     nvml::Memory v1{};
     Return r = s.nvml->memory_v1(s.device, &v1);
+    if (r == nvml::kSuccess && v1.total == 0) {
+      m.reason = "nvmlDeviceGetMemoryInfo gave a total of 0 (unified memory)";
+      return m;
+    }
     if (r == nvml::kSuccess) {
       m.total_bytes = v1.total;
       m.used_bytes = v1.used;
@@ -411,7 +421,190 @@ GpuHealth NvidiaGpu::health() const {
       if (r == nvml::kSuccess) h.retired_pages_pending = pending == 1;
       return r;
     });
+  if (s.xids && !s.mig) {
+    auto x = s.xids->for_gpu(info_.pci_bus_id);
+    h.xid_errors = x.count;
+    h.last_xid = std::move(x.last);
+    if (!x.count) h.unsupported.push_back("xid: " + x.reason);
+  }
+  read_links(h);
   return h;
+}
+
+void NvidiaGpu::read_links(GpuHealth& h) const {
+  const auto& s = *state_;
+  Why why{s};
+  if (s.mig) return;  // links belong to the whole GPU
+  if (!s.nvml->nvlink_state) {
+    h.unsupported.push_back("nvlink: not in this NVML");
+    return;
+  }
+  for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
+    unsigned active = 0;
+    Return r = s.nvml->nvlink_state(s.device, link, &active);
+    if (r == nvml::kInvalidArgument) break;  // past the GPU's last link
+    if (r != nvml::kSuccess) {
+      // A GPU without NVLink answers NOT_SUPPORTED for link 0: nothing to say beyond that.
+      if (link == 0) h.unsupported.push_back("nvlink: " + why.error(r));
+      break;
+    }
+    GpuLink l;
+    l.link = link;
+    l.active = active == 1;
+    unsigned version = 0;
+    if (s.nvml->nvlink_version &&
+        s.nvml->nvlink_version(s.device, link, &version) == nvml::kSuccess)
+      l.version = version;
+    auto counter = [&](unsigned which, std::optional<std::uint64_t>& out) {
+      unsigned long long n = 0;
+      if (s.nvml->nvlink_error_counter &&
+          s.nvml->nvlink_error_counter(s.device, link, which, &n) == nvml::kSuccess)
+        out = n;
+    };
+    counter(nvml::kNvLinkErrorReplay, l.replay_errors);
+    counter(nvml::kNvLinkErrorRecovery, l.recovery_errors);
+    counter(nvml::kNvLinkErrorCrcFlit, l.crc_errors);
+    if (s.nvml->field_values) {
+      nvml::FieldValue v[2] = {};
+      v[0].fieldId = nvml::kFieldNvLinkDataTx;
+      v[1].fieldId = nvml::kFieldNvLinkDataRx;
+      v[0].scopeId = v[1].scopeId = link;
+      if (s.nvml->field_values(s.device, 2, v) == nvml::kSuccess) {
+        auto kib = [](const nvml::FieldValue& f) -> std::optional<std::uint64_t> {
+          if (f.nvmlReturn != nvml::kSuccess) return std::nullopt;
+          switch (f.valueType) {
+            case 1: return std::uint64_t{f.value.ui} * 1024;
+            case 2: return std::uint64_t{f.value.ul} * 1024;
+            case 3: return std::uint64_t{f.value.ull} * 1024;
+            default: return std::nullopt;
+          }
+        };
+        l.tx_bytes = kib(v[0]);
+        l.rx_bytes = kib(v[1]);
+      }
+    }
+    h.links.push_back(l);
+  }
+}
+
+NvidiaGpu::State::Gpm::~Gpm() {
+  if (sample && nvml && nvml->gpm_sample_free) nvml->gpm_sample_free(sample);
+}
+
+namespace nvidia {
+
+namespace {
+
+/// Whether GPM can be read on this device; the reason when not. Called with the lock held.
+bool gpm_usable(const NvidiaGpu::State& s, NvidiaGpu::State::Gpm& g) {
+  if (g.checked) return g.reason.empty();
+  g.checked = true;
+  const auto* n = s.nvml.get();
+  if (!usable(s)) {
+    g.reason = Why{s}.missing_nvml();
+  } else if (s.mig) {
+    g.reason = "GPM is not read per MIG instance";
+  } else if (!n->gpm_query_support || !n->gpm_sample_alloc || !n->gpm_sample_free ||
+             !n->gpm_sample_get || !n->gpm_metrics_get) {
+    g.reason = "this NVML has no GPM (it came with NVML 11.5)";
+  } else {
+    nvml::GpmSupport support{};
+    support.version = 1;
+    Return r = n->gpm_query_support(s.device, &support);
+    if (r != nvml::kSuccess)
+      g.reason = "nvmlGpmQueryDeviceSupport: " + n->describe(r);
+    else if (!support.isSupportedDevice)
+      g.reason = "GPM needs a Hopper or later GPU";
+  }
+  return g.reason.empty();
+}
+
+/// A new sample in place of `out`; false (and the reason) when the driver refuses.
+bool take_sample(const NvidiaGpu::State& s, nvml::GpmSample& out, std::string& reason) {
+  const auto* n = s.nvml.get();
+  nvml::GpmSample fresh = nullptr;
+  Return r = n->gpm_sample_alloc(&fresh);
+  if (r == nvml::kSuccess) r = n->gpm_sample_get(s.device, fresh);
+  if (r != nvml::kSuccess) {
+    if (fresh) n->gpm_sample_free(fresh);
+    reason = "nvmlGpmSampleGet: " + n->describe(r);
+    return false;
+  }
+  out = fresh;
+  return true;
+}
+
+}  // namespace
+
+void start_unit_activity(const NvidiaGpu::State& s) {
+  auto& g = *s.gpm;
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (!gpm_usable(s, g) || g.sample) return;
+  std::string reason;
+  if (take_sample(s, g.sample, reason)) g.taken = std::chrono::steady_clock::now();
+}
+
+}  // namespace nvidia
+
+GpuUnitActivity NvidiaGpu::unit_activity() const {
+  using namespace std::chrono;
+  const auto& s = *state_;
+  GpuUnitActivity a;
+  if (!s.gpm) {
+    a.reason = "GPM not available";
+    return a;
+  }
+  auto& g = *s.gpm;
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (!nvidia::gpm_usable(s, g)) {
+    a.reason = g.reason;
+    return a;
+  }
+  constexpr auto kMinWindow = milliseconds(100);
+  if (!g.sample) {
+    if (!nvidia::take_sample(s, g.sample, a.reason)) return a;
+    g.taken = steady_clock::now();
+  }
+  auto age = steady_clock::now() - g.taken;
+  if (age < kMinWindow) {
+    // A second reading this soon gives the last window again rather than a noisy short one.
+    if (g.last) return *g.last;
+    std::this_thread::sleep_for(kMinWindow - age);
+  }
+  nvml::GpmSample next = nullptr;
+  if (!nvidia::take_sample(s, next, a.reason)) return a;
+  auto now = steady_clock::now();
+  const auto* n = s.nvml.get();
+  auto get = std::make_unique<nvml::GpmMetricsGet>();
+  get->version = 1;
+  get->sample1 = g.sample;
+  get->sample2 = next;
+  constexpr unsigned kIds[] = {nvml::kGpmSmUtil, nvml::kGpmSmOccupancy, nvml::kGpmAnyTensorUtil,
+                               nvml::kGpmDramBwUtil, nvml::kGpmGraphicsUtil};
+  get->numMetrics = std::size(kIds);
+  for (unsigned i = 0; i < get->numMetrics; ++i)
+    get->metrics[i].metricId = kIds[i];
+  Return r = n->gpm_metrics_get(get.get());
+  double window = duration<double>(now - g.taken).count();
+  n->gpm_sample_free(g.sample);
+  g.sample = next;
+  g.taken = now;
+  if (r != nvml::kSuccess) {
+    a.reason = "nvmlGpmMetricsGet: " + n->describe(r);
+    return a;
+  }
+  std::optional<double>* slots[] = {&a.sm_active_pct, &a.sm_occupancy_pct, &a.tensor_active_pct,
+                                    &a.dram_bandwidth_pct, &a.graphics_active_pct};
+  for (unsigned i = 0; i < get->numMetrics; ++i) {
+    const auto& m = get->metrics[i];
+    if (m.nvmlReturn == nvml::kSuccess && m.value >= 0 && m.value <= 100.0001) *slots[i] = m.value;
+  }
+  a.supported = a.sm_active_pct || a.sm_occupancy_pct || a.tensor_active_pct ||
+                a.dram_bandwidth_pct || a.graphics_active_pct;
+  if (!a.supported) a.reason = "the driver gave none of the GPM metrics asked for";
+  a.window_s = window;
+  g.last = a;
+  return a;
 }
 
 }  // namespace mainboard

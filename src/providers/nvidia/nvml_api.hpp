@@ -4,6 +4,7 @@
 // nvml.h (NVML 13; https://docs.nvidia.com/deploy/nvml-api/). We never include nvml.h nor link
 // the library: these are the types of the function pointers we look up with dlsym, by the
 // versioned names the library exports (the header #defines the plain names to them).
+#include <cstddef>
 #include <cstdint>
 
 namespace mainboard::nvidia::nvml {
@@ -20,6 +21,7 @@ constexpr Return kNoPermission = 4;
 constexpr Return kNotFound = 6;
 constexpr Return kInsufficientSize = 7;
 constexpr Return kDriverNotLoaded = 9;
+constexpr Return kTimeout = 10;
 constexpr Return kFunctionNotFound = 13;
 constexpr Return kGpuIsLost = 15;
 constexpr Return kUnknown = 999;
@@ -105,6 +107,89 @@ using MigModeFn = Return(Device, unsigned*, unsigned*);  // also ECC mode: curre
 using EccCountFn = Return(Device, unsigned, unsigned, unsigned long long*);  // error, counter
 using RemappedRowsFn = Return(Device, unsigned*, unsigned*, unsigned*, unsigned*);
 using MigHandleFn = Return(Device, unsigned, Device*);
+
+// NVLink. NVML 12 allows 18 links a GPU (Hopper), NVML 13 36 (Blackwell); a link index past
+// the GPU's own links answers INVALID_ARGUMENT.
+constexpr unsigned kNvLinkMaxLinks = 36;
+// nvmlNvLinkErrorCounter_t
+constexpr unsigned kNvLinkErrorReplay = 0, kNvLinkErrorRecovery = 1, kNvLinkErrorCrcFlit = 2;
+using NvLinkStateFn = Return(Device, unsigned, unsigned*);  // nvmlEnableState_t: 1 active
+using NvLinkVersionFn = Return(Device, unsigned, unsigned*);
+using NvLinkErrorCounterFn = Return(Device, unsigned, unsigned, unsigned long long*);
+
+// nvmlFieldValue_t, for nvmlDeviceGetFieldValues.
+struct FieldValue {
+  unsigned fieldId;
+  unsigned scopeId;  // the link, for per-link fields
+  long long timestamp;
+  long long latencyUsec;
+  int valueType;  // nvmlValueType_t: 0 double, 1 uint, 2 ulong, 3 ull, 4 sll, 5 int, 6 ushort
+  int nvmlReturn;
+  union {
+    double d;
+    unsigned ui;
+    unsigned long ul;
+    unsigned long long ull;
+    long long sll;
+    int si;
+    unsigned short us;
+  } value;
+};
+static_assert(sizeof(FieldValue) == 40);
+// NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX / _RX: payload KiB through a link since the driver loaded.
+constexpr unsigned kFieldNvLinkDataTx = 138, kFieldNvLinkDataRx = 139;
+using FieldValuesFn = Return(Device, int, FieldValue*);
+
+// Events (XIDs): nvmlEventSet_t, nvmlEventData_t, nvmlEventType flags.
+typedef struct nvmlEventSet_st* EventSet;
+struct EventData {
+  Device device;
+  unsigned long long eventType;
+  unsigned long long eventData;  // the XID; 999 unknown
+  unsigned gpuInstanceId;
+  unsigned computeInstanceId;
+};
+static_assert(sizeof(EventData) == 32);
+constexpr unsigned long long kEventXidCriticalError = 0x8;
+using EventSetCreateFn = Return(EventSet*);
+using RegisterEventsFn = Return(Device, unsigned long long, EventSet);
+using EventSetWaitFn = Return(EventSet, EventData*, unsigned);  // timeout in ms
+using EventSetFreeFn = Return(EventSet);
+
+// GPU performance monitoring (GPM, Hopper and later): two samples, and metrics between them.
+typedef struct nvmlGpmSample_st* GpmSample;
+struct GpmSupport {  // nvmlGpmSupport_t
+  unsigned version;  // 1
+  unsigned isSupportedDevice;
+};
+struct GpmMetric {  // nvmlGpmMetric_t
+  unsigned metricId;
+  int nvmlReturn;
+  double value;
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;
+};
+static_assert(sizeof(GpmMetric) == 40);
+constexpr unsigned kGpmMetricsCapacity = 333;  // NVML_GPM_METRIC_MAX: the array nvml.h declares
+struct GpmMetricsGet {                         // nvmlGpmMetricsGet_t
+  unsigned version;                            // 1
+  unsigned numMetrics;
+  GpmSample sample1;
+  GpmSample sample2;
+  GpmMetric metrics[kGpmMetricsCapacity];
+};
+static_assert(offsetof(GpmMetricsGet, metrics) == 24);
+// nvmlGpmMetricId_t: percentages.
+constexpr unsigned kGpmGraphicsUtil = 1, kGpmSmUtil = 2, kGpmSmOccupancy = 3, kGpmAnyTensorUtil = 5,
+                   kGpmDramBwUtil = 10;
+using GpmSupportFn = Return(Device, GpmSupport*);
+using GpmSampleAllocFn = Return(GpmSample*);
+using GpmSampleFreeFn = Return(GpmSample);
+using GpmSampleGetFn = Return(Device, GpmSample);
+using GpmMetricsGetFn = Return(GpmMetricsGet*);
 using ParentHandleFn = Return(Device, Device*);
 
 }  // namespace mainboard::nvidia::nvml

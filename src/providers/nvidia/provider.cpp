@@ -9,6 +9,7 @@
 #include "providers/nvidia/arch.hpp"
 #include "providers/nvidia/state.hpp"
 #include "providers/nvidia/visibility.hpp"
+#include "providers/nvidia/xid.hpp"
 
 namespace mainboard::nvidia {
 
@@ -26,8 +27,9 @@ namespace {
 /// A UUID without its GPU-/MIG- prefix, for comparing what CUDA and NVML print.
 std::string bare_uuid(const std::string& uuid) {
   auto dash = uuid.find('-');
-  return (core::starts_with(uuid, "GPU-") || core::starts_with(uuid, "MIG-")) ? uuid.substr(dash + 1)
-                                                                             : uuid;
+  return (core::starts_with(uuid, "GPU-") || core::starts_with(uuid, "MIG-"))
+             ? uuid.substr(dash + 1)
+             : uuid;
 }
 
 std::string nvml_string(const NvmlLibrary& n, nvml::DeviceStringFn* fn, nvml::Device d) {
@@ -122,12 +124,14 @@ void fill_from_nvml(const NvmlLibrary& n, const NvmlDevice& dev, nvml::Device ha
   if (is_mig) {
     info.mig_devices.push_back(describe_mig(n, handle));
   } else {
-    for (auto mig : dev.mig_handles) info.mig_devices.push_back(describe_mig(n, mig));
+    for (auto mig : dev.mig_handles)
+      info.mig_devices.push_back(describe_mig(n, mig));
   }
   if (!info.peak_bandwidth_gbs) {
     unsigned mem_mhz = 0;
     auto width = nvml_uint(n.memory_bus_width, dev.handle);
-    if (n.max_clock && n.max_clock(dev.handle, nvml::kClockMem, &mem_mhz) == nvml::kSuccess && width) {
+    if (n.max_clock && n.max_clock(dev.handle, nvml::kClockMem, &mem_mhz) == nvml::kSuccess &&
+        width) {
       info.peak_bandwidth_gbs = peak_bandwidth_gbs(static_cast<long long>(mem_mhz) * 1000, *width);
       info.memory_clock_mhz = mem_mhz;
       info.memory_bus_width_bits = *width;
@@ -184,8 +188,19 @@ void fill_from_cuda(const CudaLibrary& c, cuda::Device dev, GpuInfo& info) {
 std::shared_ptr<Gpu> make_gpu(GpuInfo info, const std::shared_ptr<NvmlLibrary>& nvml,
                               const std::shared_ptr<CudaLibrary>& cuda, nvml::Device handle,
                               std::optional<cuda::Device> cuda_device, bool mig,
-                              const providers::Context& context) {
+                              const providers::Context& context,
+                              const std::shared_ptr<XidLog>& xids) {
   auto state = std::make_shared<NvidiaGpu::State>();
+  state->xids = xids;
+  state->gpm = std::make_shared<NvidiaGpu::State::Gpm>();
+  state->gpm->nvml = nvml;
+  state->fs = context.fs;
+  state->mig = mig;
+  state->nvml = nvml;
+  state->device = handle;
+  // GPM compares two samples at least 100 ms apart: the first is taken now, so that a reading
+  // soon after waits for the rest of that time once, not once per GPU.
+  start_unit_activity(*state);
   state->nvml = nvml;
   state->cuda = cuda;
   state->device = handle;
@@ -201,7 +216,9 @@ std::shared_ptr<Gpu> make_gpu(GpuInfo info, const std::shared_ptr<NvmlLibrary>& 
 /// CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER itself); each is matched to NVML by PCI bus id.
 std::vector<std::shared_ptr<Gpu>> through_driver(const std::shared_ptr<CudaLibrary>& cuda,
                                                  const std::shared_ptr<NvmlLibrary>& nvml,
-                                                 const providers::Context& context, host::Note& note) {
+                                                 const providers::Context& context,
+                                                 host::Note& note,
+                                                 const std::shared_ptr<XidLog>& xids) {
   std::vector<std::shared_ptr<Gpu>> out;
   int count = 0;
   if (cuda->device_count(&count) != cuda::kSuccess || count <= 0) return out;
@@ -238,11 +255,12 @@ std::vector<std::shared_ptr<Gpu>> through_driver(const std::shared_ptr<CudaLibra
         fill_from_nvml(*nvml, desc, handle, mig, info);
       }
     }
-    if (nvml->ok && !handle) note.unsupported("CUDA device " + std::to_string(ordinal) + " (" + bus +
-                                              ") has no NVML handle");
+    if (nvml->ok && !handle)
+      note.unsupported("CUDA device " + std::to_string(ordinal) + " (" + bus +
+                       ") has no NVML handle");
     fill_from_cuda(*cuda, dev, info);
     if (mig) info.peak_bandwidth_gbs.reset();  // a slice does not get the whole device's peak
-    out.push_back(make_gpu(std::move(info), nvml, cuda, handle, dev, mig, context));
+    out.push_back(make_gpu(std::move(info), nvml, cuda, handle, dev, mig, context, xids));
   }
   return out;
 }
@@ -250,7 +268,8 @@ std::vector<std::shared_ptr<Gpu>> through_driver(const std::shared_ptr<CudaLibra
 /// Without the driver: NVML lists the devices, and CUDA's visibility rule is applied here.
 std::vector<std::shared_ptr<Gpu>> through_nvml(const std::shared_ptr<NvmlLibrary>& nvml,
                                                const std::shared_ptr<CudaLibrary>& cuda,
-                                               const providers::Context& context) {
+                                               const providers::Context& context,
+                                               const std::shared_ptr<XidLog>& xids) {
   std::vector<std::shared_ptr<Gpu>> out;
   unsigned count = 0;
   if (nvml->device_count(&count) != nvml::kSuccess) return out;
@@ -273,9 +292,9 @@ std::vector<std::shared_ptr<Gpu>> through_nvml(const std::shared_ptr<NvmlLibrary
     candidates.push_back(std::move(c));
     devices.push_back(std::move(desc));
   }
-  auto selected = select_visible(candidates,
-                                 parse_visible_devices(core::env_set(context.env, "CUDA_VISIBLE_DEVICES")),
-                                 parse_device_order(core::env_value(context.env, "CUDA_DEVICE_ORDER")));
+  auto selected = select_visible(
+      candidates, parse_visible_devices(core::env_set(context.env, "CUDA_VISIBLE_DEVICES")),
+      parse_device_order(core::env_value(context.env, "CUDA_DEVICE_ORDER")));
   std::string driver = driver_version(*nvml);
   for (std::size_t ordinal = 0; ordinal < selected.size(); ++ordinal) {
     const auto& dev = devices[selected[ordinal].device];
@@ -286,7 +305,7 @@ std::vector<std::shared_ptr<Gpu>> through_nvml(const std::shared_ptr<NvmlLibrary
     info.driver_version = driver;
     fill_from_nvml(*nvml, dev, handle, mig, info);
     if (mig) info.peak_bandwidth_gbs.reset();
-    out.push_back(make_gpu(std::move(info), nvml, cuda, handle, std::nullopt, mig, context));
+    out.push_back(make_gpu(std::move(info), nvml, cuda, handle, std::nullopt, mig, context, xids));
   }
   return out;
 }
@@ -301,9 +320,17 @@ std::vector<std::shared_ptr<Gpu>> probe_gpus(const providers::Context& context, 
     return {};
   }
   if (!nvml->ok) note.unsupported(nvml->error + " (telemetry beyond memory is unavailable)");
-  if (cuda->ok) return through_driver(cuda, nvml, context, note);
-  if (!cuda->error.empty()) core::log().debug("nvidia: enumerating through NVML: {}", cuda->error);
-  return through_nvml(nvml, cuda, context);
+  // One kernel log for the host's GPUs, opened at the first health reading.
+  auto xids = std::make_shared<XidLog>(context.fs);
+  std::vector<std::shared_ptr<Gpu>> gpus;
+  if (cuda->ok) {
+    gpus = through_driver(cuda, nvml, context, note, xids);
+  } else {
+    if (!cuda->error.empty())
+      core::log().debug("nvidia: enumerating through NVML: {}", cuda->error);
+    gpus = through_nvml(nvml, cuda, context, xids);
+  }
+  return gpus;
 }
 
 }  // namespace mainboard::nvidia

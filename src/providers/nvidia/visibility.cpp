@@ -9,7 +9,8 @@
 
 namespace mainboard::nvidia {
 
-std::optional<std::vector<VisibleEntry>> parse_visible_devices(const std::optional<std::string>& value) {
+std::optional<std::vector<VisibleEntry>> parse_visible_devices(
+    const std::optional<std::string>& value) {
   if (!value) return std::nullopt;
   std::vector<VisibleEntry> out;
   if (core::trim(*value).empty()) return out;
@@ -58,7 +59,8 @@ std::vector<Selected> select_visible(const std::vector<Candidate>& devices,
 
   std::vector<Selected> out;
   if (!entries) {
-    for (auto i : ordered) out.push_back({i, std::nullopt});
+    for (auto i : ordered)
+      out.push_back({i, std::nullopt});
     return out;
   }
   bool have_mig = false;
@@ -96,16 +98,18 @@ std::vector<Selected> select_visible(const std::vector<Candidate>& devices,
 }
 
 std::optional<PciAddress> parse_pci_bus_id(const std::string& id) {
-  // domain:bus:device.function, all hexadecimal.
+  // domain:bus:device.function, all hexadecimal; the kernel's log leaves out ".function".
   auto colon2 = id.rfind(':');
   if (colon2 == std::string::npos) return std::nullopt;
   auto colon1 = id.rfind(':', colon2 == 0 ? 0 : colon2 - 1);
   auto dot = id.find('.', colon2);
-  if (colon1 == std::string::npos || colon1 == colon2 || dot == std::string::npos) return std::nullopt;
+  if (colon1 == std::string::npos || colon1 == colon2) return std::nullopt;
   auto domain = core::parse_u64_base(id.substr(0, colon1), 16);
   auto bus = core::parse_u64_base(id.substr(colon1 + 1, colon2 - colon1 - 1), 16);
-  auto device = core::parse_u64_base(id.substr(colon2 + 1, dot - colon2 - 1), 16);
-  auto function = core::parse_u64_base(id.substr(dot + 1), 16);
+  auto device = core::parse_u64_base(
+      id.substr(colon2 + 1, dot == std::string::npos ? std::string::npos : dot - colon2 - 1), 16);
+  auto function = dot == std::string::npos ? std::optional<std::uint64_t>(0)
+                                           : core::parse_u64_base(id.substr(dot + 1), 16);
   if (!domain || !bus || !device || !function || *domain > 0xffffffffu || *bus > 0xff ||
       *device > 0x1f || *function > 7)
     return std::nullopt;

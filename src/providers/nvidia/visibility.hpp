@@ -20,7 +20,8 @@ struct VisibleEntry {
 /// Empty optional: the variable is unset (every device). An empty list: set but empty, or its
 /// first entry is invalid (no device). Parsing stops at the first invalid entry, as CUDA does:
 /// "0,2,-1,1" selects 0 and 2.
-std::optional<std::vector<VisibleEntry>> parse_visible_devices(const std::optional<std::string>& value);
+std::optional<std::vector<VisibleEntry>> parse_visible_devices(
+    const std::optional<std::string>& value);
 
 enum class DeviceOrder { fastest_first, pci_bus_id };
 DeviceOrder parse_device_order(const std::optional<std::string>& value);
@@ -49,10 +50,10 @@ std::vector<Selected> select_visible(const std::vector<Candidate>& devices,
                                      DeviceOrder order);
 
 /// "0000:19:00.0" or "00000000:19:00.0" → domain, bus, device. NVML pads the domain to 8 digits,
-/// CUDA to 4: compare numbers, not strings.
+/// CUDA to 4: compare numbers, not strings. The kernel log's "0000:19:00" is function 0.
 struct PciAddress {
   unsigned domain = 0, bus = 0, device = 0, function = 0;
-  bool operator==(const PciAddress&) const = default;
+  auto operator<=>(const PciAddress&) const = default;
 };
 std::optional<PciAddress> parse_pci_bus_id(const std::string& id);
 std::string format_pci_bus_id(const PciAddress& address);  // "00000000:19:00.0", NVML's form

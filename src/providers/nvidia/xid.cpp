@@ -1,0 +1,213 @@
+#include "providers/nvidia/xid.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace mainboard::nvidia {
+
+std::string xid_meaning(std::uint32_t code) {
+  // NVIDIA's XID catalog (docs.nvidia.com/deploy/xid-errors), in our words.
+  switch (code) {
+    case 8: return "GPU stopped processing (a channel timed out)";
+    case 13: return "graphics engine exception (often an out-of-range access in a kernel)";
+    case 31: return "GPU memory page fault (an illegal address in a kernel)";
+    case 32: return "invalid or corrupted push buffer stream";
+    case 38: return "driver firmware error";
+    case 43: return "GPU stopped processing (the application hit a fault)";
+    case 45: return "preemptive cleanup after an earlier error or a killed process";
+    case 48: return "double-bit ECC error";
+    case 61: return "internal micro-controller breakpoint";
+    case 62: return "internal micro-controller halt";
+    case 63: return "ECC page retirement or row remapping recorded";
+    case 64: return "ECC page retirement or row remapping failed";
+    case 68: return "video processor exception";
+    case 69: return "graphics engine class error";
+    case 74: return "NVLink error";
+    case 79: return "GPU has fallen off the bus";
+    case 92: return "high single-bit ECC error rate";
+    case 94: return "contained ECC error (the affected application was stopped)";
+    case 95: return "uncontained ECC error (every application on the GPU is affected)";
+    case 109: return "context switch timeout";
+    case 119: return "GSP firmware RPC timeout";
+    case 120: return "GSP firmware error";
+    case 121: return "C2C (chip-to-chip) link error";
+    case 140: return "unrecovered ECC error";
+    case 143: return "GPU initialization failure";
+    case 144:
+    case 145:
+    case 146:
+    case 147:
+    case 148:
+    case 149:
+    case 150: return "NVLink error (NVLink 5)";
+    case 154: return "the GPU's recovery action changed (a reset or reboot may be needed)";
+    default: return {};
+  }
+}
+
+namespace {
+
+bool skip(std::string_view& s, char c) {
+  if (s.empty() || s.front() != c) return false;
+  s.remove_prefix(1);
+  return true;
+}
+
+template <class T>
+std::optional<T> read_number(std::string_view& s) {
+  T v{};
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end == s.data()) return std::nullopt;
+  s.remove_prefix(static_cast<std::size_t>(end - s.data()));
+  return v;
+}
+
+void trim_front(std::string_view& s) {
+  while (!s.empty() && s.front() == ' ')
+    s.remove_prefix(1);
+}
+
+}  // namespace
+
+std::optional<XidRecord> parse_xid_line(std::string_view line) {
+  constexpr std::string_view kMark = "NVRM: Xid (PCI:";
+  auto at = line.find(kMark);
+  if (at == std::string_view::npos) return std::nullopt;
+  XidRecord r;
+  // When: /dev/kmsg's "pri,seq,usec,flags;" or dmesg's "[seconds]" before the message.
+  std::string_view head = line.substr(0, at);
+  if (auto semi = head.find(';'); semi != std::string_view::npos) {
+    std::string_view f = head.substr(0, semi);
+    auto c1 = f.find(',');
+    auto c2 = c1 == std::string_view::npos ? c1 : f.find(',', c1 + 1);
+    if (c2 != std::string_view::npos) {
+      std::string_view usec = f.substr(c2 + 1);
+      if (auto v = read_number<unsigned long long>(usec)) r.error.uptime_s = *v / 1e6;
+    }
+  } else if (auto open = head.find('['); open != std::string_view::npos) {
+    std::string_view t = head.substr(open + 1);
+    trim_front(t);
+    if (auto whole = read_number<unsigned long long>(t)) {
+      double seconds = static_cast<double>(*whole);
+      if (skip(t, '.')) {
+        std::string_view digits = t.substr(0, t.find_first_not_of("0123456789"));
+        double scale = 0.1;
+        for (char c : digits) {
+          seconds += (c - '0') * scale;
+          scale /= 10;
+        }
+      }
+      r.error.uptime_s = seconds;
+    }
+  }
+  std::string_view s = line.substr(at + kMark.size());
+  auto close = s.find(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  auto address = parse_pci_bus_id(std::string(s.substr(0, close)));
+  if (!address) return std::nullopt;
+  r.address = *address;
+  s.remove_prefix(close + 1);
+  if (!skip(s, ':')) return std::nullopt;
+  trim_front(s);
+  auto code = read_number<std::uint32_t>(s);
+  if (!code) return std::nullopt;
+  r.error.code = *code;
+  r.error.meaning = xid_meaning(*code);
+  // Newer drivers name the process: ", pid=1234, name=python3, …" (pid='<unknown>' for none).
+  if (auto p = s.find("pid="); p != std::string_view::npos) {
+    std::string_view pid = s.substr(p + 4);
+    if (auto v = read_number<std::uint32_t>(pid)) r.error.pid = *v;
+  }
+  if (auto n = s.find("name="); n != std::string_view::npos) {
+    std::string_view name = s.substr(n + 5);
+    name = name.substr(0, name.find(','));
+    if (name != "<unknown>" && name.size() <= 64) r.error.process = std::string(name);
+  }
+  return r;
+}
+
+XidLog::XidLog(std::shared_ptr<const core::Fs> fs) : fs_(std::move(fs)) {}
+
+XidLog::~XidLog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void XidLog::read_new() {
+  if (!opened_) {
+    opened_ = true;
+    std::string path = fs_->host_path("/dev/kmsg").string();
+    fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) {
+      int e = errno;
+      reason_ = "the kernel log (/dev/kmsg) is not readable: " + std::string(std::strerror(e));
+      if (e == EPERM || e == EACCES)
+        reason_ += " (it needs root or CAP_SYSLOG where kernel.dmesg_restrict is set)";
+      return;
+    }
+  }
+  if (fd_ < 0) return;
+  // /dev/kmsg gives one record a read and EAGAIN at the end; a plain file (a recorded host)
+  // gives blocks and 0 at the end. Bounded either way: a log is a few MiB at most.
+  constexpr std::size_t kMaxBytes = 64u << 20, kMaxLine = 64u << 10;
+  char buf[16384];
+  std::size_t this_call = 0;
+  // What the first read gave, for a host being recorded: the XID lines alone, in the log's form.
+  bool first = !recorded_;
+  std::string seen;
+  while (this_call < kMaxBytes) {
+    ssize_t n = ::read(fd_, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) continue;  // records overwritten before we read them: go on
+      break;                         // EAGAIN: nothing more for now
+    }
+    if (n == 0) break;
+    this_call += static_cast<std::size_t>(n);
+    partial_.append(buf, static_cast<std::size_t>(n));
+    std::size_t start = 0;
+    for (auto nl = partial_.find('\n'); nl != std::string::npos; nl = partial_.find('\n', start)) {
+      std::string_view line = std::string_view(partial_).substr(start, nl - start);
+      if (auto r = parse_xid_line(line)) {
+        if (first) seen.append(line).push_back('\n');
+        auto& t = tallies_[r->address];
+        ++t.count;
+        t.last = std::move(r->error);
+      }
+      start = nl + 1;
+    }
+    partial_.erase(0, start);
+    if (partial_.size() > kMaxLine) partial_.clear();  // no line is this long: not a log
+  }
+  if (first) {
+    recorded_ = true;
+    fs_->observed("/dev/kmsg", seen);
+  }
+}
+
+XidLog::ForGpu XidLog::for_gpu(std::string_view pci_bus_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  read_new();
+  ForGpu out;
+  if (fd_ < 0) {
+    out.reason = reason_;
+    return out;
+  }
+  auto address = parse_pci_bus_id(std::string(pci_bus_id));
+  if (!address) {
+    out.reason = "no PCI address for this GPU";
+    return out;
+  }
+  out.count = 0;
+  address->function = 0;  // the kernel names the device
+  if (auto it = tallies_.find(*address); it != tallies_.end()) {
+    out.count = it->second.count;
+    out.last = it->second.last;
+  }
+  return out;
+}
+
+}  // namespace mainboard::nvidia
