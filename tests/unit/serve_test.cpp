@@ -117,6 +117,25 @@ TEST(Serve, EightGpusInBaseUnits) {
   EXPECT_TRUE(line(text, "mainboard_gpu_persistence_mode{gpu=\"7\"").ends_with("} 0"));
   EXPECT_NE(line(text, "mainboard_gpu_ecc_errors_total{gpu=\"5\"").find("type=\"corrected\""),
             std::string::npos);
+  // XIDs from the host's kernel log, NVLink link by link, GPM as ratios.
+  EXPECT_EQ(line(text, "mainboard_gpu_xid_errors_total" + gpu3),
+            "mainboard_gpu_xid_errors_total" + gpu3 + "} 2");
+  EXPECT_EQ(line(text, "mainboard_gpu_last_xid_code{gpu=\"4\""),
+            "mainboard_gpu_last_xid_code{gpu=\"4\",uuid=\"GPU-6b2f3c1e-0004-4a0b-9c3d-"
+            "000000001004\",name=\"NVIDIA H100 80GB HBM3\",pci_bus_id=\"00000000:9A:00.0\","
+            "vendor=\"NVIDIA\",meaning=\"GPU has fallen off the bus\"} 79");
+  EXPECT_EQ(line(text, "mainboard_gpu_nvlink_up" + gpu3 + ",link=\"17\""),
+            "mainboard_gpu_nvlink_up" + gpu3 + ",link=\"17\"} 0");
+  EXPECT_EQ(line(text, "mainboard_gpu_nvlink_errors_total" + gpu3 + ",link=\"2\",kind=\"replay\""),
+            "mainboard_gpu_nvlink_errors_total" + gpu3 + ",link=\"2\",kind=\"replay\"} 12");
+  EXPECT_EQ(line(text, "mainboard_gpu_nvlink_data_bytes_total" + gpu3 +
+                           ",link=\"0\",direction=\"transmit\""),
+            "mainboard_gpu_nvlink_data_bytes_total" + gpu3 +
+                ",link=\"0\",direction=\"transmit\"} 4096000");  // 4000 KiB
+  EXPECT_EQ(line(text, "mainboard_gpu_sm_active_ratio" + gpu3),
+            "mainboard_gpu_sm_active_ratio" + gpu3 + "} 0.925");
+  EXPECT_EQ(line(text, "mainboard_gpu_tensor_active_ratio" + gpu3),
+            "mainboard_gpu_tensor_active_ratio" + gpu3 + "} 0.615");
   // Every family once, each with HELP and TYPE; the host's figures from the fixture.
   EXPECT_EQ(line(text, "# TYPE mainboard_gpu_energy_joules_total"),
             "# TYPE mainboard_gpu_energy_joules_total counter");
