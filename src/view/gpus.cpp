@@ -54,10 +54,12 @@ std::string links_line(const std::vector<GpuLink>& links) {
     tx += l.tx_bytes.value_or(0);
     rx += l.rx_bytes.value_or(0);
     std::vector<std::string> e;
-    if (l.replay_errors.value_or(0)) e.push_back(fmt::format("{} replays", *l.replay_errors));
-    if (l.recovery_errors.value_or(0))
-      e.push_back(fmt::format("{} recoveries", *l.recovery_errors));
-    if (l.crc_errors.value_or(0)) e.push_back(fmt::format("{} CRC errors", *l.crc_errors));
+    auto count = [&](const std::optional<std::uint64_t>& n, const char* one, const char* many) {
+      if (n.value_or(0)) e.push_back(fmt::format("{} {}", *n, *n == 1 ? one : many));
+    };
+    count(l.replay_errors, "replay", "replays");
+    count(l.recovery_errors, "recovery", "recoveries");
+    count(l.crc_errors, "CRC error", "CRC errors");
     if (!e.empty()) errors.push_back(fmt::format("link {}: {}", l.link, join(e, ", ")));
   }
   std::string version = links.front().version ? fmt::format("{}", *links.front().version) : "";
