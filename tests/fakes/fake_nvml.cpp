@@ -542,20 +542,22 @@ int link_number(void* handle, unsigned link, const char* key, unsigned long long
 }
 }  // namespace
 
-EXPORT int nvmlDeviceGetNvLinkState(void* handle, unsigned link, unsigned* active) {
+namespace {
+int link_unsigned(void* handle, unsigned link, const char* key, unsigned* out) {
   std::lock_guard<std::mutex> lock(g_mutex);
   unsigned long long v = 0;
-  int r = link_number(handle, link, "active", active ? &v : nullptr);
-  if (r == kSuccess) *active = static_cast<unsigned>(v);
+  int r = link_number(handle, link, key, out ? &v : nullptr);
+  if (r == kSuccess) *out = static_cast<unsigned>(v);
   return r;
+}
+}  // namespace
+
+EXPORT int nvmlDeviceGetNvLinkState(void* handle, unsigned link, unsigned* active) {
+  return link_unsigned(handle, link, "active", active);
 }
 
 EXPORT int nvmlDeviceGetNvLinkVersion(void* handle, unsigned link, unsigned* version) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  unsigned long long v = 0;
-  int r = link_number(handle, link, "version", version ? &v : nullptr);
-  if (r == kSuccess) *version = static_cast<unsigned>(v);
-  return r;
+  return link_unsigned(handle, link, "version", version);
 }
 
 EXPORT int nvmlDeviceGetNvLinkErrorCounter(void* handle, unsigned link, unsigned counter,
