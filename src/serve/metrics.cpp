@@ -236,23 +236,23 @@ void expose_gpu(const GpuSnapshot& g, Exposition& out, Family& unavailable) {
     std::string link = std::to_string(l.link);
     out.gauge("mainboard_gpu_nvlink_up", "1 for an NVLink link that is up.")
         .add(with({{"link", link}}), flag(l.active));
-    auto data = [&](const char* direction, const std::optional<std::uint64_t>& v) {
+    auto counter = [&](const char* family, const char* help, const char* label, const char* value,
+                       const std::optional<std::uint64_t>& v) {
       if (v)
-        out.counter("mainboard_gpu_nvlink_data_bytes_total",
-                    "Payload through an NVLink link since the driver loaded, in bytes.")
-            .add(with({{"link", link}, {"direction", direction}}), static_cast<double>(*v));
+        out.counter(family, help)
+            .add(with({{"link", link}, {label, value}}), static_cast<double>(*v));
     };
-    data("transmit", l.tx_bytes);
-    data("receive", l.rx_bytes);
-    auto errors = [&](const char* kind, const std::optional<std::uint64_t>& v) {
-      if (v)
-        out.counter("mainboard_gpu_nvlink_errors_total",
-                    "NVLink errors since the driver loaded: replays, recoveries, CRC failures.")
-            .add(with({{"link", link}, {"kind", kind}}), static_cast<double>(*v));
-    };
-    errors("replay", l.replay_errors);
-    errors("recovery", l.recovery_errors);
-    errors("crc", l.crc_errors);
+    constexpr const char* kData = "mainboard_gpu_nvlink_data_bytes_total";
+    constexpr const char* kDataHelp =
+        "Payload through an NVLink link since the driver loaded, in bytes.";
+    counter(kData, kDataHelp, "direction", "transmit", l.tx_bytes);
+    counter(kData, kDataHelp, "direction", "receive", l.rx_bytes);
+    constexpr const char* kErrors = "mainboard_gpu_nvlink_errors_total";
+    constexpr const char* kErrorsHelp =
+        "NVLink errors since the driver loaded: replays, recoveries, CRC failures.";
+    counter(kErrors, kErrorsHelp, "kind", "replay", l.replay_errors);
+    counter(kErrors, kErrorsHelp, "kind", "recovery", l.recovery_errors);
+    counter(kErrors, kErrorsHelp, "kind", "crc", l.crc_errors);
   }
 }
 

@@ -16,7 +16,6 @@ using mainboard::nvidia::parse_xid_line;
 
 namespace {
 
-
 const Finding* finding(const Readiness& r, const std::string& id, const std::string& subject) {
   for (const auto& f : r.findings)
     if (f.id == id && f.subject == subject) return &f;

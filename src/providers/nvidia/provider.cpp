@@ -191,22 +191,18 @@ std::shared_ptr<Gpu> make_gpu(GpuInfo info, const std::shared_ptr<NvmlLibrary>& 
                               const providers::Context& context,
                               const std::shared_ptr<XidLog>& xids) {
   auto state = std::make_shared<NvidiaGpu::State>();
-  state->xids = xids;
-  state->gpm = std::make_shared<NvidiaGpu::State::Gpm>();
-  state->gpm->nvml = nvml;
-  state->fs = context.fs;
-  state->mig = mig;
-  state->nvml = nvml;
-  state->device = handle;
-  // GPM compares two samples at least 100 ms apart: the first is taken now, so that a reading
-  // soon after waits for the rest of that time once, not once per GPU.
-  start_unit_activity(*state);
   state->nvml = nvml;
   state->cuda = cuda;
   state->device = handle;
   state->cuda_device = cuda_device;
   state->fs = context.fs;
   state->mig = mig;
+  state->xids = xids;
+  state->gpm = std::make_shared<NvidiaGpu::State::Gpm>();
+  state->gpm->nvml = nvml;
+  // GPM compares two samples at least 100 ms apart: the first is taken now, so that a reading
+  // soon after waits for the rest of that time once, not once per GPU.
+  start_unit_activity(*state);
   info.provider = "nvidia";
   info.vendor = "NVIDIA";
   return std::make_shared<NvidiaGpu>(std::move(info), std::move(state));

@@ -91,18 +91,7 @@ std::optional<XidRecord> parse_xid_line(std::string_view line) {
   } else if (auto open = head.find('['); open != std::string_view::npos) {
     std::string_view t = head.substr(open + 1);
     trim_front(t);
-    if (auto whole = read_number<unsigned long long>(t)) {
-      double seconds = static_cast<double>(*whole);
-      if (skip(t, '.')) {
-        std::string_view digits = t.substr(0, t.find_first_not_of("0123456789"));
-        double scale = 0.1;
-        for (char c : digits) {
-          seconds += (c - '0') * scale;
-          scale /= 10;
-        }
-      }
-      r.error.uptime_s = seconds;
-    }
+    if (auto seconds = read_number<double>(t)) r.error.uptime_s = *seconds;
   }
   std::string_view s = line.substr(at + kMark.size());
   auto close = s.find(')');
