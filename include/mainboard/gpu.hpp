@@ -117,10 +117,18 @@ struct MAINBOARD_API GpuHealth {
   std::optional<bool> remap_failed;
   /// Page retirement (before Ampere): pages waiting for a reset to be retired.
   std::optional<bool> retired_pages_pending;
-  /// XIDs the driver logged for this GPU since boot (as far back as the kernel log reaches), and
-  /// the last of them.
+  /// XIDs the driver logged for this GPU, and the last of them. `xid_source` says over what:
+  /// "kernel_log", since boot (as far back as the kernel log reaches); "nvml_events", since a
+  /// long-running reader (Machine::Options::listen_for_xids) began listening, at
+  /// `xid_since_unix_s`.
   std::optional<std::uint32_t> xid_errors;
   std::optional<XidError> last_xid;
+  std::string xid_source;
+  std::optional<double> xid_since_unix_s;
+  /// The period xid_errors covers, in words: "since boot" or "since listening began".
+  const char* xid_period() const {
+    return xid_source == "nvml_events" ? "since listening began" : "since boot";
+  }
   /// NVLink, link by link (empty for a GPU without it).
   std::vector<GpuLink> links;
   std::vector<std::string> unsupported;  ///< "ecc: NVML_ERROR_NOT_SUPPORTED", …

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/export.hpp"
 #include "mainboard/board.hpp"
 #include "mainboard/cgroup.hpp"
 #include "mainboard/cpu.hpp"
 #include "mainboard/cuda.hpp"
 #include "mainboard/environment.hpp"
+#include "mainboard/export.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/memory.hpp"
 #include "mainboard/npu.hpp"
@@ -50,6 +50,11 @@ class MAINBOARD_API Machine {
     /// The toolchain version cache: on by default, at ToolCache::default_file().
     bool toolchain_cache = true;
     std::optional<std::filesystem::path> toolchain_cache_file;
+    /// For a long-running reader (a metrics server): where the kernel log cannot be read (it
+    /// needs root or CAP_SYSLOG), listen to NVML's XID events from the moment the GPUs are
+    /// found, on a thread of the machine's own. One-shot readers leave it off: they would only
+    /// ever count the XIDs of their own few milliseconds.
+    bool listen_for_xids = false;
   };
 
   /// The process-wide machine over MAINBOARD_SYSROOT (or /).

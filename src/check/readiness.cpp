@@ -229,9 +229,9 @@ void Rules::health(const GpuHealth& h, const std::string& subject, std::uint32_t
     Severity severity = kBlockers.count(x.code)      ? Severity::blocker
                         : kApplication.count(x.code) ? Severity::info
                                                      : Severity::warning;
-    std::string what = fmt::format("{} XID{} since boot, the last {}{}", *h.xid_errors,
-                                   *h.xid_errors == 1 ? "" : "s", x.code,
-                                   x.meaning.empty() ? "" : ": " + x.meaning);
+    std::string what =
+        fmt::format("{} XID{} {}, the last {}{}", *h.xid_errors, *h.xid_errors == 1 ? "" : "s",
+                    h.xid_period(), x.code, x.meaning.empty() ? "" : ": " + x.meaning);
     std::string why = severity == Severity::blocker
                           ? "the driver reported the GPU itself failing; work on it can fail or "
                             "return wrong results until it is reset or replaced"

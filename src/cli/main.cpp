@@ -289,7 +289,10 @@ int run_serve(const Global& g, const mainboard::serve::ServerOptions& options) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP})
     sigaddset(&stop, sig);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  Machine machine(machine_options(g));
+  auto machine_opts = machine_options(g);
+  machine_opts.listen_for_xids = true;
+  Machine machine(machine_opts);
+  machine.gpus();  // found now, so that XIDs are counted from the start, not the first scrape
   mainboard::serve::MetricsServer server(machine, options);
   std::string host = server.host();
   if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";

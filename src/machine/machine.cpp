@@ -50,6 +50,7 @@ struct Machine::Impl {
   providers::Context context() const {
     providers::Context c{sources.fs, sources.env, *sources.runner};
     c.shared_runner = sources.runner;
+    c.listen_for_xids = options.listen_for_xids;
     return c;
   }
 

@@ -414,6 +414,8 @@ void fields(V& v, GpuHealth& m) {
   v("retired_pages_pending", m.retired_pages_pending);
   v("xid_errors", m.xid_errors);
   v("last_xid", m.last_xid);
+  v("xid_source", m.xid_source);
+  v("xid_since_unix_s", m.xid_since_unix_s);
   v("links", m.links);
   v("unsupported", m.unsupported);
 }

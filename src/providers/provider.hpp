@@ -31,6 +31,8 @@ struct Context {
   std::shared_ptr<CommandCache> cache = std::make_shared<CommandCache>();
   /// The same runner, owned, for units that run commands for their live readings.
   std::shared_ptr<const Runner> shared_runner = nullptr;
+  /// A long-running reader: providers may start listeners (NVIDIA's XID events).
+  bool listen_for_xids = false;
 };
 
 /// Runs a command through the context's runner once; later calls with the same argv get the

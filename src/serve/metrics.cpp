@@ -226,11 +226,12 @@ void expose_gpu(const GpuSnapshot& g, Exposition& out, Family& unavailable) {
         .add(id, flag(*h.retired_pages_pending));
   if (h.xid_errors)
     out.counter("mainboard_gpu_xid_errors_total",
-                "XIDs the driver logged for the GPU since boot (from the kernel log).")
+                "XIDs the driver logged for the GPU: since boot from the kernel log, or, where "
+                "that is not readable, since serve started from NVML's events.")
         .add(id, *h.xid_errors);
   if (h.last_xid)
     out.gauge("mainboard_gpu_last_xid_code",
-              "The code of the last XID since boot, with its meaning in a label.")
+              "The code of the last XID counted, with its meaning in a label.")
         .add(with({{"meaning", h.last_xid->meaning}}), h.last_xid->code);
   for (const auto& l : h.links) {
     std::string link = std::to_string(l.link);

@@ -70,14 +70,14 @@ std::string links_line(const std::vector<GpuLink>& links) {
   return join(parts, " · ");
 }
 
-/// XIDs since boot: "no XIDs since boot", or "2 XIDs since boot, last 45 (preemptive cleanup …)
-/// pid 4242 python3".
+/// XIDs: "no XIDs since boot", or "2 XIDs since boot, last 45 (preemptive cleanup …) pid 4242
+/// python3".
 std::string xid_line(const GpuHealth& h) {
   if (!h.xid_errors) return {};
-  if (*h.xid_errors == 0 || !h.last_xid) return "no XIDs since boot";
+  if (*h.xid_errors == 0 || !h.last_xid) return fmt::format("no XIDs {}", h.xid_period());
   const auto& x = *h.last_xid;
-  std::string out = fmt::format("{} XID{} since boot, last {}", *h.xid_errors,
-                                *h.xid_errors == 1 ? "" : "s", x.code);
+  std::string out = fmt::format("{} XID{} {}, last {}", *h.xid_errors,
+                                *h.xid_errors == 1 ? "" : "s", h.xid_period(), x.code);
   if (!x.meaning.empty()) out += " (" + x.meaning + ")";
   if (x.pid) out += fmt::format(" pid {}", *x.pid);
   if (!x.process.empty()) out += " " + x.process;

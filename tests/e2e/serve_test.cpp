@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,8 +33,9 @@ std::string fixture_host(const std::string& name) {
 /// `mainboard serve` running in the background with the fake GPUs; stopped by SIGTERM at the end.
 class Server {
  public:
-  explicit Server(std::vector<std::string> args) {
-    std::vector<std::string> argv{MAINBOARD_CLI, "--sysroot", fixture_host("gpu-procs"), "serve"};
+  explicit Server(std::vector<std::string> args,
+                  const std::string& sysroot = fixture_host("gpu-procs")) {
+    std::vector<std::string> argv{MAINBOARD_CLI, "--sysroot", sysroot, "serve"};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<std::string> env{
         "MAINBOARD_FAKE_GPU_SCENARIO=" + std::string(MAINBOARD_FIXTURES) + "/gpus/h100x8.json",
@@ -227,6 +229,37 @@ TEST(Serve, ScrapesInBothFormatsAndStopsOnSigterm) {
   EXPECT_EQ(health.body, "ok\n");
   EXPECT_EQ(s.stop(SIGTERM), 0);
   EXPECT_NE(s.err().find("mainboard serve: stopping (TERM)"), std::string::npos) << s.err();
+}
+
+TEST(Serve, WithoutTheKernelLogXidsComeFromNvmlsEvents) {
+  // The host as a user without CAP_SYSLOG sees it: no readable kernel log.
+  auto root = std::filesystem::temp_directory_path() /
+              ("mainboard-serve-nokmsg-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::copy(fixture_host("gpu-procs"), root, std::filesystem::copy_options::recursive);
+  std::filesystem::remove(root / "dev/kmsg");
+  {
+    Server s({"--listen", "127.0.0.1:0"}, root.string());
+    ASSERT_GT(s.port(), 0) << s.err();
+    // The fake driver raises XID 79 on GPU 4 40 ms after serve began listening.
+    const std::string gpu4 = "mainboard_gpu_xid_errors_total{gpu=\"4\"";
+    std::optional<double> count;
+    std::string body;
+    for (auto deadline = Clock::now() + std::chrono::seconds(10); Clock::now() < deadline;) {
+      body = http_get(s.port(), "/metrics").body;
+      count = sample(body, gpu4);
+      if (count == 1) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(count, 1) << body;
+    EXPECT_NE(body.find("mainboard_reading_unavailable{unit=\"gpu6\",reading=\"xid\",reason=\"the "
+                        "kernel log (/dev/kmsg) is not readable: No such file or directory; NVML "
+                        "events: refused for this GPU\"} 1"),
+              std::string::npos)
+        << body;
+    EXPECT_EQ(s.stop(SIGTERM), 0);
+  }
+  std::filesystem::remove_all(root);
 }
 
 TEST(Serve, BadClientsGetAnErrorAndTheServerKeepsServing) {

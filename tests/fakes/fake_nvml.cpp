@@ -7,9 +7,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "scenario.hpp"
 
@@ -672,6 +676,85 @@ EXPORT int nvmlGpmMetricsGet(GpmMetricsGet* get) {
     }
   }
   return kSuccess;
+}
+#endif
+
+#ifndef FAKE_NVML_MINIMAL
+// XID events: each device's "xid_events": [{"code": 79, "after_ms": 50}, …] arrive that long
+// after the event set was created, to every set the device is registered in; "xid_events":
+// "not_supported" refuses registration.
+struct EventSet {
+  std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
+  std::vector<Device*> devices;
+  std::map<Device*, std::size_t> delivered;  // events handed out, per device
+};
+struct EventData {
+  void* device;
+  unsigned long long eventType, eventData;
+  unsigned gpuInstanceId, computeInstanceId;
+};
+constexpr unsigned long long kEventXid = 0x8;
+constexpr int kTimeout = 10;
+
+EXPORT int nvmlEventSetCreate(EventSet** out) {
+  if (!out) return kInvalidArgument;
+  *out = new EventSet;
+  return kSuccess;
+}
+
+EXPORT int nvmlEventSetFree(EventSet* set) {
+  delete set;
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceRegisterEvents(void* handle, unsigned long long types, EventSet* set) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Device* d = device(handle);
+  int r = telemetry(d);
+  if (r != kSuccess) return r;
+  if (!set) return kInvalidArgument;
+  if (d->parent || d->spec.value("xid_events", fake::json()) == "not_supported")
+    return kNotSupported;
+  if (types & kEventXid) set->devices.push_back(d);
+  return kSuccess;
+}
+
+namespace {
+/// The set's next undelivered event: its device, the event and when it is due.
+std::optional<std::tuple<Device*, fake::json, std::chrono::steady_clock::time_point>> next_event(
+    EventSet* set) {
+  std::optional<std::tuple<Device*, fake::json, std::chrono::steady_clock::time_point>> best;
+  for (Device* d : set->devices) {
+    const auto& events = d->spec.value("xid_events", fake::json::array());
+    std::size_t i = set->delivered[d];
+    if (!events.is_array() || i >= events.size()) continue;
+    auto due = set->created + std::chrono::milliseconds(events[i].value("after_ms", 0));
+    if (!best || due < std::get<2>(*best)) best.emplace(d, events[i], due);
+  }
+  return best;
+}
+}  // namespace
+
+EXPORT int nvmlEventSetWait_v2(EventSet* set, EventData* data, unsigned timeout_ms) {
+  if (!set || !data) return kInvalidArgument;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::unique_lock<std::mutex> lock(g_mutex);
+  for (;;) {
+    auto next = next_event(set);
+    auto now = std::chrono::steady_clock::now();
+    if (next && std::get<2>(*next) <= now) {
+      auto* d = std::get<0>(*next);
+      ++set->delivered[d];
+      *data =
+          EventData{d, kEventXid, std::get<1>(*next).value("code", 999ull), 0xFFFFFFFF, 0xFFFFFFFF};
+      return kSuccess;
+    }
+    if (now >= deadline) return kTimeout;
+    auto until = next && std::get<2>(*next) < deadline ? std::get<2>(*next) : deadline;
+    lock.unlock();
+    std::this_thread::sleep_until(until);
+    lock.lock();
+  }
 }
 #endif
 

@@ -3,8 +3,10 @@
 // makes of them.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "fake_gpus.hpp"
 #include "mainboard/check.hpp"
@@ -125,6 +127,97 @@ TEST(GpuHealth, XidsOfEachGpuFromTheHostsKernelLog) {
   EXPECT_EQ(g0.xid_errors, 0u);
   EXPECT_FALSE(g0.last_xid);
   EXPECT_TRUE(g0.unsupported.empty()) << g0.unsupported.front();
+  EXPECT_EQ(g0.xid_source, "kernel_log");
+  EXPECT_STREQ(g0.xid_period(), "since boot");
+  EXPECT_FALSE(g0.xid_since_unix_s);
+}
+
+namespace {
+
+/// A machine over a host whose kernel log cannot be read (grace-hopper records none), with
+/// the fake NVIDIA libraries.
+Machine::Options without_kernel_log(const FakeGpus& fake, bool listen) {
+  auto o = fake.options();
+  o.sysroot = fixture_host("grace-hopper");
+  o.listen_for_xids = listen;
+  return o;
+}
+
+/// GPU `index`'s health once its XID count reaches `count` (or after 10 s, for the test to fail).
+GpuHealth health_when(const Machine& m, std::size_t index, std::uint32_t count) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    auto h = m.gpus()[index]->health();
+    if ((h.xid_errors && *h.xid_errors >= count) || std::chrono::steady_clock::now() > deadline)
+      return h;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
+TEST(GpuHealth, ALongRunningReaderWithoutTheKernelLogCountsNvmlsXidEvents) {
+  FakeGpus fake("h100x8");
+  double before =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  Machine m(without_kernel_log(fake, true));
+  auto g4 = health_when(m, 4, 1);  // 40 ms after listening began: fell off the bus
+  EXPECT_EQ(g4.xid_errors, 1u);
+  ASSERT_TRUE(g4.last_xid);
+  EXPECT_EQ(g4.last_xid->code, 79u);
+  EXPECT_EQ(g4.last_xid->meaning, "GPU has fallen off the bus");
+  EXPECT_FALSE(g4.last_xid->pid) << "NVML's events name no process";
+  EXPECT_TRUE(g4.last_xid->uptime_s);
+  EXPECT_EQ(g4.xid_source, "nvml_events");
+  EXPECT_STREQ(g4.xid_period(), "since listening began");
+  ASSERT_TRUE(g4.xid_since_unix_s);
+  EXPECT_GE(*g4.xid_since_unix_s, before - 1);
+  auto g3 = health_when(m, 3, 2);
+  EXPECT_EQ(g3.xid_errors, 2u);
+  EXPECT_EQ(g3.last_xid->code, 43u);
+  for (const auto& u : g3.unsupported)
+    EXPECT_NE(u.rfind("xid: ", 0), 0u) << u;
+  // A GPU with no event yet counts none; one that refused events is not "no XIDs".
+  auto g0 = m.gpus()[0]->health();
+  EXPECT_EQ(g0.xid_errors, 0u);
+  EXPECT_FALSE(g0.last_xid);
+  auto g6 = m.gpus()[6]->health();
+  EXPECT_FALSE(g6.xid_errors);
+  std::string why;
+  for (const auto& u : g6.unsupported)
+    if (u.rfind("xid: ", 0) == 0) why = u;
+  EXPECT_NE(why.find("NVML events: refused for this GPU"), std::string::npos) << why;
+  // What check and the view say of the period.
+  auto r = check_readiness(m.snapshot());
+  auto* lost = finding(r, "gpu.xid", "GPU 4");
+  ASSERT_TRUE(lost);
+  EXPECT_NE(lost->reading.find("1 XID since listening began, the last 79"), std::string::npos)
+      << lost->reading;
+}
+
+TEST(GpuHealth, AOneShotReaderWithoutTheKernelLogSaysWhyAndDoesNotListen) {
+  FakeGpus fake("h100x8");
+  Machine m(without_kernel_log(fake, false));
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));  // past every scenario event
+  auto g4 = m.gpus()[4]->health();
+  EXPECT_FALSE(g4.xid_errors);
+  EXPECT_EQ(g4.xid_source, "");
+  std::string why;
+  for (const auto& u : g4.unsupported)
+    if (u.rfind("xid: ", 0) == 0) why = u;
+  EXPECT_NE(why.find("the kernel log (/dev/kmsg) is not readable"), std::string::npos) << why;
+  EXPECT_EQ(why.find("NVML events"), std::string::npos) << why;
+}
+
+TEST(GpuHealth, AnNvmlWithoutEventsSaysSo) {
+  FakeGpus fake("h100x8", {.nvml = FakeNvml::minimal});
+  Machine m(without_kernel_log(fake, true));
+  auto g4 = m.gpus()[4]->health();
+  EXPECT_FALSE(g4.xid_errors);
+  std::string why;
+  for (const auto& u : g4.unsupported)
+    if (u.rfind("xid: ", 0) == 0) why = u;
+  EXPECT_NE(why.find("NVML events: this NVML has no events"), std::string::npos) << why;
 }
 
 TEST(GpuHealth, NvLinkLinkByLink) {

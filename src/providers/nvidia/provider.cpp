@@ -198,6 +198,7 @@ std::shared_ptr<Gpu> make_gpu(GpuInfo info, const std::shared_ptr<NvmlLibrary>& 
   state->fs = context.fs;
   state->mig = mig;
   state->xids = xids;
+  if (!mig) xids->add_gpu(handle, info.pci_bus_id);
   state->gpm = std::make_shared<NvidiaGpu::State::Gpm>();
   state->gpm->nvml = nvml;
   // GPM compares two samples at least 100 ms apart: the first is taken now, so that a reading
@@ -326,6 +327,7 @@ std::vector<std::shared_ptr<Gpu>> probe_gpus(const providers::Context& context, 
       core::log().debug("nvidia: enumerating through NVML: {}", cuda->error);
     gpus = through_nvml(nvml, cuda, context, xids);
   }
+  if (context.listen_for_xids && nvml->ok && !gpus.empty()) xids->listen(nvml);
   return gpus;
 }
 

@@ -5,7 +5,9 @@
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
+#include <ctime>
 
 namespace mainboard::nvidia {
 
@@ -119,6 +121,104 @@ std::optional<XidRecord> parse_xid_line(std::string_view line) {
   return r;
 }
 
+namespace {
+
+double clock_s(clockid_t clock) {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
+XidEvents::XidEvents(std::shared_ptr<NvmlLibrary> nvml,
+                     const std::vector<std::pair<nvml::Device, PciAddress>>& gpus)
+    : nvml_(std::move(nvml)) {
+  auto& n = *nvml_;
+  if (!n.ok || !n.event_set_create || !n.register_events || !n.event_set_wait ||
+      !n.event_set_free) {
+    reason_ = "this NVML has no events";
+    return;
+  }
+  if (gpus.empty()) {
+    reason_ = "no GPU to listen to";
+    return;
+  }
+  if (auto r = n.event_set_create(&set_); r != nvml::kSuccess) {
+    set_ = nullptr;
+    reason_ = "NVML could not create an event set: " + n.describe(r);
+    return;
+  }
+  std::string refused;
+  for (const auto& [handle, address] : gpus) {
+    auto r = n.register_events(handle, nvml::kEventXidCriticalError, set_);
+    if (r == nvml::kSuccess)
+      watched_.emplace_back(handle, address);
+    else
+      refused = n.describe(r);
+  }
+  if (watched_.empty()) {
+    reason_ = "NVML refused XID events: " + refused;
+    return;
+  }
+  since_unix_s_ = clock_s(CLOCK_REALTIME);
+  thread_ = std::thread([this] { run(); });
+}
+
+XidEvents::~XidEvents() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();  // within one wait's timeout
+  }
+  if (set_) nvml_->event_set_free(set_);
+}
+
+void XidEvents::run() {
+  // NVML's wait cannot be interrupted: a short timeout bounds how long stopping takes.
+  constexpr unsigned kWaitMs = 200;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stop_) return;
+    }
+    nvml::EventData data{};
+    auto r = nvml_->event_set_wait(set_, &data, kWaitMs);
+    if (r == nvml::kSuccess) {
+      if (!(data.eventType & nvml::kEventXidCriticalError)) continue;
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const auto& [handle, address] : watched_) {
+        if (handle != data.device) continue;
+        auto& t = tallies_[address];
+        ++t.count;
+        t.last = XidError{};
+        t.last.code = static_cast<std::uint32_t>(data.eventData);
+        t.last.meaning = xid_meaning(t.last.code);
+        t.last.uptime_s = clock_s(CLOCK_BOOTTIME);
+      }
+    } else if (r != nvml::kTimeout) {
+      // A GPU lost or a driver gone: keep listening, but never spin.
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait_for(lock, std::chrono::milliseconds(kWaitMs), [&] { return stop_; });
+    }
+  }
+}
+
+bool XidEvents::watches(const PciAddress& address) const {
+  for (const auto& w : watched_)
+    if (w.second == address) return true;
+  return false;
+}
+
+XidTally XidEvents::tally(const PciAddress& address) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = tallies_.find(address);
+  return it == tallies_.end() ? XidTally{} : it->second;
+}
+
 XidLog::XidLog(std::shared_ptr<const core::Fs> fs) : fs_(std::move(fs)) {}
 
 XidLog::~XidLog() {
@@ -177,21 +277,57 @@ void XidLog::read_new() {
   }
 }
 
+namespace {
+
+/// The address the kernel and the listener key a GPU by: the device, function 0.
+std::optional<PciAddress> device_address(std::string_view pci_bus_id) {
+  auto address = parse_pci_bus_id(std::string(pci_bus_id));
+  if (address) address->function = 0;
+  return address;
+}
+
+}  // namespace
+
+void XidLog::add_gpu(nvml::Device handle, std::string_view pci_bus_id) {
+  auto address = device_address(pci_bus_id);
+  if (!handle || !address) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  gpus_.emplace_back(handle, *address);
+}
+
+void XidLog::listen(const std::shared_ptr<NvmlLibrary>& nvml) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  read_new();
+  if (fd_ >= 0 || events_) return;
+  events_ = std::make_unique<XidEvents>(nvml, gpus_);
+}
+
 XidLog::ForGpu XidLog::for_gpu(std::string_view pci_bus_id) {
   std::lock_guard<std::mutex> lock(mutex_);
   read_new();
   ForGpu out;
+  auto address = device_address(pci_bus_id);
   if (fd_ < 0) {
+    if (events_ && events_->listening() && address && events_->watches(*address)) {
+      auto t = events_->tally(*address);
+      out.count = t.count;
+      if (t.count) out.last = std::move(t.last);
+      out.source = "nvml_events";
+      out.since_unix_s = events_->since_unix_s();
+      return out;
+    }
     out.reason = reason_;
+    if (events_)
+      out.reason += "; NVML events: " + (events_->listening() ? std::string("refused for this GPU")
+                                                              : events_->reason());
     return out;
   }
-  auto address = parse_pci_bus_id(std::string(pci_bus_id));
   if (!address) {
     out.reason = "no PCI address for this GPU";
     return out;
   }
   out.count = 0;
-  address->function = 0;  // the kernel names the device
+  out.source = "kernel_log";
   if (auto it = tallies_.find(*address); it != tallies_.end()) {
     out.count = it->second.count;
     out.last = it->second.last;
