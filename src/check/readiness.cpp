@@ -252,8 +252,10 @@ void Rules::health(const GpuHealth& h, const std::string& subject, std::uint32_t
       else
         down.push_back(std::to_string(l.link));
       if (l.recovery_errors.value_or(0) || l.crc_errors.value_or(0))
-        failing.push_back(fmt::format("link {} ({} recoveries, {} CRC errors)", l.link,
-                                      l.recovery_errors.value_or(0), l.crc_errors.value_or(0)));
+        failing.push_back(fmt::format(
+            "link {} ({} recover{}, {} CRC error{})", l.link, l.recovery_errors.value_or(0),
+            l.recovery_errors.value_or(0) == 1 ? "y" : "ies", l.crc_errors.value_or(0),
+            l.crc_errors.value_or(0) == 1 ? "" : "s"));
     }
     if (up > 0 && !down.empty())
       add("gpu.nvlink_down", subject, Severity::warning,

@@ -330,7 +330,10 @@ TEST(Check, XidsAndNvLinkAreJudgedByWhatTheySay) {
   ASSERT_TRUE(down);
   EXPECT_EQ(down->severity, Severity::warning);
   EXPECT_NE(down->reading.find("17 of 18 links up (down: 17)"), std::string::npos) << down->reading;
-  EXPECT_TRUE(finding(r, "gpu.nvlink_errors", "GPU 3"));
+  auto* errors = finding(r, "gpu.nvlink_errors", "GPU 3");
+  ASSERT_TRUE(errors);
+  EXPECT_NE(errors->reading.find("link 2 (1 recovery, 3 CRC errors)"), std::string::npos)
+      << errors->reading;
   EXPECT_FALSE(finding(r, "gpu.xid", "GPU 0"));
   EXPECT_FALSE(finding(r, "gpu.nvlink_down", "GPU 0"));
 }
