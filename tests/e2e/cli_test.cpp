@@ -477,6 +477,18 @@ std::map<std::string, std::optional<std::string>> fake_gpus(const std::string& s
 }
 }  // namespace
 
+// The arm64 build prints these under emulation and compares them with the same files
+// (tests/arm64/golden.sh).
+TEST(Cli, GraceHopperWithItsGpu) {
+  auto env = fake_gpus("gh200");
+  auto snapshot = cli({"--sysroot", host("grace-hopper"), "--color=never", "snapshot"}, env);
+  ASSERT_EQ(snapshot.exit_code, 0) << snapshot.err;
+  check_golden("grace-hopper.txt", snapshot.out);
+  auto gpus = cli({"--sysroot", host("grace-hopper"), "--color=never", "gpus"}, env);
+  ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
+  check_golden("grace-hopper.gpus.txt", gpus.out);
+}
+
 TEST(Cli, GpusJsonThroughTheFakeDrivers) {
   auto r = cli({"gpus", "--json"}, fake_gpus("h100x8"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
