@@ -100,21 +100,25 @@ TEST(SystemProfiler, MalformedOutputDegrades) {
     EXPECT_NO_THROW(apple::parse_displays(text));
     EXPECT_NO_THROW(apple::parse_hardware(text));
   }
-  EXPECT_TRUE(apple::parse_displays("{\"SPDisplaysDataType\": [{\"sppci_model\": \"Apple M1\"").empty());
-  auto odd = apple::parse_hardware("{\"SPHardwareDataType\": [{\"number_processors\": \"proc x:y\", "
-                                   "\"physical_memory\": \"lots\"}]}");
+  EXPECT_TRUE(
+      apple::parse_displays("{\"SPDisplaysDataType\": [{\"sppci_model\": \"Apple M1\"").empty());
+  auto odd = apple::parse_hardware(
+      "{\"SPHardwareDataType\": [{\"number_processors\": \"proc x:y\", "
+      "\"physical_memory\": \"lots\"}]}");
   ASSERT_TRUE(odd);
   EXPECT_FALSE(odd->cores);
   EXPECT_FALSE(odd->memory_bytes);
   std::string huge = "{\"SPDisplaysDataType\": [";
-  for (int i = 0; i < 5000; ++i) huge += std::string(i ? "," : "") + "{\"sppci_model\": \"GPU\"}";
+  for (int i = 0; i < 5000; ++i)
+    huge += std::string(i ? "," : "") + "{\"sppci_model\": \"GPU\"}";
   huge += "]}";
   EXPECT_EQ(apple::parse_displays(huge).size(), 5000u);
 }
 
 TEST(Darwin, SysctlAndVmStat) {
-  auto m = host::darwin::parse_sysctl("hw.memsize: 68719476736\nmachdep.cpu.brand_string: Apple M3 Max\n"
-                                      "garbage line\nhw.ncpu = 16\n");
+  auto m = host::darwin::parse_sysctl(
+      "hw.memsize: 68719476736\nmachdep.cpu.brand_string: Apple M3 Max\n"
+      "garbage line\nhw.ncpu = 16\n");
   EXPECT_EQ(m["hw.memsize"], "68719476736");
   EXPECT_EQ(m["machdep.cpu.brand_string"], "Apple M3 Max");
   EXPECT_EQ(m["hw.ncpu"], "16");

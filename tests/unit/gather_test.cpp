@@ -4,9 +4,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "mainboard/json.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/gather.hpp"
+#include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
 #include "test_util.hpp"
 

@@ -20,7 +20,8 @@ const NvidiaGpu& nvidia(const std::shared_ptr<Gpu>& gpu) {
 
 std::vector<std::string> labels(const Machine& m) {
   std::vector<std::string> out;
-  for (const auto& g : m.gpus()) out.push_back(g->label());
+  for (const auto& g : m.gpus())
+    out.push_back(g->label());
   return out;
 }
 }  // namespace
@@ -54,7 +55,7 @@ TEST(Nvidia, EightH100sWithAProcessOnGpu3) {
   EXPECT_TRUE(mem.supported);
   EXPECT_EQ(mem.source, "nvml_v2");
   EXPECT_EQ(mem.scope, "vram");
-  EXPECT_EQ(mem.used_bytes, 40 * 1024 * kMiB);          // v2: without the driver's reservation
+  EXPECT_EQ(mem.used_bytes, 40 * 1024 * kMiB);  // v2: without the driver's reservation
   EXPECT_EQ(mem.free_bytes, (81559 - 529 - 40 * 1024) * kMiB);
   EXPECT_FALSE(mem.unified);
   auto util = g3.utilization();
@@ -174,8 +175,7 @@ TEST(Nvidia, MigGpuWithoutSelectionListsItsInstances) {
 }
 
 TEST(Nvidia, MigSelectionWithoutTheDriver) {
-  FakeGpus fake("a100-mig",
-                {.cuda = false, .visible = "MIG-66666666-7777-8888-9999-aaaaaaaaaaaa"});
+  FakeGpus fake("a100-mig", {.cuda = false, .visible = "MIG-66666666-7777-8888-9999-aaaaaaaaaaaa"});
   Machine m(fake.options());
   ASSERT_EQ(m.gpus().size(), 1u);
   EXPECT_EQ(m.gpus()[0]->uuid(), "MIG-66666666-7777-8888-9999-aaaaaaaaaaaa");
@@ -280,16 +280,16 @@ TEST(Nvidia, OlderNvmlWithoutTheNewerSymbolsFallsBack) {
   ASSERT_EQ(m.gpus().size(), 8u);
   const auto& g3 = *m.gpus()[3];
   auto mem = g3.memory();
-  EXPECT_EQ(mem.source, "nvml");                             // v1: no nvmlDeviceGetMemoryInfo_v2
-  EXPECT_EQ(mem.used_bytes, (40 * 1024 + 529) * kMiB);        // v1 counts the reservation as used
+  EXPECT_EQ(mem.source, "nvml");                        // v1: no nvmlDeviceGetMemoryInfo_v2
+  EXPECT_EQ(mem.used_bytes, (40 * 1024 + 529) * kMiB);  // v1 counts the reservation as used
   auto energy = g3.energy();
   EXPECT_DOUBLE_EQ(*energy.power_w, 655.0);
-  EXPECT_FALSE(energy.energy_j);                              // no nvmlDeviceGetTotalEnergyConsumption
+  EXPECT_FALSE(energy.energy_j);  // no nvmlDeviceGetTotalEnergyConsumption
   auto pcie = g3.pcie();
-  EXPECT_FALSE(pcie.tx_kbps);                                 // no nvmlDeviceGetPcieThroughput
+  EXPECT_FALSE(pcie.tx_kbps);  // no nvmlDeviceGetPcieThroughput
   EXPECT_EQ(pcie.link_gen, 5);
-  EXPECT_EQ(g3.thermal().temperature_c, 34);                  // plain nvmlDeviceGetTemperature
-  auto procs = g3.processes();                                // the unversioned process query
+  EXPECT_EQ(g3.thermal().temperature_c, 34);  // plain nvmlDeviceGetTemperature
+  auto procs = g3.processes();                // the unversioned process query
   ASSERT_EQ(procs.size(), 1u);
   EXPECT_EQ(procs[0].pid, 4242u);
   EXPECT_EQ(procs[0].used_memory_bytes, 40 * 1024 * kMiB);
@@ -321,8 +321,8 @@ TEST(Nvidia, RecordedHostsDoNotLoadThisMachinesDriver) {
 TEST(Busy, ThresholdsAndInjectedSleep) {
   FakeGpus fake("h100x8");
   Machine m(fake.options());
-  EXPECT_TRUE(gpu_busy(m, 3));    // 97 % utilization
-  EXPECT_FALSE(gpu_busy(m, 0));   // idle
+  EXPECT_TRUE(gpu_busy(m, 3));   // 97 % utilization
+  EXPECT_FALSE(gpu_busy(m, 0));  // idle
   EXPECT_FALSE(gpu_busy(m, 3, {.util_pct = 99.0, .memory_pct = 90.0}));
   EXPECT_TRUE(gpu_busy(m, 3, {.util_pct = 99.0, .memory_pct = 40.0}));  // 40 of 80 GiB in use
   EXPECT_THROW(gpu_busy(m, 8), Error);

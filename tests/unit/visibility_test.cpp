@@ -15,10 +15,13 @@ std::vector<Candidate> mixed() {
 }
 std::vector<std::size_t> devices(const std::vector<Selected>& s) {
   std::vector<std::size_t> out;
-  for (const auto& x : s) out.push_back(x.device);
+  for (const auto& x : s)
+    out.push_back(x.device);
   return out;
 }
-auto parse(const char* v) { return parse_visible_devices(std::string(v)); }
+auto parse(const char* v) {
+  return parse_visible_devices(std::string(v));
+}
 }  // namespace
 
 TEST(Visibility, ParsingStopsAtTheFirstInvalidEntry) {
@@ -46,11 +49,13 @@ TEST(Visibility, FastestFirstByDefaultPciOnRequest) {
 
 TEST(Visibility, OrdinalsUuidsAndInvalidEntries) {
   auto order = DeviceOrder::fastest_first;
-  EXPECT_EQ(devices(select_visible(mixed(), parse("1,0"), order)), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(devices(select_visible(mixed(), parse("1,0"), order)),
+            (std::vector<std::size_t>{0, 1}));
   EXPECT_EQ(devices(select_visible(mixed(), parse("0,7,1"), order)), (std::vector<std::size_t>{1}));
   EXPECT_EQ(devices(select_visible(mixed(), parse("0,0"), order)), (std::vector<std::size_t>{1}));
-  EXPECT_EQ(devices(select_visible(mixed(), parse("GPU-4444"), order)), (std::vector<std::size_t>{0}));
-  EXPECT_TRUE(select_visible(mixed(), parse("GPU-"), order).empty());     // not an entry at all
+  EXPECT_EQ(devices(select_visible(mixed(), parse("GPU-4444"), order)),
+            (std::vector<std::size_t>{0}));
+  EXPECT_TRUE(select_visible(mixed(), parse("GPU-"), order).empty());      // not an entry at all
   EXPECT_TRUE(select_visible(mixed(), parse("GPU-ffff"), order).empty());  // no such device
   EXPECT_TRUE(select_visible(mixed(), parse(""), order).empty());
 }
