@@ -1,5 +1,5 @@
 # The quick start: `make run` and `make test`. Both install missing Debian packages first.
-.PHONY: run test test-sanitize test-tsan fuzz-smoke fuzz build bench deps format clean
+.PHONY: run test test-sanitize test-tsan test-arm64 fuzz-smoke fuzz build bench deps format clean
 
 ARGS ?=
 
@@ -22,6 +22,7 @@ test: build
 	ctest --preset default
 	$(MAKE) --no-print-directory test-sanitize
 	$(MAKE) --no-print-directory test-tsan
+	$(MAKE) --no-print-directory test-arm64
 	$(MAKE) --no-print-directory fuzz-smoke
 
 test-sanitize: deps
@@ -34,6 +35,17 @@ test-tsan: deps
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan
 	ctest --preset tsan
+
+# Cross-built for arm64 and run under qemu-user: the library's tests (those that need what the
+# emulator cannot give are skipped, and counted) and the command's output against the goldens.
+test-arm64:
+	@scripts/install-deps.sh --arm64
+	cmake --preset arm64 >/dev/null
+	cmake --build --preset arm64
+	@ctest --preset arm64 --output-junit ctest-junit.xml; rc=$$?; \
+	  echo "test-arm64: $$(grep -c 'native only (under' build/arm64/ctest-junit.xml) tests skipped" \
+	    "under emulation (they need perf events, ptrace, process_vm_readv or to start arm64" \
+	    "programs; they run natively)"; exit $$rc
 
 # Profile::parse under libFuzzer: a bounded run in `make test`, longer with `make fuzz`.
 FUZZ_SECONDS ?= 30

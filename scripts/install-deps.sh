@@ -26,6 +26,19 @@ packages=(
   prometheus curl
 )
 
+# --arm64: also what `make test-arm64` needs to cross-build for arm64 and run the tests under
+# emulation: Debian's aarch64 cross compiler, qemu-user, and the arm64 builds of the libraries
+# above (multiarch: installed beside the host's).
+arm64=0
+[[ "${1:-}" == "--arm64" ]] && arm64=1
+if ((arm64)); then
+  packages+=(g++-aarch64-linux-gnu qemu-user-static)
+  for lib in libhwloc-dev libfmt-dev libspdlog-dev libdw-dev libelf-dev libcivetweb-dev \
+             libgtest-dev libgmock-dev; do
+    packages+=("$lib:arm64")
+  done
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
@@ -51,5 +64,8 @@ if [[ $(id -u) -ne 0 ]]; then
   fi
 fi
 export DEBIAN_FRONTEND=noninteractive
+if ((arm64)) && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  "${sudo[@]}" dpkg --add-architecture arm64
+fi
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

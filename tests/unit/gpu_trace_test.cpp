@@ -162,8 +162,7 @@ TEST(GpuTrace, VerdictRules) {
   EXPECT_EQ(classify(ms(5), ms(2), std::nullopt, std::nullopt), Bound::compute);
   // The memory controller the busier unit (the reference's rule).
   EXPECT_EQ(classify(ms(5), 0, 80.0, 95.0, &why), Bound::memory);
-  EXPECT_NE(why.find("memory controller was the busier unit: busy 95 %"), std::string::npos)
-      << why;
+  EXPECT_NE(why.find("memory controller was the busier unit: busy 95 %"), std::string::npos) << why;
   // The SMs busier, even with a busy memory controller: compute, as the reference words it.
   EXPECT_EQ(classify(ms(5), 0, 100.0, 85.0, &why), Bound::compute);
   EXPECT_NE(why.find("SMs were the busier unit: busy 100 %"), std::string::npos) << why;
@@ -735,6 +734,7 @@ TEST(GpuTracer, ProfileFunctionGivesAVerdict) {
 #ifdef MAINBOARD_INJECT
 
 TEST(GpuTracer, InjectionLibraryWritesTheTraceOfALaunchedProgramAtExit) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   TempDir dir;
   auto out = dir.path() / "trace.json";
   Command c;
@@ -759,6 +759,7 @@ TEST(GpuTracer, InjectionLibraryWritesTheTraceOfALaunchedProgramAtExit) {
 }
 
 TEST(GpuTracer, InjectionWithoutAnOutputDoesNothing) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   Command c;
   c.argv = {MAINBOARD_INJECT_TARGET, MAINBOARD_INJECT, MAINBOARD_FAKE_CUPTI};
   c.environment = {{"MAINBOARD_CUPTI_LIBRARY", std::string(MAINBOARD_FAKE_CUPTI)},

@@ -85,6 +85,7 @@ TEST(ProcessTree, StatParsing) {
 }
 
 TEST(ProcessTree, ThisProcessIsItsOwnRoot) {
+  MAINBOARD_NATIVE_ONLY("the real /proc/self (the emulator's has no RSS)");
   auto tree = proctree::process_tree(core::Fs("/"), ::getpid());
   ASSERT_FALSE(tree.empty());
   EXPECT_EQ(tree[0].pid, ::getpid());
@@ -93,6 +94,7 @@ TEST(ProcessTree, ThisProcessIsItsOwnRoot) {
 }
 
 TEST(MeasureCommand, PeakCoversAGrandchildsAllocation) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   Machine::Options o;
   o.sysroot = fixture_host("numa-2socket");  // no GPUs; the command itself runs on this host
   Machine m(o);
@@ -110,6 +112,7 @@ TEST(MeasureCommand, PeakCoversAGrandchildsAllocation) {
 }
 
 TEST(MeasureCommand, PagesSharedAfterForkCountOnceInTheProportionalPeak) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   // A 48 MiB parent and 3 children that share its pages: summed RSS counts them four times,
   // PSS once (in shares), as the kernel's smaps_rollup says.
   Machine::Options o;
@@ -130,6 +133,7 @@ TEST(MeasureCommand, PagesSharedAfterForkCountOnceInTheProportionalPeak) {
 }
 
 TEST(MeasureCommand, AChildInItsParentsAddressSpaceAddsNoMemory) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   // A vfork child before exec (and a task cloned with CLONE_VM, as a sanitizer's leak checker
   // starts at exit) has its parent's pages, not pages of its own: a 48 MiB process and its
   // vfork child are 48 MiB, not 96.
@@ -150,6 +154,7 @@ TEST(MeasureCommand, AChildInItsParentsAddressSpaceAddsNoMemory) {
 }
 
 TEST(MeasureCommand, TheLargestProcessIsTheCommandsNotThisProgramsCopy) {
+  MAINBOARD_NATIVE_ONLY("a forked child to be a copy of this program, not of the emulator");
   // Between fork and exec the child is a copy of this (much larger) test program: its peak
   // must not count. /bin/true's own is about a megabyte.
   Machine::Options o;

@@ -125,6 +125,7 @@ std::vector<std::string> python_functions(const ThreadStack& t) {
 class PythonSampling : public testing::TestWithParam<Interpreter> {
  protected:
   void SetUp() override {
+    MAINBOARD_NATIVE_ONLY("another process's memory (process_vm_readv)");
     if (GetParam().program.empty() || !fs::exists(GetParam().program))
       GTEST_SKIP() << GetParam().name << " is not installed here";
   }
@@ -507,6 +508,7 @@ TEST(PythonFrames, APausedReadDoesNotWaitForAThreadInUninterruptibleSleep) {
 #endif
 
 TEST(PythonFrames, PausedReadsSplitTimeAlikeAndLetTheProgramGo) {
+  MAINBOARD_NATIVE_ONLY("another process's memory (process_vm_readv)");
   SampleOptions o;
   o.hz = 199;  // each read stops the program: fewer stops, so a slow (sanitized) reader keeps up
   o.pause = true;
@@ -575,6 +577,7 @@ TEST(PythonFrames, SignalsSentWhileTheProgramIsPausedStillArrive) {
 }
 
 TEST(PythonFrames, AVenvsMultiprocessingChildrenAreReadToo) {
+  MAINBOARD_NATIVE_ONLY("another process's memory (process_vm_readv)");
   TempDir dir;
   LocalRunner runner("/usr/bin:/bin");
   Command venv;
@@ -657,6 +660,7 @@ TEST(PythonFrames, HotFunctionsTellPythonFunctionsOfOneNameInTwoFilesApart) {
 }
 
 TEST(PythonFrames, AProgramThatOnlyLooksLikePythonIsSaidSoAndDumpedNatively) {
+  MAINBOARD_NATIVE_ONLY("another process's memory (process_vm_readv)");
   // `sleep` under the name python3.11: the name says CPython 3.11, the file has no _PyRuntime.
   TempDir dir;
   auto fake = dir.path() / "python3.11";

@@ -98,6 +98,7 @@ void expect_let_go(pid_t pid) {
 }  // namespace
 
 TEST(Sampling, RunFindsTheHotFunctionsOnBothThreads) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   TempDir dir;
   auto o = quick();
   o.stdout_path = (dir.path() / "out.txt").string();
@@ -143,6 +144,7 @@ TEST(Sampling, RunFindsTheHotFunctionsOnBothThreads) {
 }
 
 TEST(Sampling, ACrashStillLeavesAProfile) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET, "crash"}, quick());
   EXPECT_EQ(r.signal, SIGSEGV);
   EXPECT_EQ(r.exit_code, 128 + SIGSEGV);
@@ -151,6 +153,7 @@ TEST(Sampling, ACrashStillLeavesAProfile) {
 }
 
 TEST(Sampling, TheTimeoutEndsATargetThatNeverExitsAndKeepsTheProfile) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   auto o = quick();
   o.timeout_s = 0.5;
   auto start = std::chrono::steady_clock::now();
@@ -167,6 +170,7 @@ TEST(Sampling, TheTimeoutEndsATargetThatNeverExitsAndKeepsTheProfile) {
 }
 
 TEST(Sampling, ChildProcessesAreSampledUnlessAskedNotTo) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET, "fork", "0.5"}, quick());
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_GT(share(r.profile, "hot_c"), 20.0) << r.profile.report();
@@ -179,6 +183,7 @@ TEST(Sampling, ChildProcessesAreSampledUnlessAskedNotTo) {
 }
 
 TEST(Sampling, SpansOfATargetThatLinksTheLibraryJoinTheProfile) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET, "spans", "0.4"}, quick());
   EXPECT_EQ(r.exit_code, 3);
   const auto& p = r.profile;
@@ -211,6 +216,7 @@ TEST(Sampling, ProgramsThatCannotStartAreErrors) {
 }
 
 TEST(Sampling, AttachSamplesARunningProcess) {
+  MAINBOARD_NATIVE_ONLY("perf events on another process");
   Background target({"hot", "3"});
   auto o = quick(499);
   o.duration_s = 0.5;
@@ -223,6 +229,7 @@ TEST(Sampling, AttachSamplesARunningProcess) {
 }
 
 TEST(Sampling, DumpShowsEveryThreadAndLetsTheProcessGo) {
+  MAINBOARD_NATIVE_ONLY("ptrace on another process");
   Background target({"hot", "3"});
   auto d = Sampler::dump(target.pid);
   EXPECT_EQ(d.pid, target.pid);
@@ -237,8 +244,8 @@ TEST(Sampling, DumpShowsEveryThreadAndLetsTheProcessGo) {
   EXPECT_NE(d.text().find("TID "), std::string::npos);
   // Every native frame has its address, as eu-stack shows it; hot_a's lies in the program's
   // executable mapping.
-  auto maps = symbols::parse_maps(symbols::read_proc_file("/proc/" + std::to_string(target.pid) +
-                                                          "/maps"));
+  auto maps =
+      symbols::parse_maps(symbols::read_proc_file("/proc/" + std::to_string(target.pid) + "/maps"));
   for (const auto& t : d.threads) {
     ASSERT_EQ(t.addresses.size(), t.frames.size());
     for (std::size_t i = 0; i < t.frames.size(); ++i) {
@@ -248,8 +255,7 @@ TEST(Sampling, DumpShowsEveryThreadAndLetsTheProcessGo) {
         return a >= m.start && a < m.end && m.path.find("sample_target") != std::string::npos;
       });
       EXPECT_TRUE(inside) << std::hex << a;
-      EXPECT_NE(d.text().find(fmt::format("0x{:016x} hot_a - sample_target", a)),
-                std::string::npos)
+      EXPECT_NE(d.text().find(fmt::format("0x{:016x} hot_a - sample_target", a)), std::string::npos)
           << d.text();
     }
   }
@@ -262,6 +268,7 @@ TEST(Sampling, DumpShowsEveryThreadAndLetsTheProcessGo) {
 }
 
 TEST(Sampling, NodeJitFramesAreNamedFromThePerfMap) {
+  MAINBOARD_NATIVE_ONLY("perf events on another process");
   if (::access("/usr/bin/node", X_OK) != 0) GTEST_SKIP() << "Node.js is not installed";
   TempDir dir;
   auto script = dir.write("hot.js", R"(
@@ -576,6 +583,7 @@ TEST(Samples, MergeJoinsThreadsByTidAndReindexes) {
 #ifdef MAINBOARD_INJECT
 
 TEST(Sampling, GpuActivityOfALaunchedCudaProgramJoins) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   // The stand-in CUDA program calls InitializeInjection itself, as the driver would.
   ::setenv("MAINBOARD_CUPTI_LIBRARY", MAINBOARD_FAKE_CUPTI, 1);
   ::setenv("MAINBOARD_INJECT_LIBRARY", MAINBOARD_INJECT, 1);
@@ -601,6 +609,7 @@ TEST(Sampling, GpuActivityOfALaunchedCudaProgramJoins) {
 #ifdef MAINBOARD_INSTRUMENTED
 
 TEST(AutoInstrument, OwnFunctionsBecomeSpansAndOthersDoNot) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   TempDir dir;
   auto out = dir.path() / "p.json";
   Command c;
@@ -632,6 +641,7 @@ TEST(AutoInstrument, OwnFunctionsBecomeSpansAndOthersDoNot) {
 #endif  // MAINBOARD_INSTRUMENTED
 
 TEST(Sampling, DwarfUnwindingRecoversStacksWithoutFramePointers) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   auto o = quick(499);
   o.call_graph = CallGraph::dwarf;
   auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET_NOFP, "hot", "0.6"}, o);
@@ -664,6 +674,7 @@ TEST(Sampling, DwarfUnwindingRecoversStacksWithoutFramePointers) {
 // shows as a "[kernel]" leaf above the user code that made the call; user-only, those samples are
 // simply absent, and what is left is the little user time of the loop.
 TEST(Sampling, KernelTimeShowsAboveTheCallerUnlessUserOnly) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   // Of the samples in the kernel on behalf of main (not the loader's start-up page faults), the
   // share whose stack also holds `function`.
   auto under_kernel = [](const Profile& p, const std::string& function) {
@@ -704,6 +715,7 @@ TEST(Sampling, KernelTimeShowsAboveTheCallerUnlessUserOnly) {
 
 // Without stacks there is no sampler: the launcher still waits for the target and reports it.
 TEST(Sampling, RunWithoutStacksStillWaitsForTheTarget) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   auto o = quick();
   o.features = Feature::spans;
   auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET, "spans", "0.2"}, o);
@@ -713,6 +725,7 @@ TEST(Sampling, RunWithoutStacksStillWaitsForTheTarget) {
 }
 
 TEST(Sampling, MeasureDispatchesOnTheReach) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
   auto p = Sampler::measure(Reach::command({MAINBOARD_SAMPLE_TARGET, "hot", "0.2"}), quick());
   // The command's hot code, in its proportions (70:30). A short run under a sanitizer spends a
   // third of its samples loading and checking leaks, so the share itself is not asserted here.

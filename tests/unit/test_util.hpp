@@ -44,3 +44,17 @@ inline std::string fixture_host(const std::string& name) {
   path += name;
   return path;
 }
+
+/// The emulator the tests run under (MAINBOARD_TEST_EMULATED, set by the arm64 test preset), or
+/// null when they run natively.
+inline const char* test_emulator() {
+  const char* e = std::getenv("MAINBOARD_TEST_EMULATED");
+  return e && *e ? e : nullptr;
+}
+
+/// Skips a test that needs what qemu-user does not give an emulated program: starting the
+/// project's own arm64 programs (no binfmt_misc here), perf_event_open, ptrace and
+/// process_vm_readv on another process, or the real /proc/self. `needs` says which.
+#define MAINBOARD_NATIVE_ONLY(needs)           \
+  if (const char* emulator_ = test_emulator()) \
+  GTEST_SKIP() << "native only (under " << emulator_ << "): needs " << (needs)
