@@ -18,6 +18,7 @@
 #include "core/fs.hpp"
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
+#include "symbols/perf_regs.hpp"
 
 namespace mainboard::sampling {
 
@@ -50,11 +51,6 @@ void raise_fd_limit() {
     ::setrlimit(RLIMIT_NOFILE, &r);
   }
 }
-
-// x86-64 user registers for unwinding, in perf's numbering: AX BX CX DX SI DI BP SP IP (0-8)
-// and R8-R15 (16-23). A sample lists them in that order.
-constexpr std::uint64_t kRegsMask = 0x1ffull | (0xffull << 16);
-constexpr int kRegsCount = 17;
 
 std::string prot_string(std::uint32_t prot, std::uint32_t flags) {
   std::string s;
@@ -93,6 +89,19 @@ std::string explain_perf_error(int error, std::int32_t pid) {
   }
 }
 
+std::size_t ring_pages(std::size_t bytes, std::size_t page) {
+  if (page == 0) return 1;
+  std::size_t pages = std::max<std::size_t>(1, bytes / page);
+  while (pages & (pages - 1))
+    ++pages;
+  // perf_event_mlock_kb's default: 512 KiB plus one page of 4 KiB, what an ordinary user may
+  // map per CPU. With 64 KiB pages that is less than 8 data pages and the header.
+  constexpr std::size_t kUserLimit = (512 + 4) << 10;
+  while (pages > 1 && (pages + 1) * page > kUserLimit)
+    pages /= 2;
+  return pages;
+}
+
 PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids,
                          const SamplerOptions& options, bool on_exec)
     : options_(options), pid_(pid) {
@@ -105,13 +114,11 @@ PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids
   attr.freq = 1;
   attr.sample_freq = std::max<std::uint32_t>(options.hz, 1);
   attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
-#if defined(__x86_64__)
-  if (options.dwarf) {
+  if (options.dwarf && symbols::perf_regs()) {
     attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-    attr.sample_regs_user = kRegsMask;
+    attr.sample_regs_user = symbols::perf_regs()->mask;
     attr.sample_stack_user = (std::max<std::uint32_t>(options.stack_bytes, 512) + 7) & ~7u;
   }
-#endif
   attr.disabled = 1;
   attr.enable_on_exec = on_exec ? 1 : 0;
   attr.inherit = 1;  // threads and processes the target starts
@@ -139,7 +146,9 @@ PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids
       ::close(fd);
     fds_.clear();
   };
-  std::size_t pages = options.buffer_pages ? options.buffer_pages : options.dwarf ? 128 : 64;
+  std::size_t pages = options.buffer_pages
+                          ? options.buffer_pages
+                          : ring_pages(options.dwarf ? 512 << 10 : 256 << 10, page);
   while (pages & (pages - 1))
     ++pages;  // a power of two
   // Opens an event per CPU and thread; 0, or the errno that stopped it (everything closed).
@@ -253,19 +262,20 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
         s.ips.push_back(a);
       }
       if (s.ips.empty() && !in_kernel) s.ips.push_back(ip);
-      if (options_.dwarf && q + 8 <= end) {
+      const auto* layout = symbols::perf_regs();
+      if (options_.dwarf && layout && q + 8 <= end) {
         // Registers (an ABI word, then the masked registers), then the stack copy (its size,
         // the bytes, and how many of them are valid).
         std::uint64_t abi = u64(q);
         regs_.clear();
         if (abi != 0)
-          for (int i = 0; i < kRegsCount && q + 8 <= end; ++i)
+          for (std::size_t i = 0; i < layout->count && q + 8 <= end; ++i)
             regs_.push_back(u64(q));
         std::uint64_t copied = q + 8 <= end ? u64(q) : 0;
         const unsigned char* data = q;
         q += copied;
         std::uint64_t valid = copied && q + 8 <= end ? u64(q) : 0;
-        if (regs_.size() == kRegsCount && valid > 0 && valid <= copied && data + valid <= end) {
+        if (regs_.size() == layout->count && valid > 0 && valid <= copied && data + valid <= end) {
           stack_.assign(data, data + valid);
           auto& unwinder = unwinders_[s.pid];
           const auto& maps = out_.mappings[s.pid];

@@ -52,13 +52,18 @@ struct SamplerOptions {
   bool dwarf = false;
   std::uint32_t stack_bytes = 16384;  ///< user stack copied per sample with dwarf
   std::size_t max_samples = 10'000'000;
-  /// Ring buffer per CPU (a power of two); 0: 64 pages, 128 with dwarf (16 KiB a sample). 128
-  /// pages plus the header page is what an ordinary user may lock per CPU (perf_event_mlock_kb).
+  /// Ring buffer per CPU, in pages (a power of two); 0: ring_pages() of 256 KiB, 512 KiB with
+  /// dwarf (16 KiB a sample).
   std::size_t buffer_pages = 0;
   /// Also samples time spent in the kernel on the threads' behalf (system calls, page faults),
   /// when kernel.perf_event_paranoid allows it; otherwise a note says why not.
   bool kernel = true;
 };
+
+/// Data pages for a ring buffer of about `bytes` with pages of `page` bytes: a power of two, at
+/// least one, and with its header page within what an ordinary user may map per CPU
+/// (perf_event_mlock_kb, 516 KiB by default): 128 pages of 4 KiB, but 4 of 64 KiB.
+std::size_t ring_pages(std::size_t bytes, std::size_t page);
 
 class PerfSampler {
  public:

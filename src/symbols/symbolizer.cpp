@@ -16,6 +16,7 @@
 
 #include "core/text.hpp"
 #include "symbols/demangle.hpp"
+#include "symbols/perf_regs.hpp"
 
 namespace mainboard::symbols {
 
@@ -317,8 +318,9 @@ bool get_thread(Dwfl*, pid_t tid, void* arg, void** thread_arg) {
 /// Reads from the stack copy only: the registers and the copy are all perf gave us.
 bool memory_read(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
   auto* in = static_cast<Input*>(arg);
-  if (!in->regs || in->regs->size() < 17 || !in->stack) return false;
-  std::uint64_t sp = (*in->regs)[7];
+  const auto* layout = perf_regs();
+  if (!layout || !in->regs || in->regs->size() < layout->count || !in->stack) return false;
+  std::uint64_t sp = (*in->regs)[layout->sp];
   if (addr < sp || addr + sizeof(Dwarf_Word) > sp + in->stack->size()) return false;
   std::memcpy(result, in->stack->data() + (addr - sp), sizeof(Dwarf_Word));
   return true;
@@ -326,13 +328,12 @@ bool memory_read(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
 
 bool set_initial_registers(Dwfl_Thread* thread, void* arg) {
   auto* in = static_cast<Input*>(arg);
-  const auto& r = *in->regs;
-  // perf's x86-64 order (AX BX CX DX SI DI BP SP IP R8…R15) to DWARF's (rax rdx rcx rbx rsi rdi
-  // rbp rsp r8…r15, then rip as register 16).
-  Dwarf_Word dwarf[17] = {r[0],  r[3],  r[2],  r[1],  r[4],  r[5],  r[6],  r[7], r[9],
-                          r[10], r[11], r[12], r[13], r[14], r[15], r[16], r[8]};
-  if (!dwfl_thread_state_registers(thread, 0, 17, dwarf)) return false;
-  dwfl_thread_state_register_pc(thread, r[8]);
+  const auto* layout = perf_regs();
+  if (!layout) return false;
+  auto dwarf = dwarf_registers(*layout, *in->regs);
+  if (dwarf.empty()) return false;
+  if (!dwfl_thread_state_registers(thread, 0, dwarf.size(), dwarf.data())) return false;
+  dwfl_thread_state_register_pc(thread, (*in->regs)[layout->pc]);
   return true;
 }
 
@@ -347,13 +348,22 @@ const Dwfl_Thread_Callbacks kCallbacks = {
 
 }  // namespace
 
+const PerfRegs* perf_regs() {
+#if defined(__x86_64__)
+  return &kPerfRegsX86_64;
+#elif defined(__aarch64__)
+  return &kPerfRegsAarch64;
+#else
+  return nullptr;
+#endif
+}
+
 std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
                                               const std::vector<std::uint64_t>& regs,
                                               const std::vector<unsigned char>& stack) {
   std::vector<std::uint64_t> pcs;
-#if defined(__x86_64__)
-  // In the order the sampler stores them: IP is perf register 8, then R8…R15 as 9…16.
-  if (regs.size() < 17) return pcs;
+#if defined(__x86_64__) || defined(__aarch64__)
+  if (regs.size() < perf_regs()->count) return pcs;
   if (!built_) build();
   if (!dwfl_) return pcs;
   if (!attached_) {

@@ -63,9 +63,10 @@ class Symbolizer {
   /// instruction is the one before it.
   const std::vector<StackFrame>& symbolize(std::uint64_t address, bool return_address);
 
-  /// Unwinds a user stack captured by perf (registers in perf's x86-64 order AX BX CX DX SI DI
-  /// BP SP IP R8…R15, and a copy of the stack from SP) with the modules' CFI. The sampled
-  /// address first, then return addresses; empty when it cannot (not x86-64, no modules).
+  /// Unwinds a user stack captured by perf (registers in perf's order for this architecture,
+  /// symbols/perf_regs.hpp, and a copy of the stack from SP) with the modules' CFI. The
+  /// sampled address first, then return addresses; empty when it cannot (neither x86-64 nor
+  /// arm64, no modules).
   std::vector<std::uint64_t> unwind(std::int32_t tid, const std::vector<std::uint64_t>& regs,
                                     const std::vector<unsigned char>& stack);
 

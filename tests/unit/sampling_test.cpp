@@ -23,6 +23,7 @@
 #include "mainboard/runner.hpp"
 #include "mainboard/sampler.hpp"
 #include "sampling/perf_sampler.hpp"
+#include "symbols/perf_regs.hpp"
 #include "symbols/symbolizer.hpp"
 #include "test_util.hpp"
 
@@ -355,6 +356,105 @@ TEST(Symbolizer, NamesAFunctionOfThisProcess) {
   EXPECT_NE(frames.back().file.find("sampling_test.cpp"), std::string::npos);
   // An address nothing maps.
   EXPECT_EQ(s.symbolize(0x10, false).front().module, "[unknown]");
+}
+
+namespace {
+
+/// What perf samples for DWARF unwinding, taken here by hand: this architecture's registers in
+/// perf's order (the program counter, stack and frame pointers, the link register on arm64) and
+/// a copy of the stack above the stack pointer. Taken and copied inside the same frame, so the
+/// copy holds every caller's frame as it is at that program counter.
+struct CapturedStack {
+  std::vector<std::uint64_t> regs;
+  std::vector<unsigned char> stack;
+};
+
+/// Byte by byte, as the kernel copies it: other frames' sanitizer redzones are part of a stack.
+__attribute__((no_sanitize("address"))) void copy_stack(std::uint64_t sp, std::size_t n,
+                                                        std::vector<unsigned char>& out) {
+  out.resize(n);
+  const volatile unsigned char* from = reinterpret_cast<const unsigned char*>(sp);
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = from[i];
+}
+
+__attribute__((noinline)) CapturedStack unwind_capture_here() {
+  CapturedStack c;
+  const auto* layout = symbols::perf_regs();
+  if (!layout) return c;
+  c.regs.assign(layout->count, 0);
+  std::uint64_t pc = 0, sp = 0, fp = 0;
+#if defined(__x86_64__)
+  asm volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(fp));
+  c.regs[6] = fp;  // BP
+#elif defined(__aarch64__)
+  std::uint64_t lr = 0;
+  asm volatile("adr %0, .\n\tmov %1, sp\n\tmov %2, x29\n\tmov %3, x30"
+               : "=r"(pc), "=r"(sp), "=r"(fp), "=r"(lr));
+  c.regs[29] = fp;
+  c.regs[30] = lr;
+#endif
+  c.regs[layout->sp] = sp;
+  c.regs[layout->pc] = pc;
+  // As much of the stack as perf would copy, within its mapping.
+  std::ifstream in("/proc/self/maps");
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const auto& m : symbols::parse_maps(text.str()))
+    if (sp >= m.start && sp < m.end)
+      copy_stack(sp, std::min<std::uint64_t>(16384, m.end - sp), c.stack);
+  return c;
+}
+
+__attribute__((noinline)) CapturedStack unwind_level2() {
+  auto c = unwind_capture_here();
+  asm volatile("");  // not a tail call: this frame stays on the stack
+  return c;
+}
+
+__attribute__((noinline)) CapturedStack unwind_level1() {
+  auto c = unwind_level2();
+  asm volatile("");
+  return c;
+}
+
+}  // namespace
+
+TEST(Symbolizer, UnwindsARegisterSetAndStackCopyWithTheModulesCfi) {
+  if (!symbols::perf_regs()) GTEST_SKIP() << "no DWARF unwinding of perf samples here";
+  auto c = unwind_level1();
+  ASSERT_FALSE(c.stack.empty());
+  std::ifstream in("/proc/self/maps");
+  std::stringstream text;
+  text << in.rdbuf();
+  symbols::Symbolizer s;
+  s.set_mappings(symbols::parse_maps(text.str()));
+  auto pcs = s.unwind(static_cast<std::int32_t>(::gettid()), c.regs, c.stack);
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < pcs.size(); ++i)
+    names.push_back(s.symbolize(pcs[i], i > 0).back().function);
+  ASSERT_GE(names.size(), 4u) << ::testing::PrintToString(names);
+  EXPECT_NE(names[0].find("unwind_capture_here"), std::string::npos) << names[0];
+  EXPECT_NE(names[1].find("unwind_level2"), std::string::npos) << names[1];
+  EXPECT_NE(names[2].find("unwind_level1"), std::string::npos) << names[2];
+  EXPECT_NE(names[3].find("UnwindsARegisterSetAndStackCopy"), std::string::npos) << names[3];
+  // A register set cut short, or no stack: nothing, not a crash.
+  auto cut = c.regs;
+  cut.pop_back();
+  EXPECT_TRUE(s.unwind(static_cast<std::int32_t>(::gettid()), cut, c.stack).empty());
+  EXPECT_LE(s.unwind(static_cast<std::int32_t>(::gettid()), c.regs, {}).size(), 1u);
+}
+
+TEST(Sampling, RingBuffersFitAnOrdinaryUsersLockLimitAtAnyPageSize) {
+  // 4 KiB pages: 128 data pages with dwarf, 64 without, as perf itself sizes them.
+  EXPECT_EQ(sampling::ring_pages(512 << 10, 4096), 128u);
+  EXPECT_EQ(sampling::ring_pages(256 << 10, 4096), 64u);
+  // 64 KiB pages (Grace, Ampere kernels): 8 pages and the header would pass 516 KiB.
+  EXPECT_EQ(sampling::ring_pages(512 << 10, 65536), 4u);
+  EXPECT_EQ(sampling::ring_pages(256 << 10, 65536), 4u);
+  EXPECT_EQ(sampling::ring_pages(1 << 30, 4096), 128u);
+  EXPECT_EQ(sampling::ring_pages(0, 65536), 1u);
+  EXPECT_EQ(sampling::ring_pages(100 << 10, 4096), 32u);  // rounded up to a power of two
 }
 
 // --- samples in the Profile ---------------------------------------------------------------------
