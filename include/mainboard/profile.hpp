@@ -18,7 +18,7 @@ namespace mainboard {
 
 /// Version of the profile's JSON layout. Versions 1 (no GPU activity), 2 (no stack samples) and
 /// 3 (no function_maps; counters with duration_ns) still load.
-inline constexpr int kProfileSchemaVersion = 5;
+inline constexpr int kProfileSchemaVersion = 6;
 
 /// Exact statistics of one span path over the whole session (whatever max_spans was).
 struct MAINBOARD_API SpanStat {
@@ -313,8 +313,14 @@ struct MAINBOARD_API Profile {
   std::vector<std::vector<std::uint32_t>> stacks;  ///< frame indices, leaf first
   std::vector<StackSample> samples;                ///< by time
   std::uint32_t sample_hz = 0;                     ///< the sampling rate, 0 without samples
-  std::uint64_t lost_samples = 0;                  ///< samples the kernel or max_samples dropped
-  std::vector<std::string> unavailable;            ///< "device: no GPU at index 0", …
+  /// The counter spans are timed with: "tsc" (x86), "cntvct_el0" (the Arm virtual counter) or
+  /// "monotonic", and its rate in ticks per second (a span's resolution is one tick): stated by
+  /// the hardware on Arm (CNTFRQ_EL0: 1 GHz on recent parts, 25 MHz on some), measured against
+  /// the monotonic clock over the session on x86. Empty where spans were not recorded.
+  std::string span_clock;
+  std::optional<double> span_clock_hz;
+  std::uint64_t lost_samples = 0;        ///< samples the kernel or max_samples dropped
+  std::vector<std::string> unavailable;  ///< "device: no GPU at index 0", …
   /// Paths of auto-instrumented functions hold "@0x<address>" until they are named: these are
   /// the file mappings (/proc/<pid>/maps lines) of the modules holding those addresses, so that
   /// whoever reads the profile can name them (mainboard::mainboard does on load in the command

@@ -290,6 +290,8 @@ void fields(V& v, Profile& m) {
   v("stacks", m.stacks);
   v("samples", m.samples);
   v("sample_hz", m.sample_hz);
+  v("span_clock", m.span_clock);
+  v("span_clock_hz", m.span_clock_hz);
   v("lost_samples", m.lost_samples);
   v("unavailable", m.unavailable);
   v("function_maps", m.function_maps);
@@ -408,7 +410,8 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
       j["lost_samples"] = 0;
     }
     if (v < 4) j["function_maps"] = nlohmann::json::array();
-    j["command"] = "";  // 5: the command's name
+    if (v < 5) j["command"] = "";  // 5: the command's name
+    if (v < 6) j["span_clock"] = "";  // 6: the span clock and its rate
     // Counters were their own shape until 4: duration_ns, no summary statistics or shape.
     if (auto counters = j.find("counters"); v < 4 && counters != j.end() && counters->is_array())
       for (auto& c : *counters) {

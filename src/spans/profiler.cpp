@@ -194,6 +194,18 @@ void Profiler::exit(const SpanToken& token) {
 
 namespace {
 
+/// The span clock and its rate: stated by the hardware where it can, else measured between the
+/// session's two calibration points.
+void describe_clock(Profile& p, std::uint64_t from_ticks, std::int64_t from_ns,
+                    std::uint64_t to_ticks, std::int64_t to_ns) {
+  p.span_clock = detail::tick_source();
+  if (auto hz = detail::tick_stated_hz())
+    p.span_clock_hz = static_cast<double>(hz);
+  else if (to_ns > from_ns && to_ticks > from_ticks)
+    p.span_clock_hz =
+        static_cast<double>(to_ticks - from_ticks) * 1e9 / static_cast<double>(to_ns - from_ns);
+}
+
 /// The per-thread path trees and stored events of a session, on the monotonic clock.
 std::unique_ptr<Profile> freeze(const std::vector<std::shared_ptr<detail::ThreadState>>& threads,
                                 const core::ClockMap& clock) {
@@ -290,6 +302,7 @@ void Profiler::stop() {
   const core::ClockMap clock(static_cast<std::int64_t>(s.start_ticks), s.start_ns,
                              static_cast<std::int64_t>(s.stop_ticks), s.stop_ns);
   auto profile = freeze(threads, clock);
+  describe_clock(*profile, s.start_ticks, s.start_ns, s.stop_ticks, s.stop_ns);
   profile->pid = ::getpid();
   profile->start_ns = s.start_ns;
   profile->end_ns = s.stop_ns;
@@ -319,6 +332,7 @@ Profile Profiler::result() const {
   const core::ClockMap clock(static_cast<std::int64_t>(s.start_ticks), s.start_ns,
                              static_cast<std::int64_t>(now_ticks), now_ns);
   auto profile = freeze(threads, clock);
+  describe_clock(*profile, s.start_ticks, s.start_ns, now_ticks, now_ns);
   profile->pid = ::getpid();
   profile->start_ns = s.start_ns;
   profile->end_ns = now_ns;

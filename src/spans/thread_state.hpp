@@ -39,6 +39,31 @@ inline std::uint64_t ticks() noexcept {
 #endif
 }
 
+/// What ticks() reads.
+inline const char* tick_source() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  return "tsc";
+#elif defined(__aarch64__)
+  return "cntvct_el0";
+#else
+  return "monotonic";
+#endif
+}
+
+/// ticks()'s rate where it is known without measuring: Arm states its counter's frequency in
+/// CNTFRQ_EL0; the monotonic clock counts nanoseconds. 0 for the TSC, measured instead.
+inline std::uint64_t tick_stated_hz() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  return 0;
+#elif defined(__aarch64__)
+  std::uint64_t hz;
+  asm volatile("mrs %0, cntfrq_el0" : "=r"(hz));
+  return hz;
+#else
+  return 1'000'000'000;
+#endif
+}
+
 /// Append-only storage for one writer and concurrent readers of the published prefix. Chunks
 /// never move, so a reader can follow the writer. They double in size from `First` elements up
 /// to `Cap`, then stay at `Cap`: memory follows use, so a thread that stores one span maps one
@@ -93,9 +118,7 @@ class ChunkedLog {
   }
 
  private:
-  static constexpr std::size_t chunk_size(std::size_t k) {
-    return k < kGrowing ? First << k : Cap;
-  }
+  static constexpr std::size_t chunk_size(std::size_t k) { return k < kGrowing ? First << k : Cap; }
   /// The chunk holding element i, and its place there.
   static constexpr std::pair<std::size_t, std::size_t> locate(std::size_t i) {
     if (i < kGrown) {
@@ -135,8 +158,8 @@ class ChunkedLog {
   std::atomic<T*> chunks_[MaxChunks] = {};
   std::atomic<std::size_t> count_{0};
   // Writer only.
-  T* cursor_ = nullptr;  // the next slot
-  T* end_ = nullptr;     // the end of the current chunk
+  T* cursor_ = nullptr;   // the next slot
+  T* end_ = nullptr;      // the end of the current chunk
   std::size_t used_ = 0;  // chunks allocated
 };
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "mainboard/profile.hpp"
@@ -115,6 +116,11 @@ std::string Profile::report(std::size_t top) const {
                      span_stats.size() == 1 ? "" : "s", spans.size(), spans.size() == 1 ? "" : "s");
   if (dropped_spans) out += fmt::format(" ({} more not stored: max_spans reached)", dropped_spans);
   out += "\n";
+  // A coarse span clock (some Arm parts count at 25 MHz) makes short spans read as 0 or a tick.
+  if (!span_stats.empty() && span_clock_hz && *span_clock_hz > 0 && *span_clock_hz < 1e8)
+    out += fmt::format("Span clock {} counts at {:.1f} MHz: spans are timed to {}\n", span_clock,
+                       *span_clock_hz / 1e6,
+                       duration(static_cast<std::int64_t>(std::llround(1e9 / *span_clock_hz))));
 
   if (!span_stats.empty()) {
     out += "\nRegions (slowest total first)\n";

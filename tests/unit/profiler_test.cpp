@@ -9,6 +9,7 @@
 
 #include "fake_gpus.hpp"
 #include "mainboard/error.hpp"
+#include "mainboard/json.hpp"
 #include "mainboard/profile_report.hpp"
 #include "mainboard/profiler.hpp"
 #include "spans/thread_state.hpp"
@@ -166,6 +167,34 @@ TEST(Spans, EnterAndExitTokensForCodeWithoutScopes) {
   EXPECT_EQ(stat(r, "batch-7")->calls, 1u);
   EXPECT_EQ(stat(r, "batch-7/load")->calls, 1u);
   EXPECT_EQ(stat(r, "batch-7/left open")->calls, 1u);
+}
+
+TEST(Profiler, TheSpanClockAndItsRateAreInTheProfile) {
+  Profiler p(spans_only());
+  auto s = p.enter("work");
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  p.exit(s);
+  p.stop();
+  const auto& r = p.result();
+#if defined(__x86_64__)
+  EXPECT_EQ(r.span_clock, "tsc");
+#elif defined(__aarch64__)
+  EXPECT_EQ(r.span_clock, "cntvct_el0");
+#endif
+  ASSERT_TRUE(r.span_clock_hz);
+  EXPECT_GT(*r.span_clock_hz, 1e6);  // no counter spans are timed with is slower
+  // Saved and read back.
+  auto back = nlohmann::json(r).get<Profile>();
+  EXPECT_EQ(back.span_clock, r.span_clock);
+  EXPECT_EQ(back.span_clock_hz, r.span_clock_hz);
+  // The text says so only when the clock is coarse enough to matter.
+  EXPECT_EQ(r.report().find("Span clock"), std::string::npos) << r.report();
+  Profile coarse = r;
+  coarse.span_clock = "cntvct_el0";
+  coarse.span_clock_hz = 25e6;
+  EXPECT_NE(coarse.report().find("Span clock cntvct_el0 counts at 25.0 MHz: spans are timed to 40"),
+            std::string::npos)
+      << coarse.report();
 }
 
 TEST(Profiler, OnlyOneSessionAtATime) {
