@@ -39,6 +39,12 @@ struct MAINBOARD_API CpuInfo {
   std::vector<CacheInfo> caches;            ///< L1d, L1i, L2, L3 … in that order, where present
   std::vector<std::string> isa_extensions;  ///< notable vector/matrix extensions (avx512f, sve…)
   std::string topology_source;              ///< hwloc, or /proc/cpuinfo when hwloc failed
+  /// NUMA nodes with memory and no CPUs, by index in numa_memory_bytes' order: a GH200's HBM
+  /// onlined by the driver, CXL memory.
+  std::vector<std::uint32_t> memory_only_numa_nodes;
+  /// Arm: the SVE vector length a process starts with, in bits (128 on Neoverse V2 and N2, 256
+  /// on V1), from /proc/sys/abi/sve_default_vector_length; empty without SVE.
+  std::optional<std::uint32_t> sve_vector_bits;
   bool operator==(const CpuInfo&) const = default;
 
   /// Size of one instance of a cache, or empty when there is none at that level/type.

@@ -42,6 +42,9 @@ struct MAINBOARD_API OperatingSystem {
   std::string version_id;  ///< os-release's VERSION_ID: "12", "22.04"
   std::string kernel;      ///< the kernel's release: "6.1.0-18-amd64"
   std::string libc;        ///< the C library: "glibc 2.36" (empty when not known)
+  /// The kernel's base page: 4 KiB on x86; 4 or 64 KiB on arm64 (Grace and Ampere kernels are
+  /// often built for 64 KiB, which changes RSS arithmetic, ring-buffer sizes and alignment).
+  std::optional<std::uint64_t> page_size_bytes;
   bool operator==(const OperatingSystem&) const = default;
 };
 

@@ -80,6 +80,7 @@ std::string infer_architecture(std::string_view block, bool live) {
 struct Topology {
   std::uint32_t packages = 0, cores = 0, threads = 0, numa_nodes = 0;
   std::vector<std::uint64_t> numa_memory;  // by node, in hwloc's order
+  std::vector<std::uint32_t> memory_only;  // nodes without CPUs
   std::vector<CacheInfo> caches;
 };
 
@@ -155,8 +156,10 @@ std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
   t.threads = count(HWLOC_OBJ_PU);
   t.numa_nodes = count(HWLOC_OBJ_NUMANODE);
   for (std::uint32_t i = 0; i < t.numa_nodes; ++i)
-    if (auto* node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i); node && node->attr)
+    if (auto* node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i); node && node->attr) {
       t.numa_memory.push_back(node->attr->numanode.local_memory);
+      if (node->cpuset && hwloc_bitmap_iszero(node->cpuset)) t.memory_only.push_back(i);
+    }
   if (t.numa_memory.size() != t.numa_nodes ||
       std::all_of(t.numa_memory.begin(), t.numa_memory.end(), [](auto b) { return b == 0; }))
     t.numa_memory.clear();  // not said, or not for every node
@@ -299,6 +302,7 @@ CpuInfo probe_cpu(const core::Fs& fs, Note& note) {
     info.threads = topo->threads;
     info.numa_nodes = std::max(topo->numa_nodes, 1u);
     if (!topo->numa_memory.empty()) info.numa_memory_bytes = topo->numa_memory;
+    info.memory_only_numa_nodes = topo->memory_only;
     info.caches = std::move(topo->caches);
     info.topology_source = "hwloc";
   } else {
@@ -314,6 +318,11 @@ CpuInfo probe_cpu(const core::Fs& fs, Note& note) {
     note.unsupported(error);
   }
   if (info.label.empty()) info.label = info.vendor.empty() ? "unknown CPU" : info.vendor + " CPU";
+  // SVE's vector length is the implementation's choice (128 to 2048 bits); the kernel says what a
+  // process starts with, in bytes.
+  if (auto vl = fs.read_line("/proc/sys/abi/sve_default_vector_length"))
+    if (auto bytes = core::parse_i64(core::trim(*vl)); bytes && *bytes >= 16 && *bytes <= 256)
+      info.sve_vector_bits = static_cast<std::uint32_t>(*bytes * 8);
   return info;
 }
 

@@ -57,20 +57,28 @@ OperatingSystem probe_os(const core::Fs& fs, const Runner& runner, Note& note) {
     os.kernel = *release;
   else
     note.unsupported("no /proc/sys/kernel/osrelease");
-  // The C library this very process runs on is the system's: asked directly, no program starts.
-  // Through a sysroot, or when the reading is recorded (gather) or replayed, getconf answers.
+  // The C library and the page size this very process runs with are the system's: asked
+  // directly, no program starts. Through a sysroot, or when the reading is recorded (gather) or
+  // replayed, getconf answers.
+  auto set_libc = [&](std::string_view said) {
+    auto words = core::split_ws(core::trim(said));  // "glibc 2.36"
+    if (words.size() == 2 && words[0] == "glibc") os.libc = "glibc " + std::string(words[1]);
+  };
+  auto set_page = [&](std::string_view said) {
+    auto n = core::parse_i64(core::trim(said));
+    // A power of two from 4 KiB to 1 MiB: anything else is not a page size.
+    if (n && *n >= 4096 && *n <= (1 << 20) && (*n & (*n - 1)) == 0)
+      os.page_size_bytes = static_cast<std::uint64_t>(*n);
+  };
   if (fs.root() == "/" && dynamic_cast<const LocalRunner*>(&runner)) {
     char buf[64] = {};
-    if (::confstr(_CS_GNU_LIBC_VERSION, buf, sizeof buf) > 0) {
-      auto words = core::split_ws(core::trim(buf));  // "glibc 2.36"
-      if (words.size() == 2 && words[0] == "glibc") os.libc = "glibc " + std::string(words[1]);
-    }
+    if (::confstr(_CS_GNU_LIBC_VERSION, buf, sizeof buf) > 0) set_libc(buf);
+    set_page(std::to_string(::sysconf(_SC_PAGESIZE)));
   } else if (auto getconf = runner.find_executable("getconf")) {
     auto r = runner.run(Command{{*getconf, "GNU_LIBC_VERSION"}, std::chrono::milliseconds(2000)});
-    if (r.ok()) {
-      auto words = core::split_ws(core::trim(r.out));  // "glibc 2.36"
-      if (words.size() == 2 && words[0] == "glibc") os.libc = "glibc " + std::string(words[1]);
-    }
+    if (r.ok()) set_libc(r.out);
+    auto page = runner.run(Command{{*getconf, "PAGESIZE"}, std::chrono::milliseconds(2000)});
+    if (page.ok()) set_page(page.out);
   }
   return os;
 }

@@ -142,6 +142,8 @@ void fields(V& v, CpuInfo& m) {
   v("caches", m.caches);
   v("isa_extensions", m.isa_extensions);
   v("topology_source", m.topology_source);
+  v("memory_only_numa_nodes", m.memory_only_numa_nodes);
+  v("sve_vector_bits", m.sve_vector_bits);
 }
 MAINBOARD_DEFINE_JSON(CpuInfo)
 
@@ -200,6 +202,7 @@ void fields(V& v, OperatingSystem& m) {
   v("version_id", m.version_id);
   v("kernel", m.kernel);
   v("libc", m.libc);
+  v("page_size_bytes", m.page_size_bytes);
 }
 MAINBOARD_DEFINE_JSON(OperatingSystem)
 

@@ -57,7 +57,11 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   if (s.os) {
     b.line("System",
            join({s.os->name.empty() ? join({s.os->id, s.os->version_id}, " ") : s.os->name,
-                 s.os->kernel.empty() ? "" : "kernel " + s.os->kernel, s.os->libc},
+                 s.os->kernel.empty() ? "" : "kernel " + s.os->kernel, s.os->libc,
+                 // Said where it is not the usual 4 KiB (64 KiB arm64 kernels).
+                 s.os->page_size_bytes && *s.os->page_size_bytes != 4096
+                     ? fmt::format("{} KiB pages", *s.os->page_size_bytes / 1024)
+                     : ""},
                 " · "));
   } else {
     const auto* d = s.diagnostic("os");
@@ -74,9 +78,13 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     const auto& m = *cpu.numa_memory_bytes;
     bool same = std::all_of(m.begin(), m.end(), [&](std::uint64_t node) { return node == m[0]; });
     std::vector<std::string> each;
-    for (auto node : m)
-      each.push_back(bytes(node));
-    numa += same ? " (" + bytes(m[0]) + " each)" : " (" + join(each, " + ") + ")";
+    for (std::uint32_t i = 0; i < m.size(); ++i) {
+      bool cpuless = std::find(cpu.memory_only_numa_nodes.begin(), cpu.memory_only_numa_nodes.end(),
+                               i) != cpu.memory_only_numa_nodes.end();
+      each.push_back(bytes(m[i]) + (cpuless ? " without CPUs" : ""));
+    }
+    numa += same && cpu.memory_only_numa_nodes.empty() ? " (" + bytes(m[0]) + " each)"
+                                                       : " (" + join(each, " + ") + ")";
   }
   b.more(join({plural(cpu.packages, "package", "packages"), plural(cpu.cores, "core", "cores"),
                plural(cpu.threads, "thread", "threads"), numa},
@@ -93,7 +101,9 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     live.push_back(fmt::format("load {:.2f} {:.2f} {:.2f}", *s.cpu.load_1m,
                                s.cpu.load_5m.value_or(0), s.cpu.load_15m.value_or(0)));
   if (!live.empty()) b.more(join(live, " · "));
-  if (!cpu.isa_extensions.empty()) b.more("isa " + join(cpu.isa_extensions, " "));
+  if (!cpu.isa_extensions.empty())
+    b.more("isa " + join(cpu.isa_extensions, " ") +
+           (cpu.sve_vector_bits ? fmt::format(" · SVE {}-bit", *cpu.sve_vector_bits) : ""));
 
   if (s.memory.supported) {
     b.line("Memory",

@@ -169,6 +169,31 @@ TEST(FixtureHosts, SlurmJobWithCgroupV2Cap) {
   EXPECT_EQ(home->free_bytes, 1099511627776u);
 }
 
+TEST(FixtureHosts, GraceWithItsHbmNodeAnd64KiBPages) {
+  auto s = probe("grace-hopper");
+  const auto& cpu = s.cpu.info;
+  EXPECT_EQ(cpu.architecture, "aarch64");
+  EXPECT_EQ(cpu.microarchitecture, "Neoverse-V2");
+  EXPECT_EQ(cpu.cores, 72u);
+  // LPDDR5X with the CPUs, then the GPU's HBM as a node of memory alone.
+  EXPECT_EQ(cpu.numa_nodes, 2u);
+  ASSERT_TRUE(cpu.numa_memory_bytes);
+  EXPECT_EQ(*cpu.numa_memory_bytes, (std::vector<std::uint64_t>{470000000ull * 1024, 96ull << 30}));
+  EXPECT_EQ(cpu.memory_only_numa_nodes, (std::vector<std::uint32_t>{1}));
+  EXPECT_EQ(cpu.sve_vector_bits, 128u);
+  ASSERT_EQ(cpu.caches.size(), 4u);
+  EXPECT_EQ(cpu.cache_bytes(2, "unified"), 1ull << 20);
+  // The 64 KiB-page kernel, from the recorded getconf.
+  ASSERT_TRUE(s.os);
+  EXPECT_EQ(s.os->kernel, "6.8.0-1013-nvidia-64k");
+  EXPECT_EQ(s.os->page_size_bytes, 65536u);
+  EXPECT_EQ(s.os->libc, "glibc 2.35");
+  // A host that does not say has no page size, not a guess.
+  auto other = probe("numa-2socket");
+  ASSERT_TRUE(other.os);
+  EXPECT_FALSE(other.os->page_size_bytes);
+}
+
 TEST(FixtureHosts, TwoSocketNumaServer) {
   auto s = probe("numa-2socket");
   const auto& cpu = s.cpu.info;
