@@ -551,6 +551,7 @@ void from_json(const nlohmann::json& j, MachineSnapshot& value) {
                 " is not supported (this "
                 "build reads " +
                 std::to_string(kSnapshotSchemaVersion) + ")");
+  json_detail::AdditiveReading additive;
   json_detail::read_model(j, value, "MachineSnapshot");
 }
 

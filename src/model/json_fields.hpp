@@ -16,8 +16,21 @@
 /// The machinery behind every model's to_json/from_json: a model lists its fields once, in a
 /// `fields(visitor, model)` function, and the same list writes and reads it. Loading ignores
 /// unknown keys, treats a missing std::optional as empty, and throws mainboard::Error naming
-/// the model and field for anything else missing or of the wrong type.
+/// the model and field for anything else missing or of the wrong type — except inside a
+/// machine snapshot (AdditiveReading).
 namespace mainboard::json_detail {
+
+/// While a machine snapshot is read. Its schema grows by adding fields within one
+/// schema_version, and snapshots outlive builds (saved files, the nodes of a fleet running
+/// different releases): a field a snapshot from an earlier build lacks keeps its default rather
+/// than failing the whole snapshot. A value of the wrong type still fails.
+inline thread_local int g_additive_reading = 0;
+struct AdditiveReading {
+  AdditiveReading() { ++g_additive_reading; }
+  ~AdditiveReading() { --g_additive_reading; }
+  AdditiveReading(const AdditiveReading&) = delete;
+  AdditiveReading& operator=(const AdditiveReading&) = delete;
+};
 
 template <class T>
 struct is_optional : std::false_type {};
@@ -158,6 +171,7 @@ struct Reader {
         value.reset();
         return;
       } else {
+        if (g_additive_reading > 0) return;  // the model's default stands
         fail(model, key, "missing");
       }
     }
@@ -192,16 +206,16 @@ void read_model(const nlohmann::json& j, Model& m, const char* name) {
 
 /// Enums travel as their names (model/enum_names.hpp); an unknown name is an error, not a
 /// silent default.
-#define MAINBOARD_DEFINE_ENUM_JSON(Type)                                      \
-  void to_json(nlohmann::json& j, const Type& value) {                        \
-    j = detail::name_of(value);                                               \
-  }                                                                           \
-  void from_json(const nlohmann::json& j, Type& value) {                      \
-    if (!j.is_string()) throw Error(#Type ": expected a string");             \
-    const auto name = j.get<std::string>();                                   \
-    if (auto v = detail::value_of<Type>(name)) {                              \
-      value = *v;                                                             \
-      return;                                                                 \
-    }                                                                         \
-    throw Error(std::string(#Type ": unknown value '") + name + "'");         \
+#define MAINBOARD_DEFINE_ENUM_JSON(Type)                              \
+  void to_json(nlohmann::json& j, const Type& value) {                \
+    j = detail::name_of(value);                                       \
+  }                                                                   \
+  void from_json(const nlohmann::json& j, Type& value) {              \
+    if (!j.is_string()) throw Error(#Type ": expected a string");     \
+    const auto name = j.get<std::string>();                           \
+    if (auto v = detail::value_of<Type>(name)) {                      \
+      value = *v;                                                     \
+      return;                                                         \
+    }                                                                 \
+    throw Error(std::string(#Type ": unknown value '") + name + "'"); \
   }

@@ -143,6 +143,13 @@ Machine::Options without_kernel_log(const FakeGpus& fake, bool listen) {
   return o;
 }
 
+/// Why a GPU has no XID count ("xid: …"), or empty.
+std::string xid_unsupported(const GpuHealth& h) {
+  for (const auto& u : h.unsupported)
+    if (u.rfind("xid: ", 0) == 0) return u;
+  return {};
+}
+
 /// GPU `index`'s health once its XID count reaches `count` (or after 10 s, for the test to fail).
 GpuHealth health_when(const Machine& m, std::size_t index, std::uint32_t count) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -175,17 +182,14 @@ TEST(GpuHealth, ALongRunningReaderWithoutTheKernelLogCountsNvmlsXidEvents) {
   auto g3 = health_when(m, 3, 2);
   EXPECT_EQ(g3.xid_errors, 2u);
   EXPECT_EQ(g3.last_xid->code, 43u);
-  for (const auto& u : g3.unsupported)
-    EXPECT_NE(u.rfind("xid: ", 0), 0u) << u;
+  EXPECT_EQ(xid_unsupported(g3), "");
   // A GPU with no event yet counts none; one that refused events is not "no XIDs".
   auto g0 = m.gpus()[0]->health();
   EXPECT_EQ(g0.xid_errors, 0u);
   EXPECT_FALSE(g0.last_xid);
   auto g6 = m.gpus()[6]->health();
   EXPECT_FALSE(g6.xid_errors);
-  std::string why;
-  for (const auto& u : g6.unsupported)
-    if (u.rfind("xid: ", 0) == 0) why = u;
+  std::string why = xid_unsupported(g6);
   EXPECT_NE(why.find("NVML events: refused for this GPU"), std::string::npos) << why;
   // What check and the view say of the period.
   auto r = check_readiness(m.snapshot());
@@ -202,9 +206,7 @@ TEST(GpuHealth, AOneShotReaderWithoutTheKernelLogSaysWhyAndDoesNotListen) {
   auto g4 = m.gpus()[4]->health();
   EXPECT_FALSE(g4.xid_errors);
   EXPECT_EQ(g4.xid_source, "");
-  std::string why;
-  for (const auto& u : g4.unsupported)
-    if (u.rfind("xid: ", 0) == 0) why = u;
+  std::string why = xid_unsupported(g4);
   EXPECT_NE(why.find("the kernel log (/dev/kmsg) is not readable"), std::string::npos) << why;
   EXPECT_EQ(why.find("NVML events"), std::string::npos) << why;
 }
@@ -214,9 +216,7 @@ TEST(GpuHealth, AnNvmlWithoutEventsSaysSo) {
   Machine m(without_kernel_log(fake, true));
   auto g4 = m.gpus()[4]->health();
   EXPECT_FALSE(g4.xid_errors);
-  std::string why;
-  for (const auto& u : g4.unsupported)
-    if (u.rfind("xid: ", 0) == 0) why = u;
+  std::string why = xid_unsupported(g4);
   EXPECT_NE(why.find("NVML events: this NVML has no events"), std::string::npos) << why;
 }
 

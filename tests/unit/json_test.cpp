@@ -126,14 +126,31 @@ TEST(Json, LiveSnapshotRoundTrips) {
   EXPECT_EQ(j.get<MachineSnapshot>(), s);
 }
 
-TEST(Json, MissingRequiredFieldIsNamed) {
-  json j = full_snapshot();
+TEST(Json, ASnapshotFromAnEarlierBuildLoadsWithTheFieldsItLacksAtTheirDefaults) {
+  // Written before the CPU's memory-only NUMA nodes and SVE length were read.
+  auto full = full_snapshot();
+  json j = full;
+  j["cpu"]["info"].erase("memory_only_numa_nodes");
+  j["cpu"]["info"].erase("sve_vector_bits");
   j.erase("hostname");
+  auto s = j.get<MachineSnapshot>();
+  EXPECT_EQ(s.hostname, "");
+  EXPECT_TRUE(s.cpu.info.memory_only_numa_nodes.empty());
+  EXPECT_EQ(s.cpu.info.threads, full.cpu.info.threads);
+  EXPECT_EQ(s.cpu.info.caches, full.cpu.info.caches);
+  // Not a snapshot at all is still refused.
+  j.erase("schema_version");
+  EXPECT_THROW((void)j.get<MachineSnapshot>(), Error);
+}
+
+TEST(Json, MissingRequiredFieldIsNamedOutsideASnapshot) {
+  json j = full_snapshot().cpu.info;
+  j.erase("threads");
   try {
-    (void)j.get<MachineSnapshot>();
+    (void)j.get<CpuInfo>();
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("MachineSnapshot.hostname: missing"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("CpuInfo.threads: missing"), std::string::npos);
   }
 }
 
