@@ -230,7 +230,7 @@ void Rules::health(const GpuHealth& h, const std::string& subject, std::uint32_t
                         : kApplication.count(x.code) ? Severity::info
                                                      : Severity::warning;
     std::string what =
-        fmt::format("{} XID{} {}, the last {}{}", *h.xid_errors, *h.xid_errors == 1 ? "" : "s",
+        fmt::format("{} {}, the last {}{}", view::plural(*h.xid_errors, "XID", "XIDs"),
                     h.xid_period(), x.code, x.meaning.empty() ? "" : ": " + x.meaning);
     std::string why = severity == Severity::blocker
                           ? "the driver reported the GPU itself failing; work on it can fail or "
@@ -252,10 +252,10 @@ void Rules::health(const GpuHealth& h, const std::string& subject, std::uint32_t
       else
         down.push_back(std::to_string(l.link));
       if (l.recovery_errors.value_or(0) || l.crc_errors.value_or(0))
-        failing.push_back(fmt::format(
-            "link {} ({} recover{}, {} CRC error{})", l.link, l.recovery_errors.value_or(0),
-            l.recovery_errors.value_or(0) == 1 ? "y" : "ies", l.crc_errors.value_or(0),
-            l.crc_errors.value_or(0) == 1 ? "" : "s"));
+        failing.push_back(
+            fmt::format("link {} ({}, {})", l.link,
+                        view::plural(l.recovery_errors.value_or(0), "recovery", "recoveries"),
+                        view::plural(l.crc_errors.value_or(0), "CRC error", "CRC errors")));
     }
     if (up > 0 && !down.empty())
       add("gpu.nvlink_down", subject, Severity::warning,

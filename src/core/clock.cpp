@@ -18,5 +18,8 @@ std::int64_t monotonic_ns() {
 std::int64_t unix_ns() {
   return read_clock(CLOCK_REALTIME);
 }
+std::int64_t boot_ns() {
+  return read_clock(CLOCK_BOOTTIME);
+}
 
 }  // namespace mainboard::core

@@ -9,6 +9,8 @@ namespace mainboard::core {
 std::int64_t monotonic_ns();
 /// Wall-clock nanoseconds since the Unix epoch.
 std::int64_t unix_ns();
+/// Nanoseconds since the host booted, suspend included (CLOCK_BOOTTIME): the kernel log's clock.
+std::int64_t boot_ns();
 
 /// Another clock (TSC ticks, CUPTI timestamps) mapped onto monotonic_ns() through two
 /// calibration pairs, one taken when a session starts and one when it stops: rate and offset.

@@ -44,15 +44,14 @@ inline constexpr PerfRegs kPerfRegsAarch64{
 /// This build's registers, or null where DWARF unwinding of perf samples is not supported.
 const PerfRegs* perf_regs();
 
-/// A sample's registers (in perf's order) as DWARF's register file, first dwarf_count entries.
-inline std::vector<std::uint64_t> dwarf_registers(const PerfRegs& layout,
-                                                  const std::vector<std::uint64_t>& sample) {
-  std::vector<std::uint64_t> out;
-  if (sample.size() < layout.count) return out;
-  out.reserve(layout.dwarf_count);
+/// A sample's registers (in perf's order) as DWARF's register file, its first dwarf_count
+/// entries (no allocation: this runs for every sample unwound); false for a short sample.
+inline bool dwarf_registers(const PerfRegs& layout, const std::vector<std::uint64_t>& sample,
+                            std::array<std::uint64_t, 32>& out) {
+  if (sample.size() < layout.count) return false;
   for (std::size_t i = 0; i < layout.dwarf_count; ++i)
-    out.push_back(sample[layout.dwarf_order[i]]);
-  return out;
+    out[i] = sample[layout.dwarf_order[i]];
+  return true;
 }
 
 }  // namespace mainboard::symbols

@@ -330,9 +330,9 @@ bool set_initial_registers(Dwfl_Thread* thread, void* arg) {
   auto* in = static_cast<Input*>(arg);
   const auto* layout = perf_regs();
   if (!layout) return false;
-  auto dwarf = dwarf_registers(*layout, *in->regs);
-  if (dwarf.empty()) return false;
-  if (!dwfl_thread_state_registers(thread, 0, dwarf.size(), dwarf.data())) return false;
+  std::array<std::uint64_t, 32> dwarf{};
+  if (!dwarf_registers(*layout, *in->regs, dwarf)) return false;
+  if (!dwfl_thread_state_registers(thread, 0, layout->dwarf_count, dwarf.data())) return false;
   dwfl_thread_state_register_pc(thread, (*in->regs)[layout->pc]);
   return true;
 }
@@ -362,8 +362,8 @@ std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
                                               const std::vector<std::uint64_t>& regs,
                                               const std::vector<unsigned char>& stack) {
   std::vector<std::uint64_t> pcs;
-#if defined(__x86_64__) || defined(__aarch64__)
-  if (regs.size() < perf_regs()->count) return pcs;
+  const auto* layout = perf_regs();
+  if (!layout || regs.size() < layout->count) return pcs;
   if (!built_) build();
   if (!dwfl_) return pcs;
   if (!attached_) {
@@ -380,11 +380,6 @@ std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
     return out->size() >= 127 ? DWARF_CB_ABORT : DWARF_CB_OK;
   };
   dwfl_getthread_frames(dwfl_, tid, frame, &pcs);  // a partial stack is kept
-#else
-  (void)tid;
-  (void)regs;
-  (void)stack;
-#endif
   return pcs;
 }
 

@@ -71,6 +71,10 @@ std::string Style::bold(const std::string& s) const {
   return color ? fmt::format(fmt::emphasis::bold, "{}", s) : s;
 }
 
+std::string plural(std::uint64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
 std::string join(const std::vector<std::string>& parts, const char* sep) {
   std::string out;
   for (const auto& p : parts) {

@@ -13,6 +13,8 @@ std::string bytes(std::uint64_t value);
 std::string capacity_pair(std::uint64_t used, std::uint64_t total);
 std::string mhz(double value);
 std::string percent(double value);
+/// A count and its noun: "1 recovery", "3 recoveries".
+std::string plural(std::uint64_t n, const char* one, const char* many);
 /// The parts that are not empty, joined by `sep`.
 std::string join(const std::vector<std::string>& parts, const char* sep = " · ");
 

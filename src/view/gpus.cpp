@@ -55,7 +55,7 @@ std::string links_line(const std::vector<GpuLink>& links) {
     rx += l.rx_bytes.value_or(0);
     std::vector<std::string> e;
     auto count = [&](const std::optional<std::uint64_t>& n, const char* one, const char* many) {
-      if (n.value_or(0)) e.push_back(fmt::format("{} {}", *n, *n == 1 ? one : many));
+      if (n.value_or(0)) e.push_back(plural(*n, one, many));
     };
     count(l.replay_errors, "replay", "replays");
     count(l.recovery_errors, "recovery", "recoveries");
@@ -76,8 +76,8 @@ std::string xid_line(const GpuHealth& h) {
   if (!h.xid_errors) return {};
   if (*h.xid_errors == 0 || !h.last_xid) return fmt::format("no XIDs {}", h.xid_period());
   const auto& x = *h.last_xid;
-  std::string out = fmt::format("{} XID{} {}, last {}", *h.xid_errors,
-                                *h.xid_errors == 1 ? "" : "s", h.xid_period(), x.code);
+  std::string out =
+      fmt::format("{} {}, last {}", plural(*h.xid_errors, "XID", "XIDs"), h.xid_period(), x.code);
   if (!x.meaning.empty()) out += " (" + x.meaning + ")";
   if (x.pid) out += fmt::format(" pid {}", *x.pid);
   if (!x.process.empty()) out += " " + x.process;

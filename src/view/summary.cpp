@@ -12,10 +12,6 @@ namespace mainboard::view {
 
 namespace {
 
-std::string plural(std::uint64_t n, const char* one, const char* many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
 class Block {
  public:
   explicit Block(const Style& style) : style_(style) {}

@@ -64,42 +64,34 @@ Memory NvidiaGpu::nvml_memory() const {
     m.reason = why.missing_nvml();
     return m;
   }
+  // One call's answer: true when it settles the reading. A total of 0 settles it as none: some
+  // drivers answer a unified-memory GPU (GB10) with zeros.
+  auto take = [&](const char* call, Return r, const auto& answer, const char* source) {
+    if (r != nvml::kSuccess) {
+      m.reason = std::string(call) + ": " + why.error(r);
+      return false;
+    }
+    if (answer.total == 0) {
+      m.reason = std::string(call) + " gave a total of 0 (unified memory)";
+      return true;
+    }
+    m.total_bytes = answer.total;
+    m.used_bytes = answer.used;
+    m.free_bytes = answer.free;
+    m.source = source;
+    m.supported = true;
+    m.reason.clear();
+    return true;
+  };
   if (s.nvml->memory_v2) {
     nvml::MemoryV2 v2{};
     v2.version = nvml::kMemoryV2Version;
-    Return r = s.nvml->memory_v2(s.device, &v2);
-    if (r == nvml::kSuccess && v2.total == 0) {
-      // Some drivers answer a unified-memory GPU (GB10) with zeros: not a reading.
-      m.reason = "nvmlDeviceGetMemoryInfo_v2 gave a total of 0 (unified memory)";
+    if (take("nvmlDeviceGetMemoryInfo_v2", s.nvml->memory_v2(s.device, &v2), v2, "nvml_v2"))
       return m;
-    }
-    if (r == nvml::kSuccess) {
-      m.total_bytes = v2.total;
-      m.used_bytes = v2.used;
-      m.free_bytes = v2.free;
-      m.source = "nvml_v2";
-      m.supported = true;
-      return m;
-    }
-    m.reason = "nvmlDeviceGetMemoryInfo_v2: " + why.error(r);
   }
   if (s.nvml->memory_v1) {
     nvml::Memory v1{};
-    Return r = s.nvml->memory_v1(s.device, &v1);
-    if (r == nvml::kSuccess && v1.total == 0) {
-      m.reason = "nvmlDeviceGetMemoryInfo gave a total of 0 (unified memory)";
-      return m;
-    }
-    if (r == nvml::kSuccess) {
-      m.total_bytes = v1.total;
-      m.used_bytes = v1.used;
-      m.free_bytes = v1.free;
-      m.source = "nvml";
-      m.supported = true;
-      m.reason.clear();
-      return m;
-    }
-    m.reason = "nvmlDeviceGetMemoryInfo: " + why.error(r);
+    if (take("nvmlDeviceGetMemoryInfo", s.nvml->memory_v1(s.device, &v1), v1, "nvml")) return m;
   }
   if (m.reason.empty()) m.reason = why.symbol("nvmlDeviceGetMemoryInfo");
   return m;

@@ -7,7 +7,8 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
-#include <ctime>
+
+#include "core/clock.hpp"
 
 namespace mainboard::nvidia {
 
@@ -121,16 +122,6 @@ std::optional<XidRecord> parse_xid_line(std::string_view line) {
   return r;
 }
 
-namespace {
-
-double clock_s(clockid_t clock) {
-  timespec ts{};
-  ::clock_gettime(clock, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-}  // namespace
-
 XidEvents::XidEvents(std::shared_ptr<NvmlLibrary> nvml,
                      const std::vector<std::pair<nvml::Device, PciAddress>>& gpus)
     : nvml_(std::move(nvml)) {
@@ -161,7 +152,7 @@ XidEvents::XidEvents(std::shared_ptr<NvmlLibrary> nvml,
     reason_ = "NVML refused XID events: " + refused;
     return;
   }
-  since_unix_s_ = clock_s(CLOCK_REALTIME);
+  since_unix_s_ = static_cast<double>(core::unix_ns()) / 1e9;
   thread_ = std::thread([this] { run(); });
 }
 
@@ -197,7 +188,7 @@ void XidEvents::run() {
         t.last = XidError{};
         t.last.code = static_cast<std::uint32_t>(data.eventData);
         t.last.meaning = xid_meaning(t.last.code);
-        t.last.uptime_s = clock_s(CLOCK_BOOTTIME);
+        t.last.uptime_s = static_cast<double>(core::boot_ns()) / 1e9;
       }
     } else if (r != nvml::kTimeout) {
       // A GPU lost or a driver gone: keep listening, but never spin.
