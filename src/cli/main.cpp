@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.hpp"
+#include "core/beneath.hpp"
 #include "core/interrupts.hpp"
 #include "core/log.hpp"
 #include "core/text.hpp"
@@ -111,7 +112,7 @@ void print(const std::string& text) {
 
 void emit_json(const nlohmann::json& j, const std::string& output) {
   std::string text = j.dump(2) + "\n";
-  if (output.empty() || output == "-")
+  if (output.empty())
     print(text);
   else
     mainboard::core::write_file_atomic(output, text);
@@ -499,10 +500,12 @@ void write_outputs(const mainboard::Profile& p, const SampleOutputs& o) {
   std::fwrite(text.data(), 1, text.size(), stderr);
   if (!o.output.empty()) {
     std::error_code ec;
-    if (std::filesystem::is_regular_file(o.output, ec))
-      std::filesystem::rename(o.output, o.output + ".old", ec);
+    // Only a regular file is kept as .old: a device, a FIFO or standard output is written as it
+    // is, and never moved.
+    if (auto earlier = mainboard::core::replaced_file(o.output))
+      std::filesystem::rename(*earlier, earlier->string() + ".old", ec);
     if (write_or_fall_back(o.output, "profile", [&](const std::string& f) { p.save(f); }) &&
-        std::filesystem::exists(o.output, ec))
+        mainboard::core::replaced_file(o.output))
       std::fprintf(stderr, "mainboard: profile written to %s\n", o.output.c_str());
   }
   if (!o.perfetto.empty())
@@ -956,9 +959,12 @@ int main(int argc, char** argv) {
     if (*report) return run_profile_report(report_file, report_top, report_json);
     if (*diff) return run_profile_diff(diff_base, diff_new, diff_json);
     if (*perfetto) {
+      if (auto why = check_outputs({{"-o", perfetto_out}}); !why.empty()) return usage_error(why);
       mainboard::Profile::load(perfetto_in).perfetto(perfetto_out);
       return 0;
     }
+    if (*snapshot)
+      if (auto why = check_outputs({{"-o", snap_output}}); !why.empty()) return usage_error(why);
     if (*meter)
       if (auto why = check_outputs({{"-o", meter_output}}); !why.empty()) return usage_error(why);
     if (*prun)
@@ -994,8 +1000,11 @@ int main(int argc, char** argv) {
       if (*fleet_gather) {
         if (!fleet_from.empty()) return usage_error("fleet gather records live nodes: no --from");
         auto dir = std::filesystem::absolute(fleet_gather_dir);
-        std::error_code ec;
-        std::filesystem::create_directories(dir, ec);
+        try {
+          mainboard::core::TreeWriter shared(dir);  // created; refused through another's link
+        } catch (const mainboard::Error& e) {
+          return usage_error(e.what());
+        }
         if (auto why = mainboard::core::why_unwritable(dir / "probe"); !why.empty())
           return usage_error(why);
         return run_fleet_gather(dir, fleet_gather_force, std::move(srun), fleet_timeout);

@@ -1,5 +1,6 @@
 #include "core/fs.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "core/beneath.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 
@@ -21,6 +23,24 @@ Fs::Fs(std::filesystem::path root, std::shared_ptr<FsObserver> observer)
   auto canonical = std::filesystem::weakly_canonical(root_, ec);
   if (!ec) root_ = canonical;
   live_ = root_ == "/";
+  if (!live_) root_fd_ = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+Fs::~Fs() {
+  if (root_fd_ >= 0) ::close(root_fd_);
+}
+
+int Fs::open(std::string_view path, int flags, bool follow_last) const {
+  if (live_) {
+    std::string p(path);
+    return ::open(p.c_str(), flags | O_CLOEXEC | O_NOCTTY | (follow_last ? 0 : O_NOFOLLOW));
+  }
+  if (root_fd_ < 0) {
+    errno = ENOENT;
+    return -1;
+  }
+  // A recorded host is data from elsewhere: its links resolve inside it, never out of it.
+  return open_in_root(root_fd_, path, flags, follow_last).release();
 }
 
 std::filesystem::path Fs::host_path(std::string_view path) const {
@@ -32,8 +52,8 @@ std::filesystem::path Fs::host_path(std::string_view path) const {
 
 namespace {
 
-std::optional<std::string> read_file(const std::filesystem::path& full, std::size_t max_bytes) {
-  int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+/// Reads and closes `fd`.
+std::optional<std::string> read_fd(int fd, std::size_t max_bytes) {
   if (fd < 0) return std::nullopt;
   struct stat st {};
   // Only regular files: procfs and sysfs attributes are regular; a FIFO or device could block.
@@ -72,7 +92,7 @@ void Fs::observed(std::string_view path, const std::optional<std::string>& text)
 }
 
 std::optional<std::string> Fs::read(std::string_view path, std::size_t max_bytes) const {
-  auto text = read_file(host_path(path), max_bytes);
+  auto text = read_fd(open(path, O_RDONLY | O_NONBLOCK), max_bytes);
   if (observer_) observer_->file(path, text);
   return text;
 }
@@ -100,40 +120,66 @@ std::optional<std::int64_t> Fs::read_i64(std::string_view path) const {
 
 std::vector<std::string> Fs::list(std::string_view path) const {
   std::vector<std::string> out;
-  std::error_code ec;
-  std::filesystem::directory_iterator it(host_path(path), ec), end;
+  int fd = open(path, O_RDONLY | O_DIRECTORY);
+  DIR* d = fd >= 0 ? ::fdopendir(fd) : nullptr;
+  if (!d) {
+    if (fd >= 0) ::close(fd);
+    return out;
+  }
   // Bounded: a directory with more entries than any real /sys class is not one we trust.
   constexpr std::size_t kMaxEntries = 1u << 16;
-  for (; !ec && it != end && out.size() < kMaxEntries; it.increment(ec)) {
-    out.push_back(it->path().filename().string());
+  while (auto* e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name == "." || name == "..") continue;
+    out.emplace_back(name);
+    if (out.size() >= kMaxEntries) break;
   }
+  ::closedir(d);
   std::sort(out.begin(), out.end());
-  if (observer_ && !ec) observer_->directory(path, out);
+  if (observer_) observer_->directory(path, out);
   return out;
 }
 
+namespace {
+
+/// What the path names (links followed), or nothing.
+std::optional<struct stat> stat_fd(int fd) {
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0;
+  ::close(fd);
+  if (!ok) return std::nullopt;
+  return st;
+}
+
+}  // namespace
+
 bool Fs::exists(std::string_view path) const {
-  std::error_code ec;
-  auto status = std::filesystem::status(host_path(path), ec);
-  bool found = !ec && std::filesystem::exists(status);
-  if (observer_) observer_->kind(path, found, found && std::filesystem::is_directory(status));
+  auto st = stat_fd(open(path, O_PATH));
+  bool found = st.has_value();
+  if (observer_) observer_->kind(path, found, found && S_ISDIR(st->st_mode));
   return found;
 }
 
 bool Fs::is_dir(std::string_view path) const {
-  std::error_code ec;
-  auto status = std::filesystem::status(host_path(path), ec);
-  bool found = !ec && std::filesystem::exists(status);
-  bool dir = found && std::filesystem::is_directory(status);
+  auto st = stat_fd(open(path, O_PATH));
+  bool found = st.has_value();
+  bool dir = found && S_ISDIR(st->st_mode);
   if (observer_) observer_->kind(path, found, dir);
   return dir;
 }
 
 std::optional<std::string> Fs::readlink(std::string_view path) const {
-  std::error_code ec;
-  auto target = std::filesystem::read_symlink(host_path(path), ec);
   std::optional<std::string> out;
-  if (!ec) out = target.string();
+  int fd = open(path, O_PATH, /*follow_last=*/false);
+  if (fd >= 0) {
+    // readlinkat on the link itself, opened without following it ("" names the fd).
+    char buf[4096];
+    ssize_t n = ::readlinkat(fd, "", buf, sizeof buf);
+    if (n >= 0 && static_cast<std::size_t>(n) < sizeof buf)
+      out = std::string(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+  }
   if (observer_) observer_->link(path, out);
   return out;
 }
@@ -150,8 +196,8 @@ namespace {
 
 /// The recorded statvfs figures of a gathered host, keyed by mount point (read without the
 /// observer: the record is not part of the host it describes).
-std::optional<FsSpace> recorded_space(const std::filesystem::path& record, std::string_view path) {
-  auto text = read_file(record, 8u << 20);
+std::optional<FsSpace> recorded_space(int record_fd, std::string_view path) {
+  auto text = read_fd(record_fd, 8u << 20);
   if (!text) return std::nullopt;
   auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return std::nullopt;
@@ -184,8 +230,8 @@ std::optional<FsSpace> live_space(std::string_view path) {
   return FsSpace{*size, *free};
 }
 
-bool recorded_writable(const std::filesystem::path& record, std::string_view path) {
-  auto text = read_file(record, 1u << 20);
+bool recorded_writable(int record_fd, std::string_view path) {
+  auto text = read_fd(record_fd, 1u << 20);
   if (!text) return false;
   for (auto line : split_lines(*text))
     if (trim(line) == path) return true;
@@ -202,13 +248,15 @@ bool live_writable(std::string_view path) {
 }  // namespace
 
 std::optional<FsSpace> Fs::space(std::string_view path) const {
-  auto s = live_ ? live_space(path) : recorded_space(host_path(paths::kRecordSpace), path);
+  auto s = live_ ? live_space(path)
+                 : recorded_space(open(paths::kRecordSpace, O_RDONLY | O_NONBLOCK), path);
   if (observer_) observer_->space(path, s);
   return s;
 }
 
 bool Fs::writable(std::string_view path) const {
-  bool w = live_ ? live_writable(path) : recorded_writable(host_path(paths::kRecordWritable), path);
+  bool w = live_ ? live_writable(path)
+                 : recorded_writable(open(paths::kRecordWritable, O_RDONLY | O_NONBLOCK), path);
   if (observer_) observer_->writable(path, w);
   return w;
 }

@@ -40,12 +40,22 @@ class Fs {
   static constexpr std::size_t kDefaultMaxBytes = 8u << 20;
 
   explicit Fs(std::filesystem::path root = "/", std::shared_ptr<FsObserver> observer = nullptr);
+  ~Fs();
+  Fs(const Fs&) = delete;
+  Fs& operator=(const Fs&) = delete;
 
   const std::filesystem::path& root() const { return root_; }
   bool is_live() const { return live_; }
 
-  /// Where an absolute system path lives on this machine's filesystem.
+  /// Where an absolute system path lives on this machine's filesystem, for messages: reads go
+  /// through open(), which keeps a recorded host's links inside it.
   std::filesystem::path host_path(std::string_view path) const;
+
+  /// Opens a system path (O_CLOEXEC added): on the live host as it is; under another root every
+  /// link is resolved inside the root (an absolute target starts again at the root, ".." stops
+  /// there), so a recorded host's `proc/cpuinfo -> /etc/shadow` reads the recording's own
+  /// /etc/shadow, never this machine's. Returns the fd (the caller closes it), or -1 with errno.
+  int open(std::string_view path, int flags, bool follow_last = true) const;
 
   /// Whole file as text; empty when missing, unreadable, larger than `max_bytes`, or binary.
   std::optional<std::string> read(std::string_view path,
@@ -77,6 +87,7 @@ class Fs {
  private:
   std::filesystem::path root_;
   bool live_ = true;
+  int root_fd_ = -1;  ///< the root, opened once, when it is not "/"
   std::shared_ptr<FsObserver> observer_;
 };
 

@@ -12,7 +12,7 @@
 #include <regex>
 #include <set>
 
-#include "core/atomic_file.hpp"
+#include "core/beneath.hpp"
 #include "core/environ.hpp"
 #include "core/fs.hpp"
 #include "core/paths.hpp"
@@ -262,8 +262,8 @@ void record_process_readings(const Environment& e, std::map<std::string, std::st
 /// read as links (relative, and inside the tree), files and directories under their names.
 class Tree {
  public:
-  Tree(fs::path root, const FsRecorder& r, GatherReport& report)
-      : root_(std::move(root)), r_(r), report_(report) {}
+  Tree(const core::TreeWriter& out, const FsRecorder& r, GatherReport& report)
+      : out_(out), r_(r), report_(report) {}
 
   /// A system path with every recorded link among its leading components replaced by where
   /// it points, so that a file read through a link lands where the link leads.
@@ -281,13 +281,10 @@ class Tree {
     return clamp(out.lexically_normal()).string();
   }
 
+  // Every write goes through the TreeWriter: nothing already in the tree (a link planted in a
+  // shared directory, an earlier gather's) is followed.
   void write_file(const std::string& path, const std::string& text) {
-    auto at = host(resolve(path));
-    std::error_code ec;
-    fs::create_directories(at.parent_path(), ec);
-    std::ofstream out(at, std::ios::binary);
-    out << text;
-    if (!out) throw Error("cannot write " + at.string());
+    out_.write(resolve(path), text);
     ++report_.files;
   }
 
@@ -295,33 +292,16 @@ class Tree {
     auto where =
         fs::path(resolve(fs::path(path).parent_path().string())) / fs::path(path).filename();
     auto to = fs::path(resolve(target_of(path, target)));
-    auto at = host(where.string());
-    std::error_code ec;
-    fs::create_directories(at.parent_path(), ec);
-    fs::remove(at, ec);
-    fs::create_symlink(to.lexically_relative(where.parent_path()), at, ec);
-    if (ec) throw Error("cannot write " + at.string() + ": " + ec.message());
+    out_.symlink(where.string(), to.lexically_relative(where.parent_path()).string());
     ++report_.files;
   }
 
-  void make_dir(const std::string& path) {
-    std::error_code ec;
-    fs::create_directories(host(resolve(path)), ec);
-  }
+  void make_dir(const std::string& path) { out_.make_dirs(resolve(path)); }
 
   /// An empty file where the probes saw one exist but never read it; nothing when something
   /// else is already there.
   void touch(const std::string& path) {
-    auto at = host(resolve(path));
-    std::error_code ec;
-    if (fs::exists(fs::symlink_status(at, ec))) return;
-    fs::create_directories(at.parent_path(), ec);
-    std::ofstream out(at);
-    if (out) ++report_.empty_files;
-  }
-
-  fs::path host(const std::string& system_path) const {
-    return root_ / fs::path(system_path).relative_path();
+    if (out_.touch(resolve(path))) ++report_.empty_files;
   }
 
  private:
@@ -339,7 +319,7 @@ class Tree {
     return out;
   }
 
-  fs::path root_;
+  const core::TreeWriter& out_;
   const FsRecorder& r_;
   GatherReport& report_;
 };
@@ -442,11 +422,9 @@ GatherReport gather_host(const fs::path& dir, const GatherOptions& options) {
   std::error_code ec;
   if (!options.sysroot.empty() && !fs::is_directory(options.sysroot, ec))
     throw Error("cannot gather " + options.sysroot.string() + ": not a directory");
-  fs::create_directories(dir, ec);
-  if (ec) throw Error("cannot create " + dir.string() + ": " + ec.message());
-  if (!options.force && fs::directory_iterator(dir, ec) != fs::directory_iterator())
+  core::TreeWriter out(dir);
+  if (!options.force && !out.empty())
     throw Error(dir.string() + " is not empty (use --force to write into it anyway)");
-  auto root = fs::absolute(dir);
 
   // The sources every probe reads through, each recording.
   auto recorder = std::make_shared<FsRecorder>();
@@ -484,7 +462,7 @@ GatherReport gather_host(const fs::path& dir, const GatherOptions& options) {
   auto topology = host::topology_xml(*files);
 
   // The tree: links first, so that what was read through them lands where they lead.
-  Tree tree(root, *recorder, report);
+  Tree tree(out, *recorder, report);
   for (const auto& [path, target] : recorder->links)
     tree.write_link(path, target);
   json recorded_env = json::object();
@@ -505,10 +483,7 @@ GatherReport gather_host(const fs::path& dir, const GatherOptions& options) {
       tree.touch(path + (path.size() && path.back() == '/' ? "" : "/") + name);
 
   // The record beside the tree: what cannot live in files.
-  fs::create_directories(root / fs::path(core::paths::kRecordDir).relative_path(), ec);
-  auto record = [&](const char* path, const std::string& text) {
-    core::write_file_atomic(root / fs::path(path).relative_path(), text);
-  };
+  auto record = [&](const char* path, const std::string& text) { out.write(path, text); };
   for (const auto& name : lookups->names())
     if (!core::starts_with(name, "MAINBOARD_"))  // ours say how to replay, not what the host was
       if (auto v = core::env_set(sources.env, name)) recorded_env[name] = *v;

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "common/readings.hpp"
+#include "e2e/cli_util.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/meter.hpp"
 #include "mainboard/profile.hpp"
@@ -26,22 +27,6 @@
 using namespace mainboard;
 
 namespace {
-
-CommandResult cli(std::vector<std::string> args,
-                  std::map<std::string, std::optional<std::string>> env = {}) {
-  Command c;
-  c.argv = {MAINBOARD_CLI};
-  c.argv.insert(c.argv.end(), args.begin(), args.end());
-  c.timeout = std::chrono::seconds(60);
-  c.environment = std::move(env);
-  c.environment.emplace("MAINBOARD_SYSROOT", std::nullopt);
-  c.environment.emplace("NO_COLOR", std::nullopt);
-  return LocalRunner("/usr/bin:/bin").run(c);
-}
-
-std::string host(const std::string& name) {
-  return std::string(MAINBOARD_FIXTURES) + "/hosts/" + name;
-}
 
 void check_golden(const std::string& name, const std::string& actual) {
   std::string path = std::string(MAINBOARD_GOLDEN) + "/" + name;
@@ -108,10 +93,11 @@ TEST(Cli, UsageErrorsExitTwoWithAMessage) {
   EXPECT_EQ(cli({"frobnicate"}).exit_code, 2);
 }
 
-TEST(Cli, FailuresExitOneAndNameTheFile) {
+TEST(Cli, AnOutputThatCannotBeWrittenIsAUsageErrorNamingTheFile) {
   auto r = cli({"--sysroot", host("numa-2socket"), "snapshot", "-o", "/nonexistent/dir/snap.json"});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("mainboard: error: cannot write /nonexistent/dir/snap.json"),
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("mainboard: error: -o /nonexistent/dir/snap.json: no such directory "
+                       "/nonexistent/dir"),
             std::string::npos)
       << r.err;
 }

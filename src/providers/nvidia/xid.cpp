@@ -219,8 +219,7 @@ XidLog::~XidLog() {
 void XidLog::read_new() {
   if (!opened_) {
     opened_ = true;
-    std::string path = fs_->host_path("/dev/kmsg").string();
-    fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    fd_ = fs_->open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
     if (fd_ < 0) {
       int e = errno;
       reason_ = "the kernel log (/dev/kmsg) is not readable: " + std::string(std::strerror(e));
