@@ -8,8 +8,9 @@ packages=(
   g++ cmake ninja-build pkg-config make
   # libraries (see README: why each one)
   libhwloc-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libdw-dev libelf-dev
-  # the HTTP server of `mainboard serve` (the one prometheus-cpp builds on; needs only libc)
-  libcivetweb-dev
+  # the HTTP server of `mainboard serve` (event loops: idle connections cost no thread; the one
+  # Prometheus's C client library serves with)
+  libmicrohttpd-dev
   # tests and benchmarks (clang: the libFuzzer target; strace: what a spans-only program runs
   # and opens; locales: a comma-decimal locale for the parsing tests)
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine python3 python3-psutil clang strace
@@ -33,7 +34,7 @@ arm64=0
 [[ "${1:-}" == "--arm64" ]] && arm64=1
 if ((arm64)); then
   packages+=(g++-aarch64-linux-gnu qemu-user-static)
-  for lib in libhwloc-dev libfmt-dev libspdlog-dev libdw-dev libelf-dev libcivetweb-dev \
+  for lib in libhwloc-dev libfmt-dev libspdlog-dev libdw-dev libelf-dev libmicrohttpd-dev \
              libgtest-dev libgmock-dev; do
     packages+=("$lib:arm64")
   done

@@ -1,6 +1,8 @@
 // The mainboard command: a thin layer that parses arguments, calls the library and formats.
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <csignal>
@@ -290,6 +292,12 @@ int run_serve(const Global& g, const mainboard::serve::ServerOptions& options) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP})
     sigaddset(&stop, sig);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  // Every connection is a descriptor: the soft limit (often 1024) would refuse clients long
+  // before the server's own limit, so it is raised to the hard one, as Go's servers do.
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = std::min<rlim_t>(files.rlim_max, 1u << 20);
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
   auto machine_opts = machine_options(g);
   machine_opts.listen_for_xids = true;
   Machine machine(machine_opts);
@@ -688,9 +696,10 @@ int main(int argc, char** argv) {
   double serve_client_timeout = serve_options.request_timeout_ms / 1000.0;
   serve
       ->add_option("--client-timeout", serve_client_timeout,
-                   "a client that takes longer to send its request is cut off")
+                   "a connection that sends no complete request for this long is closed "
+                   "(whole seconds)")
       ->capture_default_str()
-      ->check(number(0.1, 3600))
+      ->check(number(1, 3600))
       ->type_name("S");
 
   std::size_t busy_index = 0;

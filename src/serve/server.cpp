@@ -9,13 +9,18 @@
 #include <string_view>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <civetweb.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
@@ -69,7 +74,7 @@ struct MetricsServer::Impl {
   const Machine& machine;
   ServerOptions options;
   std::string host;
-  mg_context* ctx = nullptr;
+  MHD_Daemon* daemon = nullptr;
   int port = 0;
 
   // One reading at a time; scrapes within the minimum interval, or while one is being taken,
@@ -131,42 +136,47 @@ struct MetricsServer::Impl {
 
 namespace {
 
-void respond(mg_connection* conn, int status, const char* type, std::string_view body,
-             bool head = false, const char* allow = nullptr) {
-  mg_response_header_start(conn, status);
-  mg_response_header_add(conn, "Content-Type", type, -1);
-  auto length = std::to_string(body.size());
-  mg_response_header_add(conn, "Content-Length", length.c_str(), -1);
-  mg_response_header_add(conn, "Cache-Control", "no-store", -1);
-  if (allow) mg_response_header_add(conn, "Allow", allow, -1);
-  mg_response_header_send(conn);
-  if (!head && !body.empty()) mg_write(conn, body.data(), body.size());
+/// The response to one request: MHD copies the body, so it lives only for this call.
+MHD_Result respond(MHD_Connection* conn, unsigned status, const char* type, std::string_view body,
+                   const char* allow = nullptr) {
+  MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()),
+                                                    MHD_RESPMEM_MUST_COPY);
+  if (!r) return MHD_NO;
+  MHD_add_response_header(r, "Content-Type", type);
+  MHD_add_response_header(r, "Cache-Control", "no-store");
+  if (allow) MHD_add_response_header(r, "Allow", allow);
+  MHD_Result ok = MHD_queue_response(conn, status, r);
+  MHD_destroy_response(r);
+  return ok;
 }
 
-/// GET and HEAD only; anything else is 405. A request that carries a body larger than the
-/// limit is 413 (the headers' own limit is civetweb's).
-bool method_allowed(mg_connection* conn, const ServerOptions& options, bool& head) {
-  const mg_request_info* info = mg_get_request_info(conn);
-  std::string_view method = info->request_method ? info->request_method : "";
-  head = method == "HEAD";
-  if (method != "GET" && !head) {
-    respond(conn, 405, "text/plain; charset=utf-8",
-            fmt::format("{} is not served here: GET /metrics or GET /healthz\n", method), false,
-            "GET, HEAD");
-    return false;
-  }
-  if (info->content_length > static_cast<long long>(options.max_request_bytes)) {
-    respond(conn, 413, "text/plain; charset=utf-8", "request body too large\n");
-    return false;
-  }
-  return true;
-}
+constexpr const char* kText = "text/plain; charset=utf-8";
 
-int metrics_handler(mg_connection* conn, void* data) {
-  auto& self = *static_cast<MetricsServer::Impl*>(data);
-  bool head = false;
-  if (!method_allowed(conn, self.options, head)) return 405;
-  const char* accept = mg_get_header(conn, "Accept");
+/// Every request, once its headers are in: MHD calls this from one of its event-loop threads,
+/// which also watch every other connection, so nothing here waits on a client. HEAD is GET
+/// without the body (MHD leaves the body out). A body, if any, is never read: the answer is
+/// queued at once and the connection closed after it.
+MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const char* method,
+                      const char* /*version*/, const char* /*upload_data*/,
+                      std::size_t* /*upload_data_size*/, void** /*request_state*/) {
+  auto& self = *static_cast<MetricsServer::Impl*>(cls);
+  std::string_view m = method ? method : "";
+  if (m != "GET" && m != "HEAD")
+    return respond(conn, 405, kText,
+                   fmt::format("{} is not served here: GET /metrics or GET /healthz\n", m),
+                   "GET, HEAD");
+  if (const char* length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length")) {
+    auto n = core::parse_u64(length);
+    if (!n || *n > self.options.max_request_bytes)
+      return respond(conn, 413, kText, "request body too large\n");
+  }
+  // The path exactly as sent (no percent-decoding, see kept_as_sent): /metrics, not /METRICS,
+  // not /metrics%00.
+  std::string_view path = url ? url : "";
+  if (path == "/healthz") return respond(conn, 200, kText, "ok\n");
+  if (path != "/metrics")
+    return respond(conn, 404, kText, "not found: this server has /metrics and /healthz\n");
+  const char* accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
   Format format = negotiate(accept ? accept : "");
   try {
     std::chrono::steady_clock::time_point taken_at;
@@ -178,115 +188,99 @@ int metrics_handler(mg_connection* conn, void* data) {
     stats.reading_age_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - taken_at).count();
     expose(stats, e);
-    respond(conn, 200, content_type(format), taken->families(format) + e.text(format), head);
-    return 200;
+    return respond(conn, 200, content_type(format), taken->families(format) + e.text(format));
   } catch (const std::exception& ex) {
     spdlog::warn("serve: reading failed: {}", ex.what());
-    respond(conn, 500, "text/plain; charset=utf-8", fmt::format("reading failed: {}\n", ex.what()));
-    return 500;
+    return respond(conn, 500, kText, fmt::format("reading failed: {}\n", ex.what()));
   }
 }
 
-int healthz_handler(mg_connection* conn, void* data) {
-  auto& self = *static_cast<MetricsServer::Impl*>(data);
-  bool head = false;
-  if (!method_allowed(conn, self.options, head)) return 405;
-  respond(conn, 200, "text/plain; charset=utf-8", "ok\n", head);
-  return 200;
+/// MHD decodes %XX in the path in place by default, so "/metrics%00" became "/metrics" as a C
+/// string; the path is matched as sent instead (the two paths served need no decoding).
+std::size_t kept_as_sent(void*, MHD_Connection*, char* s) {
+  return std::strlen(s);
 }
 
-int not_found_handler(mg_connection* conn, void* data) {
-  auto& self = *static_cast<MetricsServer::Impl*>(data);
-  bool head = false;
-  if (!method_allowed(conn, self.options, head)) return 405;
-  respond(conn, 404, "text/plain; charset=utf-8",
-          "not found: this server has /metrics and /healthz\n", head);
-  return 404;
+void log_message(void*, const char* format, va_list args) {
+  char text[512];
+  std::vsnprintf(text, sizeof text, format, args);
+  std::string_view line = text;
+  while (!line.empty() && line.back() == '\n')
+    line.remove_suffix(1);
+  spdlog::debug("serve: {}", line);  // logged here, not on the library's stderr
 }
 
-int log_message(const mg_connection*, const char* message) {
-  spdlog::debug("serve: {}", message);
-  return 1;  // logged here, not on civetweb's stderr
+/// The listening socket, bound here rather than by MHD so that the error names the address and
+/// says why, and so that an IPv6 or IPv4 address works the same.
+int bind_listener(const std::string& listen) {
+  listening_port(listen);  // a usage error for a malformed ADDR:PORT
+  auto colon = listen.rfind(':');
+  std::string host = listen.substr(0, colon), port = listen.substr(colon + 1);
+  if (!host.empty() && host.front() == '[') host = host.substr(1, host.size() - 2);
+  if (host == "localhost") host = "127.0.0.1";
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE | (host.empty() ? 0 : AI_NUMERICHOST);
+  if (host.empty()) hints.ai_family = AF_INET;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found);
+      rc != 0)
+    throw Error(fmt::format("serve: cannot listen on {}: {}", listen, ::gai_strerror(rc)));
+  int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int e = errno;
+  if (fd >= 0) {
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (found->ai_family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0 || ::listen(fd, 1024) != 0) {
+      e = errno;
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd < 0) throw Error(fmt::format("serve: cannot listen on {}: {}", listen, std::strerror(e)));
+  return fd;
 }
 
 }  // namespace
 
 MetricsServer::MetricsServer(const Machine& machine, const ServerOptions& options)
     : impl_(std::make_unique<Impl>(machine, options)) {
-  std::string ports = listening_port(options.listen);
   impl_->host = options.listen.substr(0, options.listen.rfind(':'));
   if (impl_->host.empty()) impl_->host = "0.0.0.0";
-  std::string threads = std::to_string(options.threads);
-  std::string timeout = std::to_string(options.request_timeout_ms);
-  std::string max_request = std::to_string(options.max_request_bytes);
-  const char* config[] = {"listening_ports", ports.c_str(), "num_threads", threads.c_str(),
-                          "request_timeout_ms", timeout.c_str(), "max_request_size",
-                          max_request.c_str(),
-                          // One request per connection: a kept-alive connection holds one of the
-                          // worker threads, so a few busy clients would starve the rest; a
-                          // scraper every few seconds reconnects anyway (civetweb closes idle
-                          // connections after 0.5 s).
-                          "enable_keep_alive", "no", "connection_queue", "64",
-                          // headers and body leave together: no wait on the client's delayed ACK
-                          "tcp_nodelay", "1", nullptr};
-  static std::once_flag library;
-  std::call_once(library, [] { mg_init_library(0); });
-  mg_callbacks callbacks{};
-  callbacks.log_message = log_message;
-  mg_init_data init{};
-  init.callbacks = &callbacks;
-  init.user_data = impl_.get();
-  init.configuration_options = config;
-  char text[256] = {};
-  unsigned code = 0;
-  mg_error_data error{};
-  error.code = &code;
-  error.text = text;
-  error.text_buffer_size = sizeof text;
-  impl_->ctx = mg_start2(&init, &error);
-  if (!impl_->ctx)
-    throw Error(fmt::format("serve: cannot listen on {}: {}", options.listen,
-                            text[0] ? text : "civetweb could not start"));
-  mg_set_request_handler(impl_->ctx, "/metrics$", metrics_handler, impl_.get());
-  mg_set_request_handler(impl_->ctx, "/healthz$", healthz_handler, impl_.get());
-  mg_set_request_handler(impl_->ctx, "/", not_found_handler, impl_.get());
-  mg_server_port bound[4] = {};
-  int n = mg_get_server_ports(impl_->ctx, 4, bound);
-  impl_->port = n > 0 ? bound[0].port : 0;
-}
-
-namespace {
-
-/// Opens and closes one connection to the server, which wakes civetweb's listening thread from
-/// its poll (a two-second quantum) so that a stop takes milliseconds.
-void knock(const std::string& host, int port) {
-  std::string address = host;
-  if (address.size() > 2 && address.front() == '[') address = address.substr(1, address.size() - 2);
-  if (address.empty() || address == "0.0.0.0") address = "127.0.0.1";
-  if (address == "::") address = "::1";
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(address.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return;
-  int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd >= 0) {
-    (void)::connect(fd, found->ai_addr, found->ai_addrlen);
+  int fd = bind_listener(options.listen);
+  sockaddr_storage bound{};
+  socklen_t length = sizeof bound;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0)
+    impl_->port =
+        ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                          : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  // Event loops (epoll), not a thread per connection: an idle connection (a port scanner, a
+  // stuck proxy) costs a few kilobytes and nothing else, and never delays a scrape; it is closed
+  // after --client-timeout without a complete request. The loops are a small pool, so that a
+  // scrape that takes a reading does not hold up the others.
+  unsigned timeout_s =
+      static_cast<unsigned>(std::max(1, (options.request_timeout_ms + 999) / 1000));
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  impl_->daemon = MHD_start_daemon(
+      flags, 0, nullptr, nullptr, &on_request, impl_.get(), MHD_OPTION_LISTEN_SOCKET, fd,
+      MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(std::max(1, options.threads)),
+      MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+      static_cast<unsigned>(options.max_connections), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      static_cast<std::size_t>(options.max_request_bytes + 16384), MHD_OPTION_UNESCAPE_CALLBACK,
+      &kept_as_sent, nullptr, MHD_OPTION_EXTERNAL_LOGGER, &log_message, nullptr, MHD_OPTION_END);
+  if (!impl_->daemon) {
     ::close(fd);
+    throw Error(
+        fmt::format("serve: cannot listen on {}: the HTTP server could not start", options.listen));
   }
-  ::freeaddrinfo(found);
 }
-
-}  // namespace
 
 MetricsServer::~MetricsServer() {
-  if (!impl_ || !impl_->ctx) return;
-  std::thread waker([host = impl_->host, port = impl_->port] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    knock(host, port);
-  });
-  mg_stop(impl_->ctx);
-  waker.join();
+  // Wakes every loop at once (an eventfd), closes every connection, idle ones included: a stop
+  // takes milliseconds whatever the clients do. MHD closes the listening socket it was given.
+  if (impl_ && impl_->daemon) MHD_stop_daemon(impl_->daemon);
 }
 
 int MetricsServer::port() const {

@@ -1,6 +1,7 @@
 #pragma once
-// `mainboard serve`: /metrics for Prometheus and /healthz over HTTP (civetweb), each scrape
-// answered from a fresh reading, never more than one reading per minimum interval.
+// `mainboard serve`: /metrics for Prometheus and /healthz over HTTP (libmicrohttpd, in event
+// loops), each scrape answered from a fresh reading, never more than one reading per minimum
+// interval.
 
 #include <memory>
 #include <string>
@@ -14,12 +15,13 @@ namespace mainboard::serve {
 struct ServerOptions {
   std::string listen = "127.0.0.1:9471";  ///< ADDR:PORT; port 0 picks a free one
   double min_interval_s = 1.0;            ///< scrapes closer together share one reading
-  int threads = 8;                        ///< connections served at once
-  int request_timeout_ms = 5000;          ///< a client that sends its request slower is cut off
-  std::size_t max_request_bytes = 16384;  ///< larger request headers are refused (413)
+  int threads = 2;                        ///< event loops (each watches many connections)
+  int request_timeout_ms = 5000;          ///< a connection idle this long is closed (whole s)
+  std::size_t max_request_bytes = 16384;  ///< a larger request body is refused (413)
+  int max_connections = 16384;            ///< open at once; more are refused at accept
 };
 
-/// The ADDR:PORT a user gave, as civetweb's listening_ports wants it; throws Error (a usage
+/// The ADDR:PORT a user gave, checked and normalised ("HOST:PORT"); throws Error (a usage
 /// error) when it is not "HOST:PORT", "[IPV6]:PORT" or ":PORT".
 std::string listening_port(const std::string& listen);
 
