@@ -36,6 +36,10 @@ echo "== mainboard serve under scrapes, next to node_exporter where installed"
 if ((quick)); then scripts/bench-serve.sh "$build" --quick; else scripts/bench-serve.sh "$build"; fi
 
 echo
+echo "== profile dump --native of 200 and 2000 Python threads (linear in the threads)"
+scripts/bench-dump.sh "$build"
+
+echo
 echo "== Google Benchmark: span_bench (span cost dormant and active, save/load/export)"
 "$build/bench/span_bench" --benchmark_min_time="$min_time" \
   --benchmark_out="$out/span_bench.json" --benchmark_out_format=json

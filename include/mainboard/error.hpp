@@ -28,4 +28,15 @@ class MAINBOARD_API CommandError : public Error {
   int exit_code_;
 };
 
+/// An operation that was asked to stop by a signal (Ctrl-C, SIGTERM, SIGHUP) before it was
+/// done, after putting back what it had taken (a process it had stopped is let go).
+class MAINBOARD_API Interrupted : public Error {
+ public:
+  Interrupted(const std::string& message, int signal) : Error(message), signal_(signal) {}
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
 }  // namespace mainboard

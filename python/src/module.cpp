@@ -521,6 +521,9 @@ PYBIND11_MODULE(_mainboard, m) {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const mainboard::Interrupted& e) {
+      // Ctrl-C during a dump: what Python raises for Ctrl-C anywhere else.
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
     } catch (const mainboard::Error& e) {
       PyErr_SetString(error.ptr(), e.what());
     }

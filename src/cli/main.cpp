@@ -1044,6 +1044,9 @@ int main(int argc, char** argv) {
                       wait_interval);
     if (*snapshot) return run_snapshot(g, snap_json, !snap_no_tools, snap_output);
     return run_view(g);
+  } catch (const mainboard::Interrupted& e) {
+    std::fprintf(stderr, "mainboard: %s\n", e.what());
+    return 128 + e.signal();  // as a shell reports a command a signal ended
   } catch (const mainboard::CommandError& e) {
     std::fprintf(stderr, "mainboard: error: %s\n", e.what());
     return e.exit_code();  // 127 or 126, as a shell

@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
+#include <limits>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -109,8 +111,12 @@ bool merge_handoff(Profile& into, const fs::path& dir, const std::string& prefix
   return any;
 }
 
+/// The process has exited: it is gone, or a zombie its parent has not reaped yet (kill(pid, 0)
+/// still succeeds on a zombie, and an attach waited on one for its whole duration).
 bool process_gone(std::int32_t pid) {
-  return ::kill(pid, 0) != 0 && errno == ESRCH;
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+  char state = symbols::thread_state(pid, pid);
+  return state == 'Z' || state == 'X';
 }
 
 void add_machine(Profile& p) {
@@ -357,9 +363,13 @@ Profile Sampler::measure(const Reach& reach, const SampleOptions& options) {
 }
 
 Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
+  if (std::isnan(o.duration_s)) throw Error("duration_s is not a number");
   auto pid = static_cast<std::int32_t>(pid64);
-  if (pid <= 0 || process_gone(pid))
+  if (pid64 <= 0 || pid64 > std::numeric_limits<std::int32_t>::max() || ::kill(pid, 0) != 0)
     throw Error("process " + std::to_string(pid64) + " does not exist");
+  if (process_gone(pid))
+    throw Error("process " + std::to_string(pid64) + " has exited (a zombie its parent has not "
+                "reaped): nothing to sample");
   std::vector<std::int32_t> tids = symbols::thread_ids(pid);
   if (tids.empty()) tids.push_back(pid);
   sampling::SamplerOptions so;
@@ -378,8 +388,12 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   std::string command(
       core::trim(symbols::read_proc_file("/proc/" + std::to_string(pid) + "/comm")));
   auto start_ns = core::monotonic_ns();
-  auto until =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(o.duration_s, 0.0));
+  // An infinite (or absurdly long) duration: until the process exits or a signal.
+  auto until = o.duration_s > 1e9
+                   ? std::chrono::steady_clock::time_point::max()
+                   : std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(std::max(o.duration_s, 0.0)));
   // Only this process's sampling is ended by an interrupt: the process sampled is not ours.
   while (std::chrono::steady_clock::now() < until && detail::g_interrupts.count.load() == 0 &&
          !process_gone(pid)) {

@@ -18,6 +18,8 @@
 #include <filesystem>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "core/clock.hpp"
 #include "core/text.hpp"
 #include "sampling/python_layout.hpp"
@@ -32,8 +34,12 @@ constexpr PythonLayout kLayouts[] = {
 };
 
 constexpr int kFrameOwnedByCStack = 3;  // 3.12 on: the evaluation loop's entry shim
-constexpr std::size_t kMaxDepth = 1024;
-constexpr std::size_t kMaxString = 4096;
+// Depth is no sign of a cycle (sys.setrecursionlimit(10**5) is common in parsers and tree code):
+// a stack is read in full up to kMaxFrames, the frames beyond are counted up to kMaxWalk and
+// said, and a cycle is found as a cycle (Brent's: a frame met again).
+constexpr std::size_t kMaxFrames = 1 << 17;
+constexpr std::size_t kMaxWalk = 1 << 20;
+constexpr std::size_t kMaxString = 4096;  // longer names are cut here, and end in "…"
 constexpr std::size_t kMaxLineTable = 1 << 20;
 
 /// Symbols of one ELF file, by name, and the file's first loadable segment address.
@@ -283,24 +289,27 @@ bool PythonReader::read_string(std::uint64_t address, std::string& out) const {
   std::uint32_t state;
   std::memcpy(&length, head + L.unicode_length, sizeof length);
   std::memcpy(&state, head + L.unicode_state, sizeof state);
-  if (length < 0 || static_cast<std::size_t>(length) > kMaxString) return false;
+  if (length < 0) return false;
   if (!(state & L.compact_mask)) return false;  // legacy strings: never a code object's names
   unsigned kind = (state & L.kind_mask) >> lowest_bit(L.kind_mask);
   bool ascii = state & L.ascii_mask;
   if (kind != 1 && kind != 2 && kind != 4) return false;
+  bool cut = static_cast<std::size_t>(length) > kMaxString;
+  if (cut) length = static_cast<std::int64_t>(kMaxString);
   std::uint64_t data = address + static_cast<std::uint64_t>(ascii ? L.ascii_size : L.compact_size);
   std::string raw(static_cast<std::size_t>(length) * kind, '\0');
   if (length && !read_memory(data, raw.data(), raw.size())) return false;
   out.clear();
   if (ascii) {
     out = std::move(raw);
-    return true;
+  } else {
+    for (std::size_t i = 0; i < static_cast<std::size_t>(length); ++i) {
+      std::uint32_t c = 0;
+      std::memcpy(&c, raw.data() + i * kind, kind);
+      append_utf8(out, c);
+    }
   }
-  for (std::size_t i = 0; i < static_cast<std::size_t>(length); ++i) {
-    std::uint32_t c = 0;
-    std::memcpy(&c, raw.data() + i * kind, kind);
-    append_utf8(out, c);
-  }
+  if (cut) out += "\u2026";  // "…": the rest of a name longer than kMaxString
   return true;
 }
 
@@ -337,10 +346,19 @@ bool PythonReader::code_at(std::uint64_t address, const unsigned char* header, s
   std::uint64_t table = field(L.code_linetable);
   std::int32_t first_line = 0;
   std::memcpy(&first_line, header + L.code_firstlineno, sizeof first_line);
-  if (!read_string(qualname ? qualname : name, code.qualname) || !read_string(file, code.file))
-    return false;
+  bool named = read_string(qualname ? qualname : name, code.qualname);
+  bool filed = read_string(file, code.file);
   std::string lines;
-  if (!read_bytes_object(table, lines)) return false;
+  bool lined = read_bytes_object(table, lines);
+  if (!named || !filed || !lined) {
+    // Without the code type to check against, the names are what tells a code object from
+    // memory reused for something else. With it, a name that cannot be read is said as such and
+    // the stack is kept.
+    if (!code_type_) return false;
+    if (!named) code.qualname = "[unreadable name]";
+    if (!filed) code.file = "[unreadable file]";
+    if (!lined) lines.clear();
+  }
   code.first_line = first_line > 0 ? static_cast<std::uint32_t>(first_line) : 0;
   std::string key = code.qualname + '\0' + code.file + '\0' + std::to_string(code.first_line);
   auto [it, fresh] = code_index_.emplace(key, static_cast<std::uint32_t>(codes_.size()));
@@ -435,31 +453,39 @@ std::int32_t PythonReader::tid_of_pthread(std::uint64_t pthread) const {
   return tid;
 }
 
-bool PythonReader::read(std::vector<PyThreadStack>& threads) {
+namespace {
+
+std::uint64_t field_u64(const unsigned char* block, long offset) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, block + offset, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+std::size_t PythonReader::state_size() const {
+  const auto& L = *layout_;
+  return static_cast<std::size_t>(std::max({L.tstate_next, L.tstate_interp, L.tstate_frame,
+                                            L.tstate_cframe, L.tstate_thread_id,
+                                            L.tstate_native_thread_id})) +
+         8;
+}
+
+bool PythonReader::read(std::vector<PyThreadStack>& threads, bool with_frames) {
   const auto& L = *layout_;
   threads.clear();
   // Each structure is read in one piece (up to its last field we use): a system call per
   // thread state and per frame, and one for all the code objects of a thread's stack.
-  const std::size_t tstate_size =
-      static_cast<std::size_t>(std::max({L.tstate_next, L.tstate_frame, L.tstate_cframe,
-                                         L.tstate_thread_id, L.tstate_native_thread_id})) +
-      8;
-  const std::size_t frame_size =
-      static_cast<std::size_t>(std::max({L.frame_previous, L.frame_code, L.frame_lasti,
-                                         L.frame_instr, L.frame_is_entry, L.frame_owner})) +
-      8;
-  const std::size_t code_size = code_header_size(L);
-  auto u64 = [](const unsigned char* block, long offset) {
-    std::uint64_t v = 0;
-    std::memcpy(&v, block + offset, sizeof v);
-    return v;
-  };
-  std::vector<unsigned char> tstate(tstate_size), frame_block(frame_size);
+  std::vector<unsigned char> tstate(state_size());
   std::uint64_t interp = 0;
   if (!read_value(runtime_ + L.runtime_interpreters_head, interp)) return false;
   // The GIL: held by last_holder while locked (one per process before 3.12, per interpreter on).
   std::uint64_t gil = L.runtime_gil >= 0 ? runtime_ + L.runtime_gil : 0;
+  std::uint64_t interps_seen[64];
   for (int interpreters = 0; interp && interpreters < 64; ++interpreters) {
+    if (std::find(interps_seen, interps_seen + interpreters, interp) != interps_seen + interpreters)
+      break;  // the list came back to an interpreter already read
+    interps_seen[interpreters] = interp;
     if (L.interp_gil >= 0 && !read_value(interp + L.interp_gil, gil)) return false;
     std::uint64_t holder = 0;
     std::int32_t locked = 0;
@@ -469,92 +495,162 @@ bool PythonReader::read(std::vector<PyThreadStack>& threads) {
     }
     std::uint64_t ts = 0;
     if (!read_value(interp + L.interp_threads_head, ts)) return false;
+    seen_states_.clear();
     for (int count = 0; ts && count < 4096; ++count) {
-      if (!read_memory(ts, tstate.data(), tstate_size)) return false;
+      // A list that comes back to a thread already read (torn, or corrupted) ends there: each
+      // thread once.
+      if (!seen_states_.insert(ts).second) break;
+      if (!read_memory(ts, tstate.data(), tstate.size())) return false;
       PyThreadStack t;
-      t.thread_state = ts;
       t.holds_gil = locked && holder == ts;
-      t.thread_id = u64(tstate.data(), L.tstate_thread_id);
-      t.tid = L.tstate_native_thread_id >= 0
-                  ? static_cast<std::int32_t>(u64(tstate.data(), L.tstate_native_thread_id))
-                  : tid_of_pthread(u64(tstate.data(), L.tstate_thread_id));
-      std::uint64_t frame = 0;
-      if (L.tstate_cframe >= 0) {
-        std::uint64_t cframe = u64(tstate.data(), L.tstate_cframe);
-        if (cframe && !read_value(cframe + L.cframe_current_frame, frame)) return false;
-      } else {
-        frame = u64(tstate.data(), L.tstate_frame);
-      }
-      // The frames first (each names its code object and where it is in it) …
-      pending_.clear();
-      for (std::size_t depth = 0; frame; ++depth) {
-        if (depth >= kMaxDepth) return false;  // a cycle: the chain changed while we read it
-        if (!read_memory(frame, frame_block.data(), frame_size)) return false;
-        const unsigned char* f = frame_block.data();
-        std::uint64_t code = u64(f, L.frame_code), previous = u64(f, L.frame_previous);
-        bool entry = false;
-        std::int64_t instruction = -1;
-        if (L.frame_kind == 0) {
-          std::int32_t lasti = 0;
-          std::memcpy(&lasti, f + L.frame_lasti, sizeof lasti);
-          instruction = L.version == 0x0309 ? lasti / 2 : lasti;  // 3.9 counts bytes
-          entry = true;  // each frame object is one run of the evaluation loop
-        } else {
-          if (L.frame_owner >= 0) {
-            if (static_cast<signed char>(f[L.frame_owner]) == kFrameOwnedByCStack) {
-              // The shim an evaluation loop starts with: the frame before it was its first.
-              if (!pending_.empty()) pending_.back().entry = true;
-              frame = previous;
-              continue;
-            }
-          } else {
-            entry = f[L.frame_is_entry] != 0;
-          }
-          std::uint64_t instr = u64(f, L.frame_instr);
-          std::uint64_t first = code + static_cast<std::uint64_t>(L.code_adaptive);
-          if (instr >= first) instruction = static_cast<std::int64_t>((instr - first) / 2);
-        }
-        pending_.push_back({frame, code, instruction, entry});
-        frame = previous;
-      }
-      // … then their code objects, all in one read.
-      code_blocks_.resize(pending_.size() * code_size);
-      iov_local_.resize(pending_.size());
-      iov_remote_.resize(pending_.size());
-      for (std::size_t i = 0; i < pending_.size(); ++i) {
-        iov_local_[i] = {code_blocks_.data() + i * code_size, code_size};
-        iov_remote_[i] = {reinterpret_cast<void*>(pending_[i].code), code_size};
-      }
-      for (std::size_t done = 0; done < pending_.size();) {
-        auto n = std::min<std::size_t>(pending_.size() - done, 512);
-        auto want = static_cast<ssize_t>(n * code_size);
-        if (::process_vm_readv(pid_, iov_local_.data() + done, n, iov_remote_.data() + done, n,
-                               0) != want)
-          return false;
-        done += n;
-      }
-      for (std::size_t i = 0; i < pending_.size(); ++i) {
-        std::uint32_t index = 0;
-        const std::string* linetable = nullptr;
-        if (!code_at(pending_[i].code, code_blocks_.data() + i * code_size, index, linetable)) {
-          // 3.13: an executable that is not a code object (a frame of a C trampoline).
-          if (L.version >= 0x030d && i > 0) continue;
-          return false;
-        }
-        PyFrame pf;
-        pf.code = index;
-        pf.line = line_of(index, *linetable, pending_[i].instruction);
-        pf.entry = pending_[i].entry;
-        t.frames.push_back(pf);
-        t.frame_addresses.push_back(pending_[i].address);
-      }
-      if (!t.frames.empty()) t.frames.back().entry = true;
+      if (!read_state(ts, tstate.data(), with_frames, t)) return false;
       threads.push_back(std::move(t));
-      ts = u64(tstate.data(), L.tstate_next);
+      ts = field_u64(tstate.data(), L.tstate_next);
     }
     if (!read_value(interp + L.interp_next, interp)) return false;
   }
   return true;
+}
+
+bool PythonReader::read_thread(std::uint64_t ts, PyThreadStack& t) {
+  const auto& L = *layout_;
+  t = PyThreadStack{};
+  std::vector<unsigned char> tstate(state_size());
+  if (!read_memory(ts, tstate.data(), tstate.size())) return false;
+  std::uint64_t gil = L.runtime_gil >= 0 ? runtime_ + L.runtime_gil : 0;
+  if (L.interp_gil >= 0 &&
+      !read_value(field_u64(tstate.data(), L.tstate_interp) + L.interp_gil, gil))
+    gil = 0;
+  std::uint64_t holder = 0;
+  std::int32_t locked = 0;
+  if (gil) {
+    read_value(gil + L.gil_last_holder, holder);
+    read_value(gil + L.gil_locked, locked);
+  }
+  t.holds_gil = locked && holder == ts;
+  return read_state(ts, tstate.data(), true, t);
+}
+
+bool PythonReader::read_state(std::uint64_t ts, const unsigned char* tstate, bool with_frames,
+                              PyThreadStack& t) {
+  const auto& L = *layout_;
+  const std::size_t frame_size =
+      static_cast<std::size_t>(std::max({L.frame_previous, L.frame_code, L.frame_lasti,
+                                         L.frame_instr, L.frame_is_entry, L.frame_owner})) +
+      8;
+  const std::size_t code_size = code_header_size(L);
+  auto u64 = field_u64;
+  t.thread_state = ts;
+  t.thread_id = u64(tstate, L.tstate_thread_id);
+  t.tid = L.tstate_native_thread_id >= 0
+              ? static_cast<std::int32_t>(u64(tstate, L.tstate_native_thread_id))
+              : tid_of_pthread(u64(tstate, L.tstate_thread_id));
+  if (!with_frames) return true;
+  std::uint64_t frame = 0;
+  if (L.tstate_cframe >= 0) {
+    std::uint64_t cframe = u64(tstate, L.tstate_cframe);
+    if (cframe && !read_value(cframe + L.cframe_current_frame, frame)) return false;
+  } else {
+    frame = u64(tstate, L.tstate_frame);
+  }
+  frame_block_.resize(frame_size);
+  std::vector<unsigned char>& frame_block = frame_block_;
+  // The frames first (each names its code object and where it is in it) …
+  pending_.clear();
+  std::uint64_t tortoise = 0, cut = 0;
+  std::size_t power = 1, lambda = 0;
+  for (std::size_t steps = 0; frame; ++steps) {
+    if (frame == tortoise) return false;  // a cycle: the chain changed while we read it
+    if (++lambda == power) {
+      tortoise = frame;
+      power *= 2;
+      lambda = 0;
+    }
+    if (pending_.size() >= kMaxFrames) {  // the outer frames: counted, not kept
+      if (steps >= kMaxWalk) break;
+      if (!read_value(frame + static_cast<std::uint64_t>(L.frame_previous), frame))
+        return false;
+      ++cut;
+      continue;
+    }
+    if (!read_memory(frame, frame_block.data(), frame_size)) return false;
+    const unsigned char* f = frame_block.data();
+    std::uint64_t code = u64(f, L.frame_code), previous = u64(f, L.frame_previous);
+    bool entry = false;
+    std::int64_t instruction = -1;
+    if (L.frame_kind == 0) {
+      std::int32_t lasti = 0;
+      std::memcpy(&lasti, f + L.frame_lasti, sizeof lasti);
+      instruction = L.version == 0x0309 ? lasti / 2 : lasti;  // 3.9 counts bytes
+      entry = true;  // each frame object is one run of the evaluation loop
+    } else {
+      if (L.frame_owner >= 0) {
+        if (static_cast<signed char>(f[L.frame_owner]) == kFrameOwnedByCStack) {
+          // The shim an evaluation loop starts with: the frame before it was its first.
+          if (!pending_.empty()) pending_.back().entry = true;
+          frame = previous;
+          continue;
+        }
+      } else {
+        entry = f[L.frame_is_entry] != 0;
+      }
+      std::uint64_t instr = u64(f, L.frame_instr);
+      std::uint64_t first = code + static_cast<std::uint64_t>(L.code_adaptive);
+      if (instr >= first) instruction = static_cast<std::int64_t>((instr - first) / 2);
+    }
+    pending_.push_back({frame, code, instruction, entry});
+    frame = previous;
+  }
+  // … then their code objects, all in one read.
+  code_blocks_.resize(pending_.size() * code_size);
+  iov_local_.resize(pending_.size());
+  iov_remote_.resize(pending_.size());
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    iov_local_[i] = {code_blocks_.data() + i * code_size, code_size};
+    iov_remote_[i] = {reinterpret_cast<void*>(pending_[i].code), code_size};
+  }
+  for (std::size_t done = 0; done < pending_.size();) {
+    auto n = std::min<std::size_t>(pending_.size() - done, 512);
+    auto want = static_cast<ssize_t>(n * code_size);
+    if (::process_vm_readv(pid_, iov_local_.data() + done, n, iov_remote_.data() + done, n,
+                           0) != want)
+      return false;
+    done += n;
+  }
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    std::uint32_t index = 0;
+    const std::string* linetable = nullptr;
+    if (!code_at(pending_[i].code, code_blocks_.data() + i * code_size, index, linetable)) {
+      // 3.13: an executable that is not a code object (a frame of a C trampoline).
+      if (L.version >= 0x030d && i > 0) continue;
+      return false;
+    }
+    PyFrame pf;
+    pf.code = index;
+    pf.line = line_of(index, *linetable, pending_[i].instruction);
+    pf.entry = pending_[i].entry;
+    t.frames.push_back(pf);
+    t.frame_addresses.push_back(pending_[i].address);
+  }
+  if (cut || frame) {
+    // Deeper than kMaxFrames: the innermost are kept, and a last frame says how many more
+    // there are ("at least" when even counting stopped).
+    t.frames_cut = cut;
+    t.frames.push_back(PyFrame{cut_code(cut, frame != 0), 0, true});
+    t.frame_addresses.push_back(0);
+  }
+  if (!t.frames.empty()) t.frames.back().entry = true;
+  return true;
+}
+
+std::uint32_t PythonReader::cut_code(std::uint64_t count, bool more) {
+  PyCode code;
+  code.qualname = fmt::format("[{}{} outer Python frames not read]", more ? "more than " : "",
+                              count);
+  std::string key = code.qualname + '\0';
+  auto [it, fresh] = code_index_.emplace(key, static_cast<std::uint32_t>(codes_.size()));
+  if (fresh) codes_.push_back(std::move(code));
+  return it->second;
 }
 
 StackFrame PythonReader::frame(const PyFrame& f) const {

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "mainboard/profile.hpp"
@@ -51,6 +52,9 @@ struct PyThreadStack {
   bool holds_gil = false;
   std::vector<PyFrame> frames;
   std::vector<std::uint64_t> frame_addresses;  ///< where each of `frames` lives
+  /// Frames beyond the deepest kept (a stack deeper than the reader keeps): the last of `frames`
+  /// then says "[N outer Python frames not read]".
+  std::uint64_t frames_cut = 0;
 };
 
 /// One asyncio task (3.11 on): its coroutine chain, innermost first.
@@ -77,7 +81,11 @@ class PythonReader {
 
   /// Every thread's Python stack now. False when the reads did not validate (a frame chain or a
   /// code object changed under us: the process was running); `threads` is then unusable.
-  bool read(std::vector<PyThreadStack>& threads);
+  bool read(std::vector<PyThreadStack>& threads, bool with_frames = true);
+  /// One thread's stack, from its PyThreadState (PyThreadStack::thread_state of an earlier
+  /// read): what a reader that stops one thread at a time reads while that thread holds still,
+  /// without reading every other thread each time.
+  bool read_thread(std::uint64_t thread_state, PyThreadStack& thread);
 
   std::int32_t pid() const { return pid_; }
   /// "3.11" and, where the process says (3.11 on), the micro version: "3.11.2".
@@ -113,6 +121,13 @@ class PythonReader {
   std::uint32_t line_of(std::uint32_t code, const std::string& linetable,
                         std::int64_t instruction) const;
   std::int32_t tid_of_pthread(std::uint64_t pthread) const;
+  std::size_t state_size() const;
+  /// The thread at `ts`, whose PyThreadState's first bytes are `tstate`: its ids and, when
+  /// `with_frames`, its frames.
+  bool read_state(std::uint64_t ts, const unsigned char* tstate, bool with_frames,
+                  PyThreadStack& t);
+  /// The code index of the frame that stands for `count` frames not read.
+  std::uint32_t cut_code(std::uint64_t count, bool more);
 
   // Objects (python_objects.cpp): 0 stands for "none" or "could not be read".
   struct TypeInfo {
@@ -162,6 +177,8 @@ class PythonReader {
     bool entry = false;
   };
   std::vector<PendingFrame> pending_;  // scratch of read(), kept to save allocations
+  std::unordered_set<std::uint64_t> seen_states_;  // thread states met in one read
+  std::vector<unsigned char> frame_block_;          // one frame, as read
   std::vector<unsigned char> code_blocks_;
   std::vector<struct iovec> iov_local_, iov_remote_;
 };

@@ -15,7 +15,7 @@ namespace mainboard::serve {
 struct ServerOptions {
   std::string listen = "127.0.0.1:9471";  ///< ADDR:PORT; port 0 picks a free one
   double min_interval_s = 1.0;            ///< scrapes closer together share one reading
-  int threads = 2;                        ///< event loops (each watches many connections)
+  int threads = 8;                        ///< event loops (each watches many connections)
   int request_timeout_ms = 5000;          ///< a connection idle this long is closed (whole s)
   std::size_t max_request_bytes = 16384;  ///< a larger request body is refused (413)
   int max_connections = 16384;            ///< open at once; more are refused at accept

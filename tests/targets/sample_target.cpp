@@ -9,6 +9,8 @@
 //                            of it kernel time: clearing the buffer)
 //   sample_target work N     a fixed amount of work (N million steps) on one thread; prints the
 //                            seconds it took (for the overhead benchmark)
+//   sample_target threads N  N threads asleep in parked(), then "ready" on stdout; sleeps until
+//                            killed
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -95,6 +97,12 @@ void worker(double seconds, bool spans) {
   }
 }
 
+/// Where the threads of `threads N` sleep: a frame of this program's own under the sleep.
+[[gnu::noinline]] void parked() {
+  for (;;)
+    ::pause();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -128,6 +136,14 @@ int main(int argc, char** argv) {
   if (mode == "forever") {
     for (;;)
       hot_a(now() + 1.0);
+  }
+  if (mode == "threads") {
+    auto n = static_cast<int>(seconds);
+    for (int i = 0; i < n; ++i)
+      std::thread(parked).detach();
+    std::puts("ready");
+    std::fflush(stdout);
+    parked();
   }
   if (mode == "fork") {
     pid_t child = ::fork();

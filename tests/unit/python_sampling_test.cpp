@@ -21,6 +21,7 @@
 #include "mainboard/runner.hpp"
 #include "mainboard/sampler.hpp"
 #include "sampling/python_frames.hpp"
+#include "sampling/python_layout.hpp"
 #include "test_util.hpp"
 
 using namespace mainboard;
@@ -29,6 +30,10 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kScripts = MAINBOARD_PYTHON_SCRIPTS;
+
+constexpr sampling::PythonLayout kTestLayouts[] = {
+#include "sampling/python_layouts.inc"
+};
 
 /// Each interpreter the tests run on: a name and its program, when present.
 struct Interpreter {
@@ -442,6 +447,103 @@ TEST_P(PythonSampling, WallClockSeesTheWaitsThatOnCpuSamplingDoesNot) {
   // compute/wait switch (20 ms window), a small part of the whole on a loaded machine.
   EXPECT_GT(shares(false), 90);
   EXPECT_NEAR(shares(true), 50, 12);
+}
+
+/// The minor version of an interpreter (11 for 3.11), asked of it.
+int minor_of(const std::string& python) {
+  Command c;
+  c.argv = {python, "-c", "import sys; print(sys.version_info[1])"};
+  auto r = LocalRunner("/usr/bin:/bin").run(c);
+  return std::atoi(r.out.c_str());
+}
+
+std::size_t count_of(const std::vector<StackFrame>& frames, const std::string& function) {
+  return static_cast<std::size_t>(std::count_if(
+      frames.begin(), frames.end(), [&](const StackFrame& f) { return f.function == function; }));
+}
+
+// Depth is not a sign of a cycle: a recursion 3000 deep (past the 1024 frames that used to make
+// every read fail) is read in full by a dump, a native dump and a sampled attach.
+TEST_P(PythonSampling, ADeepStackIsReadInFull) {
+  Script s(GetParam().program, kScripts + "/deep.py", {"deep", "3000"});
+  auto d = Sampler::dump(s.pid);
+  ASSERT_FALSE(d.threads.empty());
+  EXPECT_EQ(count_of(d.threads[0].frames, "recurse"), 3001u) << d.text().substr(0, 400);
+  EXPECT_EQ(d.threads[0].frames.front().function, "nap");
+  EXPECT_EQ(d.threads[0].frames.back().function, "<module>");
+  DumpOptions native;
+  native.native = true;
+  try {
+    auto n = Sampler::dump(s.pid, native);
+    ASSERT_FALSE(n.threads.empty());
+    EXPECT_TRUE(n.threads[0].python);
+    EXPECT_EQ(count_of(n.threads[0].frames, "recurse"), 3001u);
+  } catch (const Error& e) {
+    ADD_FAILURE() << "native dump: " << e.what();
+  }
+  SampleOptions o;
+  o.hz = 99;
+  o.wall = true;
+  o.duration_s = 0.3;
+  Profile p;
+  try {
+    p = Sampler::attach(s.pid, o);
+  } catch (const Error& e) {
+    GTEST_SKIP() << "perf events refused here: " << e.what();
+  }
+  std::size_t deepest = 0;
+  for (const auto& sample : p.samples) {
+    std::size_t n = 0;
+    for (auto f : p.stacks[sample.stack])
+      n += p.frames[f].function == "recurse";
+    deepest = std::max(deepest, n);
+  }
+  EXPECT_EQ(deepest, 3001u) << p.samples.size() << " samples";
+}
+
+// A name longer than any the reader keeps is cut and says so; the stack around it is kept.
+TEST_P(PythonSampling, AVeryLongNameIsCutAndTheStackKept) {
+  Script s(GetParam().program, kScripts + "/deep.py", {"longname", "5000"});
+  auto d = Sampler::dump(s.pid);
+  ASSERT_FALSE(d.threads.empty());
+  auto f = python_functions(d.threads[0]);
+  ASSERT_GE(f.size(), 4u) << d.text().substr(0, 300);
+  EXPECT_EQ(f[0], "nap");
+  EXPECT_EQ(f[1], std::string(4096, 'f') + "\u2026");
+  EXPECT_NE(f[2].find("caller"), std::string::npos);
+}
+
+// A thread-state list that comes back onto itself lists each thread once (it printed the same
+// thread 4096 times).
+TEST_P(PythonSampling, AThreadListThatLoopsShowsEachThreadOnce) {
+  int minor = minor_of(GetParam().program);
+  long offset = -1;
+  for (const auto& l : kTestLayouts)
+    if (l.version == 0x0300 + minor) offset = l.tstate_next;
+  if (offset < 0) GTEST_SKIP() << "no layout for 3." << minor;
+  Script s(GetParam().program, kScripts + "/deep.py", {"loop", std::to_string(offset)});
+  auto d = Sampler::dump(s.pid);
+  ASSERT_EQ(d.threads.size(), 1u) << d.text().substr(0, 300);
+  EXPECT_EQ(python_functions(d.threads[0]).front(), "nap");
+}
+
+// Deeper than the reader keeps (2^17 frames): the innermost are kept and the last frame says how
+// many more there are. 3.11 on only: earlier interpreters recurse on the C stack.
+TEST_P(PythonSampling, AStackDeeperThanTheReaderKeepsSaysHowManyAreCut) {
+  if (minor_of(GetParam().program) < 11) GTEST_SKIP() << "recursion this deep needs 3.11";
+  Script s(GetParam().program, kScripts + "/deep.py", {"deep", "140000"});
+  auto d = Sampler::dump(s.pid);
+  ASSERT_FALSE(d.threads.empty());
+  const auto& frames = d.threads[0].frames;
+  ASSERT_EQ(frames.size(), (1u << 17) + 1);
+  // 140 004 frames (nap, recurse × 140 001, main, <module>) less the 131 072 kept; beyond the
+  // kept ones the interpreter's entry frames (3.12 on) are counted too.
+  const auto& last = frames.back().function;
+  unsigned long cut = 0;
+  ASSERT_EQ(std::sscanf(last.c_str(), "[%lu outer Python frames not read]", &cut), 1) << last;
+  EXPECT_GE(cut, 8932u);
+  EXPECT_LE(cut, 8934u);
+  EXPECT_NE(d.text().find("    " + last + "\n"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Interpreters, PythonSampling, testing::ValuesIn(interpreters()),

@@ -4,6 +4,9 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <cmath>
+#include <limits>
+#include <set>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -266,6 +269,57 @@ TEST(Sampling, DumpShowsEveryThreadAndLetsTheProcessGo) {
   EXPECT_THROW(j.get<StackDump>(), Error);  // one address per frame, or none
   expect_let_go(target.pid);
   EXPECT_THROW(Sampler::dump(999999999), Error);
+}
+
+/// Waits (up to 10 s) until process `pid` has `n` threads.
+void wait_for_threads(pid_t pid, std::size_t n) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (symbols::thread_ids(pid).size() < n && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+// Each of 400 threads is stopped, read and let go once, and each shows where it sleeps.
+TEST(Sampling, ADumpOfManyThreadsShowsEachOnceAndLetsThemGo) {
+  MAINBOARD_NATIVE_ONLY("ptrace on another process");
+  Background target({"threads", "400"});
+  wait_for_threads(target.pid, 401);
+  auto d = Sampler::dump(target.pid);
+  ASSERT_EQ(d.threads.size(), 401u);
+  std::set<std::int64_t> tids;
+  std::size_t parked = 0;
+  for (const auto& t : d.threads) {
+    tids.insert(t.tid);
+    parked += std::any_of(t.frames.begin(), t.frames.end(),
+                          [](const StackFrame& f) { return f.function.find("parked()") != std::string::npos; });
+  }
+  EXPECT_EQ(tids.size(), 401u);
+  EXPECT_EQ(parked, 401u) << d.text().substr(0, 600);
+  expect_let_go(target.pid);
+}
+
+// A process that exits while it is sampled becomes a zombie until its parent reaps it: the
+// attach ends there (it waited its whole duration, forever with an infinite one).
+TEST(Sampling, AnAttachEndsWhenTheProcessHasExitedEvenUnreaped) {
+  MAINBOARD_NATIVE_ONLY("perf events on another process");
+  Background target({"hot", "0.5"});  // exits after 0.5 s; reaped only at the end of the test
+  SampleOptions o;
+  o.duration_s = std::numeric_limits<double>::infinity();
+  auto start = std::chrono::steady_clock::now();
+  try {
+    Sampler::attach(target.pid, o);
+  } catch (const Error& e) {
+    GTEST_SKIP() << "perf events refused here: " << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  EXPECT_EQ(symbols::thread_state(target.pid, target.pid), 'Z');
+  try {
+    Sampler::attach(target.pid, o);
+    ADD_FAILURE() << "attached to a zombie";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has exited"), std::string::npos) << e.what();
+  }
+  o.duration_s = std::nan("");
+  EXPECT_THROW(Sampler::attach(::getpid(), o), Error);
 }
 
 TEST(Sampling, NodeJitFramesAreNamedFromThePerfMap) {
