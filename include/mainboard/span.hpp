@@ -41,13 +41,18 @@ MAINBOARD_API void span_exit(ThreadState* state) noexcept;
 /// it with track_close (after its session, too), which hands it to the next track_open. Tracks
 /// have no tid: they are rows of their own in a trace.
 struct Track;
-MAINBOARD_API Track* track_open(const char* name, const char* const* path, std::size_t depth) noexcept;
+MAINBOARD_API Track* track_open(const char* name, const char* const* path,
+                                std::size_t depth) noexcept;
 MAINBOARD_API ThreadState* track_state(Track* track) noexcept;
 MAINBOARD_API void track_close(Track* track) noexcept;
 /// Opens a span on a track's state; null when the track belongs to an ended session.
 MAINBOARD_API ThreadState* span_enter_on(ThreadState* track, const char* name) noexcept;
 /// The names of the spans open on this thread (outermost first), at most `capacity`; how many.
 MAINBOARD_API std::size_t open_path(const char** names, std::size_t capacity) noexcept;
+/// A copy of a run-time span name that lives as long as the process (the hot path keeps the
+/// pointer): the same pointer for the same name. Past a bound on distinct names, a new one is
+/// refused and counted, and its span is kept under "[other names]"; null when out of memory.
+MAINBOARD_API const char* span_name(const char* name, std::size_t size) noexcept;
 
 }  // namespace detail
 

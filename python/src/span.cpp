@@ -23,7 +23,6 @@ namespace {
 /// Python names to C strings that live as long as the process (the C++ hot path keeps the
 /// pointer). Few distinct names exist; the dict maps each str object to its copy.
 PyObject* g_names = nullptr;  // dict: str -> int (the address)
-std::deque<std::string>* g_name_store = nullptr;
 
 const char* interned(PyObject* name) {
   PyObject* known = PyDict_GetItemWithError(g_names, name);  // borrowed
@@ -32,7 +31,15 @@ const char* interned(PyObject* name) {
   Py_ssize_t size = 0;
   const char* utf8 = PyUnicode_AsUTF8AndSize(name, &size);
   if (!utf8) return nullptr;
-  const char* copy = g_name_store->emplace_back(utf8, static_cast<std::size_t>(size)).c_str();
+  // The library keeps the copy, and bounds how many distinct names it keeps: a refused name
+  // (its span kept under "[other names]") is not remembered here either.
+  const char* copy = mainboard::detail::span_name(utf8, static_cast<std::size_t>(size));
+  if (!copy) {
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  if (std::strcmp(copy, "[other names]") == 0 && std::strcmp(utf8, "[other names]") != 0)
+    return copy;
   PyObject* address = PyLong_FromVoidPtr(const_cast<char*>(copy));
   if (!address) return nullptr;
   int failed = PyDict_SetItem(g_names, name, address);
@@ -42,8 +49,7 @@ const char* interned(PyObject* name) {
 
 // The dormant span: one shared instance per name (kept for the first names seen).
 struct Dormant {
-  PyObject_HEAD
-  PyObject* name;
+  PyObject_HEAD PyObject* name;
 };
 PyObject* g_dormant_by_name = nullptr;  // dict: str -> Dormant
 constexpr Py_ssize_t kMaxDormantNames = 4096;
@@ -66,8 +72,7 @@ PyTypeObject DormantType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 // An active span: the name and, once entered, the thread state or track that holds it.
 struct Active {
-  PyObject_HEAD
-  PyObject* name;
+  PyObject_HEAD PyObject* name;
   const char* interned;
   mainboard::detail::ThreadState* state;
   PyObject* track;  // the task's track (a capsule) while open in a task, else null
@@ -332,8 +337,7 @@ PyObject* g_decorate = nullptr;
 PyObject* decorate_with(PyObject* name, PyObject* args, PyObject* kwargs) {
   PyObject* fn = nullptr;
   if ((kwargs && PyDict_Size(kwargs) > 0) || !PyArg_UnpackTuple(args, "span", 1, 1, &fn)) {
-    if (!PyErr_Occurred())
-      PyErr_SetString(PyExc_TypeError, "a span decorates one function");
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a span decorates one function");
     return nullptr;
   }
   if (!PyCallable_Check(fn) || !g_decorate) {
@@ -438,7 +442,6 @@ bool add_span_functions(PyObject* module) {
   if (!g_dormant_by_name) return false;
   g_task_spans = PyContextVar_New("mainboard_task_spans", nullptr);
   if (!g_task_spans) return false;
-  g_name_store = new std::deque<std::string>;  // never freed: spans may point into it until exit
   if (!g_names) return false;
   DormantType.tp_name = "mainboard._DormantSpan";
   DormantType.tp_basicsize = sizeof(Dormant);

@@ -12,7 +12,6 @@ namespace mainboard::sampling {
 /// `python`, a sample of a thread whose Python stack was read near it in time has its
 /// interpreter frames replaced by the Python frames (splice_python).
 Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, bool children,
-                   const std::string& perf_map_dir = "/tmp",
-                   const PythonSamples* python = nullptr);
+                   const std::string& perf_map_dir = "/tmp", const PythonSamples* python = nullptr);
 
 }  // namespace mainboard::sampling

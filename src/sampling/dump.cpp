@@ -196,8 +196,12 @@ void python_extras(sampling::PythonReader& py, const std::vector<sampling::PyThr
 
 // The dump's JSON by hand (the field-list helpers are the model layer's, below the samplers').
 void to_json(nlohmann::json& j, const ThreadStack& t) {
-  j = {{"tid", t.tid},       {"name", t.name},           {"state", t.state},
-       {"python", t.python}, {"holds_gil", t.holds_gil}, {"frames", t.frames},
+  j = {{"tid", t.tid},
+       {"name", t.name},
+       {"state", t.state},
+       {"python", t.python},
+       {"holds_gil", t.holds_gil},
+       {"frames", t.frames},
        {"addresses", t.addresses}};
 }
 void from_json(const nlohmann::json& j, ThreadStack& t) {
@@ -455,8 +459,8 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
           t.python = true;
           t.holds_gil = pt.holds_gil;
           std::vector<std::size_t> origin;
-          t.frames = sampling::splice_python(t.frames, frames, entries,
-                                             c->py->interpreter_module(), &origin);
+          t.frames = sampling::splice_python(t.frames, frames, entries, c->py->interpreter_module(),
+                                             &origin);
           std::vector<std::uint64_t> addresses;
           for (auto o : origin)
             addresses.push_back(o == sampling::kPythonFrame ? 0 : t.addresses[o]);

@@ -9,11 +9,11 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cmath>
-#include <limits>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <thread>
 
@@ -368,7 +368,8 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   if (pid64 <= 0 || pid64 > std::numeric_limits<std::int32_t>::max() || ::kill(pid, 0) != 0)
     throw Error("process " + std::to_string(pid64) + " does not exist");
   if (process_gone(pid))
-    throw Error("process " + std::to_string(pid64) + " has exited (a zombie its parent has not "
+    throw Error("process " + std::to_string(pid64) +
+                " has exited (a zombie its parent has not "
                 "reaped): nothing to sample");
   std::vector<std::int32_t> tids = symbols::thread_ids(pid);
   if (tids.empty()) tids.push_back(pid);

@@ -465,9 +465,9 @@ std::uint64_t field_u64(const unsigned char* block, long offset) {
 
 std::size_t PythonReader::state_size() const {
   const auto& L = *layout_;
-  return static_cast<std::size_t>(std::max({L.tstate_next, L.tstate_interp, L.tstate_frame,
-                                            L.tstate_cframe, L.tstate_thread_id,
-                                            L.tstate_native_thread_id})) +
+  return static_cast<std::size_t>(
+             std::max({L.tstate_next, L.tstate_interp, L.tstate_frame, L.tstate_cframe,
+                       L.tstate_thread_id, L.tstate_native_thread_id})) +
          8;
 }
 
@@ -568,8 +568,7 @@ bool PythonReader::read_state(std::uint64_t ts, const unsigned char* tstate, boo
     }
     if (pending_.size() >= kMaxFrames) {  // the outer frames: counted, not kept
       if (steps >= kMaxWalk) break;
-      if (!read_value(frame + static_cast<std::uint64_t>(L.frame_previous), frame))
-        return false;
+      if (!read_value(frame + static_cast<std::uint64_t>(L.frame_previous), frame)) return false;
       ++cut;
       continue;
     }
@@ -612,8 +611,8 @@ bool PythonReader::read_state(std::uint64_t ts, const unsigned char* tstate, boo
   for (std::size_t done = 0; done < pending_.size();) {
     auto n = std::min<std::size_t>(pending_.size() - done, 512);
     auto want = static_cast<ssize_t>(n * code_size);
-    if (::process_vm_readv(pid_, iov_local_.data() + done, n, iov_remote_.data() + done, n,
-                           0) != want)
+    if (::process_vm_readv(pid_, iov_local_.data() + done, n, iov_remote_.data() + done, n, 0) !=
+        want)
       return false;
     done += n;
   }
@@ -645,8 +644,8 @@ bool PythonReader::read_state(std::uint64_t ts, const unsigned char* tstate, boo
 
 std::uint32_t PythonReader::cut_code(std::uint64_t count, bool more) {
   PyCode code;
-  code.qualname = fmt::format("[{}{} outer Python frames not read]", more ? "more than " : "",
-                              count);
+  code.qualname =
+      fmt::format("[{}{} outer Python frames not read]", more ? "more than " : "", count);
   std::string key = code.qualname + '\0';
   auto [it, fresh] = code_index_.emplace(key, static_cast<std::uint32_t>(codes_.size()));
   if (fresh) codes_.push_back(std::move(code));

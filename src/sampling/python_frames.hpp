@@ -176,9 +176,9 @@ class PythonReader {
     std::int64_t instruction = -1;
     bool entry = false;
   };
-  std::vector<PendingFrame> pending_;  // scratch of read(), kept to save allocations
+  std::vector<PendingFrame> pending_;              // scratch of read(), kept to save allocations
   std::unordered_set<std::uint64_t> seen_states_;  // thread states met in one read
-  std::vector<unsigned char> frame_block_;          // one frame, as read
+  std::vector<unsigned char> frame_block_;         // one frame, as read
   std::vector<unsigned char> code_blocks_;
   std::vector<struct iovec> iov_local_, iov_remote_;
 };

@@ -162,8 +162,7 @@ MHD_Result respond_metrics(MHD_Connection* conn, const char* type,
   };
   auto* held = new Held{std::move(taken), std::move(tail)};
   const std::string& families = held->taken->families(format);
-  MHD_IoVec parts[2] = {{families.data(), families.size()},
-                        {held->tail.data(), held->tail.size()}};
+  MHD_IoVec parts[2] = {{families.data(), families.size()}, {held->tail.data(), held->tail.size()}};
   MHD_Response* r = MHD_create_response_from_iovec(
       parts, 2, [](void* cls) { delete static_cast<Held*>(cls); }, held);
   if (!r) {

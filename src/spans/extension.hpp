@@ -47,9 +47,9 @@ class SessionExtension {
 /// Starts the extension for `collection`. Appends what it cannot collect to `unavailable`
 /// ("device: no GPU at index 1 (0 found)"); throws mainboard::Error instead when the collection
 /// is strict. Returns null when there is nothing to add.
-using ExtensionFactory = std::unique_ptr<SessionExtension> (*)(const Collection& collection,
-                                                                const SessionContext& context,
-                                                                std::vector<std::string>& unavailable);
+using ExtensionFactory = std::unique_ptr<SessionExtension> (*)(
+    const Collection& collection, const SessionContext& context,
+    std::vector<std::string>& unavailable);
 
 /// Installed by mainboard::mainboard at load time; sessions started afterwards use it.
 MAINBOARD_API void install_session_extension(ExtensionFactory factory) noexcept;

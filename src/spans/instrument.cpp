@@ -126,7 +126,8 @@ namespace {
 std::vector<std::uint64_t> placeholder_addresses(const Profile& p) {
   std::vector<std::uint64_t> out;
   for (const auto& path : p.paths) {
-    for (std::size_t at = path.find("@0x"); at != std::string::npos; at = path.find("@0x", at + 3)) {
+    for (std::size_t at = path.find("@0x"); at != std::string::npos;
+         at = path.find("@0x", at + 3)) {
       std::uint64_t address = 0;
       const char* begin = path.data() + at + 3;
       auto [end, ec] = std::from_chars(begin, path.data() + path.size(), address, 16);
@@ -166,4 +167,3 @@ std::vector<std::string> instrumented_function_maps(const Profile& p) {
 }
 
 }  // namespace mainboard::detail
-

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 
 #include "core/clock.hpp"
 #include "mainboard/error.hpp"
@@ -145,6 +146,7 @@ Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Ses
                              std::memory_order_relaxed);
   detail::g_nvtx.store(nvtx, std::memory_order_relaxed);
   s.start_ns = core::monotonic_ns();
+  s.names_refused_at_start = detail::g_names_refused.load(std::memory_order_relaxed);
   s.start_ticks = detail::ticks();
   s.active = true;
   detail::g_epoch.store(s.epoch, std::memory_order_release);
@@ -206,6 +208,27 @@ void describe_clock(Profile& p, std::uint64_t from_ticks, std::int64_t from_ns,
         static_cast<double>(to_ticks - from_ticks) * 1e9 / static_cast<double>(to_ns - from_ns);
 }
 
+/// What the session's bounds left out, said in `unavailable`: spans whose path tree was full,
+/// names refused past the distinct names kept.
+void note_span_bounds(Profile& p, const std::vector<std::shared_ptr<detail::ThreadState>>& threads,
+                      std::uint64_t names_refused_at_start) {
+  std::uint64_t unattributed = 0;
+  for (const auto& t : threads)
+    unattributed += t->unattributed.load(std::memory_order_relaxed);
+  if (unattributed)
+    p.unavailable.push_back(
+        "spans: " + std::to_string(unattributed) +
+        " spans were timed but kept in no path: a thread's path tree holds at most " +
+        std::to_string(detail::ThreadState::kMaxPaths) + " distinct paths");
+  auto refused = detail::g_names_refused.load(std::memory_order_relaxed) - names_refused_at_start;
+  if (refused)
+    p.unavailable.push_back(
+        "spans: " + std::to_string(refused) + " spans had a name past the " +
+        std::to_string(detail::kMaxNames) + " distinct names kept, and are counted under \"" +
+        detail::other_names() +
+        "\" (a name that carries a counter or an id makes a new one each time)");
+}
+
 /// The per-thread path trees and stored events of a session, on the monotonic clock.
 std::unique_ptr<Profile> freeze(const std::vector<std::shared_ptr<detail::ThreadState>>& threads,
                                 const core::ClockMap& clock) {
@@ -214,23 +237,43 @@ std::unique_ptr<Profile> freeze(const std::vector<std::shared_ptr<detail::Thread
     return clock.length(static_cast<std::int64_t>(ticks));
   };
   auto profile = std::make_unique<Profile>();
-  std::map<std::string, std::uint32_t> path_index;
+  std::unordered_map<std::string, std::uint32_t> path_index;
   for (const auto& t : threads) {
     profile->threads.push_back({t->index, t->tid, t->name});
     std::size_t n = t->nodes.size();
-    std::vector<std::string> node_path(n);
-    std::vector<std::uint32_t> node_global(n, 0);
+    // A path names every span it is inside, so spelling each in full costs the square of the
+    // depth (10 000 nested spans: 510 MB). A path deeper than kHead + kTail names keeps its
+    // first kHead and last kTail with the count of those between: "a/…/[9969 more]/…/z".
+    constexpr std::uint32_t kHead = 16, kTail = 15;
+    std::vector<std::uint32_t> depth(n, 0), head_of(n, 0), node_global(n, 0);
+    std::vector<std::string> short_path(n);  // the whole path, for depth ≤ kHead + kTail only
+    std::string path;
     for (std::size_t i = 1; i < n; ++i) {
       const auto& node = t->nodes[i];
       // Parents come before their children, so the parent's path is known.
-      node_path[i] =
-          node.parent == 0 ? std::string(node.name) : node_path[node.parent] + "/" + node.name;
+      std::uint32_t parent = node.parent;
+      depth[i] = parent == 0 ? 1 : depth[parent] + 1;
+      head_of[i] = depth[i] == kHead  ? static_cast<std::uint32_t>(i)
+                   : depth[i] > kHead ? head_of[parent]
+                                      : 0;
+      if (depth[i] <= kHead + kTail) {
+        path = parent == 0 ? std::string(node.name) : short_path[parent] + "/" + node.name;
+        short_path[i] = path;
+      } else {
+        std::vector<const char*> tail;
+        for (std::uint32_t at = static_cast<std::uint32_t>(i); tail.size() < kTail;
+             at = t->nodes[at].parent)
+          tail.push_back(t->nodes[at].name);
+        path = short_path[head_of[i]] + "/[" + std::to_string(depth[i] - kHead - kTail) + " more]";
+        for (auto it = tail.rbegin(); it != tail.rend(); ++it)
+          (path += '/') += *it;
+      }
       auto [it, inserted] =
-          path_index.emplace(node_path[i], static_cast<std::uint32_t>(profile->paths.size()));
+          path_index.emplace(path, static_cast<std::uint32_t>(profile->paths.size()));
       if (inserted) {
-        profile->paths.push_back(node_path[i]);
+        profile->paths.push_back(path);
         SpanStat stat;
-        stat.path = node_path[i];
+        stat.path = path;
         stat.name = node.name;
         profile->span_stats.push_back(stat);
       }
@@ -307,6 +350,7 @@ void Profiler::stop() {
   profile->start_ns = s.start_ns;
   profile->end_ns = s.stop_ns;
   profile->unavailable = s.unavailable;
+  note_span_bounds(*profile, threads, s.names_refused_at_start);
   profile->function_maps = detail::instrumented_function_maps(*profile);
   if (s.extension) {
     s.extension->finish(*profile);
@@ -337,6 +381,7 @@ Profile Profiler::result() const {
   profile->start_ns = s.start_ns;
   profile->end_ns = now_ns;
   profile->unavailable = s.unavailable;
+  note_span_bounds(*profile, threads, s.names_refused_at_start);
   profile->function_maps = detail::instrumented_function_maps(*profile);
   if (s.extension) s.extension->peek(*profile);
   return std::move(*profile);

@@ -35,6 +35,12 @@ Registry& registry();
 ThreadState* current_state() noexcept;
 /// A name that lives as long as the process (Profiler::enter copies run-time names here).
 const char* intern(std::string_view name);
+/// Distinct span names kept for the life of the process (Profiler::enter and Python's span):
+/// a name past these is refused.
+inline constexpr std::size_t kMaxNames = std::size_t{1} << 17;
+/// Names refused since the process began, and the name their spans are kept under.
+extern std::atomic<std::uint64_t> g_names_refused;
+const char* other_names() noexcept;
 
 /// Starts the session of the environment (MAINBOARD_PROFILE) if it names one; see autostart.cpp.
 void start_from_environment() noexcept;
@@ -52,6 +58,7 @@ struct Profiler::Session {
   bool active = false;
   std::uint64_t start_ticks = 0, stop_ticks = 0;
   std::int64_t start_ns = 0, stop_ns = 0;
+  std::uint64_t names_refused_at_start = 0;  // detail::g_names_refused when it began
   std::vector<std::string> unavailable;
   std::unique_ptr<detail::SessionExtension> extension;
   Activity traced{};  // what the extension traced, kept after it finished

@@ -198,9 +198,12 @@ void span_exit(ThreadState* t) noexcept {
     g_open_outermost.fetch_sub(1, std::memory_order_relaxed);
   std::uint64_t duration = now - open.start;
   if (!outermost) t->stack.back().child += duration;
-  if (open.node == 0) return;  // the path tree was full
-  PathNode& n = t->nodes[open.node];
   auto relaxed = std::memory_order_relaxed;
+  if (open.node == 0) {  // the path tree was full: counted, and said at the end
+    t->unattributed.store(t->unattributed.load(relaxed) + 1, relaxed);
+    return;
+  }
+  PathNode& n = t->nodes[open.node];
   n.calls.store(n.calls.load(relaxed) + 1, relaxed);
   n.total.store(n.total.load(relaxed) + duration, relaxed);
   n.self.store(n.self.load(relaxed) + (duration > open.child ? duration - open.child : 0), relaxed);
@@ -226,15 +229,37 @@ ThreadState* current_state() noexcept {
   return t;
 }
 
+std::atomic<std::uint64_t> g_names_refused{0};
+
+const char* other_names() noexcept {
+  return "[other names]";
+}
+
 /// Names opened with Profiler::enter live as long as the process: a stale span may still hold
-/// one, and there are few distinct names.
+/// one. They are few in a program that names its spans for what they do; one that puts a
+/// counter or an id in each name would grow without end, so past kMaxNames a new name is
+/// refused (counted, its span kept under other_names()).
 const char* intern(std::string_view name) {
   static std::mutex mutex;
   static std::set<std::string, std::less<>> names;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = names.find(name);
-  if (it == names.end()) it = names.emplace(name).first;
+  if (it == names.end()) {
+    if (names.size() >= kMaxNames) {
+      g_names_refused.fetch_add(1, std::memory_order_relaxed);
+      return other_names();
+    }
+    it = names.emplace(name).first;
+  }
   return it->c_str();
+}
+
+const char* span_name(const char* name, std::size_t size) noexcept {
+  try {
+    return intern(std::string_view(name, size));
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 }  // namespace detail

@@ -13,6 +13,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -189,9 +190,13 @@ struct ThreadState {
   std::string name;
 
   // Up to about a million paths and 64 Mi stored spans a thread; 896 B and 6 KiB at first.
-  ChunkedLog<PathNode, 16, 65536, 27> nodes;
+  using Nodes = ChunkedLog<PathNode, 16, 65536, 27>;
+  static constexpr std::size_t kMaxPaths = Nodes::capacity() - 1;  // node 0 is the root
+  Nodes nodes;
   ChunkedLog<RawEvent, 256, 1u << 20, 75> events;
   std::atomic<std::uint64_t> dropped{0};
+  /// Spans closed while the path tree was full: timed for their parents, but in no path.
+  std::atomic<std::uint64_t> unattributed{0};
 
   // Owner-only from here on.
   struct Open {
@@ -204,7 +209,18 @@ struct ThreadState {
   /// The bottom frames of a track's stack that only give its spans their parents' path (the
   /// spans open where the track began); they are never closed or counted.
   std::uint32_t ghosts = 0;
+  /// Each node's first kListed children, looked up by a scan (a handful at most, as spans
+  /// usually have: faster than hashing); children past those are in `more_children`, so that a
+  /// node with 240 000 distinct child names costs one hash lookup per span, not a scan of all.
+  static constexpr std::size_t kListed = 16;
   std::vector<std::vector<std::pair<const char*, std::uint32_t>>> children;  // per node
+  struct EdgeHash {
+    std::size_t operator()(const std::pair<std::uint32_t, const char*>& e) const noexcept {
+      auto h = reinterpret_cast<std::uintptr_t>(e.second) * 0x9E3779B97F4A7C15ull;
+      return static_cast<std::size_t>(h ^ (std::uint64_t{e.first} << 32 | e.first));
+    }
+  };
+  std::unordered_map<std::pair<std::uint32_t, const char*>, std::uint32_t, EdgeHash> more_children;
   std::int64_t quota = 0;  // events this thread may still store without asking the session
 
   ThreadState() {
@@ -219,15 +235,24 @@ struct ThreadState {
   /// The child of `parent` named `name`, created on first use (the only allocation of a steady
   /// state is a new path). 0 when the tree is full.
   std::uint32_t child(std::uint32_t parent, const char* span_name) noexcept {
-    for (const auto& [n, at] : children[parent])
+    auto& listed = children[parent];
+    for (const auto& [n, at] : listed)
       if (n == span_name) return at;
+    bool full = listed.size() >= kListed;
+    if (full) [[unlikely]] {
+      if (auto it = more_children.find({parent, span_name}); it != more_children.end())
+        return it->second;
+    }
     PathNode* node = nodes.next();
     if (!node) return 0;
     try {
       node->name = span_name;
       node->parent = parent;
       auto at = static_cast<std::uint32_t>(nodes.size());
-      children[parent].emplace_back(span_name, at);
+      if (full)
+        more_children.emplace(std::pair{parent, span_name}, at);
+      else
+        listed.emplace_back(span_name, at);
       children.emplace_back();
       nodes.publish();
       return at;

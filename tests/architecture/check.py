@@ -111,6 +111,7 @@ EXPORTED_DETAIL = {
     "mainboard::detail::track_state",
     "mainboard::detail::track_close",
     "mainboard::detail::open_path",
+    "mainboard::detail::span_name",
     "mainboard::detail::instrumented_enter",
     "mainboard::detail::instrumented_exit",
     "mainboard::detail::install_session_extension",

@@ -944,8 +944,8 @@ TEST(Cli, ASignalEndsANativeDumpAtOnceAndLetsTheProcessGo) {
     }
     // Into the walk: past start-up and the threads' states, while threads are being stopped.
     auto traced = [&] {
-      std::ifstream status("/proc/" + std::to_string(target) + "/task/" +
-                           std::to_string(target) + "/status");
+      std::ifstream status("/proc/" + std::to_string(target) + "/task/" + std::to_string(target) +
+                           "/status");
       std::string line;
       while (std::getline(status, line))
         if (line.rfind("TracerPid:", 0) == 0) return line != "TracerPid:\t0";
@@ -960,8 +960,8 @@ TEST(Cli, ASignalEndsANativeDumpAtOnceAndLetsTheProcessGo) {
     ::kill(dump, sig);
     int status = 0;
     ::waitpid(dump, &status, 0);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     ASSERT_TRUE(WIFEXITED(status));
     if (seen) {
       EXPECT_EQ(WEXITSTATUS(status), 128 + sig);

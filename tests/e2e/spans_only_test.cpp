@@ -113,7 +113,7 @@ TEST(SpansOnly, StartsNoProcessAndOpensNoHardwareOrVendorLibrary) {
                             "spdlog", "dmidecode", "/sys/devices", "/proc/cpuinfo"})
       EXPECT_EQ(line.find(lib), std::string::npos) << "opened: " << line;
   }
-  EXPECT_EQ(execs, 1u) << text;  // the program itself
+  EXPECT_EQ(execs, 1u) << text;    // the program itself
   EXPECT_EQ(threads, 1u) << text;  // its own worker, none of the session's
   // The profile is complete, and says what it did not collect and why.
   auto j = nlohmann::json::parse(read(out));
@@ -164,8 +164,9 @@ TEST(SpansOnly, AutoInstrumentedFunctionsAreNamedWhereTheProfileIsRead) {
   // The reader names them.
   auto report = run({MAINBOARD_CLI, "profile", "report", out.string()});
   ASSERT_EQ(report.exit_code, 0) << report.err;
-  EXPECT_NE(report.out.find("(anonymous namespace)::outer_loop()/(anonymous namespace)::leaf_step(int)"),
-            std::string::npos)
+  EXPECT_NE(
+      report.out.find("(anonymous namespace)::outer_loop()/(anonymous namespace)::leaf_step(int)"),
+      std::string::npos)
       << report.out;
   EXPECT_EQ(report.out.find("@0x"), std::string::npos) << report.out;
 }

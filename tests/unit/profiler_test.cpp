@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "mainboard/json.hpp"
 #include "mainboard/profile_report.hpp"
 #include "mainboard/profiler.hpp"
+#include "spans/session.hpp"
 #include "spans/thread_state.hpp"
 
 using namespace mainboard;
@@ -167,6 +169,76 @@ TEST(Spans, EnterAndExitTokensForCodeWithoutScopes) {
   EXPECT_EQ(stat(r, "batch-7")->calls, 1u);
   EXPECT_EQ(stat(r, "batch-7/load")->calls, 1u);
   EXPECT_EQ(stat(r, "batch-7/left open")->calls, 1u);
+}
+
+// A path names every span it is inside: 10 000 nested spans spelt in full cost the square of the
+// depth (510 MB, a 201 MB file). A deep path keeps its first 16 and last 15 names and counts the
+// rest, so what is kept grows with the spans, not with their depth squared.
+TEST(Spans, DeepNestingCostsInProportionToTheSpans) {
+  constexpr int kDepth = 10'000;
+  Profile r;
+  {
+    Profiler p(spans_only());
+    std::vector<SpanToken> open;
+    for (int i = 0; i < kDepth; ++i)
+      open.push_back(p.enter("level"));
+    for (auto it = open.rbegin(); it != open.rend(); ++it)
+      p.exit(*it);
+    p.stop();
+    r = p.result();
+  }
+  ASSERT_EQ(r.span_stats.size(), static_cast<std::size_t>(kDepth));
+  std::size_t bytes = 0;
+  for (const auto& path : r.paths)
+    bytes += path.size();
+  EXPECT_LT(bytes, kDepth * 32u * 8u) << "path text grows faster than the spans";
+  std::string expected;
+  for (int i = 0; i < 16; ++i)
+    expected += "level/";
+  expected += "[" + std::to_string(kDepth - 31) + " more]";
+  for (int i = 0; i < 15; ++i)
+    expected += "/level";
+  const auto* deepest = stat(r, expected);
+  ASSERT_NE(deepest, nullptr) << r.paths.back();
+  EXPECT_EQ(deepest->calls, 1u);
+  // Every depth keeps its own statistics: the counts tell the depths apart.
+  EXPECT_NE(stat(r, "level/level/level"), nullptr);
+  auto file = std::filesystem::temp_directory_path() /
+              ("mainboard-deep-" + std::to_string(::getpid()) + ".json");
+  r.save(file);
+  auto size = std::filesystem::file_size(file);
+  std::filesystem::remove(file);
+  EXPECT_LT(size, 20u << 20) << "the saved file is not in proportion";
+  EXPECT_EQ(Profile::parse(nlohmann::json(r).dump()).span_stats.size(), r.span_stats.size());
+}
+
+// Run-time names (a counter or an id in each) are kept up to a bound for the process; past it a
+// span is counted under "[other names]" and the profile says how many were.
+TEST(Spans, DistinctNamesPastTheBoundAreCountedNotKept) {
+  constexpr std::size_t kNames = detail::kMaxNames + 5'000;
+  Profile r;
+  {
+    Profiler p(spans_only());
+    auto outer = p.enter("batch");
+    for (std::size_t i = 0; i < kNames; ++i)
+      p.exit(p.enter("item-" + std::to_string(i)));
+    p.exit(outer);
+    p.stop();
+    r = p.result();
+  }
+  const auto* other = stat(r, "batch/[other names]");
+  ASSERT_NE(other, nullptr);
+  EXPECT_GE(other->calls, 5'000u);
+  std::size_t kept = 0;
+  for (const auto& st : r.span_stats)
+    kept += st.path.rfind("batch/item-", 0) == 0;
+  EXPECT_EQ(kept + other->calls, kNames);
+  std::string note;
+  for (const auto& u : r.unavailable)
+    if (u.find("distinct names kept") != std::string::npos) note = u;
+  EXPECT_NE(note.find("spans: " + std::to_string(other->calls) + " spans had a name past"),
+            std::string::npos)
+      << note;
 }
 
 TEST(Profiler, TheSpanClockAndItsRateAreInTheProfile) {

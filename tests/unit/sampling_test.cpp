@@ -4,12 +4,12 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <cmath>
-#include <limits>
-#include <set>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cmath>
+#include <limits>
+#include <set>
 
 #include <algorithm>
 #include <chrono>
@@ -289,8 +289,9 @@ TEST(Sampling, ADumpOfManyThreadsShowsEachOnceAndLetsThemGo) {
   std::size_t parked = 0;
   for (const auto& t : d.threads) {
     tids.insert(t.tid);
-    parked += std::any_of(t.frames.begin(), t.frames.end(),
-                          [](const StackFrame& f) { return f.function.find("parked()") != std::string::npos; });
+    parked += std::any_of(t.frames.begin(), t.frames.end(), [](const StackFrame& f) {
+      return f.function.find("parked()") != std::string::npos;
+    });
   }
   EXPECT_EQ(tids.size(), 401u);
   EXPECT_EQ(parked, 401u) << d.text().substr(0, 600);
