@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/input_file.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
@@ -126,10 +127,11 @@ Fleet Fleet::from_directory(const std::filesystem::path& dir) {
     } else if (path.extension() == ".json") {
       node.name = path.stem().string();
       try {
-        std::ifstream in(path);
-        std::stringstream text;
-        text << in.rdbuf();
-        node.snapshot = nlohmann::json::parse(text.str()).get<MachineSnapshot>();
+        // A node's snapshot is tens of kB (a few hundred with eight GPUs): 64 MiB is no node's.
+        auto text = core::read_input(path, {64u << 20, "a node's snapshot"});
+        if (auto what = core::describe_bytes(std::string_view(text).substr(0, 4096)); !what.empty())
+          throw Error("not a snapshot: " + what);
+        node.snapshot = nlohmann::json::parse(text).get<MachineSnapshot>();
       } catch (const std::exception& e) {
         node.error = "cannot read " + path.filename().string() + ": " + e.what();
       }

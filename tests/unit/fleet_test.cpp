@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,35 @@ TEST(Fleet, DriverAndGpuCountDrift) {
                               "H100 80GB HBM3"),
             std::string::npos)
       << fleet.text();
+}
+
+// A node file too large to be a snapshot (200 MB took 1 GB) or not JSON at all is that node's
+// error, said for what it is; the other nodes are read.
+TEST(Fleet, ANodeFileTooLargeOrBinaryIsThatNodesErrorOnly) {
+  TempDir dir;
+  Machine m([] {
+    Machine::Options o;
+    o.sysroot = fixture_host("numa-2socket");
+    return o;
+  }());
+  dir.write("good.json", nlohmann::json(m.snapshot({.toolchain = false})).dump());
+  auto big = dir.path() / "huge.json";
+  std::ofstream(big).close();
+  std::filesystem::resize_file(big, 200u << 20);  // sparse
+  dir.write("zipped.json", std::string("\x1f\x8b\x08\x00", 4));
+  auto fleet = Fleet::from_directory(dir.path());
+  ASSERT_EQ(fleet.nodes.size(), 3u);
+  for (const auto& n : fleet.nodes) {
+    if (n.name == "good") {
+      EXPECT_TRUE(n.snapshot.has_value()) << n.error;
+    } else if (n.name == "huge") {
+      EXPECT_NE(n.error.find("is 209.7 MB: past the 64 MiB a node's snapshot may be"),
+                std::string::npos)
+          << n.error;
+    } else {
+      EXPECT_NE(n.error.find("not a snapshot: gzip-compressed data"), std::string::npos) << n.error;
+    }
+  }
 }
 
 TEST(Fleet, NothingToReadIsAnError) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -234,6 +235,33 @@ TEST(Profile, HostileAndBrokenFilesGiveErrorsNamingTheFile) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("absent.json"), std::string::npos);
   }
+}
+
+// What is not a profile is said for what it is, and a file too large is refused from its size,
+// before a byte is read (a 1 GB file took 4.2 GB of memory; 1 GB of NUL bytes was "empty").
+TEST(Profile, WhatIsNotAProfileIsNamedAndAFileTooLargeIsRefusedUnread) {
+  TempDir dir;
+  auto expect_error = [&](const std::filesystem::path& file, const std::string& words) {
+    try {
+      (void)Profile::load(file);
+      FAIL() << file << " loaded";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  expect_error(dir.write("nul.json", std::string(1 << 20, '\0')),
+               "nul.json: not a profile: only NUL bytes");
+  expect_error(dir.write("mixed.json", std::string("{\"a\": 1}\0\0", 10)),
+               "binary data (a NUL byte at offset 8)");
+  expect_error(dir.write("p.json.gz", std::string("\x1f\x8b\x08\x00rest", 8)),
+               "gzip-compressed data (gunzip it first)");
+  expect_error(dir.write("perf.data", "PERFILE2\x68\x00"), "a perf.data file");
+  // Sparse: 1.5 GiB of size, no disk.
+  auto big = dir.path() / "big.json";
+  std::ofstream(big).close();
+  std::filesystem::resize_file(big, 3ull << 29);
+  expect_error(big, "big.json is 1.6 GB: past the 1 GiB a profile may be");
+  expect_error(dir.path(), "it is a directory");
 }
 
 TEST(Profile, PerfettoJsonIsWellFormed) {
