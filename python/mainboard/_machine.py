@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Mapping
 
-from . import _mainboard
+from . import _checks, _mainboard
 from ._models import FrozenModel, models_of
 from ._snapshot import (
     Board, ClockReading, CompilerConfig, CpuInfo, CudaStack, Disk, Energy, Environment,
@@ -368,7 +368,7 @@ class Machine:
     def over(cls, sysroot: str | os.PathLike[str], *, toolchain_cache: bool = False) -> Machine:
         """A machine over a recorded host (a `mainboard gather` tree), not the singleton."""
         obj = object.__new__(cls)
-        obj._native = _mainboard._Machine(os.fspath(sysroot), toolchain_cache)
+        obj._native = _mainboard._Machine(_checks.text(sysroot, "sysroot"), toolchain_cache)
         return obj
 
     @cached_property

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import os
 import sys
 import time
@@ -12,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Sequence
 
-from . import _mainboard
+from . import _checks, _mainboard
 from ._machine import Machine
 from ._models import FrozenModel
 from ._snapshot import Memory
@@ -147,8 +148,7 @@ class Sampler:
             raise ValueError(f"hz must be an int from 1 to 100000, not {self.hz!r}")
         if self.call_graph not in ("fp", "dwarf"):
             raise ValueError(f"call_graph is 'fp' or 'dwarf', not {self.call_graph!r}")
-        if not isinstance(self.max_samples, int) or self.max_samples < 1:
-            raise ValueError("max_samples must be a positive int")
+        _checks.integer(self.max_samples, "max_samples", 1, 2**62)
         for name in ("children", "kernel", "python", "wall", "pause"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} is a bool, not {getattr(self, name)!r}")
@@ -158,32 +158,32 @@ class Sampler:
 
 
 def _timeout(timeout: float | None, name: str = "timeout") -> float:
-    if timeout is None:
-        return 0.0
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise ValueError(f"{name} must be a positive number of seconds, not {timeout!r}")
-    return float(timeout)
+    """Seconds for the library: 0.0 for no limit (None or math.inf); NaN and <= 0 refused."""
+    return _checks.seconds(timeout, name) or 0.0
 
 
 def _argv(target: Any, module: str | None, args: Sequence[str]) -> list[str]:
     if isinstance(args, (str, bytes)):
         raise TypeError("args is a sequence of arguments, not one str")
+    more = [_checks.text(a, f"args[{i}]") for i, a in enumerate(args)]
     if module is not None:
         # `python -m module`: the target, when given, is the interpreter to run it with.
-        python = sys.executable if target is None else os.fspath(target)
-        return [python, "-m", module, *map(os.fspath, args)]
+        python = sys.executable if target is None else _checks.text(target, "target")
+        return [python, "-m", _checks.text(module, "module"), *more]
     if target is None:
         raise ValueError("run() needs a target (or module=)")
     if isinstance(target, (str, os.PathLike)):
-        path = os.fspath(target)
+        path = _checks.text(target, "target")
         # A Python script runs under this interpreter unless it can run by itself.
         if path.endswith(".py") and not os.access(path, os.X_OK):
-            return [sys.executable, path, *map(os.fspath, args)]
-        return [path, *map(os.fspath, args)]
-    argv = [os.fspath(a) for a in target]
+            return [sys.executable, path, *more]
+        return [path, *more]
+    if isinstance(target, bytes):
+        raise TypeError("target is a program (a str or path) or a sequence of arguments")
+    argv = [_checks.text(a, f"target[{i}]") for i, a in enumerate(target)]
     if not argv:
         raise ValueError("run() needs a program to run")
-    return [*argv, *map(os.fspath, args)]
+    return [*argv, *more]
 
 
 def _run(argv: list[str], *, collection: Collection, sampler: Sampler,
@@ -219,11 +219,11 @@ def attach(pid: int, *, sampler: Sampler | None = None, timeout: float | None = 
            strict: bool = False) -> Profile:
     """Samples the stacks of a running process for `timeout` seconds (10 by default) or until
     it exits, as `sampler` says. The process goes on undisturbed afterwards."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        raise ValueError(f"pid must be a positive int, not {pid!r}")
+    _checks.integer(pid, "pid", 1, _checks.PID_MAX)
     options = (sampler or Sampler())._options()
-    options.update(features=int(Feature.STACKS), strict=strict,
-                   duration_s=_timeout(timeout) or 10.0)
+    # None: ten seconds; math.inf: until the process exits.
+    duration = 10.0 if timeout is None else (_checks.seconds(timeout) or math.inf)
+    options.update(features=int(Feature.STACKS), strict=strict, duration_s=duration)
     return Profile(_mainboard._attach(pid, options))
 
 
@@ -243,11 +243,10 @@ def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
     the dump takes longer than `timeout` seconds (it still lets the process go when it ends).
     With `async_aware`, `tasks` lists every asyncio task (CPython 3.11–3.13): its chain of
     awaits innermost first, what it waits for, and which tasks await it."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        raise ValueError(f"pid must be a positive int, not {pid!r}")
+    _checks.integer(pid, "pid", 1, _checks.PID_MAX)
     import threading
 
-    limit = _timeout(timeout)
+    limit = _checks.seconds(timeout)  # None (or math.inf): no limit
     done: dict[str, Any] = {}
 
     def work() -> None:
@@ -258,7 +257,7 @@ def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
 
     worker = threading.Thread(target=work, name="mainboard-dump", daemon=True)
     worker.start()
-    worker.join(limit or None)
+    worker.join(limit)
     if worker.is_alive():
         raise TimeoutError(f"dump of process {pid} took longer than {limit:g} s")
     if "error" in done:
@@ -298,6 +297,9 @@ Profiler.measure = staticmethod(measure)  # type: ignore[attr-defined]
 def gpu_busy(index: int = 0, *, util_threshold: float = 10, memory_threshold_pct: float = 90.0,
              machine: Machine | None = None) -> bool:
     """Whether GPU `index` is under load right now. A host without GPUs reads as idle."""
+    _checks.integer(index, "index", 0, 2**31 - 1)
+    _checks.number(util_threshold, "util_threshold", 0, 100)
+    _checks.number(memory_threshold_pct, "memory_threshold_pct", 0, 100)
     return _mainboard._gpu_busy((machine or Machine())._native, index, util_threshold,
                                 memory_threshold_pct)
 
@@ -308,6 +310,11 @@ def wait_for_idle(index: int = 0, *, timeout: float = 30.0, poll_interval: float
                   machine: Machine | None = None) -> bool:
     """Polls gpu_busy every `poll_interval` seconds until the GPU is idle (True) or `timeout`
     passes while it stays busy (False). `sleep` is injected so tests spend no real time."""
+    _checks.integer(index, "index", 0, 2**31 - 1)
+    timeout = _checks.number(timeout, "timeout", 0)
+    poll_interval = _checks.number(poll_interval, "poll_interval", 0)
+    _checks.number(util_threshold, "util_threshold", 0, 100)
+    _checks.number(memory_threshold_pct, "memory_threshold_pct", 0, 100)
     return _mainboard._wait_for_idle((machine or Machine())._native, index, timeout,
                                      poll_interval, util_threshold, memory_threshold_pct, sleep)
 

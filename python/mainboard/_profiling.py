@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Sequence
 
-from . import _mainboard
+from . import _checks, _mainboard
 from ._machine import Machine
 from ._models import FrozenModel, _copy, models_of
 from ._snapshot import MachineSnapshot
@@ -195,15 +195,15 @@ class Profile:
 
     def bottlenecks(self, top: int = 10) -> tuple[SpanStat, ...]:
         """The `top` slowest paths by total time."""
-        return models_of(SpanStat, self._native.bottlenecks(top))
+        return models_of(SpanStat, self._native.bottlenecks(_top(top)))
 
     def timeline(self, top_gaps: int = 10) -> Timeline:
         """Busy/idle accounting over the best evidence, with the longest idle windows."""
-        return Timeline((self._native.timeline(top_gaps)))
+        return Timeline((self._native.timeline(_top(top_gaps, "top_gaps"))))
 
     def trace_report(self, top: int = 10) -> TraceReport:
         """GPU time split into compute and copies, hottest kernels, GPU time per span."""
-        return TraceReport((self._native.trace_report(top)))
+        return TraceReport((self._native.trace_report(_top(top))))
 
     def efficiency(self, *, sm_count: int, peak_bandwidth_gbs: float = 0.0, bytes_moved: int = 0,
                    blocks_per_sm: int = 1, top: int = 12) -> tuple[KernelEfficiency, ...]:
@@ -214,15 +214,15 @@ class Profile:
     def counter_bottlenecks(self, top: int = 10) -> tuple[KernelCounters, ...]:
         """Kernels ranked by their replayed hardware counters (Activity.COUNTERS): what limits
         each, from its throughput counters."""
-        return models_of(KernelCounters, self._native.counter_bottlenecks(top))
+        return models_of(KernelCounters, self._native.counter_bottlenecks(_top(top)))
 
     def hot_functions(self, top: int = 20) -> tuple[FunctionStat, ...]:
         """The functions seen most in the stack samples: self and total samples."""
-        return models_of(FunctionStat, self._native.hot_functions(top))
+        return models_of(FunctionStat, self._native.hot_functions(_top(top)))
 
     def hot_stacks(self, top: int = 10) -> tuple[StackStat, ...]:
         """The stack samples' most frequent whole stacks."""
-        return models_of(StackStat, self._native.hot_stacks(top))
+        return models_of(StackStat, self._native.hot_stacks(_top(top)))
 
     def diff(self, baseline: Profile) -> ProfileDiff:
         """Regions and kernels against `baseline`, largest absolute change first."""
@@ -239,20 +239,20 @@ class Profile:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the profile (JSON) to `path`, atomically."""
-        self._native.save(os.fspath(path))
+        self._native.save(_checks.text(path, "path"))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Profile:
         """Reads a profile saved by save(); auto-instrumented functions are named on the way."""
-        return cls(_mainboard._Profile.load(os.fspath(path)))
+        return cls(_mainboard._Profile.load(_checks.text(path, "path")))
 
     def perfetto(self, path: str | os.PathLike[str]) -> None:
         """Writes a Chrome/Perfetto trace (open it at ui.perfetto.dev)."""
-        self._native.perfetto(os.fspath(path))
+        self._native.perfetto(_checks.text(path, "path"))
 
     def report(self, top: int | None = None) -> str:
         """A plain-text report of only the sections with evidence."""
-        return self._native.report(sys.maxsize if top is None else top)
+        return self._native.report(sys.maxsize if top is None else _top(top))
 
     def show(self, *, color: bool = True) -> None:
         """Prints the report."""
@@ -266,6 +266,11 @@ class Profile:
         doc = self._doc()
         return (f"Profile(pid={doc['pid']}, paths={len(doc['paths'])}, "
                 f"spans={len(doc['spans'])}, samples={len(doc['samples'])})")
+
+
+def _top(value: Any, name: str = "top") -> int:
+    """How many entries a ranking keeps: an int from 0 to 2**31 - 1."""
+    return _checks.integer(value, name, 0, 2**31 - 1)
 
 
 def _with_nested(roots: list[Any]) -> tuple[Any, ...]:
@@ -309,12 +314,12 @@ class Collection(FrozenModel):
             if unknown:
                 raise TypeError(f"Collection has no field {sorted(unknown)[0]!r}")
             fields.update(data)
-        for name in ("device_index", "sample_interval_ms", "max_spans"):
+        for name, high in (("device_index", 2**31 - 1), ("sample_interval_ms", 2**31 - 1),
+                           ("max_spans", 2**62)):
             value = fields[name]
             if not isinstance(value, int) or isinstance(value, bool):
                 raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-            if value < 0:
-                raise ValueError(f"{name} must not be negative")
+            _checks.integer(value, name, 0, high)
         if isinstance(fields["auto"], str):
             raise TypeError("auto is a sequence of module names, not one str")
         super().__init__({
@@ -407,16 +412,15 @@ class Profiler:
 
     def enter(self, name: str) -> SpanToken:
         """Opens a span named at run time; returns the token that closes it."""
-        token = self._native.enter(name)
+        token = self._native.enter(_checks.text(name, "name"))
         return SpanToken((token.depth, token.session, token))
 
     def exit(self, token: SpanToken, wall_ns: int | None = None) -> None:
         """Closes the span of `token` (and any opened inside it since), folding its time into the
         session. The library times spans itself, on its own clock, so `wall_ns` (a caller's own
         measure of the span) is checked but not used."""
-        if wall_ns is not None and (not isinstance(wall_ns, int) or isinstance(wall_ns, bool)
-                                    or wall_ns < 0):
-            raise ValueError(f"wall_ns must be a non-negative int, not {wall_ns!r}")
+        if wall_ns is not None:
+            _checks.integer(wall_ns, "wall_ns")
         if not isinstance(token, SpanToken):
             raise TypeError(f"exit() takes the token enter() returned, not {type(token).__name__}")
         self._native.exit(token[2])

@@ -55,6 +55,11 @@ std::string uid_text(const fs::path& p) {
 
 Target target_of(const fs::path& path) {
   Target t;
+  if (path.native().find('\0') != std::string::npos) {
+    t.kind = Target::refused;
+    t.why = "holds a NUL byte (no file name does)";
+    return t;
+  }
   if (int fd = standard_descriptor(path); fd >= 0) {
     t.kind = Target::descriptor;
     t.fd = fd;

@@ -51,6 +51,9 @@ std::string bound_text(std::uint64_t bytes) {
 }  // namespace
 
 std::string read_input(const std::filesystem::path& path, const InputLimits& limits) {
+  if (path.native().find('\0') != std::string::npos)
+    throw Error("cannot read " + path.native().substr(0, path.native().find('\0')) +
+                "\\0…: a file name holds no NUL byte");
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) throw Error("cannot read " + path.string() + ": " + std::strerror(errno));
   struct stat st {};

@@ -52,6 +52,13 @@ std::string not_found_reason(std::string_view name) {
   return "not an executable file";
 }
 
+void check_arguments(const std::vector<std::string>& argv) {
+  for (std::size_t i = 0; i < argv.size(); ++i)
+    if (argv[i].find('\0') != std::string::npos)
+      throw Error("argument " + std::to_string(i) + " of the command holds a NUL byte (" +
+                  argv[i].substr(0, argv[i].find('\0')) + "\\0…): a program cannot be given it");
+}
+
 void throw_not_runnable(std::string_view name) {
   std::string reason = not_found_reason(name);
   bool missing = reason == "not found on PATH" || reason == "no such file";

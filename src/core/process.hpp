@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mainboard::core {
 
@@ -20,6 +21,10 @@ std::optional<std::string> find_program(std::string_view name, std::string_view 
 /// Why find_program found nothing for `name`: "not found on PATH", "no such file", "is a
 /// directory" or "not an executable file".
 std::string not_found_reason(std::string_view name);
+
+/// Throws mainboard::Error when an argument holds a NUL byte: the program would be given the
+/// argument cut at it ("a\0b" as "a"), which is never what was meant.
+void check_arguments(const std::vector<std::string>& argv);
 
 /// Throws mainboard::CommandError for a program find_program did not find: "cannot run NAME:
 /// REASON", exit code 127 (nothing of that name) or 126 (there, but not executable), as shells.

@@ -76,6 +76,7 @@ int pidfd_for(pid_t pid) {
 CommandMeasurement measure_command(const Machine& machine, const std::vector<std::string>& argv,
                                    const MeterOptions& options) {
   if (argv.empty() || argv[0].empty()) throw Error("no command to run");
+  core::check_arguments(argv);
   const char* path = std::getenv("PATH");
   auto found = core::find_program(argv[0], path ? path : "/usr/local/bin:/usr/bin:/bin");
   if (!found) core::throw_not_runnable(argv[0]);

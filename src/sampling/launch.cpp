@@ -132,6 +132,7 @@ void add_machine(Profile& p) {
 RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions& o) {
   if (argv.empty() || argv[0].empty())
     throw Error("nothing to run: give a program and its arguments");
+  core::check_arguments(argv);
   std::string program = resolve(argv[0]);
   TempDir handoff;
   std::vector<std::string> unavailable;

@@ -203,6 +203,20 @@ TEST(Sampling, SpansOfATargetThatLinksTheLibraryJoinTheProfile) {
 }
 
 TEST(Sampling, ProgramsThatCannotStartAreErrors) {
+  // An argument with a NUL byte would reach the program cut short ("a\0b" as "a").
+  for (auto run : {+[](const std::vector<std::string>& argv) { (void)Sampler::run(argv); },
+                   +[](const std::vector<std::string>& argv) {
+                     (void)measure_command(Machine::instance(), argv);
+                   }}) {
+    try {
+      run({"/bin/true", std::string("a\0b", 3)});
+      ADD_FAILURE() << "ran with a NUL byte in an argument";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("argument 1 of the command holds a NUL byte"),
+                std::string::npos)
+          << e.what();
+    }
+  }
   try {
     Sampler::run({"no-such-program-anywhere"});
     FAIL();
