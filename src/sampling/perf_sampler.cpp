@@ -364,6 +364,9 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
 
 void PerfSampler::drain() {
   std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  // Past this much waiting, records are handled as they are read (the old way): memory stays
+  // bounded even when unwinding never catches up.
+  constexpr std::size_t kMaxPending = 256u << 20;
   for (auto& b : buffers_) {
     auto* meta = static_cast<perf_event_mmap_page*>(b.base);
     auto* data = static_cast<unsigned char*>(b.base) + page;
@@ -380,12 +383,40 @@ void PerfSampler::drain() {
       };
       copy(reinterpret_cast<unsigned char*>(&h), sizeof h);
       if (h.size < sizeof h || tail + h.size > head) break;
-      scratch_.resize(h.size);
-      copy(scratch_.data(), h.size);
-      handle(scratch_.data(), h.size);
+      if (pending_.size() - pending_at_ < kMaxPending) {
+        auto where = pending_.size();
+        pending_.resize(where + h.size);
+        copy(pending_.data() + where, h.size);
+      } else {
+        scratch_.resize(h.size);
+        copy(scratch_.data(), h.size);
+        handle(scratch_.data(), h.size);
+      }
       tail += h.size;
     }
     __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+  }
+  handle_pending(drain_interval());
+}
+
+void PerfSampler::handle_pending(std::chrono::steady_clock::duration budget) {
+  auto now = std::chrono::steady_clock::now();
+  auto until = budget >= std::chrono::steady_clock::time_point::max() - now
+                   ? std::chrono::steady_clock::time_point::max()
+                   : now + budget;
+  while (pending_at_ < pending_.size()) {
+    perf_event_header h;
+    std::memcpy(&h, pending_.data() + pending_at_, sizeof h);
+    handle(pending_.data() + pending_at_, h.size);
+    pending_at_ += h.size;
+    if (std::chrono::steady_clock::now() >= until) break;
+  }
+  if (pending_at_ == pending_.size()) {
+    pending_.clear();
+    pending_at_ = 0;
+  } else if (pending_at_ > pending_.size() / 2) {
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(pending_at_));
+    pending_at_ = 0;
   }
 }
 
@@ -403,6 +434,7 @@ SamplerOutput PerfSampler::finish() {
     for (int fd : fds_)
       ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
     drain();
+    handle_pending(std::chrono::steady_clock::duration::max());
   }
   std::stable_sort(out_.samples.begin(), out_.samples.end(),
                    [](const RawSample& a, const RawSample& b) { return a.t_ns < b.t_ns; });

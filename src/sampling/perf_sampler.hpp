@@ -102,6 +102,13 @@ class PerfSampler {
   };
   std::vector<Buffer> buffers_;
   std::vector<unsigned char> scratch_;
+  /// Records copied out of the rings and not handled yet (each as it was, header first): the
+  /// rings are freed at once, and the slow part — unwinding a stack copy — happens after, so a
+  /// slow unwinder (a sanitizer build, a loaded machine) no longer makes the kernel lose samples.
+  std::vector<unsigned char> pending_;
+  std::size_t pending_at_ = 0;  // the first record not handled
+  /// Handles pending records until none are left or `budget` has passed.
+  void handle_pending(std::chrono::steady_clock::duration budget);
   SamplerOutput out_;
   // Unwinding as samples arrive (their stack copies are not kept): one per process, rebuilt when
   // its mappings change.
