@@ -43,7 +43,7 @@ ALLOWED = {
 }
 SPAN_LIBRARY = {"core", "model", "profile", "spans"}
 # Of core, only these are compiled into the span library.
-SPAN_CORE = {"atomic_file", "clock", "fs", "text"}
+SPAN_CORE = {"atomic_file", "beneath", "clock", "fs", "input_file", "text"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"', re.M)
 
 
