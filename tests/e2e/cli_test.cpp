@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/processes.hpp"
 #include "common/readings.hpp"
 #include "e2e/cli_util.hpp"
 #include "mainboard/json.hpp"
@@ -971,20 +972,7 @@ TEST(Cli, ASignalEndsANativeDumpAtOnceAndLetsTheProcessGo) {
       EXPECT_LT(ms, 100.0) << "from the signal to the exit";
 #endif
     }
-    // Let go: no thread stopped or traced.
-    for (const auto& e :
-         std::filesystem::directory_iterator("/proc/" + std::to_string(target) + "/task")) {
-      std::ifstream st(e.path() / "status");
-      std::string line;
-      while (std::getline(st, line)) {
-        if (line.rfind("State:", 0) == 0) {
-          EXPECT_EQ(line.find("t ("), std::string::npos) << line;
-        }
-        if (line.rfind("TracerPid:", 0) == 0) {
-          EXPECT_EQ(line, "TracerPid:\t0");
-        }
-      }
-    }
+    expect_let_go(target);  // no thread stopped or traced
   }
   ::kill(target, SIGKILL);
   ::waitpid(target, nullptr, 0);
