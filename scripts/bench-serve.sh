@@ -4,7 +4,8 @@
 # p50/p99 with 1 and 50 concurrent scrapers, the server's CPU time per scrape, and its resident
 # memory after 100 and after 10 000 more scrapes (flat: no leak). mainboard serves eight fake
 # H100s (the fake NVIDIA libraries) on this host, with --min-interval 0: every scrape takes a
-# fresh reading, the worst case.
+# fresh reading, the worst case. Last, one scraper again with 1000 idle connections held open
+# (half silent, half stopped in the middle of a request line: a port scanner, a stuck proxy).
 #   scripts/bench-serve.sh [BUILD] [--quick]
 set -euo pipefail
 build=${1:-build/default}
@@ -41,24 +42,41 @@ measure() {  # measure NAME PORT PID
   fifty=$("$load" "$port" "$pid" "$n50" 50 || true)
   before=$("$load" "$port" "$pid" 100 1 || true)
   after=$("$load" "$port" "$pid" "$leak" 4 || true)
-  local size
+  local size idle
   size=$(curl -s "http://127.0.0.1:$port/metrics" | wc -c)
-  python3 - "$name" "$size" "$one" "$fifty" "$before" "$after" <<'PY'
+  python3 - "$port" 1000 >"$work/idle.ready" <<'PY' &
+import socket, sys, time
+held = []
+for i in range(int(sys.argv[2])):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    if i % 2:
+        s.send(b"GET /metrics HTTP/1.1\r\nHost:")
+    held.append(s)
+print("ready", flush=True)
+time.sleep(3600)
+PY
+  local holder=$!
+  for _ in $(seq 200); do grep -q ready "$work/idle.ready" 2>/dev/null && break; sleep 0.05; done
+  idle=$("$load" "$port" "$pid" 20 1 || true)
+  kill "$holder" 2>/dev/null || true
+  wait "$holder" 2>/dev/null || true
+  python3 - "$name" "$size" "$one" "$fifty" "$before" "$after" "$idle" <<'PY'
 import json, sys
 name, size = sys.argv[1], int(sys.argv[2])
-one, fifty, before, after = (json.loads(a) for a in sys.argv[3:7])
+one, fifty, before, after, idle = (json.loads(a) for a in sys.argv[3:8])
 print(f"{name:<34} {one['p50_ms']:7.2f} {one['p99_ms']:7.2f}   {fifty['p50_ms']:7.2f} {fifty['p99_ms']:7.2f}"
       f"   {one['cpu_ms_per_scrape']:6.2f}   {before['rss_kib']/1024:6.1f} → {after['rss_kib']/1024:6.1f} MiB"
-      f"   {size/1024:6.1f} KiB")
-for label, r in (("1 scraper", one), ("50 scrapers", fifty), ("memory", after)):
+      f"   {size/1024:6.1f} KiB   {idle['p50_ms']:7.2f}")
+for label, r in (("1 scraper", one), ("50 scrapers", fifty), ("memory", after),
+                 ("1000 idle connections", idle)):
     if r["failures"]:
         print(f"  ({name}, {label}: {r['failures']} of {r['scrapes']} scrapes not answered 200)")
 PY
 }
 
 echo "scrapes: $n1 with 1 scraper, $n50 with 50; memory after 100 and after $leak more"
-printf '%-34s %7s %7s   %7s %7s   %6s   %-20s %s\n' "" "1: p50" "p99" "50: p50" "p99" \
-  "CPU ms" "resident memory" "body"
+printf '%-34s %7s %7s   %7s %7s   %6s   %-20s %-10s %s\n' "" "1: p50" "p99" "50: p50" "p99" \
+  "CPU ms" "resident memory" "body" "idle: p50"
 
 port=$(free_port)
 MAINBOARD_NVML_LIBRARY=$build/tests/fakes/fake_nvml/libnvidia-ml.so.1 \
