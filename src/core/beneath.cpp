@@ -234,7 +234,10 @@ std::string create_beside(const std::string& name, Make make) {
 }  // namespace
 
 void TreeWriter::write(std::string_view rel, std::string_view content) const {
-  auto [dir, name] = parent_of(rel);
+  // (Not a structured binding: clang 14 does not let a lambda capture one.)
+  auto parent = parent_of(rel);
+  const UniqueFd& dir = parent.first;
+  const std::string& name = parent.second;
   int fd = -1;
   std::string tmp = create_beside(name, [&](const std::string& t) {
     fd = ::openat(dir.get(), t.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
@@ -262,7 +265,10 @@ void TreeWriter::write(std::string_view rel, std::string_view content) const {
 }
 
 void TreeWriter::symlink(std::string_view rel, const std::string& target) const {
-  auto [dir, name] = parent_of(rel);
+  // (Not a structured binding: clang 14 does not let a lambda capture one.)
+  auto parent = parent_of(rel);
+  const UniqueFd& dir = parent.first;
+  const std::string& name = parent.second;
   std::string tmp = create_beside(name, [&](const std::string& t) {
     return ::symlinkat(target.c_str(), dir.get(), t.c_str()) == 0;
   });
@@ -275,7 +281,10 @@ void TreeWriter::symlink(std::string_view rel, const std::string& target) const 
 }
 
 bool TreeWriter::touch(std::string_view rel) const {
-  auto [dir, name] = parent_of(rel);
+  // (Not a structured binding: clang 14 does not let a lambda capture one.)
+  auto parent = parent_of(rel);
+  const UniqueFd& dir = parent.first;
+  const std::string& name = parent.second;
   int fd =
       ::openat(dir.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) {
