@@ -89,15 +89,12 @@ std::string explain_perf_error(int error, std::int32_t pid) {
   }
 }
 
-std::size_t ring_pages(std::size_t bytes, std::size_t page) {
+std::size_t ring_pages(std::size_t bytes, std::size_t page, std::size_t limit) {
   if (page == 0) return 1;
   std::size_t pages = std::max<std::size_t>(1, bytes / page);
   while (pages & (pages - 1))
     ++pages;
-  // perf_event_mlock_kb's default: 512 KiB plus one page of 4 KiB, what an ordinary user may
-  // map per CPU. With 64 KiB pages that is less than 8 data pages and the header.
-  constexpr std::size_t kUserLimit = (512 + 4) << 10;
-  while (pages > 1 && (pages + 1) * page > kUserLimit)
+  while (pages > 1 && (pages + 1) * page > limit)
     pages /= 2;
   return pages;
 }
@@ -146,9 +143,17 @@ PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids
       ::close(fd);
     fds_.clear();
   };
-  std::size_t pages = options.buffer_pages
-                          ? options.buffer_pages
-                          : ring_pages(options.dwarf ? 512 << 10 : 256 << 10, page);
+  // What an ordinary user may lock; root (CAP_IPC_LOCK) may lock more, and larger rings ride
+  // out a sampler thread the scheduler delays on a loaded machine (a ring of 512 KiB holds 30
+  // stack copies: 30 ms at 499 Hz on two threads). Up to 8 MiB a CPU, 64 MiB in all.
+  std::size_t user_pages = ring_pages(options.dwarf ? 512 << 10 : 256 << 10, page);
+  std::size_t cpus = std::max<std::size_t>(online_cpus().size(), 1);
+  std::size_t privileged_bytes =
+      std::clamp<std::size_t>((64u << 20) / cpus, options.dwarf ? 512 << 10 : 256 << 10,
+                              options.dwarf ? 8u << 20 : 2u << 20);
+  std::size_t pages = options.buffer_pages ? options.buffer_pages
+                      : ::geteuid() == 0 ? ring_pages(privileged_bytes, page, std::size_t{1} << 40)
+                                         : user_pages;
   while (pages & (pages - 1))
     ++pages;  // a power of two
   // Opens an event per CPU and thread; 0, or the errno that stopped it (everything closed).
@@ -184,6 +189,10 @@ PerfSampler::PerfSampler(std::int32_t pid, const std::vector<std::int32_t>& tids
     return 0;
   };
   int error = open_all();
+  if ((error == EPERM || error == ENOMEM) && pages > user_pages && !options.buffer_pages) {
+    pages = user_pages;  // root without CAP_IPC_LOCK (a container): what anyone may lock
+    error = open_all();
+  }
   if ((error == EACCES || error == EPERM) && !attr.exclude_kernel) {
     // Kernel time needs kernel.perf_event_paranoid <= 1 (or CAP_PERFMON): user time still can.
     attr.exclude_kernel = 1;

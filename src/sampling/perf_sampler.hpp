@@ -61,9 +61,9 @@ struct SamplerOptions {
 };
 
 /// Data pages for a ring buffer of about `bytes` with pages of `page` bytes: a power of two, at
-/// least one, and with its header page within what an ordinary user may map per CPU
-/// (perf_event_mlock_kb, 516 KiB by default): 128 pages of 4 KiB, but 4 of 64 KiB.
-std::size_t ring_pages(std::size_t bytes, std::size_t page);
+/// least one, and with its header page within `limit` bytes: by default what an ordinary user
+/// may map per CPU (perf_event_mlock_kb, 516 KiB by default): 128 pages of 4 KiB, but 4 of 64 KiB.
+std::size_t ring_pages(std::size_t bytes, std::size_t page, std::size_t limit = (512 + 4) << 10);
 
 class PerfSampler {
  public:
