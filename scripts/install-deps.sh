@@ -18,6 +18,9 @@ packages=(
   libclang-rt-14-dev
   # the Python package (pybind11 extension module, tests with Debian's pytest)
   python3-dev python3-pybind11 python3-pytest
+  # real clients the Python tests run with: a CPU PyTorch (training loops, spans, sampling of
+  # libtorch), Rich (the terminal view and tables), mypy (the stubs and type hints)
+  python3-torch python3-rich python3-mypy
   # run time, optional readings (DIMMs)
   dmidecode
   # a throw-away Slurm cluster for the fleet tests (scripts/slurm-up.sh)

@@ -51,6 +51,15 @@ class MAINBOARD_API Meter {
   std::uint64_t peak_gpu_bytes() const { return peak_gpu_; }
   std::size_t samples() const { return samples_; }
 
+  /// This process's own memory, beside the host-wide figures above (which count every
+  /// process). Peak resident set size over the region: the largest RSS sampled, or the kernel's
+  /// high-water mark (VmHWM) when that rose during the region (it then peaked in the region,
+  /// between samples too). 0 where /proc/self/status cannot be read.
+  std::uint64_t peak_rss_bytes() const { return peak_rss_; }
+  /// Peak proportional set size over the samples (smaps_rollup: pages shared with other
+  /// processes count in shares). 0 where the kernel has no smaps_rollup.
+  std::uint64_t peak_pss_bytes() const { return peak_pss_; }
+
  private:
   const Machine* machine_;
   std::chrono::steady_clock::time_point start_, end_;
@@ -58,6 +67,8 @@ class MAINBOARD_API Meter {
   std::size_t samples_ = 0;
   std::uint64_t peak_host_ = 0, peak_gpu_ = 0;
   std::optional<std::uint64_t> first_host_, last_host_;
+  std::uint64_t peak_rss_ = 0, peak_pss_ = 0;
+  std::optional<std::uint64_t> hwm_at_start_;
 };
 
 /// A meter on Machine::instance().

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "mainboard/export.hpp"
 #include "mainboard/gpu.hpp"
@@ -43,6 +46,18 @@ class MAINBOARD_API NvidiaGpu final : public Gpu {
   Memory runtime_memory() const;
   /// Whether it sits on a cache-coherent fabric with the host (Grace Hopper, GB10).
   bool coherent() const { return info_.coherent; }
+
+  /// Which vendor interfaces answer for this device, and its handle in each.
+  struct Bindings {
+    bool nvml = false;         ///< NVML is loaded and holds a handle for it
+    bool cuda = false;         ///< the CUDA driver is loaded and knows it
+    std::string nvml_error;    ///< why NVML is not usable, when it is not
+    std::string cuda_error;    ///< why the CUDA driver is not usable, when it is not
+    std::optional<int> cuda_device;  ///< the CUDA driver's device ordinal (CUdevice)
+    std::uint64_t nvml_handle = 0;   ///< NVML's device handle, as an opaque number (0: none)
+    bool mig = false;                ///< a MIG instance (a child handle of its GPU)
+  };
+  Bindings bindings() const;
 
  private:
   void read_links(GpuHealth& h) const;

@@ -115,6 +115,9 @@ class MAINBOARD_API Profiler {
   SpanToken enter(std::string_view name);
   /// Closes the span of `token` on this thread, and any still open inside it.
   void exit(const SpanToken& token);
+  /// The same, with the span's duration measured by the caller (`wall_ns`, at least 0): it is
+  /// recorded as ending wall_ns after it began. Spans still open inside it close now.
+  void exit(const SpanToken& token, std::int64_t wall_ns);
 
   /// The evidence observed so far, frozen into a Profile, while the session goes on: span
   /// statistics and stored spans, device samples, the GPU activity CUPTI has delivered, the

@@ -10,14 +10,17 @@ from ._machine import (
     CPU, GPU, NPU, AppleGPU, AppleNPU, ComputeCapability, Host, Machine, NvidiaGPU, Unit,
 )
 from ._measure import (
-    Bound, KernelStat, MachineView, Meter, ProfileReport, Reach, RunResult, Sampler, StackDump,
+    Bound, KernelStat, ProfileReport, Reach, RunResult, Sampler, StackDump,
     gpu_busy,
-    meter, profile, wait_for_idle,
+    profile, wait_for_idle,
 )
-from ._models import FrozenInstanceError, FrozenModel
+from ._models import FieldInfo, FrozenInstanceError, FrozenModel, Registry, Singleton
+from ._view import MachineView
+from . import meter
+from .meter import Meter, MemorySource, MeteredMachine
 from ._profiling import (
     Activity, Collection, Feature, FunctionStat, IdleGap, KernelCounters, KernelEfficiency,
-    KernelSummary, NativeActivity, Profile, ProfileDiff, Profiler, SpanStat, StackStat,
+    KernelSummary, NameStat, NativeActivity, Profile, ProfileDiff, Profiler, SpanStat, StackStat,
     Timeline, TraceReport, span, spanned,
 )
 from ._snapshot import (
@@ -29,11 +32,12 @@ from ._snapshot import (
 __all__ = [
     "Activity", "AppleGPU", "AppleNPU", "Board", "Bound", "CPU", "CgroupMemory", "Collection",
     "CompilerConfig", "ComputeCapability", "CpuInfo", "CudaStack", "DetectedTool", "Diagnostic",
-    "Disk", "Environment", "Feature", "FrozenInstanceError", "FrozenModel", "FunctionStat", "GPU", "GPUSnapshot",
+    "Disk", "Environment", "Feature", "FieldInfo", "FrozenInstanceError", "FrozenModel", "FunctionStat", "GPU", "GPUSnapshot",
     "GpuInfo", "Host", "IdleGap", "KernelCounters", "KernelEfficiency", "KernelStat",
     "KernelSummary", "Machine", "MachineSnapshot", "MachineView", "MainboardError", "Memory",
-    "MemoryHardware", "Meter", "NPU", "NPUSnapshot", "NativeActivity", "NpuInfo", "NvidiaGPU",
-    "Profile", "ProfileDiff", "ProfileReport", "Profiler", "Reach", "RunResult", "Sampler", "Scratch",
+    "MemoryHardware", "MemorySource", "Meter", "MeteredMachine", "NameStat", "NPU", "NPUSnapshot", "NativeActivity", "NpuInfo", "NvidiaGPU",
+    "Profile", "ProfileDiff", "ProfileReport", "Profiler", "Reach", "Registry", "RunResult",
+    "Sampler", "Scratch", "Singleton",
     "SpanStat", "StackDump", "StackStat", "TOOL_PROBES", "Timeline", "ToolCategory", "ToolProbe",
     "Toolchain", "TraceReport",
     "Unit", "UnitKind", "UnitSnapshot", "gpu_busy", "meter", "profile", "span", "spanned",

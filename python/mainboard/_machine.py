@@ -7,12 +7,10 @@ import threading
 from collections import namedtuple
 from functools import cached_property
 from types import MappingProxyType
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Mapping
+from typing import Any, Mapping
 
 from . import _checks, _mainboard
-from ._models import FrozenModel, models_of
+from ._models import FrozenModel, Registry, Singleton, models_of
 from ._snapshot import (
     Board, ClockReading, CompilerConfig, CpuInfo, CudaStack, Disk, Energy, Environment,
     GpuInfo, GpuProcess, GPUSnapshot, Memory, MemoryHardware, NpuInfo, NPUSnapshot,
@@ -44,11 +42,37 @@ def _zeros(model: FrozenModel, cls: type[FrozenModel], *fields: str) -> FrozenMo
     return cls(data)
 
 
-class Unit:
-    """A schedulable hardware execution resource: a CPU, GPU or NPU."""
+class Unit(FrozenModel):
+    """A schedulable hardware execution resource: a CPU, GPU or NPU.
 
-    def __init__(self, native: Any) -> None:
-        self._native = native
+    A unit is a model of its identity (read once: `model_dump()` gives it, its fields are
+    attributes) with live readings as properties (memory, clocks, utilization, energy,
+    thermal: read at each access) and `snapshot()` for all of them at once.
+    """
+
+    def __init__(self, native: Any, machine: Machine | None = None, index: int = 0) -> None:
+        object.__setattr__(self, "_native", native)
+        object.__setattr__(self, "_machine", machine)
+        object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_data", None)
+        object.__setattr__(self, "_cache", {})
+
+    def _identity(self) -> dict[str, Any]:
+        native = self._native
+        return {"kind": native.kind, "label": native.label, "architecture": native.architecture,
+                "vendor": native.vendor}
+
+    def _document(self) -> dict[str, Any]:
+        if self._data is None:
+            object.__setattr__(self, "_data", dict(self._identity()))
+        return self._data
+
+    def __reduce__(self) -> Any:
+        """A unit pickles as where it is found: its machine's root and its place there; it is
+        looked up again when unpickled (in another process, that process's reading)."""
+        machine = self._machine or Machine()
+        return (_unit_of, (machine._sysroot_key(), self._document().get("kind", "cpu"),
+                           self._index))
 
     @cached_property
     def label(self) -> str:
@@ -77,29 +101,42 @@ class Unit:
 
     @property
     def utilization(self) -> Utilization:
-        """Busy percentages now; zeros where the unit does not report them."""
+        """Busy percentages now, where the unit reports them."""
         return Utilization((self._native.utilization()))
 
     @property
     def energy(self) -> Energy:
-        """Power draw and cumulative energy now; zeros where unsupported."""
+        """Power draw and cumulative energy now, where the unit reports them."""
         return Energy((self._native.energy()))
 
     @property
     def thermal(self) -> Thermal:
-        """Temperature and its thresholds now; zeros where unsupported."""
+        """Temperature and its thresholds now, where the unit reports them."""
         return Thermal((self._native.thermal()))
 
     def snapshot(self, name: str = "") -> UnitSnapshot:
         """Neutral telemetry of this unit now; `name` labels it (a profiling region)."""
-        return UnitSnapshot((self._native.snapshot(name)))
+        return UnitSnapshot((self._native.snapshot(_checks.text(name, "name"))))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.label!r})"
 
 
+def _unit_of(sysroot: str | None, kind: str, index: int) -> Unit:
+    machine = Machine() if sysroot is None else Machine.over(sysroot)
+    if kind == "cpu":
+        return machine.cpu
+    units = machine.gpus if kind == "gpu" else machine.npus
+    if index >= len(units):
+        raise LookupError(f"no {kind.upper()} {index} on this machine (it has {len(units)})")
+    return units[index]
+
+
 class CPU(Unit):
     """The host CPU package (or SoC CPU cluster)."""
+
+    def _identity(self) -> dict[str, Any]:
+        return dict(self.info._document())
 
     @cached_property
     def info(self) -> CpuInfo:
@@ -116,10 +153,18 @@ class CPU(Unit):
         return self.info.architecture
 
 
-class GPU(Unit):
-    """A GPU: identity read once, telemetry read at each access."""
+class GPU(Unit, Registry):
+    """A GPU: identity read once, telemetry read at each access.
+
+    The registry root of the GPU providers: NvidiaGPU, AppleGPU (and the sysfs providers'
+    GPUs, which are plain GPU objects) register by `provider`; `GPU.all()` fans out over every
+    provider the library has, `NvidiaGPU.all()` gives one provider's.
+    """
 
     provider = ""
+
+    def _identity(self) -> dict[str, Any]:
+        return dict(self.info._document())
 
     @classmethod
     def all(cls) -> tuple[GPU, ...]:
@@ -131,7 +176,15 @@ class GPU(Unit):
     def probe(cls, provider: str) -> tuple[GPU, ...]:
         """One provider's devices ("nvidia", "amd", "apple"), probed afresh; empty when its
         probe fails."""
-        return tuple(_gpu(g) for g in Machine()._native.probe_gpus(provider))
+        provider = _checks.text(provider, "provider")
+        try:
+            found = Machine()._native.probe_gpus(provider)
+        except Exception as e:  # one broken vendor never sinks the probe
+            import logging
+
+            logging.getLogger("mainboard").warning("GPU provider %s failed: %s", provider, e)
+            return ()
+        return tuple(_gpu(g, None, i) for i, g in enumerate(found))
 
     @classmethod
     def is_available(cls) -> bool:
@@ -210,7 +263,7 @@ class GPU(Unit):
 
     def snapshot(self, name: str = "") -> GPUSnapshot:
         """Every sensor of this GPU now; `name` labels it (a profiling region)."""
-        return GPUSnapshot((self._native.gpu_snapshot(name)))
+        return GPUSnapshot((self._native.gpu_snapshot(_checks.text(name, "name"))))
 
 
 class NvidiaGPU(GPU):
@@ -272,6 +325,63 @@ class NvidiaGPU(GPU):
         reading is unsupported (coherent platforms)."""
         return Memory((self._native.runtime_memory()))
 
+    @cached_property
+    def _bindings(self) -> Mapping[str, Any]:
+        return MappingProxyType(dict(self._native.bindings()))
+
+    @cached_property
+    def apis(self) -> Mapping[str, Any]:
+        """The vendor libraries that answer for this device (read-only): for "nvml" and
+        "cuda_driver", whether it is loaded (`found`), its path and version, and why not."""
+        cuda = Machine().cuda if self._machine is None else self._machine.cuda
+        b = self._bindings
+        out = {}
+        for key, usable, error in (("nvml", b["nvml"], b["nvml_error"]),
+                                   ("cuda_driver", b["cuda"], b["cuda_error"])):
+            lib = getattr(cuda, key).model_dump()
+            lib["answers"] = bool(usable)
+            if error and not lib.get("reason"):
+                lib["reason"] = error
+            out[key] = MappingProxyType(lib)
+        return MappingProxyType(out)
+
+    @cached_property
+    def cuda_device(self) -> int | None:
+        """The CUDA driver's device ordinal for this GPU (what cuDeviceGet returns for its
+        visible index, after CUDA_VISIBLE_DEVICES); None when the CUDA driver does not know it."""
+        return self._bindings["cuda_device"]
+
+    @cached_property
+    def system_api(self) -> str | None:
+        """The system-management library that reads this device's telemetry: "nvml", or None
+        when NVML is not usable (readings then say why)."""
+        return "nvml" if self._bindings["nvml"] else None
+
+    @cached_property
+    def system_device(self) -> str | None:
+        """This device as the system-management library finds it: its PCI bus ID (NVML's
+        handle is looked up by it, so CUDA_VISIBLE_DEVICES is respected); None without NVML."""
+        return self.pci_bus_id if self._bindings["nvml"] else None
+
+    @cached_property
+    def handle(self) -> int | None:
+        """NVML's device handle as an opaque number (stable for the process); None without
+        NVML."""
+        return self._bindings["nvml_handle"] or None
+
+    @cached_property
+    def cuda_python(self) -> Mapping[str, Any]:
+        """The CUDA stack seen from here (read-only): the driver's CUDA version, the runtime
+        and CUPTI libraries found (path, version) and whether CUPTI can trace activity. The
+        library reads CUDA through the driver API itself, so no cuda-python package is needed."""
+        cuda = Machine().cuda if self._machine is None else self._machine.cuda
+        return MappingProxyType({
+            "cuda_driver_version": cuda.cuda_driver_version,
+            "cuda_runtime": MappingProxyType(cuda.cuda_runtime.model_dump()),
+            "cupti": MappingProxyType(cuda.cupti.model_dump()),
+            "cupti_available": bool(cuda.cupti.found),
+        })
+
 
 class AppleGPU(GPU):
     """The integrated GPU of Apple silicon, over unified memory."""
@@ -288,11 +398,28 @@ class AppleGPU(GPU):
         """The Metal family it supports (e.g. Metal 3)."""
         return self.info.metal_support
 
+    @cached_property
+    def record(self) -> Mapping[str, Any]:
+        """Its system_profiler display record, as the library read it (read-only): model,
+        vendor, cores, Metal support, and the unified memory it uses."""
+        info = self.info
+        return MappingProxyType({"model": info.label, "vendor": info.vendor,
+                                 "cores": info.core_count, "metal": info.metal_support,
+                                 "memory_bytes": info.memory_total_bytes})
 
-class NPU(Unit):
-    """A neural processing unit."""
+    @classmethod
+    def gpu_records(cls) -> tuple[Mapping[str, Any], ...]:
+        """The display records of every Apple GPU system_profiler reports here."""
+        return tuple(g.record for g in cls.all())
+
+
+class NPU(Unit, Registry):
+    """A neural processing unit; the registry root of the NPU providers."""
 
     provider = ""
+
+    def _identity(self) -> dict[str, Any]:
+        return dict(self.info._document())
 
     @classmethod
     def all(cls) -> tuple[NPU, ...]:
@@ -303,7 +430,8 @@ class NPU(Unit):
     @classmethod
     def probe(cls, provider: str) -> tuple[NPU, ...]:
         """One provider's NPUs ("apple", "amd", "accel"); empty when it found none."""
-        return tuple(n for n in Machine().npus if n.provider == provider)
+        provider = _checks.text(provider, "provider")
+        return tuple(n for n in Machine().npus if n.provider_name == provider)
 
     @classmethod
     def is_available(cls) -> bool:
@@ -314,8 +442,9 @@ class NPU(Unit):
         """Identity, read once."""
         return NpuInfo((self._native.info()))
 
-    @cached_property
-    def provider(self) -> str:  # type: ignore[override]
+    @property
+    def provider_name(self) -> str:
+        """The provider that found it ("apple", "amd", "accel")."""
         return self.info.provider
 
     def snapshot(self, name: str = "") -> NPUSnapshot:
@@ -326,26 +455,29 @@ class NPU(Unit):
 class AppleNPU(NPU):
     """The Apple Neural Engine."""
 
+    provider = "apple"
 
-def _gpu(native: Any) -> GPU:
+
+def _gpu(native: Any, machine: Machine | None, index: int) -> GPU:
     if isinstance(native, _mainboard._NvidiaGpu):
-        return NvidiaGPU(native)
+        return NvidiaGPU(native, machine, index)
     info = native.info()
     if info.get("provider") == "apple":
-        return AppleGPU(native)
-    return GPU(native)
+        return AppleGPU(native, machine, index)
+    return GPU(native, machine, index)
 
 
-def _npu(native: Any) -> NPU:
+def _npu(native: Any, machine: Machine | None, index: int) -> NPU:
     info = native.info()
-    return AppleNPU(native) if info.get("provider") == "apple" else NPU(native)
+    cls = AppleNPU if info.get("provider") == "apple" else NPU
+    return cls(native, machine, index)
 
 
 class Host(FrozenModel):
     """The host's CPU, memory and disk together."""
 
 
-class Machine:
+class Machine(Singleton):
     """The host and its units. `Machine()` is one object per process (`Machine() is Machine()`),
     over MAINBOARD_SYSROOT or /; `Machine.over(path)` reads a recorded host instead.
 
@@ -353,38 +485,44 @@ class Machine:
     readings (memory, snapshot()) are taken at each call.
     """
 
-    _instance: Machine | None = None
-    _lock = threading.Lock()
+    def _singleton_init(self) -> None:
+        self._native = _mainboard._Machine()
+        self._sysroot: str | None = None
 
-    def __new__(cls) -> Machine:
-        with cls._lock:
-            if cls._instance is None:
-                obj = object.__new__(cls)
-                obj._native = _mainboard._Machine()
-                cls._instance = obj
-            return cls._instance
+    def _sysroot_key(self) -> str | None:
+        return self._sysroot
 
     @classmethod
     def over(cls, sysroot: str | os.PathLike[str], *, toolchain_cache: bool = False) -> Machine:
-        """A machine over a recorded host (a `mainboard gather` tree), not the singleton."""
+        """A machine over a recorded host (a `mainboard gather` tree), not the singleton.
+        Raises FileNotFoundError or NotADirectoryError when `sysroot` is not a directory."""
+        path = _checks.text(sysroot, "sysroot")
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"sysroot {path!r}: no such directory")
+        if not os.path.isdir(path):
+            raise NotADirectoryError(f"sysroot {path!r} is not a directory")
         obj = object.__new__(cls)
-        obj._native = _mainboard._Machine(_checks.text(sysroot, "sysroot"), toolchain_cache)
+        obj._native = _mainboard._Machine(path, toolchain_cache)
+        obj._sysroot = os.path.abspath(path)
         return obj
+
+    def __reduce__(self) -> Any:
+        return (_machine_of, (self._sysroot,))
 
     @cached_property
     def cpu(self) -> CPU:
         """The host CPU."""
-        return CPU(self._native.cpu())
+        return CPU(self._native.cpu(), self, 0)
 
     @cached_property
     def gpus(self) -> tuple[GPU, ...]:
         """GPUs across every provider, in CUDA's order for NVIDIA."""
-        return tuple(_gpu(g) for g in self._native.gpus())
+        return tuple(_gpu(g, self, i) for i, g in enumerate(self._native.gpus()))
 
     @cached_property
     def npus(self) -> tuple[NPU, ...]:
         """NPUs across every provider."""
-        return tuple(_npu(n) for n in self._native.npus())
+        return tuple(_npu(n, self, i) for i, n in enumerate(self._native.npus()))
 
     @cached_property
     def units(self) -> tuple[Unit, ...]:
@@ -448,7 +586,7 @@ class Machine:
     @property
     def memory_hardware(self) -> MemoryHardware:
         """The installed memory: total, swap, DIMM slots and modules where readable."""
-        return MemoryHardware((self._native.memory_hardware()))
+        return MemoryHardware(machine=self)
 
     @property
     def cgroup_memory(self) -> CgroupMemory:
@@ -465,10 +603,14 @@ class Machine:
         """The job's scratch space (TMPDIR, the scheduler's local disk) and its free space."""
         return Scratch((self._native.scratch()))
 
-    def snapshot(self, *, toolchain: bool = True) -> MachineSnapshot:
+    def snapshot(self, *, toolchain: bool = True) -> MachineSnapshot:  # noqa: D401
         """Everything, now, in one model; never raises (what could not be read says why in
         `diagnostics`)."""
         return MachineSnapshot((self._native.snapshot(toolchain)))
 
     def __repr__(self) -> str:
         return f"Machine(sysroot={self._native.sysroot!r})"
+
+
+def _machine_of(sysroot: str | None) -> Machine:
+    return Machine() if sysroot is None else Machine.over(sysroot)

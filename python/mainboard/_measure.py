@@ -9,9 +9,7 @@ import math
 import os
 import sys
 import time
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from . import _checks, _mainboard
 from ._machine import Machine
@@ -50,6 +48,41 @@ class ProfileReport(FrozenModel):
 
     _nested = {"kernels": KernelStat}
 
+    @classmethod
+    def _prepare(cls, document: dict[str, Any]) -> dict[str, Any]:
+        """`unavailable` as the reference has it, activity-kind labels ("kernel", "memcpy", …;
+        "device" for device sampling), with each one's reason in `unavailable_reasons`. The
+        library's report says "kind: reason"; a trace that did not start at all names
+        gpu_activity, and every kind requested (`requested`) is then unavailable for it."""
+        if "unavailable_reasons" in document:
+            return document
+        requested = [k for k in document.get("requested") or []]
+        labels: list[str] = []
+        reasons: dict[str, str] = {}
+        for entry in document.get("unavailable") or []:
+            head, _, reason = str(entry).partition(": ")
+            if not reason:
+                head, reason = "gpu_activity", str(entry)
+            kinds = [k for k in requested if k not in reasons] if head == "gpu_activity" else [head]
+            if head == "gpu_activity" and not kinds and not requested:
+                kinds = [n.lower() for n in ("KERNEL", "MEMCPY", "MEMSET") if n.lower() not in reasons]
+            for kind in kinds:
+                if kind not in reasons:
+                    labels.append(kind)
+                    reasons[kind] = reason
+        document = dict(document)
+        document["unavailable"] = labels
+        document["unavailable_reasons"] = reasons
+        return document
+
+    @property
+    def unavailable_reasons(self) -> Mapping[str, str]:
+        """Why each label of `unavailable` could not be traced ("no CUDA driver", …)."""
+        return dict(self._document().get("unavailable_reasons") or {})
+
+    def __str__(self) -> str:
+        return self.report()
+
     @property
     def bound(self) -> Bound:
         """Whether the dominant work is memory- or compute-bound (or unknown)."""
@@ -69,14 +102,31 @@ class ProfileReport(FrozenModel):
             raise ValueError("iterations must be a positive int")
         if peak_bandwidth_gbps < 0:
             raise ValueError("peak_bandwidth_gbps must not be negative")
-        return cls(_mainboard._report_from_profile(
+        _checks.number(peak_bandwidth_gbps, "peak_bandwidth_gbps", 0)
+        document = _mainboard._report_from_profile(
             profile._native, iterations, float(peak_bandwidth_gbps),
-            None if supported is None else int(supported),
-            None if requested is None else int(requested)))
+            None if supported is None else int(Activity(supported)),
+            None if requested is None else int(Activity(requested)))
+        document["requested"] = _activity_names(requested if requested is not None
+                                                else Activity.DEFAULT)
+        return cls(document)
 
     def report(self) -> str:
         """A compact plain-text verdict and the kernel table."""
-        return _mainboard._report_text(self.model_dump_json())
+        import json
+
+        document = self.model_dump()
+        reasons = document.pop("unavailable_reasons", {})
+        document.pop("requested", None)
+        document["unavailable"] = [f"{k}: {reasons.get(k, 'not traced')}"
+                                   for k in document.get("unavailable", [])]
+        return _mainboard._report_text(json.dumps(document))
+
+
+def _activity_names(kinds: Activity) -> list[str]:
+    return [a.name.lower() for a in (Activity.KERNEL, Activity.MEMCPY, Activity.MEMSET,
+                                     Activity.SYNCHRONIZATION, Activity.OVERHEAD,
+                                     Activity.COUNTERS) if a in Activity(kinds)]
 
 
 def profile(fn: Callable[[], Any], *, iters: int = 1, warmup: int = 0,
@@ -86,19 +136,57 @@ def profile(fn: Callable[[], Any], *, iters: int = 1, warmup: int = 0,
     and device sampling, and returns the verdict. `sync` is a device barrier after each run
     (torch.cuda.synchronize), so asynchronous GPU work is captured."""
     if not callable(fn):
-        raise TypeError("profile() needs a callable")
-    if iters < 1 or warmup < 0:
-        raise ValueError("iters must be at least 1 and warmup not negative")
+        raise TypeError(f"profile() needs a callable (fn), not {type(fn).__name__}")
+    if sync is not None and not callable(sync):
+        raise TypeError(f"sync is a callable (a device barrier) or None, not {type(sync).__name__}")
+    _checks.integer(iters, "iters", 1, 2**31 - 1)
+    _checks.integer(warmup, "warmup", 0, 2**31 - 1)
+    _checks.integer(device_index, "device_index", 0, 2**31 - 1)
+    kinds = _activities(kinds, "kinds")
     m = machine or Machine()
     report, _ = _mainboard._profile(fn, iters, warmup, sync, int(kinds), device_index, m._native)
+    report["requested"] = _activity_names(kinds)
     return ProfileReport(report)
+
+
+def _activities(value: Any, name: str) -> Activity:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} is an Activity, not {type(value).__name__}")
+    if value & ~int(Activity.ALL) or value < 0:
+        raise ValueError(f"{name}: {value!r} has bits that name no Activity "
+                         f"(Activity.ALL is {int(Activity.ALL)})")
+    return Activity(value)
 
 
 class Reach:
     """What Profiler.measure reaches: a command to launch, a running process, or here."""
 
     def __init__(self, kind: str, argv: Sequence[str] = (), pid: int = 0) -> None:
+        if kind not in ("here", "command", "process"):
+            raise ValueError(f"a Reach is 'here', 'command' or 'process', not {kind!r}")
+        if kind == "command":
+            if isinstance(argv, (str, bytes)):
+                raise TypeError("a command is a sequence of arguments, not one str")
+            argv = [_checks.text(a, f"argv[{i}]") for i, a in enumerate(argv)]
+            if not argv:
+                raise ValueError("a command needs a program to run")
+        if kind == "process":
+            _checks.integer(pid, "pid", 1, _checks.PID_MAX)
         self.kind, self.argv, self.pid = kind, tuple(argv), pid
+
+    def __repr__(self) -> str:
+        if self.kind == "command":
+            return f"Reach.command({list(self.argv)!r})"
+        if self.kind == "process":
+            return f"Reach.process({self.pid})"
+        return "Reach.here()"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Reach) and (self.kind, self.argv, self.pid)
+                == (other.kind, other.argv, other.pid))
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.argv, self.pid))
 
     @classmethod
     def here(cls) -> Reach:
@@ -235,15 +323,24 @@ class StackDump(FrozenModel):
 
 
 def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
-         timeout: float = 10.0, native: bool = False) -> StackDump:
+         executable: str | os.PathLike[str] | None = None, timeout: float = 10.0,
+         native: bool = False) -> StackDump:
     """One stack of every thread of `pid` (only the main thread's without `all_threads`): its
     Python stacks when it runs CPython 3.9–3.13, read from outside without stopping it; with
     `native`, also the native frames between them (each thread stopped while it is read). Other
     processes get native stacks. The process is always let go again. Raises TimeoutError when
     the dump takes longer than `timeout` seconds (it still lets the process go when it ends).
     With `async_aware`, `tasks` lists every asyncio task (CPython 3.11–3.13): its chain of
-    awaits innermost first, what it waits for, and which tasks await it."""
+    awaits innermost first, what it waits for, and which tasks await it.
+
+    `executable` names the interpreter to read the stacks with (by default sys.executable):
+    the library reads the target's memory itself, so it is only checked here (it must exist);
+    the target's own interpreter decides the frame layout."""
     _checks.integer(pid, "pid", 1, _checks.PID_MAX)
+    if executable is not None:
+        path = _checks.text(executable, "executable")
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"executable {path!r}: no such file")
     import threading
 
     limit = _checks.seconds(timeout)  # None (or math.inf): no limit
@@ -287,11 +384,49 @@ def measure(reach: Reach, *, collection: Collection | None = None,
         "(with Profiler(): ...), not with measure()")
 
 
-# The reference's classmethods of Profiler.
-Profiler.run = staticmethod(run)  # type: ignore[attr-defined]
-Profiler.attach = staticmethod(attach)  # type: ignore[attr-defined]
-Profiler.dump = staticmethod(dump)  # type: ignore[attr-defined]
-Profiler.measure = staticmethod(measure)  # type: ignore[attr-defined]
+def run_instrumented(target: Sequence[str] | str | os.PathLike[str], *,
+                     tachyon: Sampler | None = None,
+                     executable: str | os.PathLike[str] | None = None,
+                     features: Feature = Feature.DEFAULT,
+                     activities: Activity = Activity.DEFAULT,
+                     timeout: float | None = None) -> Profile:
+    """Runs the target once with the local collectors (its own spans, device readings and GPU
+    activity, as `features` and `activities` say) and, when `tachyon` is given, under the
+    stack sampler it describes (a Sampler: the external sampler model); without it no stacks
+    are sampled. `executable` is the interpreter a Python script runs under (sys.executable by
+    default). `timeout`: seconds until the target is ended (None: never)."""
+    if tachyon is not None and not isinstance(tachyon, Sampler):
+        raise TypeError(f"tachyon is a Sampler or None, not {type(tachyon).__name__}")
+    python = sys.executable if executable is None else _checks.text(executable, "executable")
+    if isinstance(target, (str, os.PathLike)) and _checks.text(target, "target").endswith(".py"):
+        argv = [python, _checks.text(target, "target")]
+    else:
+        argv = _argv(target, None, ())
+    collection = Collection(features=features, activities=activities)
+    options = (tachyon or Sampler())._options()
+    wanted = collection.features | Feature.STACKS if tachyon is not None else \
+        collection.features & ~Feature.STACKS
+    options.update(features=int(wanted), activities=int(collection.activities),
+                   max_spans=collection.max_spans, strict=False, timeout_s=_timeout(timeout))
+    native, _code, _signal, _timed_out = _mainboard._run(argv, options)
+    return Profile(native)
+
+
+# The reference's classmethods of Profiler: run, attach, dump, measure and run_instrumented.
+def _as_classmethod(fn: Callable[..., Any]) -> Any:
+    import functools
+
+    @functools.wraps(fn)
+    def method(cls: type, *args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+    return classmethod(method)
+
+
+Profiler.run = _as_classmethod(run)  # type: ignore[attr-defined]
+Profiler.attach = _as_classmethod(attach)  # type: ignore[attr-defined]
+Profiler.dump = _as_classmethod(dump)  # type: ignore[attr-defined]
+Profiler.measure = _as_classmethod(measure)  # type: ignore[attr-defined]
+Profiler.run_instrumented = _as_classmethod(run_instrumented)  # type: ignore[attr-defined]
 
 
 def gpu_busy(index: int = 0, *, util_threshold: float = 10, memory_threshold_pct: float = 90.0,
@@ -317,149 +452,3 @@ def wait_for_idle(index: int = 0, *, timeout: float = 30.0, poll_interval: float
     _checks.number(memory_threshold_pct, "memory_threshold_pct", 0, 100)
     return _mainboard._wait_for_idle((machine or Machine())._native, index, timeout,
                                      poll_interval, util_threshold, memory_threshold_pct, sleep)
-
-
-class Meter:
-    """Times a region and tracks peak host and GPU memory over its samples (at enter, at each
-    sample(), at exit). No background thread: the caller drives the sampling."""
-
-    def __init__(self, machine: Machine | None = None) -> None:
-        self._machine = machine or Machine()
-        self._native: Any = None
-
-    def __enter__(self) -> Meter:
-        self._native = _mainboard._Meter(self._machine._native)
-        return self
-
-    def __exit__(self, *exc: Any) -> bool:
-        self._native.stop()
-        return False
-
-    def sample(self) -> None:
-        """One reading of host and GPU memory now, folded into the peaks."""
-        self._live().sample()
-
-    def _live(self) -> Any:
-        if self._native is None:
-            raise _mainboard.MainboardError("the meter is not running: use it as `with meter() as m:`")
-        return self._native
-
-    @property
-    def elapsed_s(self) -> float:
-        """Seconds since the region began (until it ended, once it has)."""
-        return self._live().elapsed_s
-
-    @property
-    def peak_host_gb(self) -> float:
-        """The highest host memory in use over the samples, in GiB."""
-        return self._live().peak_host_gb
-
-    @property
-    def peak_gpu_gb(self) -> float:
-        """The highest GPU memory in use over the samples (all GPUs together), in GiB."""
-        return self._live().peak_gpu_gb
-
-    @property
-    def host_delta_gb(self) -> float:
-        """Host memory in use at the last sample minus at the first, in GiB."""
-        return self._live().host_delta_gb
-
-
-def meter() -> Meter:
-    """A meter on this machine: `with meter() as m: ...`, then m.elapsed_s, m.peak_host_gb,
-    m.peak_gpu_gb, m.host_delta_gb."""
-    return Meter(Machine())
-
-
-class MachineView:
-    """The terminal schematic of a machine: memory on the left, every unit on the right with
-    an arrow labelled by the fabric between them, and a summary line. The view is of one
-    snapshot, taken when it is made."""
-
-    def __init__(self, machine: Machine | None = None) -> None:
-        self.machine = machine or Machine()
-        self._native = _mainboard._MachineView(self.machine._native)
-
-    def renderable(self, *, color: bool = False, width: int = 80) -> str:
-        """The schematic as text (ANSI colours when `color`)."""
-        return self._native.render(color, width)
-
-    def print(self, *, color: bool = True, width: int | None = None) -> None:
-        """Prints the schematic, coloured on a terminal unless NO_COLOR is set."""
-        tty = sys.stdout.isatty()
-        if width is None:
-            width = os.get_terminal_size().columns if tty else 80
-        sys.stdout.write(self.renderable(color=color and tty and not os.environ.get("NO_COLOR"),
-                                         width=width))
-
-    def compact_summary(self) -> str:
-        """One short line: host, CPU, memory, accelerators, memory cap, scratch."""
-        return self._native.compact_summary()
-
-    def memory_title(self) -> str:
-        """The memory box's title: its size, and "unified" where GPUs share it."""
-        return self._native.memory_title()
-
-    def memory_rows(self) -> list[str]:
-        """The memory box's lines: use, swap, cgroup cap, DIMMs."""
-        return self._native.memory_rows()
-
-    def cpu_rows(self) -> list[str]:
-        """The CPU box's lines: cores, clocks, caches, load."""
-        return self._native.cpu_rows()
-
-    def gpu_title(self, index: int) -> str:
-        """GPU `index`'s box title: its name and architecture."""
-        return self._native.gpu_title(index)
-
-    def gpu_rows(self, gpu: int | Any) -> list[str]:
-        """A GPU box's lines (by index or GPU): memory, utilization, clocks, power, PCIe."""
-        return self._native.gpu_rows(self._index(gpu, self.machine.gpus))
-
-    def npu_title(self, index: int) -> str:
-        """NPU `index`'s box title."""
-        return self._native.npu_title(index)
-
-    def npu_rows(self, npu: int | Any) -> list[str]:
-        """An NPU box's lines (by index or NPU)."""
-        return self._native.npu_rows(self._index(npu, self.machine.npus))
-
-    def connection_label(self, kind: str, index: int = 0) -> str:
-        """How memory reaches a unit of `kind` ("cpu", "gpu", "npu"): DDR5-4800, PCIe 5 x16…"""
-        return self._native.connection_label(str(getattr(kind, "value", kind)), index)
-
-    def fabric_label(self) -> str:
-        """The dominant host-to-accelerator fabric (PCIe 5 x16, NVLink-C2C, unified); empty
-        without accelerators."""
-        return self._native.fabric_label()
-
-    def swap_label(self) -> str:
-        """Swap in use and its size."""
-        return self._native.swap_label()
-
-    @staticmethod
-    def metal_label(value: str) -> str:
-        """A human label for a macOS Metal identifier ("spdisplays_metal3" → "Metal 3")."""
-        return _mainboard._MachineView.metal_label(value)
-
-    @staticmethod
-    def bytes(value: int) -> str:
-        """A byte count as the view writes it ("1.5 GiB")."""
-        return _mainboard._MachineView.bytes(value)
-
-    @staticmethod
-    def capacity_pair(used_bytes: int, total_bytes: int) -> str:
-        """Used and total in one unit where that reads well ("12.0 / 80.0 GiB")."""
-        return _mainboard._MachineView.capacity_pair(used_bytes, total_bytes)
-
-    @staticmethod
-    def memory_usage(memory: Memory) -> str:
-        """A Memory reading as a gauge and its capacity pair; its total alone when use is
-        unknown."""
-        return _mainboard._MachineView.memory_usage(memory.model_dump_json())
-
-    @staticmethod
-    def _index(unit: int | Any, units: tuple[Any, ...]) -> int:
-        if isinstance(unit, int):
-            return unit
-        return units.index(unit)

@@ -7,13 +7,11 @@ import functools
 import os
 import sys
 import time
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from . import _checks, _mainboard
 from ._machine import Machine
-from ._models import FrozenModel, _copy, models_of
+from ._models import FrozenModel, _copy, _rebuild, models_of
 from ._snapshot import MachineSnapshot
 
 span = _mainboard.span
@@ -47,15 +45,70 @@ class Activity(enum.IntFlag):
 NativeActivity = Activity
 
 
-_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect
+_CO_GENERATOR = 0x20  # inspect's code flags, without importing inspect
+_CO_COROUTINE = 0x80
+_CO_ASYNC_GENERATOR = 0x200
 
 
 def _decorate(fn: Callable[..., Any], name: str | None) -> Callable[..., Any]:
-    """`fn` wrapped in a span named `name` (its qualified name by default); coroutine functions
-    stay coroutine functions."""
+    """`fn` wrapped in a span named `name` (its qualified name by default). Coroutine functions
+    stay coroutine functions. A generator (or async generator) function's span is open while
+    its body runs: around each step of the iteration, not around the call that only makes the
+    generator, so `calls` counts steps and `total` is the time spent producing items."""
     label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
     code = getattr(fn, "__code__", None)
-    if code is not None and code.co_flags & _CO_COROUTINE:
+    flags = code.co_flags if code is not None else 0
+    if flags & _CO_ASYNC_GENERATOR:
+        @functools.wraps(fn)
+        async def wrapper_async_gen(*args: Any, **kwargs: Any) -> Any:
+            agen = fn(*args, **kwargs)
+            to_send: Any = None
+            to_throw: BaseException | None = None
+            try:
+                while True:
+                    try:
+                        with span(label):
+                            if to_throw is not None:
+                                item = await agen.athrow(to_throw)
+                            else:
+                                item = await agen.asend(to_send)
+                    except StopAsyncIteration:
+                        return
+                    to_throw = None
+                    try:
+                        to_send = yield item
+                    except GeneratorExit:
+                        raise
+                    except BaseException as e:  # thrown in by the consumer: into the body
+                        to_throw, to_send = e, None
+            finally:
+                await agen.aclose()
+        return wrapper_async_gen
+    if flags & _CO_GENERATOR:
+        @functools.wraps(fn)
+        def wrapper_gen(*args: Any, **kwargs: Any) -> Any:
+            gen = fn(*args, **kwargs)
+            to_send: Any = None
+            to_throw: BaseException | None = None
+            try:
+                while True:
+                    try:
+                        with span(label):
+                            item = gen.throw(to_throw) if to_throw is not None else \
+                                gen.send(to_send)
+                    except StopIteration as stop:
+                        return stop.value
+                    to_throw = None
+                    try:
+                        to_send = yield item
+                    except GeneratorExit:
+                        raise
+                    except BaseException as e:  # thrown in by the consumer: into the body
+                        to_throw, to_send = e, None
+            finally:
+                gen.close()
+        return wrapper_gen
+    if flags & _CO_COROUTINE:
         @functools.wraps(fn)
         async def wrapper_async(*args: Any, **kwargs: Any) -> Any:
             with span(label):
@@ -82,9 +135,63 @@ class SpanStat(FrozenModel):
     """Exact statistics of one span path over the session: path, name, calls, total_ns,
     self_ns, min_ns, max_ns."""
 
+    path: str
+    name: str
+    calls: int
+    total_ns: int
+    self_ns: int
+    min_ns: int
+    max_ns: int
+
     @property
     def avg_ns(self) -> float:
+        """Mean time per call."""
         return self.total_ns / self.calls if self.calls else 0.0
+
+
+class NameStat(FrozenModel):
+    """One span name's aggregate over every path it was open on: calls, total_ns (time inside
+    it, counted once where it nests in itself), avg_ns, min_ns, max_ns (the longest call: the
+    peak), and how many paths it was seen on."""
+
+    name: str
+    calls: int
+    total_ns: int
+    avg_ns: float
+    min_ns: int
+    max_ns: int
+    paths: int
+
+    @property
+    def peak_ns(self) -> int:
+        """The longest single call (max_ns)."""
+        return self.max_ns
+
+
+def _per_name(stats: Iterable[SpanStat]) -> tuple[NameStat, ...]:
+    """Per-path statistics folded per name, slowest total first. A path nested inside a span
+    of the same name (recursion) adds its calls but not its time, which its ancestor holds."""
+    by_name: dict[str, dict[str, Any]] = {}
+    for st in stats:
+        name = st.name
+        entry = by_name.setdefault(name, {"name": name, "calls": 0, "total_ns": 0,
+                                          "min_ns": None, "max_ns": 0, "paths": 0})
+        entry["calls"] += st.calls
+        entry["paths"] += 1
+        ancestors = st.path[: len(st.path) - len(name)].rstrip("/")
+        if ("/" + name + "/") not in ("/" + ancestors + "/"):
+            entry["total_ns"] += st.total_ns
+        if st.calls:
+            entry["min_ns"] = st.min_ns if entry["min_ns"] is None else min(entry["min_ns"],
+                                                                           st.min_ns)
+        entry["max_ns"] = max(entry["max_ns"], st.max_ns)
+    out = []
+    for entry in by_name.values():
+        entry["min_ns"] = entry["min_ns"] or 0
+        entry["avg_ns"] = entry["total_ns"] / entry["calls"] if entry["calls"] else 0.0
+        out.append(NameStat(entry))
+    out.sort(key=lambda n: (-n.total_ns, n.name))
+    return tuple(out)
 
 
 class IdleGap(FrozenModel):
@@ -146,29 +253,34 @@ class ProfileDiff(FrozenModel):
     _nested = {"regions": RegionDiff, "kernels": KernelDiff}
 
 
-class Profile:
+class Profile(FrozenModel):
     """One immutable result containing only evidence that was observed: span statistics and
     stored spans, device samples, GPU activity, stack samples, the machine, and what could not
-    be collected and why."""
+    be collected and why.
 
-    __slots__ = ("_native", "_document")
+    Its fields are those of the saved JSON (`model_dump()`); it pickles and copies as that
+    document, and `model_validate()` / `model_validate_json()` / `load()` read one back.
+    """
 
     def __init__(self, native: Any = None) -> None:
+        if isinstance(native, dict):  # Profile(document), as every model takes one
+            native = _native_of_document(native)
         object.__setattr__(self, "_native", native if native is not None else _mainboard._Profile())
-        object.__setattr__(self, "_document", None)
+        object.__setattr__(self, "_data", None)
+        object.__setattr__(self, "_cache", {})
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("a Profile is immutable")
-
-    def _doc(self) -> dict[str, Any]:
-        if self._document is None:
-            object.__setattr__(self, "_document", (self._native.document()))
-        return self._document
+    def _document(self) -> dict[str, Any]:
+        if self._data is None:
+            object.__setattr__(self, "_data", self._native.document())
+        return self._data
 
     def __getattr__(self, name: str) -> Any:
-        doc = self._doc()
+        if name.startswith("_"):
+            raise AttributeError(name)
+        doc = self._document()
         if name not in doc:
-            raise AttributeError(f"Profile has no field {name!r}")
+            raise AttributeError(f"Profile has no field {name!r} (its fields: "
+                                 f"{', '.join(sorted(doc))})")
         value = doc[name]
         if name == "machine" and value is not None:
             return MachineSnapshot(value)
@@ -176,20 +288,52 @@ class Profile:
             return tuple(SpanStat(v) for v in value)
         return tuple(value) if isinstance(value, list) else value
 
-    def model_dump(self) -> dict[str, Any]:
-        return _copy(self._doc())
+    @classmethod
+    def model_validate(cls, data: Any) -> Profile:
+        """A profile of a document (a mapping, as `model_dump()` or `json.load` of a saved
+        profile gives it), checked as `load()` checks a file."""
+        if isinstance(data, Profile):
+            return data
+        if not isinstance(data, dict):
+            from collections.abc import Mapping
 
-    def model_dump_json(self, *, indent: int | None = None) -> str:
-        import json
+            if not isinstance(data, Mapping):
+                raise TypeError(f"Profile.model_validate() needs a mapping, "
+                                f"not {type(data).__name__}")
+            data = dict(data)
+        return cls(_native_of_document(data))
 
-        return json.dumps(self._doc(), indent=indent, sort_keys=True)
+    @classmethod
+    def model_validate_json(cls, text: str | bytes | bytearray) -> Profile:
+        """A profile of JSON text (what save() writes)."""
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode("utf-8")
+        if not isinstance(text, str):
+            raise TypeError(f"Profile.model_validate_json() needs str or bytes, "
+                            f"not {type(text).__name__}")
+        return cls(_mainboard._Profile.parse(text))
+
+    def model_copy(self, *, update: Any = None, deep: bool = False) -> Profile:
+        """A copy; with `update`, of the document with those fields replaced (checked again)."""
+        if not update:
+            return self
+        return Profile.model_validate({**self.model_dump(), **dict(update)})
+
+    def __reduce__(self) -> Any:
+        return (_profile_from_json, (self.model_dump_json(),))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Profile) and self._doc() == other._doc()
+        return isinstance(other, Profile) and self._document() == other._document()
 
     __hash__ = None  # type: ignore[assignment]
 
-    def stats(self) -> tuple[SpanStat, ...]:
+    def stats(self) -> tuple[NameStat, ...]:
+        """Per-name aggregates (calls, total, avg, min, peak), slowest total first: a name
+        open on several paths (step/forward and eval/forward) is one entry. path_stats() gives
+        each path."""
+        return _per_name(self.path_stats())
+
+    def path_stats(self) -> tuple[SpanStat, ...]:
         """Per-path statistics (calls, total, self, min, max), slowest total first."""
         return models_of(SpanStat, self._native.stats())
 
@@ -228,14 +372,14 @@ class Profile:
         """Regions and kernels against `baseline`, largest absolute change first."""
         return ProfileDiff((self._native.diff(baseline._native)))
 
-    def folded(self, per_process: bool = False) -> str:
+    def folded(self, per_process: bool = False) -> str:  # noqa: FBT001
         """The stack samples as folded stacks (flamegraph.pl, speedscope, inferno), each line
         rooted at the command's name so runs add up; with `per_process`, at each thread."""
         return self._native.folded(per_process)
 
     def speedscope_json(self) -> str:
         """The stack samples as a speedscope document."""
-        return self._native.speedscope_json()
+        return self._native.speedscope()
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the profile (JSON) to `path`, atomically."""
@@ -262,10 +406,25 @@ class Profile:
                              for line in text.splitlines()) + "\n"
         sys.stdout.write(text)
 
+    def __str__(self) -> str:
+        return self.report()
+
     def __repr__(self) -> str:
-        doc = self._doc()
+        doc = self._document()
         return (f"Profile(pid={doc['pid']}, paths={len(doc['paths'])}, "
                 f"spans={len(doc['spans'])}, samples={len(doc['samples'])})")
+
+
+
+
+def _native_of_document(document: dict[str, Any]) -> Any:
+    import json
+
+    return _mainboard._Profile.parse(json.dumps(document))
+
+
+def _profile_from_json(text: str) -> Profile:
+    return Profile(_mainboard._Profile.parse(text))
 
 
 def _top(value: Any, name: str = "top") -> int:
@@ -346,10 +505,12 @@ class Collection(FrozenModel):
 
 
 class Profiler:
-    """A bounded profiling session: active from construction (or `with`) until stop(). Spans
-    anywhere in the process are recorded while it is active; only one can be active at a time.
-    `features` controls what may be collected; the Profile holds only what was observed.
-    Stack sampling applies to Profiler.run, attach and dump, not to this process.
+    """A bounded profiling session. Spans anywhere in the process are recorded while it is
+    active: from entering its context (`with Profiler() as p:`, or `p.start()`) until the
+    context ends (or `p.stop()`). Made but not entered, it records nothing, and only one can
+    be active at a time. A stopped profiler keeps its result; it cannot be started again (make
+    a new one). `features` controls what may be collected; the Profile holds only what was
+    observed. Stack sampling applies to Profiler.run, attach and dump, not to this process.
     """
 
     def __init__(self, *, features: Feature = Feature.DEFAULT,
@@ -360,14 +521,22 @@ class Profiler:
         c = Collection(features=features, activities=activities, device_index=device_index,
                        sample_interval_ms=sample_interval_ms, max_spans=max_spans, auto=auto,
                        strict=strict)
+        if machine is not None and not isinstance(machine, Machine):
+            raise TypeError(f"machine is a mainboard.Machine, not {type(machine).__name__}")
+        if c.auto:
+            _check_modules(c.auto)
         self._collection = c
         self._machine = machine
-        self._native = _mainboard._Profiler(
-            int(c.features), int(c.activities), c.device_index, c.sample_interval_ms,
-            c.max_spans, c.strict, False, machine._native if machine is not None else None)
-        self._auto = None
-        if c.auto:
-            self.auto(c.auto)
+        self._native: Any = None
+        self._state = "new"  # new, active, stopped
+        self._auto: Any = None
+
+    def __repr__(self) -> str:
+        c = self._collection
+        return (f"Profiler(state={self._state!r}, features={c.features!r}, "
+                f"activities={c.activities!r}, device_index={c.device_index}, "
+                f"sample_interval_ms={c.sample_interval_ms}, max_spans={c.max_spans}, "
+                f"auto={c.auto!r}, strict={c.strict})")
 
     @property
     def collection(self) -> Collection:
@@ -378,13 +547,39 @@ class Profiler:
     def under(cls, collection: Collection | dict[str, Any], *,
               machine: Machine | None = None) -> Profiler:
         """A profiler from one collection policy (a Collection, or a dict of its fields)."""
+        if not isinstance(collection, (Collection, dict)):
+            raise TypeError(f"under() takes a Collection (or a dict of its fields), "
+                            f"not {type(collection).__name__}")
         c = collection if isinstance(collection, Collection) else Collection(dict(collection))
         return cls(features=c.features, activities=c.activities, device_index=c.device_index,
                    sample_interval_ms=c.sample_interval_ms, max_spans=c.max_spans, auto=c.auto,
                    strict=c.strict, machine=machine)
 
-    def __enter__(self) -> Profiler:
+    def start(self) -> Profiler:
+        """Starts the session (what entering its context does) and returns the profiler.
+        Raises MainboardError when another session is active or this one has stopped."""
+        if self._state == "active":
+            raise _mainboard.MainboardError("this Profiler is already active")
+        if self._state == "stopped":
+            raise _mainboard.MainboardError(
+                "this Profiler has stopped (its result() is kept); make a new Profiler to "
+                "profile again")
+        c = self._collection
+        machine = self._machine
+        self._native = _mainboard._Profiler(
+            int(c.features), int(c.activities), c.device_index, c.sample_interval_ms,
+            c.max_spans, c.strict, False, machine._native if machine is not None else None)
+        self._state = "active"
+        if c.auto:
+            try:
+                self.auto(c.auto)
+            except BaseException:
+                self.stop()
+                raise
         return self
+
+    def __enter__(self) -> Profiler:
+        return self.start()
 
     def __exit__(self, *exc: Any) -> bool:
         self.stop()
@@ -392,38 +587,54 @@ class Profiler:
 
     @property
     def active(self) -> bool:
-        """Whether the session records now (until stop() or the end of `with`)."""
-        return self._native.active
+        """Whether the session records now: between start (entering the context) and stop."""
+        return self._state == "active" and self._native.active
 
     def stop(self) -> None:
-        """Ends the session: spans stop recording, the sampler stops, the Profile is frozen."""
+        """Ends the session: spans stop recording, the sampler stops, the Profile is frozen.
+        Stopping a profiler that never started or has stopped does nothing."""
         if self._auto is not None:
             self._auto.stop()
             self._auto = None
-        self._native.stop()
+        if self._native is not None:
+            self._native.stop()
+        if self._state == "active":
+            self._state = "stopped"
 
     def stop_sampler(self) -> None:
         """Stops the session's device sampler and releases it; spans go on recording."""
-        self._native.stop_sampler()
+        if self._native is not None:
+            self._native.stop_sampler()
 
     def sample(self) -> None:
         """One device reading now, when the device feature is on."""
-        self._native.sample()
+        if self._native is not None:
+            self._native.sample()
 
     def enter(self, name: str) -> SpanToken:
-        """Opens a span named at run time; returns the token that closes it."""
-        token = self._native.enter(_checks.text(name, "name"))
+        """Opens a span named at run time; returns the token that closes it (a token that
+        closes nothing when the session is not active)."""
+        name = _checks.text(name, "name")
+        if self._native is None:
+            return SpanToken((0, 0, None))
+        token = self._native.enter(name)
         return SpanToken((token.depth, token.session, token))
 
     def exit(self, token: SpanToken, wall_ns: int | None = None) -> None:
-        """Closes the span of `token` (and any opened inside it since), folding its time into the
-        session. The library times spans itself, on its own clock, so `wall_ns` (a caller's own
-        measure of the span) is checked but not used."""
+        """Closes the span of `token` (and any opened inside it since), folding its time into
+        the session. With `wall_ns`, the span took that long by the caller's own measure: it
+        is recorded with that duration (ending wall_ns after it began) instead of the time
+        until this call."""
         if wall_ns is not None:
             _checks.integer(wall_ns, "wall_ns")
         if not isinstance(token, SpanToken):
             raise TypeError(f"exit() takes the token enter() returned, not {type(token).__name__}")
-        self._native.exit(token[2])
+        if token[2] is None or self._native is None:
+            return
+        if wall_ns is None:
+            self._native.exit(token[2])
+        else:
+            self._native.exit_after(token[2], wall_ns)
 
     def auto(self, modules: Iterable[str]) -> None:
         """A span for every function and method owned by `modules` (qualified names)."""
@@ -436,12 +647,20 @@ class Profiler:
 
     def result(self) -> Profile:
         """The evidence observed so far, frozen into one Profile; the session goes on. GPU
-        activity is what CUPTI has delivered so far (a buffer it is still filling comes later)."""
+        activity is what CUPTI has delivered so far (a buffer it is still filling comes later).
+        Before the session starts, an empty Profile."""
+        if self._native is None:
+            return Profile()
         return Profile(self._native.result())
 
-    def stats(self) -> tuple[SpanStat, ...]:
-        """Per-path statistics of the spans so far (exact past max_spans), slowest total first."""
+    def stats(self) -> tuple[NameStat, ...]:
+        """Per-name aggregates of the spans so far (exact past max_spans), slowest total
+        first."""
         return self.result().stats()
+
+    def path_stats(self) -> tuple[SpanStat, ...]:
+        """Per-path statistics of the spans so far, slowest total first."""
+        return self.result().path_stats()
 
     def bottlenecks(self, top: int = 10) -> tuple[SpanStat, ...]:
         """The `top` slowest span paths so far, by total wall time."""
@@ -524,8 +743,31 @@ class Profiler:
 
     @property
     def traced_activities(self) -> Activity:
+        """The GPU activity kinds CUPTI accepted for this session (none before it starts)."""
+        if self._native is None:
+            return Activity(0)
         names = self._native.traced_activities()
         out = Activity(0)
         for n in names.split("|") if names else ():
             out |= Activity[n.upper()]
         return out
+
+
+def _check_modules(modules: Sequence[str]) -> None:
+    """Profiler(auto=...) names modules by their import names: each must be a dotted name, and
+    importable (imported, or found by the import system) so that a typo is not silently a
+    session without its spans."""
+    import importlib.util
+
+    for name in modules:
+        if not isinstance(name, str) or not name or not all(
+                part.isidentifier() for part in name.split(".")):
+            raise ValueError(f"auto: {name!r} is not a module name")
+        if name in sys.modules:
+            continue
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            raise ValueError(f"auto: no module named {name!r} (import it, or check the name)")

@@ -5,14 +5,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 from ._models import GIB, FrozenModel
 
 
 class UnitKind(enum.Enum):
+    """The category of a schedulable unit."""
+
     CPU = "cpu"
     GPU = "gpu"
     NPU = "npu"
@@ -38,7 +38,19 @@ class Memory(FrozenModel):
     currently free bytes when known. scope: region name (system, vram, unified). unified:
     whether CPU and accelerators share the pool. source: where the figure came from.
     supported: whether this platform exposes the reading; reason: why not, when it does not.
+    `Memory()` is an empty reading (0 bytes, unsupported); `Memory.system()` reads the host's.
     """
+
+    total_bytes: int
+    used_bytes: int | None
+    free_bytes: int | None
+    scope: str
+    unified: bool
+    source: str
+    supported: bool
+    reason: str
+    _defaults = {"total_bytes": 0, "used_bytes": None, "free_bytes": None, "scope": "system",
+                 "unified": False, "source": "", "supported": False, "reason": ""}
 
     @property
     def total_gb(self) -> float:
@@ -64,8 +76,14 @@ class Memory(FrozenModel):
 
     @classmethod
     def system(cls, scope: str = "system", unified: bool = False) -> Memory:
-        """Live system RAM, read now (/proc/meminfo, or sysctl on a Mac)."""
+        """Live system RAM, read now (/proc/meminfo, or sysctl on a Mac). `scope`: the region
+        name recorded; `unified`: whether CPU and accelerators share this pool."""
         from ._machine import Machine
+
+        if not isinstance(scope, str):
+            raise TypeError(f"scope is a str (a region name), not {type(scope).__name__}")
+        if not isinstance(unified, bool):
+            raise TypeError(f"unified is a bool, not {type(unified).__name__}")
 
         data = Machine()._memory_document()
         data["scope"] = scope
@@ -96,12 +114,28 @@ class UnitSnapshot(FrozenModel):
     clocks, memory, utilization, energy, thermal.
     """
 
+    name: str
+    unit_name: str
+    kind: UnitKind
+    vendor: str
+    timestamp_ns: int
+    clocks: tuple[ClockReading, ...]
+    memory: Memory
+    utilization: Utilization
+    energy: Energy
+    thermal: Thermal
     _nested = {"clocks": ClockReading, "memory": Memory, "utilization": Utilization,
                "energy": Energy, "thermal": Thermal}
 
     @property
+    def kind(self) -> UnitKind:  # type: ignore[override]
+        """The unit's category (the enum; the document holds its value)."""
+        return UnitKind(self._document()["kind"])
+
+    @property
     def unit_kind(self) -> UnitKind:
-        return UnitKind(self.kind)
+        """The same as `kind` (an older name)."""
+        return self.kind
 
 
 class PcieReading(FrozenModel):
@@ -122,19 +156,51 @@ class GpuInfo(FrozenModel):
     _nested = {"mig_devices": MigDevice}
 
 
-class GPUSnapshot(UnitSnapshot):
-    """Point-in-time reading of all GPU sensors: a UnitSnapshot (its fields are this model's too)
-    with the identity (`info`), PCIe, fan speed and compute processes."""
+#: The GPU readings the reference reads as zero where the device does not report them (the
+#: reading's `supported` and `reason` still say so).
+_GPU_ZEROS = {"utilization": ("compute_pct", "memory_pct"),
+              "thermal": ("temperature_c", "slowdown_c", "shutdown_c"),
+              "energy": ("power_w", "power_limit_w", "energy_j"),
+              "pcie": ("tx_kbps", "rx_kbps")}
 
-    _nested = {"info": GpuInfo, "telemetry": UnitSnapshot, "memory_regions": Memory,
+
+def _flatten(document: dict[str, Any]) -> dict[str, Any]:
+    """A device snapshot as the reference lists it: the unit's telemetry at the top level (the
+    library's JSON nests it under `telemetry`, beside `info`)."""
+    telemetry = document.get("telemetry")
+    if isinstance(telemetry, dict):
+        document = dict(document)
+        del document["telemetry"]
+        for name, value in telemetry.items():
+            document.setdefault(name, value)
+    return document
+
+
+class GPUSnapshot(UnitSnapshot):
+    """Point-in-time reading of all GPU sensors: the UnitSnapshot fields, then pcie (PCIe TX/RX
+    throughput), fan_speed_pct (0 without a fan or a reading), processes (compute processes and
+    their GPU memory), and beyond the reference: info (the GPU's identity), health,
+    unit_activity and memory_regions. Utilization, temperatures, power and PCIe throughput read
+    0 where unsupported, as the GPU's properties do; their `supported` and `reason` say why."""
+
+    pcie: PcieReading
+    fan_speed_pct: float
+    processes: tuple[GpuProcess, ...]
+    info: GpuInfo
+    _nested = {**UnitSnapshot._nested, "info": GpuInfo, "memory_regions": Memory,
                "pcie": PcieReading, "processes": GpuProcess}
 
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return super().__getattr__(name)
-        except AttributeError:
-            telemetry = super().__getattr__("telemetry")
-            return getattr(telemetry, name)
+    @classmethod
+    def _prepare(cls, document: dict[str, Any]) -> dict[str, Any]:
+        document = _flatten(document)
+        if document.get("fan_speed_pct") is None:
+            document["fan_speed_pct"] = 0.0
+        for reading, fields in _GPU_ZEROS.items():
+            value = document.get(reading)
+            if isinstance(value, dict):
+                document[reading] = {**value, **{f: 0.0 for f in fields
+                                                 if f in value and value[f] is None}}
+        return document
 
 
 class NpuInfo(FrozenModel):
@@ -142,15 +208,14 @@ class NpuInfo(FrozenModel):
 
 
 class NPUSnapshot(UnitSnapshot):
-    """Point-in-time reading of an NPU: identity and neutral telemetry."""
+    """Point-in-time reading of an NPU: the UnitSnapshot fields and its identity (`info`)."""
 
-    _nested = {"info": NpuInfo, "telemetry": UnitSnapshot}
+    info: NpuInfo
+    _nested = {**UnitSnapshot._nested, "info": NpuInfo}
 
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return super().__getattr__(name)
-        except AttributeError:
-            return getattr(super().__getattr__("telemetry"), name)
+    @classmethod
+    def _prepare(cls, document: dict[str, Any]) -> dict[str, Any]:
+        return _flatten(document)
 
 
 class CacheInfo(FrozenModel):
@@ -223,17 +288,63 @@ class DimmCard(FrozenModel):
 
 
 class MemoryHardware(FrozenModel):
-    """Physical DIMM slots and swap space for the host."""
+    """Physical DIMM slots and swap space for the host.
 
+    `MemoryHardware()` (and `Machine().memory_hardware`) captures nothing when it is made: the
+    DIMM slots are read at the first access to `cards` (and kept), swap at each access. One
+    made from a document (a snapshot's `memory_hardware`) is that record.
+    """
+
+    cards: tuple[DimmCard, ...]
+    swap_total_bytes: int
+    swap_used_bytes: int
     _nested = {"cards": DimmCard}
+
+    def __init__(self, data: dict[str, Any] | None = None, /, *, machine: Any = None,
+                 **fields: Any) -> None:
+        if data is None and not fields:
+            # Live: nothing read yet.
+            object.__setattr__(self, "_data", None)
+            object.__setattr__(self, "_cache", {"_machine": machine})
+            return
+        super().__init__(data, **fields)
+
+    def _document(self) -> dict[str, Any]:
+        if self._data is not None:
+            return self._data
+        document = self._live()
+        document["cards"] = [c.model_dump() for c in self.cards]
+        return document
+
+    def _live(self) -> dict[str, Any]:
+        from ._machine import Machine
+
+        machine = self._cache.get("_machine") or Machine()
+        return dict(machine._native.memory_hardware())
+
+    def __getattr__(self, name: str) -> Any:
+        if self._data is None and not name.startswith("_"):
+            if name == "cards":
+                value = _convert_cards(self._live().get("cards") or [])
+                self._cache["cards"] = value
+                return value
+            document = self._live()
+            if name in document:
+                return document[name]
+        return super().__getattr__(name)
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self._document(),))
 
     @property
     def swap_total_gb(self) -> float:
-        return self.swap_total_bytes / GIB
+        """Total swap space in GiB."""
+        return (self.swap_total_bytes or 0) / GIB
 
     @property
     def swap_used_gb(self) -> float:
-        return self.swap_used_bytes / GIB
+        """Swap in use in GiB."""
+        return (self.swap_used_bytes or 0) / GIB
 
     @property
     def speed_mhz(self) -> int | None:
@@ -243,11 +354,17 @@ class MemoryHardware(FrozenModel):
 
     @property
     def slots_total(self) -> int:
+        """DIMM slots; 0 when the cards could not be read."""
         return len(self.cards)
 
     @property
     def slots_used(self) -> int:
+        """Populated DIMM slots."""
         return sum(1 for c in self.cards if c.populated)
+
+
+def _convert_cards(items: list[Any]) -> tuple[DimmCard, ...]:
+    return tuple(DimmCard(c) for c in items)
 
 
 class CgroupMemory(FrozenModel):

@@ -122,6 +122,19 @@ void bind_units(py::module_& m) {
         return computed([&] { return json(g.gpu_snapshot(name)); });
       });
   py::class_<NvidiaGpu, Gpu, std::shared_ptr<NvidiaGpu>>(m, "_NvidiaGpu")
+      .def("bindings",
+           [](const NvidiaGpu& g) {
+             auto b = g.bindings();
+             py::dict d;
+             d["nvml"] = b.nvml;
+             d["cuda"] = b.cuda;
+             d["nvml_error"] = b.nvml_error;
+             d["cuda_error"] = b.cuda_error;
+             d["cuda_device"] = b.cuda_device ? py::object(py::int_(*b.cuda_device)) : py::none();
+             d["nvml_handle"] = b.nvml_handle;
+             d["mig"] = b.mig;
+             return d;
+           })
       .def("nvml_memory", [](const NvidiaGpu& g) { return dump(g.nvml_memory()); })
       .def("runtime_memory",
            [](const NvidiaGpu& g) { return computed([&] { return json(g.runtime_memory()); }); });
@@ -269,7 +282,9 @@ void bind_profiling(py::module_& m) {
       .def("stop_sampler", &Profiler::stop_sampler, py::call_guard<py::gil_scoped_release>())
       .def("sample", &Profiler::sample, py::call_guard<py::gil_scoped_release>())
       .def("enter", &Profiler::enter)
-      .def("exit", &Profiler::exit)
+      .def("exit", [](Profiler& p, const SpanToken& t) { p.exit(t); })
+      .def("exit_after",
+           [](Profiler& p, const SpanToken& t, std::int64_t wall_ns) { p.exit(t, wall_ns); })
       .def("result",
            [](const Profiler& p) {
              py::gil_scoped_release release;
@@ -348,7 +363,9 @@ void bind_measurements(py::module_& m) {
       .def_property_readonly("peak_host_gb", &Meter::peak_host_gb)
       .def_property_readonly("peak_gpu_gb", &Meter::peak_gpu_gb)
       .def_property_readonly("host_delta_gb", &Meter::host_delta_gb)
-      .def_property_readonly("samples", &Meter::samples);
+      .def_property_readonly("samples", &Meter::samples)
+      .def_property_readonly("peak_rss_bytes", &Meter::peak_rss_bytes)
+      .def_property_readonly("peak_pss_bytes", &Meter::peak_pss_bytes);
 
   m.def("_gpu_busy", [](const PyMachine& machine, std::size_t index, double util, double memory) {
     py::gil_scoped_release release;

@@ -1,10 +1,12 @@
 // mainboard.span, the hot path, in the CPython C API: pybind11's call machinery costs more than
-// a dormant span may. With no session active, span("name") returns one shared object whose
-// __enter__ and __exit__ do nothing; inside a session it returns a small object that opens and
-// closes a span of the C++ library on this thread, so Python spans and MAINBOARD_SPAN in a C++
-// extension called from inside them nest in one session. Inside an asyncio task, spans nest per
-// task: each task that opens one gets a track of the library (a span stack of its own), and a
-// context variable carries the task's open path to the tasks it creates.
+// a dormant span may. span("name") returns one shared object per name. With no session active,
+// entering and leaving it does nothing; inside a session, entering it opens a span of the C++
+// library on this thread, so Python spans and MAINBOARD_SPAN in a C++ extension called from
+// inside them nest in one session. Whether a session records is decided at each entry, not when
+// the object is made, so `region = span("x")` at module level records once a session starts.
+// Inside an asyncio task, spans nest per task: each task that opens one gets a track of the
+// library (a span stack of its own), and a context variable carries the task's open path to the
+// tasks it creates.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -47,37 +49,33 @@ const char* interned(PyObject* name) {
   return failed ? nullptr : copy;
 }
 
-// The dormant span: one shared instance per name (kept for the first names seen).
-struct Dormant {
-  PyObject_HEAD PyObject* name;
+// A span object: its name, and the spans it has open now. One object may be open several times
+// at once, nested (a recursive function under @span) or on several threads (a span made once at
+// module level and entered by each worker), so each entry records its thread, and an exit
+// closes that thread's innermost entry of the object. Objects are shared per name (the first
+// names seen): `span("x")` in a loop allocates nothing.
+struct Entry {
+  unsigned long thread;
+  mainboard::detail::ThreadState* state;  // null: entered while no session recorded
+  PyObject* track;                        // the task's track while open in a task, else null
+  PyObject* token;                        // the context variable's token to restore on exit
+  PyObject* node;                         // the task's node this entry set, else null
 };
-PyObject* g_dormant_by_name = nullptr;  // dict: str -> Dormant
-constexpr Py_ssize_t kMaxDormantNames = 4096;
 
-PyObject* dormant_enter(PyObject* self, PyObject*) {
-  Py_INCREF(self);
-  return self;
-}
-PyObject* dormant_exit(PyObject*, PyObject* const*, Py_ssize_t) {
-  Py_RETURN_FALSE;
-}
-
-PyMethodDef dormant_methods[] = {
-    {"__enter__", dormant_enter, METH_NOARGS, nullptr},
-    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(dormant_exit)),
-     METH_FASTCALL, nullptr},
-    {nullptr, nullptr, 0, nullptr}};
-
-PyTypeObject DormantType = {PyVarObject_HEAD_INIT(nullptr, 0)};
-
-// An active span: the name and, once entered, the thread state or track that holds it.
-struct Active {
+struct Span {
   PyObject_HEAD PyObject* name;
-  const char* interned;
-  mainboard::detail::ThreadState* state;
-  PyObject* track;  // the task's track (a capsule) while open in a task, else null
-  PyObject* token;  // the context variable's token to restore on exit
+  const char* interned;  // the library's copy of the name, once a session used it
+  Py_ssize_t open;       // entries in use
+  Entry first;           // the first entry, inline: one open at a time allocates nothing
+  std::vector<Entry>* more;
 };
+
+PyObject* g_span_by_name = nullptr;  // dict: str -> Span
+constexpr Py_ssize_t kMaxSharedNames = 4096;
+
+Entry& entry_at(Span* s, Py_ssize_t i) {
+  return i == 0 ? s->first : (*s->more)[static_cast<std::size_t>(i - 1)];
+}
 
 // asyncio, looked up once the program has imported it (no task can run before).
 PyObject* g_get_running_loop = nullptr;
@@ -261,8 +259,9 @@ PyObject* new_base(PyObject* task, PyObject* inherited) {
   return base;
 }
 
-/// Opens `s` on the running task's track; false when no task runs (the thread's stack then).
-bool enter_in_task(Active* s) {
+/// Opens `e` (a span named `interned`, object `name`) on the running task's track; false when
+/// no task runs (the thread's stack then).
+bool enter_in_task(Entry* e, PyObject* name, const char* interned) {
   PyObject* task = running_task();
   if (!task) return false;
   PyObject* value = nullptr;
@@ -273,8 +272,8 @@ bool enter_in_task(Active* s) {
   if (!is_node(value)) Py_CLEAR(value);
   PyObject* at = nullptr;  // the node the span opens under
   if (value && PyWeakref_GetObject(PyTuple_GET_ITEM(value, 0)) == task) {
-    s->state = enter_on_track(PyTuple_GET_ITEM(value, 1), s->interned);
-    if (s->state) {
+    e->state = enter_on_track(PyTuple_GET_ITEM(value, 1), interned);
+    if (e->state) {
       at = Py_NewRef(value);
     } else {
       at = new_base(task, nullptr);  // the task's track is of an ended session: start afresh
@@ -282,16 +281,16 @@ bool enter_in_task(Active* s) {
   } else {
     at = new_base(task, value);  // the task's first span: under where it began
   }
-  if (at && !s->state) s->state = enter_on_track(PyTuple_GET_ITEM(at, 1), s->interned);
-  if (s->state) {
-    PyObject* node = PyTuple_Pack(4, PyTuple_GET_ITEM(at, 0), PyTuple_GET_ITEM(at, 1), s->name, at);
+  if (at && !e->state) e->state = enter_on_track(PyTuple_GET_ITEM(at, 1), interned);
+  if (e->state) {
+    PyObject* node = PyTuple_Pack(4, PyTuple_GET_ITEM(at, 0), PyTuple_GET_ITEM(at, 1), name, at);
     if (node) {
-      s->token = PyContextVar_Set(g_task_spans, node);
-      Py_DECREF(node);
+      e->token = PyContextVar_Set(g_task_spans, node);
+      e->node = node;  // the entry keeps it: its exit is found by it
     }
-    s->track = Py_NewRef(PyTuple_GET_ITEM(at, 1));  // open while a span is open on it
+    e->track = Py_NewRef(PyTuple_GET_ITEM(at, 1));  // open while a span is open on it
   }
-  bool entered = s->state != nullptr;
+  bool entered = e->state != nullptr;
   Py_XDECREF(at);
   Py_XDECREF(value);
   Py_DECREF(task);
@@ -299,36 +298,96 @@ bool enter_in_task(Active* s) {
   return entered;
 }
 
-PyObject* active_enter(PyObject* self, PyObject*) {
-  auto* s = reinterpret_cast<Active*>(self);
-  if (mainboard::detail::g_profiling.load(std::memory_order_relaxed) != 0) {
-    if (!enter_in_task(s)) s->state = mainboard::detail::span_enter(s->interned);
+PyObject* span_enter(PyObject* self, PyObject*) {
+  auto* s = reinterpret_cast<Span*>(self);
+  bool recording = mainboard::detail::g_profiling.load(std::memory_order_relaxed) != 0;
+  if (!recording && s->open == 0) [[likely]] {  // dormant: nothing to do, nothing to undo
+    Py_INCREF(self);
+    return self;
   }
+  // An entry even when not recording, if the object is open already: its exit must then pop
+  // this entry, not close the one opened before the session ended.
+  Entry e{PyThread_get_thread_ident(), nullptr, nullptr, nullptr, nullptr};
+  if (recording) {
+    if (!s->interned) s->interned = interned(s->name);
+    if (!s->interned) return nullptr;
+    if (!enter_in_task(&e, s->name, s->interned)) e.state = mainboard::detail::span_enter(s->interned);
+    if (!e.state && s->open == 0) {  // the session ended meanwhile: dormant after all
+      Py_INCREF(self);
+      return self;
+    }
+  }
+  if (s->open == 0) {
+    s->first = e;
+  } else {
+    try {
+      if (!s->more) s->more = new std::vector<Entry>();
+      s->more->push_back(e);
+    } catch (...) {
+      if (e.state) mainboard::detail::span_exit(e.state);
+      Py_XDECREF(e.track);
+      Py_XDECREF(e.token);
+      Py_XDECREF(e.node);
+      return PyErr_NoMemory();
+    }
+  }
+  ++s->open;
   Py_INCREF(self);
   return self;
 }
-PyObject* active_exit(PyObject* self, PyObject* const*, Py_ssize_t) {
-  auto* s = reinterpret_cast<Active*>(self);
-  if (s->state) {
-    mainboard::detail::span_exit(s->state);
-    s->state = nullptr;
+
+PyObject* span_exit(PyObject* self, PyObject* const*, Py_ssize_t) {
+  auto* s = reinterpret_cast<Span*>(self);
+  if (s->open == 0) Py_RETURN_FALSE;
+  // This thread's innermost entry of the object; inside an asyncio task, the entry this task
+  // opened (tasks of one thread interleave: the innermost entry may be another task's), found
+  // by the node its context holds now.
+  unsigned long me = PyThread_get_thread_ident();
+  Py_ssize_t at = s->open - 1;
+  while (at >= 0 && entry_at(s, at).thread != me) --at;
+  if (at < 0) Py_RETURN_FALSE;  // entered here while dormant: nothing was opened
+  if (entry_at(s, at).node) {
+    PyObject* current = nullptr;
+    if (PyContextVar_Get(g_task_spans, nullptr, &current) < 0) {
+      PyErr_Clear();
+      current = nullptr;
+    }
+    for (Py_ssize_t i = at; current && i >= 0; --i) {
+      const Entry& candidate = entry_at(s, i);
+      if (candidate.thread == me && candidate.node == current) {
+        at = i;
+        break;
+      }
+    }
+    Py_XDECREF(current);
   }
-  if (s->token) {
+  Entry e = entry_at(s, at);
+  for (Py_ssize_t i = at; i + 1 < s->open; ++i) entry_at(s, i) = entry_at(s, i + 1);
+  --s->open;
+  if (s->open > 0) s->more->pop_back();
+  if (e.state) mainboard::detail::span_exit(e.state);
+  if (e.token) {
     // Another context than the one entered (a span handed between tasks): nothing to restore.
-    if (PyContextVar_Reset(g_task_spans, s->token) < 0) PyErr_Clear();
-    Py_CLEAR(s->token);
+    if (PyContextVar_Reset(g_task_spans, e.token) < 0) PyErr_Clear();
+    Py_DECREF(e.token);
   }
-  Py_CLEAR(s->track);
+  Py_XDECREF(e.track);
+  Py_XDECREF(e.node);
   Py_RETURN_FALSE;
 }
 
-PyMethodDef active_methods[] = {
-    {"__enter__", active_enter, METH_NOARGS, nullptr},
-    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(active_exit)),
+PyMethodDef span_methods[] = {
+    {"__enter__", span_enter, METH_NOARGS, nullptr},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(span_exit)),
      METH_FASTCALL, nullptr},
     {nullptr, nullptr, 0, nullptr}};
 
-PyTypeObject ActiveType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+PyObject* span_repr(PyObject* self) {
+  auto* s = reinterpret_cast<Span*>(self);
+  return PyUnicode_FromFormat("span(%R)", s->name);
+}
+
+PyTypeObject SpanType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 /// The Python-level decorator maker, set by the package: decorate(function, name).
 PyObject* g_decorate = nullptr;
@@ -348,34 +407,36 @@ PyObject* decorate_with(PyObject* name, PyObject* args, PyObject* kwargs) {
   return PyObject_CallFunctionObjArgs(g_decorate, fn, name, nullptr);
 }
 
-PyObject* dormant_call(PyObject* self, PyObject* args, PyObject* kwargs) {
-  return decorate_with(reinterpret_cast<Dormant*>(self)->name, args, kwargs);
+PyObject* span_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  return decorate_with(reinterpret_cast<Span*>(self)->name, args, kwargs);
 }
-PyObject* active_call(PyObject* self, PyObject* args, PyObject* kwargs) {
-  return decorate_with(reinterpret_cast<Active*>(self)->name, args, kwargs);
-}
-void dormant_dealloc(PyObject* self) {
-  Py_XDECREF(reinterpret_cast<Dormant*>(self)->name);
-  PyObject_Free(self);
-}
-void active_dealloc(PyObject* self) {
-  auto* s = reinterpret_cast<Active*>(self);
+void span_dealloc(PyObject* self) {
+  auto* s = reinterpret_cast<Span*>(self);
+  for (Py_ssize_t i = 0; i < s->open; ++i) {  // left open (never exited): let the track go
+    Py_XDECREF(entry_at(s, i).track);
+    Py_XDECREF(entry_at(s, i).token);
+    Py_XDECREF(entry_at(s, i).node);
+  }
+  delete s->more;
   Py_XDECREF(s->name);
-  Py_XDECREF(s->token);
-  Py_XDECREF(s->track);
   PyObject_Free(self);
 }
 
-PyObject* dormant(PyObject* name) {
-  PyObject* known = PyDict_GetItemWithError(g_dormant_by_name, name);  // borrowed
+/// The span object for `name`: the shared one for a name seen before (a new reference).
+PyObject* span_object(PyObject* name) {
+  PyObject* known = PyDict_GetItemWithError(g_span_by_name, name);  // borrowed
   if (known) return Py_NewRef(known);
   if (PyErr_Occurred()) return nullptr;
-  auto* d = PyObject_New(Dormant, &DormantType);
-  if (!d) return nullptr;
-  d->name = Py_NewRef(name);
-  auto* obj = reinterpret_cast<PyObject*>(d);
-  if (PyDict_Size(g_dormant_by_name) < kMaxDormantNames &&
-      PyDict_SetItem(g_dormant_by_name, name, obj) < 0) {
+  auto* s = PyObject_New(Span, &SpanType);
+  if (!s) return nullptr;
+  s->name = Py_NewRef(name);
+  s->interned = nullptr;
+  s->open = 0;
+  s->first = Entry{0, nullptr, nullptr, nullptr, nullptr};
+  s->more = nullptr;
+  auto* obj = reinterpret_cast<PyObject*>(s);
+  if (PyDict_Size(g_span_by_name) < kMaxSharedNames &&
+      PyDict_SetItem(g_span_by_name, name, obj) < 0) {
     Py_DECREF(obj);
     return nullptr;
   }
@@ -383,20 +444,7 @@ PyObject* dormant(PyObject* name) {
 }
 
 PyObject* span(PyObject*, PyObject* arg) {
-  if (PyUnicode_CheckExact(arg)) {
-    if (mainboard::detail::g_profiling.load(std::memory_order_relaxed) == 0) [[likely]]
-      return dormant(arg);
-    const char* name = interned(arg);
-    if (!name) return nullptr;
-    auto* s = PyObject_New(Active, &ActiveType);
-    if (!s) return nullptr;
-    s->name = Py_NewRef(arg);
-    s->interned = name;
-    s->state = nullptr;
-    s->track = nullptr;
-    s->token = nullptr;
-    return reinterpret_cast<PyObject*>(s);
-  }
+  if (PyUnicode_CheckExact(arg)) return span_object(arg);
   if (PyUnicode_Check(arg)) {  // a str subclass: its plain value
     PyObject* plain = PyUnicode_FromObject(arg);
     if (!plain) return nullptr;
@@ -426,6 +474,7 @@ PyObject* is_profiling(PyObject*, PyObject*) {
 
 PyMethodDef functions[] = {
     {"span", span, METH_O,
+     "span($module, name, /)\n--\n\n"
      "span(name) -> a context manager for a span named `name`, for an active Profiler.\n"
      "span(function) -> the function, wrapped in a span named by its qualified name.\n"
      "Spans nest per thread, and inside an asyncio task per task: a task's spans are children\n"
@@ -438,26 +487,22 @@ PyMethodDef functions[] = {
 
 bool add_span_functions(PyObject* module) {
   g_names = PyDict_New();
-  g_dormant_by_name = PyDict_New();
-  if (!g_dormant_by_name) return false;
+  g_span_by_name = PyDict_New();
+  if (!g_span_by_name) return false;
   g_task_spans = PyContextVar_New("mainboard_task_spans", nullptr);
   if (!g_task_spans) return false;
   if (!g_names) return false;
-  DormantType.tp_name = "mainboard._DormantSpan";
-  DormantType.tp_basicsize = sizeof(Dormant);
-  DormantType.tp_flags = Py_TPFLAGS_DEFAULT;
-  DormantType.tp_methods = dormant_methods;
-  DormantType.tp_doc = "A span with no session active: entering and leaving it does nothing.";
-  DormantType.tp_call = dormant_call;
-  DormantType.tp_dealloc = dormant_dealloc;
-  ActiveType.tp_name = "mainboard._Span";
-  ActiveType.tp_basicsize = sizeof(Active);
-  ActiveType.tp_flags = Py_TPFLAGS_DEFAULT;
-  ActiveType.tp_methods = active_methods;
-  ActiveType.tp_doc = "A span of the active session, open between __enter__ and __exit__.";
-  ActiveType.tp_call = active_call;
-  ActiveType.tp_dealloc = active_dealloc;
-  if (PyType_Ready(&DormantType) < 0 || PyType_Ready(&ActiveType) < 0) return false;
+  SpanType.tp_name = "mainboard._Span";
+  SpanType.tp_basicsize = sizeof(Span);
+  SpanType.tp_flags = Py_TPFLAGS_DEFAULT;
+  SpanType.tp_methods = span_methods;
+  SpanType.tp_doc =
+      "A named span: open between __enter__ and __exit__ while a Profiler is active (entering it\n"
+      "with none active does nothing); called on a function, that function in the span.";
+  SpanType.tp_call = span_call;
+  SpanType.tp_dealloc = span_dealloc;
+  SpanType.tp_repr = span_repr;
+  if (PyType_Ready(&SpanType) < 0) return false;
   for (PyMethodDef* f = functions; f->ml_name; ++f) {
     PyObject* fn = PyCFunction_NewEx(f, nullptr, nullptr);
     if (!fn || PyModule_AddObject(module, f->ml_name, fn) < 0) {

@@ -133,7 +133,7 @@ def test_meter_is_a_context_manager():
 
 
 def test_machine_view_renders():
-    text = mainboard.MachineView(mainboard.Machine.over(host("numa-2socket"))).renderable(width=100)
+    text = mainboard.MachineView(mainboard.Machine.over(host("numa-2socket"))).text(width=100)
     assert "Memory" in text and "CPU" in text
 
 

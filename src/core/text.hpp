@@ -18,6 +18,12 @@ std::vector<std::string_view> split_lines(std::string_view s);
 std::vector<std::string_view> split_ws(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
 std::string to_lower(std::string_view s);
+/// `s` as valid UTF-8: each byte that does not begin or continue a well-formed sequence (a
+/// torn read of another process's memory, a thread named with arbitrary bytes, a Latin-1
+/// file name) becomes U+FFFD. Valid text comes back unchanged.
+std::string valid_utf8(std::string_view s);
+/// Whether `s` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool is_valid_utf8(std::string_view s);
 
 /// Decimal integer, optionally surrounded by whitespace; rejects overflow and trailing junk.
 std::optional<std::uint64_t> parse_u64(std::string_view s);

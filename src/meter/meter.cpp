@@ -1,6 +1,10 @@
 #include "mainboard/meter.hpp"
 
+#include <fstream>
+#include <sstream>
+
 #include "mainboard/machine.hpp"
+#include "meter/process_tree.hpp"
 
 namespace mainboard {
 
@@ -11,11 +15,24 @@ Meter::Meter(const Machine& machine) : machine_(&machine), start_(std::chrono::s
 Meter::Meter(Meter&& other) noexcept
     : machine_(other.machine_), start_(other.start_), end_(other.end_), stopped_(other.stopped_),
       samples_(other.samples_), peak_host_(other.peak_host_), peak_gpu_(other.peak_gpu_),
-      first_host_(other.first_host_), last_host_(other.last_host_) {
+      first_host_(other.first_host_), last_host_(other.last_host_), peak_rss_(other.peak_rss_),
+      peak_pss_(other.peak_pss_), hwm_at_start_(other.hwm_at_start_) {
   other.stopped_ = true;  // the moved-from meter takes no final sample
 }
 
 Meter::~Meter() { stop(); }
+
+namespace {
+
+/// A small /proc/self file whole (this process's own: never under a sysroot).
+std::string read_self(const char* path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
 
 void Meter::sample() {
   if (stopped_) return;
@@ -34,6 +51,17 @@ void Meter::sample() {
     if (m.supported && m.used_bytes && m.scope == "vram") gpu += *m.used_bytes;
   }
   peak_gpu_ = std::max(peak_gpu_, gpu);
+
+  auto status = read_self("/proc/self/status");
+  auto rss = proctree::kib_field(status, "VmRSS");
+  auto hwm = proctree::kib_field(status, "VmHWM");
+  if (rss) peak_rss_ = std::max(peak_rss_, *rss * 1024);
+  if (hwm) {
+    if (!hwm_at_start_) hwm_at_start_ = *hwm;
+    else if (*hwm > *hwm_at_start_) peak_rss_ = std::max(peak_rss_, *hwm * 1024);
+  }
+  if (auto pss = proctree::kib_field(read_self("/proc/self/smaps_rollup"), "Pss"))
+    peak_pss_ = std::max(peak_pss_, *pss * 1024);
 }
 
 void Meter::stop() {

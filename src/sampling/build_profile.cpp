@@ -1,5 +1,7 @@
 #include "sampling/build_profile.hpp"
 
+#include "core/text.hpp"
+
 #include <algorithm>
 #include <deque>
 #include <fstream>
@@ -62,6 +64,7 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
         if (auto py_name = python->thread_names.find(tid); py_name != python->thread_names.end())
           info.name = py_name->second;
       if (pid != target) info.name += " (pid " + std::to_string(pid) + ")";
+      info.name = core::valid_utf8(info.name);  // a thread may name itself with any bytes
       p.threads.push_back(info);
     }
     return t->second;
@@ -89,6 +92,11 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
                 .emplace(FrameKey{&frame_store.back()}, static_cast<std::uint32_t>(p.frames.size()))
                 .first;
         p.frames.push_back(f);
+        // Names read from another process (a torn read, a Latin-1 file name) may be any bytes;
+        // the profile is JSON, which carries text only.
+        auto& kept = p.frames.back();
+        for (std::string* text : {&kept.function, &kept.module, &kept.file})
+          if (!core::is_valid_utf8(*text)) *text = core::valid_utf8(*text);
       }
       stack.push_back(it->second);
     }

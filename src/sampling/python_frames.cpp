@@ -141,6 +141,7 @@ long pthread_tid_offset() {
 }
 
 void append_utf8(std::string& out, std::uint32_t c) {
+  if ((c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF) c = 0xFFFD;  // no code point: torn read
   if (c < 0x80) {
     out += static_cast<char>(c);
   } else if (c < 0x800) {
@@ -301,6 +302,10 @@ bool PythonReader::read_string(std::uint64_t address, std::string& out) const {
   if (length && !read_memory(data, raw.data(), raw.size())) return false;
   out.clear();
   if (ascii) {
+    // An ASCII string holds bytes below 0x80 only: anything else is a torn read (the object
+    // freed and its memory reused while it was read), not this string.
+    for (char c : raw)
+      if (static_cast<unsigned char>(c) >= 0x80) return false;
     out = std::move(raw);
   } else {
     for (std::size_t i = 0; i < static_cast<std::size_t>(length); ++i) {

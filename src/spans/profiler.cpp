@@ -194,6 +194,29 @@ void Profiler::exit(const SpanToken& token) {
     detail::span_exit(t);
 }
 
+void Profiler::exit(const SpanToken& token, std::int64_t wall_ns) {
+  if (!active() || token.session != session_->epoch || token.depth == 0) return;
+  auto* t = detail::current_state();
+  if (!t) return;
+  while (!t->stack.empty() && t->stack.size() > token.depth)
+    detail::span_exit(t);
+  if (t->stack.size() != token.depth) return;
+  // Nanoseconds to ticks at the rate seen since the session began (stated where the hardware
+  // states it).
+  double per_ns = 1.0;
+  if (auto hz = detail::tick_stated_hz()) {
+    per_ns = static_cast<double>(hz) / 1e9;
+  } else {
+    auto now_ticks = detail::ticks();
+    auto now_ns = core::monotonic_ns();
+    if (now_ns > session_->start_ns && now_ticks > session_->start_ticks)
+      per_ns = static_cast<double>(now_ticks - session_->start_ticks) /
+               static_cast<double>(now_ns - session_->start_ns);
+  }
+  auto duration = static_cast<std::uint64_t>(static_cast<double>(std::max<std::int64_t>(wall_ns, 0)) * per_ns);
+  detail::span_exit_after(t, std::min(duration, detail::kUntilNow - 1));
+}
+
 namespace {
 
 /// The span clock and its rate: stated by the hardware where it can, else measured between the

@@ -33,6 +33,10 @@ struct Registry {
 Registry& registry();
 /// This thread's state for the active session, or null.
 ThreadState* current_state() noexcept;
+/// Closes the innermost open span of `t` as having lasted `duration_ticks` (a caller's own
+/// measure), or until now with kUntilNow (what span_exit does).
+inline constexpr std::uint64_t kUntilNow = ~std::uint64_t{0};
+void span_exit_after(ThreadState* t, std::uint64_t duration_ticks) noexcept;
 /// A name that lives as long as the process (Profiler::enter copies run-time names here).
 const char* intern(std::string_view name);
 /// Distinct span names kept for the life of the process (Profiler::enter and Python's span):

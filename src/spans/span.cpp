@@ -182,10 +182,14 @@ std::size_t open_path(const char** names, std::size_t capacity) noexcept {
   return n;
 }
 
-void span_exit(ThreadState* t) noexcept {
+void span_exit(ThreadState* t) noexcept { span_exit_after(t, kUntilNow); }
+
+void span_exit_after(ThreadState* t, std::uint64_t duration_ticks) noexcept {
   std::uint64_t now = ticks();
   if (t->stack.size() <= t->ghosts) return;
   auto open = t->stack.back();
+  if (duration_ticks != kUntilNow) [[unlikely]]
+    now = open.start + duration_ticks;
   t->stack.pop_back();
 #ifdef MAINBOARD_HAVE_NVTX
   if (open.nvtx) [[unlikely]]

@@ -64,3 +64,22 @@ TEST(Text, Sizes) {
   EXPECT_FALSE(parse_size("12 parsecs"));
   EXPECT_FALSE(parse_size("99999999999999999 TB"));  // overflows 64 bits
 }
+
+TEST(Text, InvalidUtf8BecomesReplacementCharacters) {
+  // Valid text is unchanged, in every sequence length.
+  for (std::string ok : {"", "plain", "caf\xC3\xA9", "\xE2\x80\xA6", "\xF0\x9F\x94\xA5"}) {
+    EXPECT_TRUE(is_valid_utf8(ok)) << ok;
+    EXPECT_EQ(valid_utf8(ok), ok);
+  }
+  const std::string r = "\xEF\xBF\xBD";  // U+FFFD
+  EXPECT_EQ(valid_utf8("a\xFF" "b"), "a" + r + "b");             // never valid
+  EXPECT_EQ(valid_utf8("caf\xE9"), "caf" + r);                   // Latin-1
+  EXPECT_EQ(valid_utf8("\xC3"), r);                              // truncated
+  EXPECT_EQ(valid_utf8("\xC0\xAF"), r + r);                      // overlong
+  EXPECT_EQ(valid_utf8("\xED\xA0\x80"), r + r + r);              // a surrogate
+  EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), r + r + r + r);      // past U+10FFFF
+  EXPECT_FALSE(is_valid_utf8("\x80"));
+  std::string garbage;
+  for (int i = 0; i < 4096; ++i) garbage += static_cast<char>((i * 7919) & 0xFF);
+  EXPECT_TRUE(is_valid_utf8(valid_utf8(garbage)));
+}

@@ -1,3 +1,4 @@
+#include <cstdint>
 #include <array>
 #include <thread>
 
@@ -52,6 +53,19 @@ std::vector<std::string> decode_clock_event_reasons(unsigned long long bits) {
   for (auto [bit, name] : kNames)
     if (bits & bit) out.emplace_back(name);
   return out;
+}
+
+NvidiaGpu::Bindings NvidiaGpu::bindings() const {
+  Bindings b;
+  const auto& st = *state_;
+  b.nvml = st.nvml && st.nvml->ok && st.device != nullptr;
+  if (st.nvml && !st.nvml->ok) b.nvml_error = st.nvml->error;
+  b.cuda = st.cuda && st.cuda->ok && st.cuda_device.has_value();
+  if (st.cuda && !st.cuda->ok) b.cuda_error = st.cuda->error;
+  b.cuda_device = st.cuda_device;
+  b.nvml_handle = reinterpret_cast<std::uintptr_t>(st.device);
+  b.mig = st.mig;
+  return b;
 }
 
 Memory NvidiaGpu::nvml_memory() const {

@@ -1,0 +1,158 @@
+"""Runtime metrics: time a region and track peak memory across samples.
+
+    with mainboard.meter() as m:
+        train_epoch()
+        m.sample()
+        evaluate()
+    print(m.elapsed_s, m.peak_host_gb, m.peak_rss_gb, m.peak_gpu_gb)
+
+Two kinds of memory are tracked. Host and GPU figures are the machine's: memory in use on the
+whole host (MemTotal - MemAvailable) and on every GPU together, whoever uses it — what decides
+whether the next job fits. Process figures are this process's own: its resident set (RSS, with
+the kernel's high-water mark, so a peak between samples counts) and its proportional set (PSS:
+pages shared with other processes, such as DataLoader workers after fork, count in shares).
+
+The module itself is callable: `mainboard.meter()` opens a meter on the current machine.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any, Protocol, runtime_checkable
+
+from . import _mainboard
+from ._machine import GPU, Machine
+from ._models import GIB
+from ._snapshot import Memory
+
+__all__ = ["MemorySource", "MeteredMachine", "Meter", "meter"]
+
+
+@runtime_checkable
+class MemorySource(Protocol):
+    """A unit or host that exposes a memory reading."""
+
+    @property
+    def memory(self) -> Memory: ...
+
+
+@runtime_checkable
+class MeteredMachine(Protocol):
+    """The slice of a machine the meter samples: its host memory and its GPUs."""
+
+    @property
+    def memory(self) -> Memory: ...
+
+    @property
+    def gpus(self) -> tuple[GPU, ...]: ...
+
+
+class Meter:
+    """Times a region and tracks peak host, GPU and process memory over its samples: one at
+    enter, one at each sample(), one at exit. No background thread: the caller drives the
+    sampling, so a peak between two samples is missed (except the process's RSS, whose
+    high-water mark the kernel keeps)."""
+
+    def __init__(self, machine: Machine | None = None) -> None:
+        if machine is not None and not isinstance(machine, Machine):
+            raise TypeError(f"machine is a mainboard.Machine, not {type(machine).__name__}")
+        self._machine = machine or Machine()
+        self._native: Any = None
+
+    def __enter__(self) -> Meter:
+        if self._native is not None and not self._native_stopped():
+            raise _mainboard.MainboardError("this meter is running already")
+        self._native = _mainboard._Meter(self._machine._native)
+        self._stopped = False
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self._native.stop()
+        self._stopped = True
+        return False
+
+    def _native_stopped(self) -> bool:
+        return getattr(self, "_stopped", True)
+
+    def __repr__(self) -> str:
+        if self._native is None:
+            return f"Meter(machine={self._machine!r}, not started)"
+        state = "stopped" if self._native_stopped() else "running"
+        return (f"Meter({state}, elapsed_s={self.elapsed_s:.3f}, samples={self.samples}, "
+                f"peak_host_gb={self.peak_host_gb:.2f}, peak_gpu_gb={self.peak_gpu_gb:.2f}, "
+                f"peak_rss_gb={self.peak_rss_gb:.2f})")
+
+    def sample(self) -> None:
+        """One reading of host, GPU and process memory now, folded into the peaks."""
+        self._live().sample()
+
+    def _live(self) -> Any:
+        if self._native is None:
+            raise _mainboard.MainboardError(
+                "the meter has not started: use it as `with meter() as m:`")
+        return self._native
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds since the region began (until it ended, once it has)."""
+        return self._live().elapsed_s
+
+    @property
+    def samples(self) -> int:
+        """Readings taken so far."""
+        return self._live().samples
+
+    @property
+    def peak_host_gb(self) -> float:
+        """The highest host memory in use over the samples (the whole host), in GiB."""
+        return self._live().peak_host_gb
+
+    @property
+    def peak_gpu_gb(self) -> float:
+        """The highest GPU memory in use over the samples (all GPUs together), in GiB."""
+        return self._live().peak_gpu_gb
+
+    @property
+    def host_delta_gb(self) -> float:
+        """Host memory in use at the last sample minus at the first, in GiB."""
+        return self._live().host_delta_gb
+
+    @property
+    def peak_rss_bytes(self) -> int:
+        """This process's peak resident set size over the region, in bytes (the kernel's
+        high-water mark where it rose during the region); 0 where unreadable."""
+        return self._live().peak_rss_bytes
+
+    @property
+    def peak_rss_gb(self) -> float:
+        """peak_rss_bytes in GiB."""
+        return self.peak_rss_bytes / GIB
+
+    @property
+    def peak_pss_bytes(self) -> int:
+        """This process's peak proportional set size over the samples, in bytes; 0 where the
+        kernel has no smaps_rollup."""
+        return self._live().peak_pss_bytes
+
+    @property
+    def peak_pss_gb(self) -> float:
+        """peak_pss_bytes in GiB."""
+        return self.peak_pss_bytes / GIB
+
+
+def meter(machine: Machine | None = None) -> Meter:
+    """A meter on this machine (or `machine`): `with meter() as m: ...`, then m.elapsed_s,
+    m.peak_host_gb, m.peak_gpu_gb, m.host_delta_gb, m.peak_rss_gb, m.peak_pss_gb."""
+    return Meter(machine)
+
+
+class _CallableModule(types.ModuleType):
+    """`mainboard.meter` is this module and the function both: `mainboard.meter()` opens a
+    meter, `from mainboard.meter import Meter` imports from it."""
+
+    def __call__(self, machine: Machine | None = None) -> Meter:
+        return meter(machine)
+
+
+sys.modules[__name__].__class__ = _CallableModule
