@@ -5,7 +5,9 @@
 /// Profiler.run / attach / dump / measure are here, apart from the in-process session
 /// (mainboard::Profiler, in the lean mainboard::spans), so that each class lives in one library.
 
+#include <csignal>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -135,6 +137,26 @@ struct MAINBOARD_API Reach {
     return {Kind::command, std::move(argv), 0};
   }
   static Reach process(std::int64_t pid) { return {Kind::process, {}, pid}; }
+};
+
+/// Catches `signals` while it lives, so that the library's long calls made meanwhile
+/// (Sampler::run, attach and dump, measure_command) end as the command's do on Ctrl-C: a run
+/// passes the signal on and waits for its program, an attach stops sampling and keeps what it
+/// has, a dump lets the process go. For a program that otherwise handles signals itself (the
+/// Python module, around its long calls); the handlers that were there are put back after.
+class MAINBOARD_API InterruptScope {
+ public:
+  explicit InterruptScope(std::vector<int> signals = {SIGINT});
+  ~InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+  /// The first signal caught so far, 0 for none.
+  int signal() const noexcept;
+
+  struct Handlers;
+
+ private:
+  std::unique_ptr<Handlers> handlers_;
 };
 
 /// Samples the stacks of other processes with perf_event_open and names their frames with

@@ -6,6 +6,7 @@ reports and traces. Nothing is measured in Python: every reading and analysis is
 """
 
 from ._mainboard import MainboardError, __version__
+from . import _log  # noqa: F401  (the library logs through logging)
 from ._machine import (
     CPU, GPU, NPU, AppleGPU, AppleNPU, ComputeCapability, Host, Machine, NvidiaGPU, Unit,
 )

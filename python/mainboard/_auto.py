@@ -25,6 +25,8 @@ class AutoSpans:
         self.modules = modules
         self._local = threading.local()
         self._decided: dict[Any, str | None] = {}
+        self._chained: Any = None  # the profile hook there before (3.11 and older)
+        self._hooked = False
 
     def _name(self, code: Any, module_name: str | None) -> str | None:
         try:
@@ -46,6 +48,9 @@ class AutoSpans:
     # The profile hook (3.11 and older), for this thread and threads started later. It sees a
     # generator's or coroutine's every resume as a call and every suspension as a return.
     def _hook(self, frame: Any, event: str, arg: Any) -> None:
+        chained = self._chained
+        if chained is not None:  # the hook that was there before the session still runs
+            chained(frame, event, arg)
         if event == "call":
             name = self._name(frame.f_code, frame.f_globals.get("__name__"))
             if name is not None:
@@ -96,8 +101,13 @@ class AutoSpans:
     def start(self) -> None:
         monitoring = getattr(sys, "monitoring", None)
         if monitoring is None:
+            # A profile hook set before the session (a coverage or tracing tool) is chained,
+            # and put back when it ends.
+            self._chained = sys.getprofile()
+            self._chained_threads = getattr(threading, "_profile_hook", None)
             threading.setprofile(self._hook)
             sys.setprofile(self._hook)
+            self._hooked = True
             return
         tool = next((t for t in (monitoring.PROFILER_ID, 3, 4) if monitoring.get_tool(t) is None),
                     None)
@@ -130,9 +140,11 @@ class AutoSpans:
                 monitoring.register_callback(tool, event, None)
             monitoring.free_tool_id(tool)
             self._tool = None
-        else:
-            sys.setprofile(None)
-            threading.setprofile(None)  # type: ignore[arg-type]
+        elif self._hooked:
+            sys.setprofile(self._chained)
+            threading.setprofile(self._chained_threads)  # type: ignore[arg-type]
+            self._hooked = False
+            self._chained = None
         for _, s in reversed(self._stack()):
             s.__exit__(None, None, None)
         self._stack().clear()

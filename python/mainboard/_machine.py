@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections import namedtuple
@@ -408,8 +409,9 @@ class AppleGPU(GPU):
                                  "memory_bytes": info.memory_total_bytes})
 
     @classmethod
+    @functools.cache
     def gpu_records(cls) -> tuple[Mapping[str, Any], ...]:
-        """The display records of every Apple GPU system_profiler reports here."""
+        """The display records of every Apple GPU system_profiler reports here (read once)."""
         return tuple(g.record for g in cls.all())
 
 

@@ -280,8 +280,20 @@ def _run(argv: list[str], *, collection: Collection, sampler: Sampler,
     options.update(features=int(collection.features | Feature.STACKS),
                    activities=int(collection.activities), max_spans=collection.max_spans,
                    strict=collection.strict, timeout_s=_timeout(timeout))
-    native, code, signal, timed_out = _mainboard._run(argv, options)
-    return Profile(native), RunResult(exit_code=code, signal=signal, timed_out=timed_out)
+    native, code, signal, timed_out, interrupted = _mainboard._run(argv, options)
+    profile_ = Profile(native)
+    _raise_if_interrupted(interrupted, profile_)
+    return profile_, RunResult(exit_code=code, signal=signal, timed_out=timed_out)
+
+
+def _raise_if_interrupted(signal: int, profile_: Profile) -> None:
+    """Ctrl-C during a run or an attach ends it at once and keeps what was collected: the
+    KeyboardInterrupt carries that Profile as `profile`."""
+    if signal:
+        error = KeyboardInterrupt("interrupted: what was collected until then is this "
+                                  "exception's .profile")
+        error.profile = profile_  # type: ignore[attr-defined]
+        raise error
 
 
 def run(target: Sequence[str] | str | os.PathLike[str] | None, *, module: str | None = None,
@@ -312,7 +324,10 @@ def attach(pid: int, *, sampler: Sampler | None = None, timeout: float | None = 
     # None: ten seconds; math.inf: until the process exits.
     duration = 10.0 if timeout is None else (_checks.seconds(timeout) or math.inf)
     options.update(features=int(Feature.STACKS), strict=strict, duration_s=duration)
-    return Profile(_mainboard._attach(pid, options))
+    native, interrupted = _mainboard._attach(pid, options)
+    profile_ = Profile(native)
+    _raise_if_interrupted(interrupted, profile_)
+    return profile_
 
 
 class StackDump(FrozenModel):
@@ -323,7 +338,7 @@ class StackDump(FrozenModel):
 
 
 def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
-         executable: str | os.PathLike[str] | None = None, timeout: float = 10.0,
+         executable: str | os.PathLike[str] | None = sys.executable, timeout: float = 10.0,
          native: bool = False) -> StackDump:
     """One stack of every thread of `pid` (only the main thread's without `all_threads`): its
     Python stacks when it runs CPython 3.9–3.13, read from outside without stopping it; with
@@ -408,17 +423,25 @@ def run_instrumented(target: Sequence[str] | str | os.PathLike[str], *,
         collection.features & ~Feature.STACKS
     options.update(features=int(wanted), activities=int(collection.activities),
                    max_spans=collection.max_spans, strict=False, timeout_s=_timeout(timeout))
-    native, _code, _signal, _timed_out = _mainboard._run(argv, options)
-    return Profile(native)
+    native, _code, _signal, _timed_out, interrupted = _mainboard._run(argv, options)
+    profile_ = Profile(native)
+    _raise_if_interrupted(interrupted, profile_)
+    return profile_
 
 
 # The reference's classmethods of Profiler: run, attach, dump, measure and run_instrumented.
 def _as_classmethod(fn: Callable[..., Any]) -> Any:
     import functools
+    import inspect
 
     @functools.wraps(fn)
     def method(cls: type, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
+    del method.__wrapped__  # its signature is fn's with cls first, not fn's own
+    own = inspect.signature(fn)
+    method.__signature__ = own.replace(parameters=[  # type: ignore[attr-defined]
+        inspect.Parameter("cls", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        *own.parameters.values()])
     return classmethod(method)
 
 

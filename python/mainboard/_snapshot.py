@@ -295,9 +295,6 @@ class MemoryHardware(FrozenModel):
     made from a document (a snapshot's `memory_hardware`) is that record.
     """
 
-    cards: tuple[DimmCard, ...]
-    swap_total_bytes: int
-    swap_used_bytes: int
     _nested = {"cards": DimmCard}
 
     def __init__(self, data: dict[str, Any] | None = None, /, *, machine: Any = None,
@@ -324,14 +321,31 @@ class MemoryHardware(FrozenModel):
 
     def __getattr__(self, name: str) -> Any:
         if self._data is None and not name.startswith("_"):
-            if name == "cards":
-                value = _convert_cards(self._live().get("cards") or [])
-                self._cache["cards"] = value
-                return value
             document = self._live()
             if name in document:
                 return document[name]
         return super().__getattr__(name)
+
+    @property
+    def cards(self) -> tuple[DimmCard, ...]:
+        """The DIMM slots from dmidecode (read once); empty when unavailable."""
+        cache = self._cache
+        if "cards" not in cache:
+            source = self._live() if self._data is None else self._data
+            cache["cards"] = _convert_cards(source.get("cards") or [])
+        return cache["cards"]
+
+    @property
+    def swap_total_bytes(self) -> int:
+        """Total swap space in bytes (read now, for a live reading)."""
+        source = self._live() if self._data is None else self._data
+        return int(source.get("swap_total_bytes") or 0)
+
+    @property
+    def swap_used_bytes(self) -> int:
+        """Swap in use in bytes (read now, for a live reading)."""
+        source = self._live() if self._data is None else self._data
+        return int(source.get("swap_used_bytes") or 0)
 
     def __reduce__(self) -> Any:
         return (type(self), (self._document(),))

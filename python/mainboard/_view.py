@@ -160,18 +160,17 @@ class MachineView:
         """The CPU's cell: cpu_title() over cpu_rows()."""
         return self.cell(self.cpu_title(), _STYLES["cpu"], self.cpu_rows())
 
-    def gpu_cell(self, gpu: int | GPU) -> Panel:
+    def gpu_cell(self, index: int | GPU) -> Panel:
         """A GPU's cell (by index or GPU): gpu_title() over gpu_rows()."""
-        index = self._position(gpu, "gpu")
+        index = self._position(index, "gpu")
         return self.cell(self.gpu_title(index), _STYLES["gpu"], self.gpu_rows(index))
 
-    def npu_cell(self, npu: int | NPU) -> Panel:
+    def npu_cell(self, index: int | NPU) -> Panel:
         """An NPU's cell (by index or NPU): npu_title() over npu_rows()."""
-        index = self._position(npu, "npu")
+        index = self._position(index, "npu")
         return self.cell(self.npu_title(index), _STYLES["npu"], self.npu_rows(index))
 
-    @staticmethod
-    def cell(title: str, border_style: str, rows: list[str] | tuple[str, ...]) -> Panel:
+    def cell(self, title: str, border_style: str, rows: list[str] | tuple[str, ...]) -> Panel:
         """A Rich panel with `title` in its top border (left-aligned, bold), its border drawn in
         `border_style`, and each of `rows` on a line of its own. Titles and rows are taken as
         plain text, never as Rich markup."""
@@ -182,8 +181,7 @@ class MachineView:
         return Panel(Text("\n".join(str(r) for r in rows)), title=Text(str(title), style="bold"),
                      title_align="left", border_style=border_style, expand=True)
 
-    @staticmethod
-    def arrow_to(label: str, connector: str = "──") -> Text:
+    def arrow_to(self, label: str, connector: str = "──") -> Text:
         """The arrow from memory to a unit as Rich text, `connector` drawing its line on either
         side of `label`: "── PCIe 5 x16 ──▶"; without a label, "────▶"."""
         _need_rich("arrow_to")
@@ -200,8 +198,7 @@ class MachineView:
 
     # ----------------------------------------------------------------- memory and links
 
-    @staticmethod
-    def distinct_memory(unit: Unit) -> Memory | None:
+    def distinct_memory(self, unit: Unit) -> Memory | None:
         """The memory `unit` has apart from the host's: its Memory reading (read now) when the
         unit has a pool of its own (a discrete GPU's VRAM, an accelerator's HBM, even where it
         cannot be read), None when it is the system pool (the CPU) or shared with the host
@@ -282,17 +279,17 @@ class MachineView:
         """The CPU cell's lines: cores, clocks, caches, load."""
         return self._native.cpu_rows()
 
-    def gpu_title(self, gpu: int | GPU) -> str:
+    def gpu_title(self, index: int | GPU) -> str:
         """A GPU cell's title (by index or GPU): its index and name."""
-        return self._native.gpu_title(self._position(gpu, "gpu"))
+        return self._native.gpu_title(self._position(index, "gpu"))
 
     def gpu_rows(self, gpu: int | GPU) -> list[str]:
         """A GPU cell's lines (by index or GPU): identity, memory, utilization, clocks, power."""
         return self._native.gpu_rows(self._position(gpu, "gpu"))
 
-    def npu_title(self, npu: int | NPU) -> str:
+    def npu_title(self, index: int | NPU) -> str:
         """An NPU cell's title (by index or NPU): its index and name."""
-        return self._native.npu_title(self._position(npu, "npu"))
+        return self._native.npu_title(self._position(index, "npu"))
 
     def npu_rows(self, npu: int | NPU) -> list[str]:
         """An NPU cell's lines (by index or NPU)."""
@@ -302,23 +299,19 @@ class MachineView:
         """Swap in use and its size ("swap none" without swap)."""
         return self._native.swap_label()
 
-    @staticmethod
-    def metal_label(value: str) -> str:
+    def metal_label(self, value: str) -> str:
         """A human label for a macOS Metal identifier ("spdisplays_metal3" → "Metal 3")."""
         return _mainboard._MachineView.metal_label(value)
 
-    @staticmethod
-    def bytes(value: int) -> str:
+    def bytes(self, value: int) -> str:
         """A byte count as the view writes it ("1.50 GiB")."""
         return _mainboard._MachineView.bytes(value)
 
-    @staticmethod
-    def capacity_pair(used_bytes: int, total_bytes: int) -> str:
+    def capacity_pair(self, used_bytes: int, total_bytes: int) -> str:
         """Used and total in one unit where that reads well ("12.0 / 80.0 GiB")."""
         return _mainboard._MachineView.capacity_pair(used_bytes, total_bytes)
 
-    @staticmethod
-    def memory_usage(memory: Memory) -> str:
+    def memory_usage(self, memory: Memory) -> str:
         """A Memory reading as a gauge and its capacity pair; its total alone when use is
         unknown."""
         return _mainboard._MachineView.memory_usage(memory.model_dump_json())

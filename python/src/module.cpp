@@ -12,6 +12,7 @@
 #include "mainboard/busy.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
+#include "mainboard/log.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
 #include "mainboard/nvidia.hpp"
@@ -293,6 +294,17 @@ void bind_profiling(py::module_& m) {
       .def("traced_activities", [](const Profiler& p) { return to_string(p.traced_activities()); });
 }
 
+/// On Python's main thread (where Python handles signals), Ctrl-C caught by the library while
+/// a long call runs without the GIL, so that it ends the call at once, as in the command;
+/// elsewhere, nothing (the main thread keeps Python's handler).
+std::unique_ptr<InterruptScope> ctrl_c_scope() {
+  static const unsigned long main_thread = [] {
+    return py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+  }();
+  if (PyThread_get_thread_ident() != main_thread) return nullptr;
+  return std::make_unique<InterruptScope>(std::vector<int>{SIGINT});
+}
+
 /// SampleOptions from the package's dict (its Sampler and Collection, flattened).
 SampleOptions sample_options(const py::dict& d) {
   SampleOptions o;
@@ -326,17 +338,25 @@ void bind_sampling(py::module_& m) {
   m.def("_run", [](const std::vector<std::string>& argv, const py::dict& options) {
     auto o = sample_options(options);
     RunResult r;
+    int interrupted = 0;
     {
+      auto scope = ctrl_c_scope();
       py::gil_scoped_release release;
       r = Sampler::run(argv, o);
+      if (scope) interrupted = scope->signal();
     }
     return py::make_tuple(std::make_shared<Profile>(std::move(r.profile)), r.exit_code, r.signal,
-                          r.timed_out);
+                          r.timed_out, interrupted);
   });
   m.def("_attach", [](std::int64_t pid, const py::dict& options) {
     auto o = sample_options(options);
-    py::gil_scoped_release release;
-    return std::make_shared<Profile>(Sampler::attach(pid, o));
+    auto scope = ctrl_c_scope();
+    std::shared_ptr<Profile> profile;
+    {
+      py::gil_scoped_release release;
+      profile = std::make_shared<Profile>(Sampler::attach(pid, o));
+    }
+    return py::make_tuple(profile, scope ? scope->signal() : 0);
   });
   m.def("_dump", [](std::int64_t pid, bool all_threads, bool native, bool async_aware) {
     py::gil_scoped_release release;
@@ -523,6 +543,27 @@ void bind_arch_config(py::module_& m) {
            })
       .def_property_readonly("fallback", &PyArchConfig::fallback);
   m.def("_arch_family", [](const std::string& key) { return arch_family(key); });
+  // The library's log lines to a Python callable (level index, message), or back to stderr.
+  // The callable is kept for the life of the process (never released: a sink may still be
+  // destroyed after the interpreter has gone); the package puts stderr back at exit.
+  m.def("_set_log_handler", [](py::object handler) {
+    if (handler.is_none()) {
+      set_log_sink({});
+      return;
+    }
+    PyObject* callable = handler.release().ptr();
+    set_log_sink([callable](LogLevel level, std::string_view message) {
+      if (!Py_IsInitialized()) return;
+      py::gil_scoped_acquire gil;
+      PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()),
+                                            "replace");
+      PyObject* result =
+          text ? PyObject_CallFunction(callable, "iO", static_cast<int>(level), text) : nullptr;
+      Py_XDECREF(text);
+      if (!result) PyErr_WriteUnraisable(callable);
+      Py_XDECREF(result);
+    });
+  });
   m.def("_family_key", [](const std::string& name) { return family_key(name); });
 }
 

@@ -474,7 +474,7 @@ PyObject* is_profiling(PyObject*, PyObject*) {
 
 PyMethodDef functions[] = {
     {"span", span, METH_O,
-     "span($module, name, /)\n--\n\n"
+     "span(name, /)\n--\n\n"
      "span(name) -> a context manager for a span named `name`, for an active Profiler.\n"
      "span(function) -> the function, wrapped in a span named by its qualified name.\n"
      "Spans nest per thread, and inside an asyncio task per task: a task's spans are children\n"

@@ -192,12 +192,12 @@ def test_machine_view_pieces():
     assert "Memory" in view.memory_title()
     assert view.cpu_rows()
     assert "·" in view.compact_summary()
-    assert mainboard.MachineView.metal_label("spdisplays_metal3") == "Metal 3"
-    assert mainboard.MachineView.bytes(512) == "512 B"
-    assert mainboard.MachineView.bytes(3 << 29) == "1.50 GiB"
-    assert mainboard.MachineView.capacity_pair(12 << 30, 80 << 30) == "12.0 / 80.0 GiB"
+    assert view.metal_label("spdisplays_metal3") == "Metal 3"
+    assert view.bytes(512) == "512 B"
+    assert view.bytes(3 << 29) == "1.50 GiB"
+    assert view.capacity_pair(12 << 30, 80 << 30) == "12.0 / 80.0 GiB"
     m = mainboard.Memory(total_bytes=80 << 30, used_bytes=20 << 30, supported=True, scope="vram")
-    assert mainboard.MachineView.memory_usage(m) == "███░░░░░░░ 20.0 / 80.0 GiB"
+    assert view.memory_usage(m) == "███░░░░░░░ 20.0 / 80.0 GiB"
     unknown = mainboard.Memory(total_bytes=8 << 30, supported=True)
-    assert mainboard.MachineView.memory_usage(unknown) == "8.00 GiB"
-    assert mainboard.MachineView.memory_usage(mainboard.Memory(supported=False)) == "memory unavailable"
+    assert view.memory_usage(unknown) == "8.00 GiB"
+    assert view.memory_usage(mainboard.Memory(supported=False)) == "memory unavailable"

@@ -169,8 +169,8 @@ def test_distinct_memory_is_a_discrete_gpus_vram_and_none_for_shared_pools(h100_
 
 
 def test_distinct_memory_is_none_for_unified_memory():
-    apple = plain_view("apple-m3-max").machine   # its GPU and NPU share the pool
-    assert [mainboard.MachineView.distinct_memory(u) for u in apple.units] == [None, None, None]
+    view = plain_view("apple-m3-max")   # its GPU and NPU share the pool
+    assert [view.distinct_memory(u) for u in view.machine.units] == [None, None, None]
 
 
 def test_shared_memory_units(h100_view, cpu_view):
@@ -183,16 +183,16 @@ def test_shared_memory_units_on_unified_memory():
     assert apple.shared_memory_units() == [u.label for u in apple.machine.units]
 
 
-def test_arrow_to_and_cell_are_rich_text_and_panels():
+def test_arrow_to_and_cell_are_rich_text_and_panels(cpu_view):
     pytest.importorskip("rich")
     from rich.panel import Panel
     from rich.text import Text
 
-    arrow = mainboard.MachineView.arrow_to("PCIe 5 x16", "──")
+    arrow = cpu_view.arrow_to("PCIe 5 x16", "──")
     assert isinstance(arrow, Text) and arrow.plain == "── PCIe 5 x16 ──▶"
-    assert mainboard.MachineView.arrow_to("unified", "══").plain == "══ unified ══▶"
-    assert mainboard.MachineView.arrow_to("", "─").plain == "──▶"
-    cell = mainboard.MachineView.cell("GPU 0 · [bold]x", "green", ["first row", "[red]second"])
+    assert cpu_view.arrow_to("unified", "══").plain == "══ unified ══▶"
+    assert cpu_view.arrow_to("", "─").plain == "──▶"
+    cell = cpu_view.cell("GPU 0 · [bold]x", "green", ["first row", "[red]second"])
     assert isinstance(cell, Panel) and cell.border_style == "green"
     text = _rich_text(cell, width=40)
     assert "GPU 0 · [bold]x" in text   # titles and rows are plain text, not markup

@@ -2,12 +2,15 @@
 // what it can beyond spans, and freezes everything into a Profile at stop.
 #include "mainboard/profiler.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <new>
+#include <string>
 #include <unordered_map>
 
 #include "core/clock.hpp"
@@ -37,6 +40,26 @@ namespace {
 
 std::mutex g_active_mutex;
 Profiler* g_active = nullptr;
+
+/// In the child of a fork: the parent's session is not this process's. Spans stop recording at
+/// once, and a session may start here; the parent's Profiler object, copied into the child,
+/// ends without touching the threads it had (they do not exist here). Locks another thread
+/// held at the fork are made anew (that thread does not exist here either).
+void forget_session_after_fork() {
+  detail::g_profiling.store(0, std::memory_order_relaxed);
+  detail::g_epoch.store(0, std::memory_order_relaxed);
+  detail::g_nvtx.store(false, std::memory_order_relaxed);
+  new (&g_active_mutex) std::mutex();
+  g_active = nullptr;
+  auto& r = detail::registry();
+  new (&r.mutex) std::mutex();
+  r.epoch = 0;
+}
+
+void watch_forks() {
+  static std::once_flag once;
+  std::call_once(once, [] { ::pthread_atfork(nullptr, nullptr, forget_session_after_fork); });
+}
 // Set while start_environment_session constructs its Profiler.
 thread_local bool t_from_environment = false;
 
@@ -70,8 +93,10 @@ Profiler* start_environment_session(const Collection& collection) {
 }  // namespace detail
 
 Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Session>()) {
+  watch_forks();
   auto& s = *session_;
   s.collection = collection;
+  s.pid = ::getpid();
   s.from_environment = t_from_environment;
   {
     std::unique_lock<std::mutex> lock(g_active_mutex);
@@ -344,6 +369,30 @@ std::unique_ptr<Profile> freeze(const std::vector<std::shared_ptr<detail::Thread
 void Profiler::stop() {
   auto& s = *session_;
   if (!s.active) return;
+  if (s.pid != ::getpid()) {  // a copy in a forked child: nothing of it is this process's
+    s.active = false;
+    (void)s.extension.release();  // its threads are the parent's: never joined here
+    result_ = std::make_unique<Profile>();
+    result_->pid = ::getpid();
+    result_->unavailable.push_back(
+        "spans: this session began in process " + std::to_string(s.pid) +
+        ", which forked this one; a forked child records nothing in its parent's session "
+        "(start a Profiler in the child)");
+    return;
+  }
+  // Spans this thread still has open are closed now, at the stop, and said to be.
+  std::vector<std::string> still_open;
+  if (auto* t = detail::current_state(); t && t->epoch == s.epoch) {
+    while (t->stack.size() > t->ghosts) {
+      std::string path;
+      for (std::size_t i = t->ghosts; i < t->stack.size(); ++i) {
+        const char* name = t->stack[i].node ? t->nodes[t->stack[i].node].name : nullptr;
+        path += (i > t->ghosts ? "/" : "") + std::string(name ? name : "?");
+      }
+      still_open.push_back(path);
+      detail::span_exit(t);
+    }
+  }
   s.stop_ticks = detail::ticks();
   s.stop_ns = core::monotonic_ns();
   detail::g_profiling.store(0, std::memory_order_release);
@@ -373,6 +422,14 @@ void Profiler::stop() {
   profile->start_ns = s.start_ns;
   profile->end_ns = s.stop_ns;
   profile->unavailable = s.unavailable;
+  if (!still_open.empty()) {
+    std::string list;
+    for (std::size_t i = still_open.size(); i-- > 0;)
+      list += (list.empty() ? "" : ", ") + still_open[i];
+    profile->unavailable.push_back("spans: " + std::to_string(still_open.size()) +
+                                   (still_open.size() == 1 ? " span was" : " spans were") +
+                                   " still open at stop and closed at the stop time: " + list);
+  }
   note_span_bounds(*profile, threads, s.names_refused_at_start);
   profile->function_maps = detail::instrumented_function_maps(*profile);
   if (s.extension) {

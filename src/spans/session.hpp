@@ -57,6 +57,7 @@ namespace mainboard {
 
 struct Profiler::Session {
   Collection collection;
+  std::int64_t pid = 0;  // the process it began in (a forked child's copy records nothing)
   bool from_environment = false;  // started by MAINBOARD_PROFILE: saved at exit, no extension
   std::uint64_t epoch = 0;
   bool active = false;

@@ -36,6 +36,8 @@ class ArchConfig:
 
     def set(self, key: str, value: Any) -> ArchConfig:
         """The value for an arch key ("sm_90") or a family ("hopper"); case-insensitive."""
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"key is an arch key or family name (a non-empty str), not {key!r}")
         self._native.set(key, value)
         return self
 
@@ -44,7 +46,12 @@ class ArchConfig:
         if isinstance(target, str):
             return target, ""
         info = getattr(target, "info", target)  # a GPU, or its GpuInfo
-        return getattr(info, "arch_key", ""), getattr(info, "architecture", "")
+        key = getattr(info, "arch_key", None)
+        if not isinstance(key, str):
+            raise TypeError(f"target is an arch key (str), a GPU or its GpuInfo, "
+                            f"not {type(target).__name__}")
+        architecture = getattr(info, "architecture", "")
+        return key, architecture if isinstance(architecture, str) else ""
 
     def lookup(self, target: Any) -> Any:
         """The value for an arch key, a GPU or its info, through the fallbacks."""
