@@ -17,7 +17,7 @@ from ._measure import (
 )
 from ._models import FieldInfo, FrozenInstanceError, FrozenModel, Registry, Singleton
 from ._view import MachineView
-from . import meter
+from . import meter, profiling
 from .meter import Meter, MemorySource, MeteredMachine
 from ._profiling import (
     Activity, Collection, Feature, FunctionStat, IdleGap, KernelCounters, KernelEfficiency,

@@ -63,6 +63,10 @@ class ProfileReport(FrozenModel):
             head, _, reason = str(entry).partition(": ")
             if not reason:
                 head, reason = "gpu_activity", str(entry)
+            if head == "gpu_activity":  # "gpu_activity: kernel: why" is the kind's own
+                kind, _, why = reason.partition(": ")
+                if why and kind in _ACTIVITY_LABELS:
+                    head, reason = kind, why
             kinds = [k for k in requested if k not in reasons] if head == "gpu_activity" else [head]
             if head == "gpu_activity" and not kinds and not requested:
                 kinds = [n.lower() for n in ("KERNEL", "MEMCPY", "MEMSET") if n.lower() not in reasons]
@@ -121,6 +125,9 @@ class ProfileReport(FrozenModel):
         document["unavailable"] = [f"{k}: {reasons.get(k, 'not traced')}"
                                    for k in document.get("unavailable", [])]
         return _mainboard._report_text(json.dumps(document))
+
+
+_ACTIVITY_LABELS = ("kernel", "memcpy", "memset", "synchronization", "overhead", "counters")
 
 
 def _activity_names(kinds: Activity) -> list[str]:

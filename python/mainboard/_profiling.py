@@ -481,6 +481,13 @@ class Collection(FrozenModel):
             _checks.integer(value, name, 0, high)
         if isinstance(fields["auto"], str):
             raise TypeError("auto is a sequence of module names, not one str")
+        for name, flags in (("features", Feature), ("activities", Activity)):
+            value = fields[name]
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} is a {flags.__name__}, not {type(value).__name__}")
+            if value < 0 or value & ~int(flags.ALL):
+                raise ValueError(f"{name}: {value!r} has bits that name no {flags.__name__} "
+                                 f"({flags.__name__}.ALL is {int(flags.ALL)})")
         super().__init__({
             "features": int(Feature(fields["features"])),
             "activities": int(Activity(fields["activities"])),
@@ -490,6 +497,11 @@ class Collection(FrozenModel):
             "auto": [str(m) for m in fields["auto"]],
             "strict": bool(fields["strict"]),
         })
+
+    def __repr__(self) -> str:
+        return (f"Collection(features={self.features!r}, activities={self.activities!r}, "
+                f"device_index={self.device_index}, sample_interval_ms={self.sample_interval_ms}, "
+                f"max_spans={self.max_spans}, auto={self.auto!r}, strict={self.strict})")
 
     @property
     def features(self) -> Feature:

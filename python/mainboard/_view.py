@@ -9,14 +9,17 @@ import os
 import re
 import shutil
 import sys
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.panel import Panel
     from rich.table import Table
     from rich.text import Text
+else:
+    # Rich is optional and imported only to draw: at run time (typing.get_type_hints) its
+    # types read as Any; a type checker sees Rich's own.
+    Console = RenderableType = Panel = Table = Text = Any
 
 from . import _mainboard
 from ._machine import GPU, NPU, Machine, Unit

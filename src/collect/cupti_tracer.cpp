@@ -25,6 +25,8 @@ std::unique_ptr<GpuTracer> GpuTracer::start(Activity, std::uint64_t,
 
 #include <cupti.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -464,6 +466,8 @@ std::unique_ptr<GpuTracer> GpuTracer::start(Activity kinds, std::uint64_t max_re
         "implemented in this build");
   std::vector<CUpti_ActivityKind> enabled;
   std::uint32_t traced = 0;
+  std::string no_driver;  // why, when CUPTI fails because there is no CUDA driver to trace
+  bool checked_driver = false;
   for (const auto& k : kKinds) {
     if (!has(kinds, k.bit)) continue;
     auto rc = a.enable(k.kind);
@@ -471,7 +475,17 @@ std::unique_ptr<GpuTracer> GpuTracer::start(Activity kinds, std::uint64_t max_re
       enabled.push_back(k.kind);
       traced |= static_cast<std::uint32_t>(k.bit);
     } else {
-      unavailable.push_back("gpu_activity: " + to_string(k.bit) + ": " + describe(rc));
+      // CUPTI says only CUPTI_ERROR_UNKNOWN on a host without the driver: say that instead.
+      if (!checked_driver) {
+        checked_driver = true;
+        if (void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL))
+          ::dlclose(driver);
+        else
+          no_driver = "no CUDA driver (libcuda.so.1 cannot be loaded)";
+      }
+      unavailable.push_back("gpu_activity: " + to_string(k.bit) + ": " +
+                            (no_driver.empty() ? describe(rc)
+                                               : no_driver + "; CUPTI says " + describe(rc)));
     }
   }
   if (enabled.empty()) return give_up("no activity kind could be traced");

@@ -1,0 +1,570 @@
+"""The package as the reference documents it, and as sturdy as a training script needs: models
+with pydantic's API, spans and sessions that survive re-entry, threads, generators, forks,
+Ctrl-C and an existing profile hook."""
+
+import asyncio
+import copy
+import inspect
+import json
+import logging
+import math
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+import time
+import typing
+
+import pytest
+
+import mainboard
+from mainboard import (
+    Feature, FrozenModel, GPUSnapshot, Machine, Memory, MemoryHardware, Profile, Profiler,
+    ProfileReport, Registry, Singleton, Unit, UnitKind, span,
+)
+
+from conftest import host
+
+
+def paths(profile):
+    return {s.path: s.calls for s in profile.path_stats()}
+
+
+# ---------------------------------------------------------------- base classes and models
+
+def test_the_reference_base_classes_are_what_the_machine_and_units_derive_from():
+    assert isinstance(Machine(), Singleton) and Machine() is Machine()
+    for cls in (Unit, mainboard.MachineSnapshot, mainboard.UnitSnapshot, Memory, Profile,
+                ProfileReport):
+        assert issubclass(cls, FrozenModel), cls
+    assert issubclass(mainboard.GPU, Registry) and issubclass(mainboard.NPU, Registry)
+    assert mainboard.GPU.providers()["nvidia"] is mainboard.NvidiaGPU
+    assert mainboard.GPU.providers()["apple"] is mainboard.AppleGPU
+    assert mainboard.NPU.providers()["apple"] is mainboard.AppleNPU
+    cpu = Machine.over(host("numa-2socket")).cpu
+    document = json.loads(cpu.model_dump_json())
+    assert document["label"] == cpu.label and "cores" in document or "logical_cpus" in document
+    assert cpu.model_dump(include={"label"}) == {"label": cpu.label}
+
+
+def test_models_have_pydantics_api():
+    m = Memory(total_bytes=8 << 30, used_bytes=2 << 30, supported=True, scope="vram")
+    assert m.model_dump(include={"total_bytes", "scope"}) == {"total_bytes": 8 << 30,
+                                                              "scope": "vram"}
+    assert "scope" not in m.model_dump(exclude={"scope"})
+    assert m.model_dump(mode="json") == json.loads(m.model_dump_json())
+    assert json.loads(m.model_dump_json(indent=2)) == m.model_dump()
+    changed = m.model_copy(update={"used_bytes": 4 << 30})
+    assert changed.used_gb == 4.0 and m.used_gb == 2.0  # the original is untouched
+    assert "total_bytes" in Memory.model_fields  # a class attribute, as pydantic's
+    assert Memory.model_fields["total_bytes"].annotation == "int"
+    schema = Memory.model_json_schema()
+    assert schema["type"] == "object" and schema["properties"]["total_bytes"]["type"] == "integer"
+    from types import MappingProxyType
+    assert Memory.model_validate(MappingProxyType(m.model_dump())) == m  # any mapping
+    assert Memory.model_validate_json(m.model_dump_json()) == m
+    with pytest.raises(TypeError, match="mapping"):
+        Memory.model_validate([1, 2])
+    with pytest.raises(ValueError, match="mode"):
+        m.model_dump(mode="yaml")
+    with pytest.raises(mainboard.FrozenInstanceError):
+        m.total_bytes = 1
+
+
+def test_an_empty_memory_reads_zero_and_a_wrong_field_names_the_right_ones():
+    empty = Memory()
+    assert (empty.total_gb, empty.used_gb, empty.free_gb, empty.percent_used) == (0, 0, 0, 0)
+    assert empty.supported is False and empty.scope == "system"
+    with pytest.raises(AttributeError, match="total_bytes"):
+        empty.total_gigabytes
+
+
+def test_gpu_snapshots_are_flat_with_the_documented_zeros(fake_gpus):
+    fake_gpus("h100x8")
+    m = Machine.over(host("gpu-procs"))
+    s = m.gpus[0].snapshot("step")
+    dumped = s.model_dump()
+    for field in ("name", "unit_name", "kind", "vendor", "timestamp_ns", "clocks", "memory",
+                  "utilization", "energy", "thermal", "pcie", "fan_speed_pct", "processes"):
+        assert field in dumped, field
+    assert "telemetry" not in dumped
+    assert s.name == "step" and s.unit_name == m.gpus[0].label
+    assert s.kind is UnitKind.GPU and dumped["kind"] == "gpu"
+    assert s.fan_speed_pct == 0.0 == m.gpus[0].fan_speed_pct  # H100 SXM: no fan reading
+    assert isinstance(s.memory, Memory) and s.memory.scope == "vram"
+    assert GPUSnapshot.model_validate(dumped) == s
+    assert pickle.loads(pickle.dumps(s)) == s
+    # The machine snapshot's JSON keeps its nesting; its GPUs as models are flat.
+    snap = m.snapshot(toolchain=False)
+    assert "telemetry" in snap.model_dump()["gpus"][0]
+    assert snap.gpus[0].unit_name == m.gpus[0].label
+
+
+def test_memory_hardware_reads_nothing_until_asked(monkeypatch):
+    machine = Machine.over(host("numa-2socket"))
+    calls = []
+    native = machine._native
+
+    class Counting:
+        def __getattr__(self, name):
+            if name == "memory_hardware":
+                calls.append(name)
+            return getattr(native, name)
+
+    object.__setattr__(machine, "_native", Counting())
+    hw = machine.memory_hardware
+    assert calls == []  # made: nothing read
+    assert hw.swap_total_bytes >= 0 and len(calls) == 1
+    cards = hw.cards
+    assert hw.cards is cards  # read once
+    assert hw.slots_total == len(cards)
+    assert set(hw.model_dump()) >= {"cards", "swap_total_bytes", "swap_used_bytes"}
+    assert isinstance(MemoryHardware(), MemoryHardware)
+
+
+def test_units_and_machines_pickle_as_where_they_are_found():
+    m = Machine.over(host("numa-2socket"))
+    cpu = pickle.loads(pickle.dumps(m.cpu))
+    assert cpu.label == m.cpu.label and cpu == m.cpu
+    assert pickle.loads(pickle.dumps(Machine())) is Machine()
+
+
+def test_nvidia_gpus_say_which_interfaces_answer(fake_gpus):
+    fake_gpus("h100x8")
+    gpus = Machine.over(host("gpu-procs")).gpus
+    g = gpus[1]
+    assert isinstance(g, mainboard.NvidiaGPU)
+    assert g.cuda_device == 1  # the CUDA ordinal of the second visible device
+    assert g.system_api == "nvml" and g.system_device == g.pci_bus_id
+    assert isinstance(g.handle, int) and g.handle != gpus[0].handle
+    assert g.apis["nvml"]["answers"] and g.apis["cuda_driver"]["answers"]
+    assert g.apis["nvml"]["path"].endswith("libnvidia-ml.so.1")
+    assert "cupti" in g.cuda_python and g.cuda_python["cuda_driver_version"]
+
+
+def test_an_apple_gpu_has_its_display_record():
+    gpu = Machine.over(host("apple-m3-max")).gpus[0]
+    assert isinstance(gpu, mainboard.AppleGPU)
+    assert gpu.record["model"] == gpu.label and gpu.record["cores"] == gpu.core_count
+    assert gpu.record["metal"] == gpu.metal_support
+
+
+# ---------------------------------------------------------------- the meter module
+
+def test_the_meter_module_and_its_protocols():
+    import mainboard.meter as meter_module
+    from mainboard.meter import MemorySource, Meter, MeteredMachine, meter
+
+    assert mainboard.meter is meter_module and callable(mainboard.meter)
+    assert isinstance(Machine(), MeteredMachine)
+    assert isinstance(Machine().cpu, MemorySource)
+    with mainboard.meter() as m:
+        blob = bytearray(64 << 20)
+        m.sample()
+    assert isinstance(m, Meter) and isinstance(meter(), Meter)
+    assert m.peak_rss_bytes >= 64 << 20 and m.peak_pss_bytes > 0
+    assert m.peak_host_gb > 0 and m.samples == 3
+    assert "peak_rss_gb" in repr(m)
+    del blob
+
+
+# ---------------------------------------------------------------- the profiler
+
+def test_spans_stay_dormant_until_the_profiler_is_entered():
+    p = Profiler(features=Feature.SPANS)
+    assert not p.active
+    with span("before"):
+        pass
+    with p:
+        assert p.active
+        with span("inside"):
+            pass
+    assert not p.active
+    assert paths(p.result()) == {"inside": 1}
+    with pytest.raises(mainboard.MainboardError, match="has stopped"):
+        p.start()
+    assert "state='stopped'" in repr(p) and "Feature.SPANS" in repr(p)
+
+
+def test_run_attach_dump_measure_are_classmethods_with_the_documented_arguments():
+    for name in ("run", "attach", "dump", "measure", "run_instrumented", "under"):
+        assert isinstance(inspect.getattr_static(Profiler, name), classmethod), name
+    dump = inspect.signature(Profiler.dump)
+    assert list(dump.parameters)[:5] == ["pid", "all_threads", "async_aware", "executable",
+                                         "timeout"]
+    assert dump.parameters["executable"].default == sys.executable
+    assert list(inspect.signature(span).parameters) == ["name"]
+
+
+def test_exit_uses_the_callers_wall_time():
+    with Profiler(features=Feature.SPANS) as p:
+        t = p.enter("timed")
+        p.exit(t, wall_ns=5_000_000)
+    (stat,) = [s for s in p.path_stats() if s.path == "timed"]
+    assert stat.total_ns == pytest.approx(5_000_000, rel=0.02)
+
+
+def test_stats_are_per_name_and_a_recursion_counts_its_time_once():
+    @span("f")
+    def f(n):
+        time.sleep(0.002)
+        if n:
+            f(n - 1)
+
+    with Profiler(features=Feature.SPANS) as p:
+        f(2)
+    (name,) = p.stats()
+    assert name.name == "f" and name.calls == 3
+    outer = next(s for s in p.path_stats() if s.path == "f")
+    assert name.total_ns == outer.total_ns  # not outer + inner + innermost
+    assert {s.path for s in p.path_stats()} == {"f", "f/f", "f/f/f"}
+
+
+def test_one_span_object_entered_twice_closes_the_right_span_each_time():
+    region = span("region")
+    with Profiler(features=Feature.SPANS) as p:
+        with region:
+            with region:
+                pass
+        with span("after"):
+            pass
+    assert paths(p) == {"region": 1, "region/region": 1, "after": 1}
+
+
+def test_a_span_made_at_module_level_records_from_many_threads():
+    shared = span("work")  # made before any session, as at module level
+    barrier = threading.Barrier(4)
+
+    def worker():
+        with shared:
+            barrier.wait()  # all four open at once
+            time.sleep(0.01)
+        with span("later"):
+            pass
+
+    with Profiler(features=Feature.SPANS) as p:
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert paths(p) == {"work": 4, "later": 4}
+
+
+def test_a_generator_under_span_is_timed_while_it_produces():
+    @span
+    def produce():
+        for i in range(3):
+            time.sleep(0.01)
+            yield i
+        return "done"
+
+    @span
+    async def produce_async():
+        for i in range(3):
+            await asyncio.sleep(0.01)
+            yield i
+
+    async def consume():
+        return [i async for i in produce_async()]
+
+    with Profiler(features=Feature.SPANS) as p:
+        made = produce()
+        time.sleep(0.02)  # not the generator's time
+        assert list(made) == [0, 1, 2]
+        assert asyncio.run(consume()) == [0, 1, 2]
+    stats = {s.name: s for s in p.stats()}
+    gen = stats[next(n for n in stats if n.endswith("produce"))]
+    assert 0.03 <= gen.total_ns / 1e9 < 0.05  # three 10 ms steps, not the 20 ms in between
+    agen = stats[next(n for n in stats if n.endswith("produce_async"))]
+    assert agen.total_ns / 1e9 >= 0.03
+
+
+def test_a_generator_under_span_passes_send_throw_and_close_through():
+    @span
+    def echo():
+        got = yield "ready"
+        try:
+            while True:
+                got = yield got * 2
+        except ValueError:
+            yield "caught"
+
+    with Profiler(features=Feature.SPANS):
+        g = echo()
+        assert next(g) == "ready"
+        assert g.send(21) == 42
+        assert g.throw(ValueError("x")) == "caught"
+        g.close()
+
+
+def test_spans_still_open_at_stop_are_kept_and_said():
+    with Profiler(features=Feature.SPANS) as p:
+        span("left open").__enter__()
+        span("inner").__enter__()
+    assert paths(p) == {"left open": 1, "left open/inner": 1}
+    assert any("still open at stop" in u and "left open/inner" in u
+               for u in p.result().unavailable)
+
+
+def test_a_forked_child_starts_without_its_parents_session():
+    with Profiler(features=Feature.SPANS) as p:
+        with span("before fork"):
+            pass
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child
+            os.close(read)
+            try:
+                with span("in child, parent's session"):
+                    pass
+                with Profiler(features=Feature.SPANS) as child:
+                    with span("child"):
+                        pass
+                result = paths(child)
+            except BaseException as e:  # noqa: BLE001 - report anything to the parent
+                result = {"error": repr(e)}
+            os.write(write, json.dumps(result).encode())
+            os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as pipe:
+            child_paths = json.loads(pipe.read())
+        os.waitpid(pid, 0)
+        with span("after fork"):
+            pass
+    assert child_paths == {"child": 1}
+    assert paths(p) == {"before fork": 1, "after fork": 1}
+
+
+def test_a_multiprocessing_pool_inside_a_session_works():
+    import multiprocessing
+
+    with Profiler(features=Feature.SPANS) as p:
+        with span("pool"):
+            with multiprocessing.get_context("fork").Pool(2) as pool:
+                assert pool.map(abs, [-1, -2, -3]) == [1, 2, 3]
+    assert paths(p) == {"pool": 1}
+
+
+def _interrupt_after(seconds):
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    return timer
+
+
+def test_ctrl_c_ends_an_attach_at_once_and_keeps_what_was_collected():
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        timer = _interrupt_after(0.5)
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt) as caught:
+            Profiler.attach(sleeper.pid, timeout=30)
+        elapsed = time.monotonic() - start
+        timer.join()
+        assert elapsed < 2.5, elapsed  # 0.5 s, and the time to finish: not the 30 s asked
+        assert isinstance(caught.value.profile, Profile)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_ctrl_c_ends_a_run_at_once():
+    timer = _interrupt_after(0.5)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt) as caught:
+        Profiler.run([sys.executable, "-c", "import time; time.sleep(60)"], timeout=30)
+    elapsed = time.monotonic() - start
+    timer.join()
+    assert elapsed < 2.5, elapsed
+    assert isinstance(caught.value.profile, Profile)
+
+
+def test_ctrl_c_ends_wait_for_idle(fake_gpus):
+    fake_gpus("h100x8")
+    m = Machine.over(host("gpu-procs"))
+    busy = next((i for i in range(len(m.gpus)) if mainboard.gpu_busy(i, machine=m)), None)
+    if busy is None:
+        pytest.skip("the scenario has no busy GPU")
+    timer = _interrupt_after(0.5)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        mainboard.wait_for_idle(busy, timeout=30, poll_interval=0.2, machine=m)
+    timer.join()
+    assert time.monotonic() - start < 2.5
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+ uses sys.monitoring")
+def test_auto_spans_chain_an_existing_profile_hook_and_put_it_back(tmp_path):
+    module = tmp_path / "chainmod.py"
+    module.write_text("def work():\n    return 1\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import chainmod
+        seen = []
+
+        def hook(frame, event, arg):
+            if event == "call":
+                seen.append(frame.f_code.co_name)
+
+        sys.setprofile(hook)
+        try:
+            with Profiler(features=Feature.SPANS, auto=["chainmod"]) as p:
+                chainmod.work()
+            assert sys.getprofile() is hook
+        finally:
+            sys.setprofile(None)
+        assert "work" in seen  # the earlier hook still saw the call
+        assert paths(p) == {"work": 1}
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+def test_results_pickle_and_copy():
+    with Profiler(features=Feature.SPANS) as p:
+        with span("x"):
+            pass
+    prof = p.result()
+    for clone in (copy.copy(prof), copy.deepcopy(prof), pickle.loads(pickle.dumps(prof))):
+        assert clone == prof and paths(clone) == {"x": 1}
+    empty = Profile()
+    assert copy.copy(empty) == empty
+    assert Profile.model_validate_json(prof.model_dump_json()) == prof
+    assert Profile.model_validate(prof.model_dump()) == prof
+    report = mainboard.profile(lambda: None)
+    assert pickle.loads(pickle.dumps(report)) == report
+    assert str(report) == report.report()
+
+
+def test_a_report_lists_activity_kinds_with_readable_reasons():
+    report = mainboard.profile(lambda: None, machine=Machine.over(host("numa-2socket")))
+    assert set(report.unavailable) <= {"kernel", "memcpy", "memset", "synchronization",
+                                       "overhead", "counters", "device"}
+    assert report.unavailable  # no GPU there: nothing traced
+    import ctypes.util
+    for label in report.unavailable:
+        reason = report.unavailable_reasons[label]
+        assert reason and not reason.startswith("CUPTI"), reason
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:  # no driver here: that is what the reasons say, not CUPTI's error code
+        assert report.unavailable_reasons["kernel"].startswith("no CUDA driver")
+
+
+# ---------------------------------------------------------------- arguments
+
+@pytest.mark.parametrize("call, error, word", [
+    (lambda: mainboard.wait_for_idle(timeout=-1), ValueError, "timeout"),
+    (lambda: mainboard.gpu_busy(-1), ValueError, "index"),
+    (lambda: Profiler(features=1 << 10), ValueError, "features"),
+    (lambda: Profiler(auto=["no_such_module_here"]), ValueError, "no_such_module_here"),
+    (lambda: Memory.system(scope=1), TypeError, "scope"),
+    (lambda: Machine.over("/nonexistent/host"), FileNotFoundError, "/nonexistent/host"),
+    (lambda: mainboard.profiling.arch_config.ArchConfig(1).lookup(None), TypeError, "target"),
+    (lambda: mainboard.MachineView(Machine.over(host("numa-2socket"))).gpu_title(0), IndexError,
+     "GPU"),
+    (lambda: mainboard.profile(lambda: None, kinds=1 << 12), ValueError, "kinds"),
+])
+def test_bad_arguments_name_the_parameter(call, error, word):
+    with pytest.raises(error, match=word) as caught:
+        call()
+    assert "incompatible function arguments" not in str(caught.value)
+    assert "_M_range_check" not in str(caught.value)
+
+
+# ---------------------------------------------------------------- typing, stub, logging
+
+def _public_objects():
+    for name in mainboard.__all__:
+        obj = getattr(mainboard, name)
+        if inspect.isclass(obj):
+            yield name, obj
+            for attr, member in vars(obj).items():
+                if attr.startswith("_"):
+                    continue
+                fn = getattr(member, "__func__", member)
+                if isinstance(member, property):
+                    fn = member.fget
+                if inspect.isfunction(fn):
+                    yield f"{name}.{attr}", fn
+        elif inspect.isfunction(obj):
+            yield name, obj
+
+
+def test_type_hints_resolve_on_every_public_function_and_class():
+    failures = []
+    for name, obj in _public_objects():
+        try:
+            typing.get_type_hints(obj)
+        except Exception as e:  # noqa: BLE001 - collect them all
+            failures.append(f"{name}: {type(e).__name__}: {e}")
+    assert not failures, "\n".join(failures)
+
+
+def test_the_stub_declares_what_the_extension_has():
+    import ast
+
+    from mainboard import _mainboard
+
+    stub = ast.parse(open(os.path.join(os.path.dirname(mainboard.__file__),
+                                       "_mainboard.pyi")).read())
+    declared = {}
+    for node in stub.body:
+        if isinstance(node, ast.ClassDef):
+            declared[node.name] = ({n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+                                   | {n.target.id for n in node.body
+                                      if isinstance(n, ast.AnnAssign)}) - {"__init__"}
+        elif isinstance(node, ast.FunctionDef):
+            declared[node.name] = None
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            declared[getattr(target, "id", "")] = None
+    bases = {node.name: [b.id for b in node.bases if isinstance(b, ast.Name)]
+             for node in stub.body if isinstance(node, ast.ClassDef)}
+
+    def inherited(name):
+        own = set(declared.get(name) or ())
+        for base in bases.get(name, ()):
+            own |= inherited(base)
+        return own
+
+    declared = {k: (inherited(k) if v is not None else None) for k, v in declared.items()}
+    actual = {n for n in dir(_mainboard) if not n.startswith("__")}
+    declared = {k: v for k, v in declared.items() if not k.startswith("__")}
+    assert actual - set(declared) == set(), "in the extension, not the stub"
+    assert set(declared) - actual == set(), "in the stub, not the extension"
+    for name, methods in declared.items():
+        if methods is None or name == "MainboardError":  # an exception class: its own API
+            continue
+        have = {m for m in dir(getattr(_mainboard, name)) if not m.startswith("__")}
+        assert methods - have == set(), f"{name}: in the stub, not the extension"
+        assert {m for m in have if not m.startswith("_pybind11")} - methods == set(), \
+            f"{name}: in the extension, not the stub"
+
+
+def test_library_log_lines_go_to_the_mainboard_logger(caplog):
+    # A recorded host whose NVIDIA library path does not exist: the provider says why at
+    # debug level, through logging.
+    code = ("import logging, mainboard, sys\n"
+            "records = []\n"
+            "class Keep(logging.Handler):\n"
+            "    def emit(self, record): records.append((record.name, record.levelname))\n"
+            "logging.getLogger('mainboard').addHandler(Keep())\n"
+            "logging.getLogger('mainboard').setLevel(logging.DEBUG)\n"
+            "mainboard.Machine.over(sys.argv[1]).snapshot(toolchain=False)\n"
+            "print(len(records), sorted(set(records)))\n")
+    env = dict(os.environ, MAINBOARD_LOG="debug", MAINBOARD_NVML_LIBRARY="/nonexistent/libnvml.so")
+    out = subprocess.run([sys.executable, "-c", code, host("numa-2socket")], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    count = int(out.stdout.split()[0])
+    assert count > 0 and "('mainboard', 'DEBUG')" in out.stdout
+    assert "mainboard: debug:" not in out.stderr  # not written to stderr by the library
+
+
+def test_reprs_say_what_they_hold():
+    assert repr(mainboard.Reach.command(["a", "b"])) == "Reach.command(['a', 'b'])"
+    assert "Feature" in repr(mainboard.Collection())
+    assert "MachineView(" in repr(mainboard.MachineView(Machine.over(host("numa-2socket"))))
+    assert "not started" in repr(mainboard.Meter())
