@@ -398,8 +398,36 @@ class Profile(FrozenModel):
         """A plain-text report of only the sections with evidence."""
         return self._native.report(sys.maxsize if top is None else _top(top))
 
-    def show(self, *, color: bool = True) -> None:
-        """Prints the report."""
+    def show(self, *, color: bool = True, console: Any = None) -> None:
+        """Prints the region statistics as a Rich table (and the rest of the report under it)
+        where Rich is installed; the plain-text report otherwise. `console`: a rich Console to
+        print to (a new one on standard output by default)."""
+        try:
+            from rich.console import Console
+            from rich.table import Table
+        except ImportError:
+            Console = None  # noqa: N806
+        if Console is not None:
+            out = console or Console(no_color=not color or bool(os.environ.get("NO_COLOR")))
+            stats = self.path_stats()
+            if stats:
+                total = sum(s.total_ns for s in stats if "/" not in s.path) or 1
+                table = Table(title="Regions (slowest total first)", title_justify="left")
+                for column in ("path", "calls", "total", "avg", "max", "self", "share"):
+                    table.add_column(column, justify="left" if column == "path" else "right")
+                for s in stats:
+                    table.add_row(s.path, str(s.calls), _duration(s.total_ns),
+                                  _duration(s.avg_ns), _duration(s.max_ns), _duration(s.self_ns),
+                                  f"{100.0 * s.total_ns / total:.1f}%")
+                out.print(table)
+            rest = self.report()
+            if stats:  # the regions are the table's: the other sections as text
+                sections = rest.split("\n\n")
+                rest = "\n\n".join(x for x in sections if not x.lstrip().startswith("Regions")
+                                   and not x.startswith("Profile:"))
+            if rest.strip():
+                out.print(rest, markup=False, highlight=False)
+            return
         text = self.report()
         if color and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
             text = "\n".join(f"\x1b[1m{line}\x1b[0m" if line and not line.startswith(" ") else line
@@ -425,6 +453,13 @@ def _native_of_document(document: dict[str, Any]) -> Any:
 
 def _profile_from_json(text: str) -> Profile:
     return Profile(_mainboard._Profile.parse(text))
+
+
+def _duration(ns: float) -> str:
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.2f} {unit}"
+    return f"{ns:.0f} ns"
 
 
 def _top(value: Any, name: str = "top") -> int:

@@ -568,3 +568,16 @@ def test_reprs_say_what_they_hold():
     assert "Feature" in repr(mainboard.Collection())
     assert "MachineView(" in repr(mainboard.MachineView(Machine.over(host("numa-2socket"))))
     assert "not started" in repr(mainboard.Meter())
+
+
+def test_show_prints_a_rich_table_of_the_regions():
+    rich = pytest.importorskip("rich.console")
+    with Profiler(features=Feature.SPANS) as p:
+        with span("outer"):
+            with span("inner"):
+                pass
+    console = rich.Console(record=True, width=120)
+    p.result().show(console=console)
+    text = console.export_text()
+    assert "Regions" in text and "outer/inner" in text
+    assert "┃" in text or "│" in text  # drawn as a table, not the text report
