@@ -492,7 +492,7 @@ bool add_span_functions(PyObject* module) {
   g_task_spans = PyContextVar_New("mainboard_task_spans", nullptr);
   if (!g_task_spans) return false;
   if (!g_names) return false;
-  SpanType.tp_name = "mainboard._Span";
+  SpanType.tp_name = "mainboard._mainboard._Span";
   SpanType.tp_basicsize = sizeof(Span);
   SpanType.tp_flags = Py_TPFLAGS_DEFAULT;
   SpanType.tp_methods = span_methods;
@@ -503,6 +503,11 @@ bool add_span_functions(PyObject* module) {
   SpanType.tp_dealloc = span_dealloc;
   SpanType.tp_repr = span_repr;
   if (PyType_Ready(&SpanType) < 0) return false;
+  Py_INCREF(&SpanType);
+  if (PyModule_AddObject(module, "_Span", reinterpret_cast<PyObject*>(&SpanType)) < 0) {
+    Py_DECREF(&SpanType);
+    return false;
+  }
   for (PyMethodDef* f = functions; f->ml_name; ++f) {
     PyObject* fn = PyCFunction_NewEx(f, nullptr, nullptr);
     if (!fn || PyModule_AddObject(module, f->ml_name, fn) < 0) {

@@ -1,0 +1,62 @@
+"""What a type checker (Debian's mypy) sees of the package: the stub's overloads of span keep a
+decorated function's signature, and models, units and results have their types."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import mainboard
+
+SNIPPET = textwrap.dedent('''
+    import mainboard
+    from mainboard import Profiler, span
+
+
+    @span
+    def step(batch: int) -> str:
+        return str(batch)
+
+
+    @span
+    async def fetch(url: str) -> bytes:
+        return b""
+
+
+    reveal_type(step)
+    reveal_type(fetch)
+    reveal_type(span("x"))
+    reveal_type(mainboard.Machine().cpu.label)
+    with Profiler() as p:
+        pass
+    reveal_type(p.stats())
+    reveal_type(mainboard.meter.meter())
+    step("not an int")
+''')
+
+
+def test_mypy_sees_the_documented_types(tmp_path):
+    pytest.importorskip("mypy")
+    source = tmp_path / "client.py"
+    source.write_text(SNIPPET)
+    package_root = os.path.dirname(os.path.dirname(mainboard.__file__))
+    env = dict(os.environ, MYPYPATH=package_root)
+    out = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent",
+                          "--no-error-summary", "--cache-dir", str(tmp_path / "cache"),
+                          str(source)], env=env, capture_output=True, text=True, timeout=300)
+    lines = out.stdout.splitlines()
+    revealed = [line.split("Revealed type is ")[1].strip('"') for line in lines
+                if "Revealed type is" in line]
+    assert revealed == [
+        "def (batch: builtins.int) -> builtins.str",
+        "def (url: builtins.str) -> typing.Awaitable[builtins.bytes]",  # the reference's overload
+        "mainboard._mainboard._Span",
+        "builtins.str",
+        "builtins.tuple[mainboard._profiling.NameStat, ...]",
+        "mainboard.meter.Meter",
+    ], out.stdout
+    errors = [line for line in lines if ": error:" in line]
+    # The one error is the deliberate one: a decorated function keeps its parameter types.
+    assert len(errors) == 1 and 'incompatible type "str"' in errors[0], out.stdout
