@@ -202,6 +202,22 @@ PyObject* thread_path() {
   return path;
 }
 
+/// Whether the weak reference `ref` points to `object` (still alive).
+bool weakref_is(PyObject* ref, PyObject* object) {
+#if PY_VERSION_HEX >= 0x030D0000
+  PyObject* target = nullptr;  // PyWeakref_GetObject is deprecated from 3.13
+  if (PyWeakref_GetRef(ref, &target) < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  bool same = target == object;
+  Py_XDECREF(target);
+  return same;
+#else
+  return PyWeakref_GetObject(ref) == object;
+#endif
+}
+
 bool is_node(PyObject* value) {
   return value && PyTuple_CheckExact(value) && PyTuple_GET_SIZE(value) == 4;
 }
@@ -271,7 +287,7 @@ bool enter_in_task(Entry* e, PyObject* name, const char* interned) {
   }
   if (!is_node(value)) Py_CLEAR(value);
   PyObject* at = nullptr;  // the node the span opens under
-  if (value && PyWeakref_GetObject(PyTuple_GET_ITEM(value, 0)) == task) {
+  if (value && weakref_is(PyTuple_GET_ITEM(value, 0), task)) {
     e->state = enter_on_track(PyTuple_GET_ITEM(value, 1), interned);
     if (e->state) {
       at = Py_NewRef(value);
