@@ -476,7 +476,7 @@ std::unique_ptr<GpuTracer> GpuTracer::start(Activity kinds, std::uint64_t max_re
       traced |= static_cast<std::uint32_t>(k.bit);
     } else {
       // CUPTI says only CUPTI_ERROR_UNKNOWN on a host without the driver: say that instead.
-      if (!checked_driver) {
+      if (!checked_driver && rc == CUPTI_ERROR_UNKNOWN) {
         checked_driver = true;
         if (void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL))
           ::dlclose(driver);
@@ -484,8 +484,9 @@ std::unique_ptr<GpuTracer> GpuTracer::start(Activity kinds, std::uint64_t max_re
           no_driver = "no CUDA driver (libcuda.so.1 cannot be loaded)";
       }
       unavailable.push_back("gpu_activity: " + to_string(k.bit) + ": " +
-                            (no_driver.empty() ? describe(rc)
-                                               : no_driver + "; CUPTI says " + describe(rc)));
+                            (rc == CUPTI_ERROR_UNKNOWN && !no_driver.empty()
+                                 ? no_driver + "; CUPTI says " + describe(rc)
+                                 : describe(rc)));
     }
   }
   if (enabled.empty()) return give_up("no activity kind could be traced");

@@ -1,7 +1,19 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "fake_gpus.hpp"
 #include "mainboard/error.hpp"
+#include "core/log.hpp"
+#include "mainboard/log.hpp"
+#include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
 #include "meter/process_tree.hpp"
 
@@ -37,6 +49,48 @@ TEST(Meter, HostMemoryFromTheFixtureHost) {
   EXPECT_EQ(meter.peak_host_bytes(), 16ull << 30);  // the fixture's MemTotal - MemAvailable
   EXPECT_DOUBLE_EQ(meter.host_delta_gb(), 0.0);
   EXPECT_EQ(meter.peak_gpu_bytes(), 0u);
+}
+
+TEST(Meter, ThisProcessesPeakCountsWhatWasFreedBetweenSamples) {
+  Machine::Options o;
+  o.sysroot = fixture_host("cgroup2-capped");  // host figures from the fixture; this process's own
+  Machine m(o);
+  Meter meter(m);
+  constexpr std::size_t kBytes = 96u << 20;
+  {
+    std::vector<char> block(kBytes);
+    for (std::size_t i = 0; i < kBytes; i += 4096) block[i] = 1;  // resident, page by page
+    asm volatile("" : : "r"(block.data()) : "memory");
+  }  // freed before any sample saw it: the kernel's high-water mark did
+  meter.stop();
+  EXPECT_GE(meter.peak_rss_bytes(), kBytes);
+  EXPECT_GT(meter.peak_pss_bytes(), 0u);
+  EXPECT_EQ(meter.peak_host_bytes(), 16ull << 30);  // still the fixture's, not this process's
+}
+
+TEST(Log, LinesGoToTheProgramsSinkNotStderr) {
+  // A recorded host whose environment record is malformed: the library warns that it ignores it.
+  auto root = std::filesystem::temp_directory_path() / ("mainboard-log-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(root / ".mainboard");
+  { std::ofstream(root / ".mainboard/environment.json") << "{ not json"; }
+  mainboard::core::set_log_level(spdlog::level::warn);
+  std::vector<std::pair<LogLevel, std::string>> lines;
+  set_log_sink([&](LogLevel level, std::string_view text) { lines.emplace_back(level, text); });
+  ::testing::internal::CaptureStderr();
+  {
+    Machine::Options o;
+    o.sysroot = root.string();
+    Machine m(o);
+    (void)m.snapshot();
+  }
+  auto err = ::testing::internal::GetCapturedStderr();
+  set_log_sink({});
+  std::filesystem::remove_all(root);
+  auto warned = std::find_if(lines.begin(), lines.end(), [](const auto& line) {
+    return line.first == LogLevel::warn && line.second.find("ignoring malformed") != std::string::npos;
+  });
+  EXPECT_NE(warned, lines.end()) << lines.size() << " lines";
+  EXPECT_EQ(err.find("ignoring malformed"), std::string::npos) << err;
 }
 
 TEST(Meter, UnifiedMemoryIsNotCountedTwice) {

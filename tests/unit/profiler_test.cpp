@@ -2,6 +2,10 @@
 // sampling through the fake GPU, and the rules of one session per process.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -145,15 +149,75 @@ TEST(Spans, SpansOpenAcrossTheStopAreSafe) {
   auto p = std::make_unique<Profiler>(spans_only());
   {
     MAINBOARD_SPAN("outlives");
-    p->stop();
-  }  // closes after the session ended: unwinds, records nothing
-  EXPECT_EQ(stat(p->result(), "outlives"), nullptr);
+    {
+      MAINBOARD_SPAN("inner");
+      p->stop();  // closes both at the stop time, keeps them and says so
+    }
+  }  // their scopes end after the session: they unwind and record nothing more
+  const auto& r = p->result();
+  ASSERT_NE(stat(r, "outlives"), nullptr);
+  EXPECT_EQ(stat(r, "outlives")->calls, 1u);
+  EXPECT_EQ(stat(r, "outlives/inner")->calls, 1u);
+  EXPECT_TRUE(std::any_of(r.unavailable.begin(), r.unavailable.end(), [](const std::string& u) {
+    return u.find("2 spans were still open at stop") != std::string::npos &&
+           u.find("outlives, outlives/inner") != std::string::npos;
+  })) << ::testing::PrintToString(r.unavailable);
   p.reset();
   // A new session on the same thread starts clean.
   Profiler q(spans_only());
   { MAINBOARD_SPAN("fresh"); }
   EXPECT_EQ(stat(q.result(), "fresh")->calls, 1u);
   EXPECT_EQ(q.result().span_stats.size(), 1u);
+}
+
+TEST(Spans, ExitWithTheCallersOwnDuration) {
+  Profiler p(spans_only());
+  auto t = p.enter("measured elsewhere");
+  p.exit(t, 7'000'000);  // the caller says it took 7 ms; it closes at once
+  p.stop();
+  const auto* s = stat(p.result(), "measured elsewhere");
+  ASSERT_NE(s, nullptr);
+  EXPECT_NEAR(static_cast<double>(s->total_ns), 7e6, 7e6 * 0.02);
+}
+
+TEST(Spans, AForkedChildStartsWithoutItsParentsSession) {
+  Profiler p(spans_only());
+  { MAINBOARD_SPAN("before"); }
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // The child: its parent's session records nothing here, and one of its own can start.
+    int code = 0;
+    { MAINBOARD_SPAN("child, parent's session"); }
+    try {
+      Profiler mine(spans_only());
+      { MAINBOARD_SPAN("child"); }
+      mine.stop();
+      const auto& r = mine.result();
+      if (r.span_stats.size() != 1 || r.span_stats[0].path != "child") code = 2;
+    } catch (...) {
+      code = 3;
+    }
+    p.stop();  // the copy of the parent's session ends without its threads
+    if (!p.result().span_stats.empty()) code = 4;
+    ssize_t ignored = ::write(pipe_fds[1], &code, sizeof code);
+    (void)ignored;
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  int code = -1;
+  ASSERT_EQ(::read(pipe_fds[0], &code, sizeof code), static_cast<ssize_t>(sizeof code));
+  ::close(pipe_fds[0]);
+  ::waitpid(pid, nullptr, 0);
+  EXPECT_EQ(code, 0);
+  { MAINBOARD_SPAN("after"); }
+  p.stop();
+  const auto& r = p.result();
+  EXPECT_EQ(stat(r, "before")->calls, 1u);
+  EXPECT_EQ(stat(r, "after")->calls, 1u);
+  EXPECT_EQ(r.span_stats.size(), 2u);
 }
 
 TEST(Spans, EnterAndExitTokensForCodeWithoutScopes) {
