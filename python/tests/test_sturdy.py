@@ -587,3 +587,32 @@ def test_show_prints_a_rich_table_of_the_regions():
     text = console.export_text()
     assert "Regions" in text and "outer/inner" in text
     assert "┃" in text or "│" in text  # drawn as a table, not the text report
+
+
+def test_run_instrumented_collects_the_targets_spans_with_or_without_the_sampler(tmp_path):
+    script = tmp_path / "spanned.py"
+    script.write_text("import time, mainboard\n"
+                      "with mainboard.span('phase'):\n"
+                      "    end = time.time() + 0.3\n"
+                      "    while time.time() < end:\n"
+                      "        pass\n")
+    local = Profiler.run_instrumented(str(script), tachyon=None, executable=sys.executable,
+                                      features=Feature.SPANS, activities=mainboard.Activity(0),
+                                      timeout=60)
+    assert paths(local) == {"phase": 1}
+    assert len(local.samples) == 0  # no sampler asked for
+    sampled = Profiler.run_instrumented(str(script), tachyon=mainboard.Sampler(hz=199),
+                                        executable=sys.executable, features=Feature.SPANS,
+                                        activities=mainboard.Activity(0), timeout=60)
+    assert paths(sampled) == {"phase": 1}
+    if not any(u.startswith("stacks:") for u in sampled.unavailable):
+        assert len(sampled.samples) > 10
+
+
+def test_ctrl_c_reaches_python_during_profile():
+    timer = _interrupt_after(0.5)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        mainboard.profile(lambda: time.sleep(30), machine=Machine.over(host("numa-2socket")))
+    timer.join()
+    assert time.monotonic() - start < 2.5
