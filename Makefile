@@ -1,5 +1,5 @@
 # The quick start: `make run` and `make test`. Both install missing Debian packages first.
-.PHONY: run test test-sanitize test-tsan test-arm64 fuzz-smoke fuzz build bench deps format clean
+.PHONY: run test test-sanitize test-tsan test-arm64 fuzz-smoke fuzz build bench wheels deps format clean
 
 ARGS ?=
 
@@ -63,6 +63,11 @@ fuzz:
 
 bench: build
 	scripts/run-benchmarks.sh
+
+# One self-contained wheel per CPython on this machine (Debian's python3 and every pyenv 3.9+),
+# into dist/: the package, the command, and the libraries they need (tools/wheel/wheelkit.py).
+wheels: deps
+	@scripts/build-wheels.sh dist
 
 format:
 	git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format -i

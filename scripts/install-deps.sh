@@ -21,6 +21,9 @@ packages=(
   # real clients the Python tests run with: a CPU PyTorch (training loops, spans, sampling of
   # libtorch), Rich (the terminal view and tables), mypy (the stubs and type hints)
   python3-torch python3-rich python3-mypy
+  # wheels (make wheels, and the tests that install them): patchelf sets the bundled
+  # libraries' run paths; venv makes the environments they are installed into
+  patchelf python3-venv python3-pip
   # run time, optional readings (DIMMs)
   dmidecode
   # a throw-away Slurm cluster for the fleet tests (scripts/slurm-up.sh)

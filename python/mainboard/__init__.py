@@ -5,7 +5,33 @@ the meter, spans and the profiling session, stack sampling of other processes, G
 reports and traces. Nothing is measured in Python: every reading and analysis is the library's.
 """
 
-from ._mainboard import MainboardError, __version__
+def _extension_missing(error: ImportError) -> ImportError:
+    """What a broken install is, in words: which file this interpreter wants, and what is there."""
+    import os
+    import sys
+    import sysconfig
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    wanted = "_mainboard" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
+    present = sorted(f for f in os.listdir(here)
+                     if f.startswith("_mainboard.") and f != "_mainboard.pyi")
+    version = "%d.%d" % sys.version_info[:2]
+    if wanted in present:
+        hint = "it is there but could not be loaded (a library it needs is missing or broken)"
+    elif present:
+        there = ", ".join(present)
+        hint = (f"the package here was built for another Python ({there}); install the wheel "
+                f"for Python {version} (or build it: pip install . with this interpreter)")
+    else:
+        hint = "the extension is missing: the package was copied without it"
+    return ImportError(f"mainboard cannot load its extension {os.path.join(here, wanted)} "
+                       f"into {sys.executable} (Python {version}): {hint}. ({error})")
+
+
+try:
+    from ._mainboard import MainboardError, __version__
+except ImportError as _error:  # a broken install: say what is wrong, not a bare traceback
+    raise _extension_missing(_error) from None
 from . import _log  # noqa: F401  (the library logs through logging)
 from ._machine import (
     CPU, GPU, NPU, AppleGPU, AppleNPU, ComputeCapability, Host, Machine, NvidiaGPU, Unit,

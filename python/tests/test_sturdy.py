@@ -616,3 +616,32 @@ def test_ctrl_c_reaches_python_during_profile():
         mainboard.profile(lambda: time.sleep(30), machine=Machine.over(host("numa-2socket")))
     timer.join()
     assert time.monotonic() - start < 2.5
+
+
+def test_an_installed_wheel_is_what_is_imported():
+    venv = os.environ.get("MAINBOARD_EXPECT_INSTALLED")
+    if not venv:
+        pytest.skip("not run from an installed wheel")
+    import importlib.metadata
+    assert mainboard.__file__.startswith(venv), mainboard.__file__
+    assert importlib.metadata.version("mainboard") == mainboard.__version__
+    out = subprocess.run([os.path.join(venv, "bin", "mainboard"), "--version"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == mainboard.__version__
+
+
+def test_a_broken_install_says_which_file_and_which_interpreter(tmp_path):
+    import shutil
+
+    copy = tmp_path / "mainboard"
+    shutil.copytree(os.path.dirname(mainboard.__file__), copy,
+                    ignore=shutil.ignore_patterns("_mainboard.*.so", "__pycache__"))
+    (copy / "_mainboard.cpython-399-x86_64-linux-gnu.so").write_bytes(b"not for this one")
+    out = subprocess.run([sys.executable, "-c", "import mainboard"], cwd=tmp_path,
+                         env=dict(os.environ, PYTHONPATH=str(tmp_path)),
+                         capture_output=True, text=True)
+    assert out.returncode != 0
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: mainboard cannot load its extension"), out.stderr
+    assert sys.executable in last and "built for another Python" in last
+    assert "_mainboard.cpython-399" in last
