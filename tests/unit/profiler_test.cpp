@@ -175,7 +175,8 @@ TEST(Spans, ExitWithTheCallersOwnDuration) {
   auto t = p.enter("measured elsewhere");
   p.exit(t, 7'000'000);  // the caller says it took 7 ms; it closes at once
   p.stop();
-  const auto* s = stat(p.result(), "measured elsewhere");
+  const auto& r = p.result();  // a value: kept while it is read
+  const auto* s = stat(r, "measured elsewhere");
   ASSERT_NE(s, nullptr);
   EXPECT_NEAR(static_cast<double>(s->total_ns), 7e6, 7e6 * 0.02);
 }
