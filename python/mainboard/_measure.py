@@ -32,6 +32,10 @@ class KernelStat(FrozenModel):
     """One kernel name over the run: its share and its last-seen launch shape, with a
     launch-shape occupancy proxy (threads per block over 1024)."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    occupancy_pct: float
+    # end of fields
+
 
 class ProfileReport(FrozenModel):
     """The verdict on one profiled callable: memory- or compute-bound and why, the dominant
@@ -45,6 +49,25 @@ class ProfileReport(FrozenModel):
     per-process figure). kernels: hottest first.
     unavailable: activity kinds the device could not trace.
     """
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    iterations: int
+    dominant_kernel: str
+    dominant_share_pct: float
+    bound_reason: str
+    total_kernel_ns: int
+    total_memcpy_ns: int
+    memcpy_bytes: int
+    achieved_bandwidth_gbps: float
+    peak_bandwidth_gbps: float
+    peak_memory_bytes: int
+    avg_memory_bytes: int
+    memory_scope: str
+    sm_utilization_pct: float | None
+    memory_utilization_pct: float | None
+    kernels: tuple[KernelStat, ...]
+    unavailable: tuple[str, ...]
+    # end of fields
 
     _nested = {"kernels": KernelStat}
 

@@ -135,6 +135,7 @@ class SpanStat(FrozenModel):
     """Exact statistics of one span path over the session: path, name, calls, total_ns,
     self_ns, min_ns, max_ns."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
     path: str
     name: str
     calls: int
@@ -142,6 +143,7 @@ class SpanStat(FrozenModel):
     self_ns: int
     min_ns: int
     max_ns: int
+    # end of fields
 
     @property
     def avg_ns(self) -> float:
@@ -197,9 +199,24 @@ def _per_name(stats: Iterable[SpanStat]) -> tuple[NameStat, ...]:
 class IdleGap(FrozenModel):
     """A window in which the observed activity stopped, and the span open during it."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    start_ns: int
+    end_ns: int
+    open_span: str
+    # end of fields
+
 
 class Timeline(FrozenModel):
     """Busy and idle time over the observed activity, and the longest idle windows."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    source: str
+    start_ns: int
+    end_ns: int
+    busy_ns: int
+    idle_ns: int
+    gaps: tuple[IdleGap, ...]
+    # end of fields
 
     _nested = {"gaps": IdleGap}
 
@@ -212,13 +229,40 @@ class Timeline(FrozenModel):
 class KernelSummary(FrozenModel):
     """One kernel name over a profile: calls, times, share and last launch shape."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    name: str
+    calls: int
+    total_ns: int
+    min_ns: int
+    max_ns: int
+    share_pct: float
+    # end of fields
+
 
 class RegionGpuTime(FrozenModel):
     """GPU time attributed to one span path."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    path: str
+    kernel_ns: int
+    copy_ns: int
+    activities: int
+    share_pct: float
+    # end of fields
+
 
 class TraceReport(FrozenModel):
     """Where the GPU's time went: compute against copies, hottest kernels, GPU time per span."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    kernel_ns: int
+    copy_ns: int
+    kernel_count: int
+    copy_count: int
+    copy_bytes: int
+    kernels: tuple[KernelSummary, ...]
+    regions: tuple[RegionGpuTime, ...]
+    # end of fields
 
     _nested = {"kernels": KernelSummary, "regions": RegionGpuTime}
 
@@ -226,29 +270,74 @@ class TraceReport(FrozenModel):
 class KernelEfficiency(FrozenModel):
     """A kernel's launch shape, wave quantisation and achieved bandwidth."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    waves: float
+    last_wave_fill_pct: float
+    achieved_gbs: float | None
+    bandwidth_pct: float | None
+    # end of fields
+
 
 class KernelCounters(FrozenModel):
     """Hardware-counter readings of one kernel name."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    sm_throughput_pct: float | None
+    dram_throughput_pct: float | None
+    achieved_occupancy_pct: float | None
+    # end of fields
 
 
 class FunctionStat(FrozenModel):
     """A function's share of the stack samples."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    function: str
+    module: str
+    file: str
+    self_samples: int
+    total_samples: int
+    self_pct: float
+    total_pct: float
+    # end of fields
+
 
 class StackStat(FrozenModel):
     """One distinct sampled stack, root first, and its share."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    frames: tuple[str, ...]
+    samples: int
+    pct: float
+    # end of fields
 
 
 class RegionDiff(FrozenModel):
     """One region's change against a baseline."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    path: str
+    baseline_avg_ns: float
+    avg_ns: Any
+    # end of fields
+
 
 class KernelDiff(FrozenModel):
     """One kernel name's change against a baseline."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    name: str
+    # end of fields
+
 
 class ProfileDiff(FrozenModel):
     """Every region's and kernel's change against a baseline, largest first."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    regions: tuple[RegionDiff, ...]
+    kernels: tuple[KernelDiff, ...]
+    functions: tuple[FrozenModel, ...]
+    # end of fields
 
     _nested = {"regions": RegionDiff, "kernels": KernelDiff}
 

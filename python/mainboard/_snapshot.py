@@ -41,6 +41,7 @@ class Memory(FrozenModel):
     `Memory()` is an empty reading (0 bytes, unsupported); `Memory.system()` reads the host's.
     """
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
     total_bytes: int
     used_bytes: int | None
     free_bytes: int | None
@@ -49,6 +50,8 @@ class Memory(FrozenModel):
     source: str
     supported: bool
     reason: str
+    # end of fields
+
     _defaults = {"total_bytes": 0, "used_bytes": None, "free_bytes": None, "scope": "system",
                  "unified": False, "source": "", "supported": False, "reason": ""}
 
@@ -94,17 +97,49 @@ class Memory(FrozenModel):
 class ClockReading(FrozenModel):
     """One clock domain: current, minimum and maximum MHz where known."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    domain: str
+    current_mhz: float | None
+    min_mhz: float | None
+    max_mhz: float | None
+    source: str
+    # end of fields
+
 
 class Utilization(FrozenModel):
     """Compute and memory-controller utilization, in percent, where exposed."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    supported: bool
+    compute_pct: float | None
+    memory_pct: float | None
+    reason: str
+    # end of fields
 
 
 class Energy(FrozenModel):
     """Power now, its limit, and cumulative energy, where exposed."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    supported: bool
+    power_w: float | None
+    power_limit_w: float | None
+    energy_j: float | None
+    reason: str
+    # end of fields
+
 
 class Thermal(FrozenModel):
     """Temperature, its thresholds and the reasons clocks are held back, where exposed."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    supported: bool
+    temperature_c: float | None
+    slowdown_c: float | None
+    shutdown_c: float | None
+    throttle_reasons: tuple[str, ...]
+    reason: str
+    # end of fields
 
 
 class UnitSnapshot(FrozenModel):
@@ -114,9 +149,9 @@ class UnitSnapshot(FrozenModel):
     clocks, memory, utilization, energy, thermal.
     """
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
     name: str
     unit_name: str
-    kind: UnitKind
     vendor: str
     timestamp_ns: int
     clocks: tuple[ClockReading, ...]
@@ -124,6 +159,8 @@ class UnitSnapshot(FrozenModel):
     utilization: Utilization
     energy: Energy
     thermal: Thermal
+    # end of fields
+
     _nested = {"clocks": ClockReading, "memory": Memory, "utilization": Utilization,
                "energy": Energy, "thermal": Thermal}
 
@@ -141,17 +178,67 @@ class UnitSnapshot(FrozenModel):
 class PcieReading(FrozenModel):
     """PCIe throughput (KB/s) and link generation and width, where exposed."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    supported: bool
+    tx_kbps: float | None
+    rx_kbps: float | None
+    link_gen: int | None
+    link_width: int | None
+    max_link_gen: int | None
+    max_link_width: int | None
+    reason: str
+    # end of fields
+
 
 class GpuProcess(FrozenModel):
     """A compute process on a GPU: pid, name and its GPU memory."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    pid: int
+    name: str
+    used_memory_bytes: int | None
+    host_pid: int | None
+    container_pid: int | None
+    visible: bool
+    # end of fields
 
 
 class MigDevice(FrozenModel):
     """One MIG instance of a partitioned GPU."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    uuid: str
+    gpu_instance_id: int | None
+    compute_instance_id: int | None
+    memory_total_bytes: int | None
+    # end of fields
+
 
 class GpuInfo(FrozenModel):
     """A GPU's identity: computed once."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    index: int
+    provider: str
+    label: str
+    vendor: str
+    uuid: str
+    pci_bus_id: str
+    architecture: str
+    arch_key: str
+    compute_capability: str
+    sm_count: int | None
+    core_count: int | None
+    peak_bandwidth_gbs: float | None
+    memory_clock_mhz: int | None
+    memory_bus_width_bits: int | None
+    driver_version: str
+    memory_total_bytes: int | None
+    coherent: bool
+    mig_enabled: bool | None
+    mig_devices: tuple[MigDevice, ...]
+    metal_support: str
+    # end of fields
 
     _nested = {"mig_devices": MigDevice}
 
@@ -183,10 +270,16 @@ class GPUSnapshot(UnitSnapshot):
     unit_activity and memory_regions. Utilization, temperatures, power and PCIe throughput read
     0 where unsupported, as the GPU's properties do; their `supported` and `reason` say why."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    info: GpuInfo
+    memory_regions: tuple[Memory, ...]
     pcie: PcieReading
     fan_speed_pct: float
     processes: tuple[GpuProcess, ...]
-    info: GpuInfo
+    health: FrozenModel | None
+    unit_activity: FrozenModel
+    # end of fields
+
     _nested = {**UnitSnapshot._nested, "info": GpuInfo, "memory_regions": Memory,
                "pcie": PcieReading, "processes": GpuProcess}
 
@@ -206,11 +299,24 @@ class GPUSnapshot(UnitSnapshot):
 class NpuInfo(FrozenModel):
     """An NPU's identity: computed once."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    index: int
+    provider: str
+    label: str
+    vendor: str
+    architecture: str
+    driver: str
+    pci_bus_id: str
+    # end of fields
+
 
 class NPUSnapshot(UnitSnapshot):
     """Point-in-time reading of an NPU: the UnitSnapshot fields and its identity (`info`)."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
     info: NpuInfo
+    # end of fields
+
     _nested = {**UnitSnapshot._nested, "info": NpuInfo}
 
     @classmethod
@@ -221,9 +327,36 @@ class NPUSnapshot(UnitSnapshot):
 class CacheInfo(FrozenModel):
     """One cache level: type, size and how many instances."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    level: int
+    type: str
+    size_bytes: int
+    instances: int
+    # end of fields
+
 
 class CpuInfo(FrozenModel):
     """The CPU's identity: model, vendor, microarchitecture, topology and caches."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    label: str
+    vendor: str
+    architecture: str
+    microarchitecture: str
+    family: int | None
+    model: int | None
+    stepping: int | None
+    packages: int
+    cores: int
+    threads: int
+    numa_nodes: int
+    numa_memory_bytes: tuple[int, ...] | None
+    caches: tuple[CacheInfo, ...]
+    isa_extensions: tuple[str, ...]
+    topology_source: str
+    memory_only_numa_nodes: tuple[int, ...]
+    sve_vector_bits: int | None
+    # end of fields
 
     _nested = {"caches": CacheInfo}
 
@@ -237,6 +370,14 @@ class CpuInfo(FrozenModel):
 class CpuSnapshot(FrozenModel):
     """The CPU's identity with its clocks and load averages now."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    info: CpuInfo
+    clocks: tuple[ClockReading, ...]
+    load_1m: float | None
+    load_5m: float | None
+    load_15m: float | None
+    # end of fields
+
     _nested = {"info": CpuInfo, "clocks": ClockReading}
 
 
@@ -246,6 +387,15 @@ class Board(FrozenModel):
 
     vendor, model, version, bios_vendor, bios_version, bios_date.
     """
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    vendor: str
+    model: str
+    version: str
+    bios_vendor: str
+    bios_version: str
+    bios_date: str
+    # end of fields
 
     @classmethod
     def probe(cls) -> Board:
@@ -258,9 +408,21 @@ class Board(FrozenModel):
 class Scheduler(FrozenModel):
     """A batch scheduler found on PATH: its name and the client command that revealed it."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    name: str
+    binary: str
+    # end of fields
+
 
 class Job(FrozenModel):
     """The batch job this process runs in: scheduler, id, name, array task."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    scheduler: str
+    id: str
+    name: str
+    array_task: str | None
+    # end of fields
 
 
 class Environment(FrozenModel):
@@ -268,6 +430,15 @@ class Environment(FrozenModel):
 
     user, group, groups, scheduler (the first found on PATH), schedulers, job.
     """
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    user: str
+    group: str
+    groups: tuple[str, ...]
+    scheduler: Scheduler | None
+    schedulers: tuple[Scheduler, ...]
+    job: Job | None
+    # end of fields
 
     _nested = {"scheduler": Scheduler, "schedulers": Scheduler, "job": Job}
 
@@ -282,6 +453,19 @@ class Environment(FrozenModel):
 class DimmCard(FrozenModel):
     """One DIMM slot from dmidecode (serial numbers never kept)."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    locator: str
+    bank_locator: str
+    size_bytes: int | None
+    type: str
+    form_factor: str
+    speed_mts: int | None
+    configured_speed_mts: int | None
+    manufacturer: str
+    part_number: str
+    rank: int | None
+    # end of fields
+
     @property
     def populated(self) -> bool:
         return bool(self.size_bytes)
@@ -294,6 +478,11 @@ class MemoryHardware(FrozenModel):
     DIMM slots are read at the first access to `cards` (and kept), swap at each access. One
     made from a document (a snapshot's `memory_hardware`) is that record.
     """
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    cards_supported: bool
+    cards_reason: str
+    # end of fields
 
     _nested = {"cards": DimmCard}
 
@@ -384,6 +573,17 @@ def _convert_cards(items: list[Any]) -> tuple[DimmCard, ...]:
 class CgroupMemory(FrozenModel):
     """The enforced cgroup memory cap: the real OOM-kill ceiling of the job."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    supported: bool
+    version: int
+    path: str
+    limit_bytes: int | None
+    usage_bytes: int | None
+    swap_limit_bytes: int | None
+    limit_source: str
+    reason: str
+    # end of fields
+
     @property
     def capped(self) -> bool:
         return self.limit_bytes is not None
@@ -392,13 +592,37 @@ class CgroupMemory(FrozenModel):
 class BlockDevice(FrozenModel):
     """A block device from /sys/block."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    name: str
+    model: str
+    size_bytes: int
+    rotational: bool
+    nvme: bool
+    removable: bool
+    # end of fields
+
 
 class Filesystem(FrozenModel):
     """A filesystem the process uses (working directory, home, temp) with its free space."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    role: str
+    path: str
+    mount_point: str
+    type: str
+    device: str
+    size_bytes: int | None
+    free_bytes: int | None
+    # end of fields
+
 
 class Disk(FrozenModel):
     """Block devices and the filesystems the process uses."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    devices: tuple[BlockDevice, ...]
+    filesystems: tuple[Filesystem, ...]
+    # end of fields
 
     _nested = {"devices": BlockDevice, "filesystems": Filesystem}
 
@@ -406,15 +630,42 @@ class Disk(FrozenModel):
 class ScratchCandidate(FrozenModel):
     """One place considered for scratch, and why it is or is not usable."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    path: str
+    origin: str
+    fs_type: str
+    tier: str
+    free_bytes: int | None
+    usable: bool
+    reason: str
+    # end of fields
+
 
 class Scratch(FrozenModel):
     """The fastest writable scratch place, and every candidate considered."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    found: bool
+    path: str
+    fs_type: str
+    tier: str
+    free_bytes: int | None
+    candidates: tuple[ScratchCandidate, ...]
+    # end of fields
 
     _nested = {"candidates": ScratchCandidate}
 
 
 class DetectedTool(FrozenModel):
     """A build tool found on PATH: name, category, path, version, available."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    name: str
+    category: str
+    path: str | None
+    version: str | None
+    available: bool
+    # end of fields
 
     @property
     def tool_category(self) -> ToolCategory:
@@ -483,6 +734,10 @@ TOOL_PROBES: tuple[ToolProbe, ...] = _builtin_probes()
 class Toolchain(FrozenModel):
     """Build tools found on the host PATH, in the order of TOOL_PROBES."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    tools: tuple[DetectedTool, ...]
+    # end of fields
+
     _nested = {"tools": DetectedTool}
 
     @classmethod
@@ -509,6 +764,13 @@ class Toolchain(FrozenModel):
 class CompilerConfig(FrozenModel):
     """The compilers a build should use, and CMake's arguments for them."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    c_compiler: str | None
+    cxx_compiler: str | None
+    cuda_compiler: str | None
+    cuda_architectures: str | None
+    # end of fields
+
     def cmake_args(self) -> tuple[str, ...]:
         args = []
         for var, value in (("CMAKE_C_COMPILER", self.c_compiler),
@@ -523,9 +785,27 @@ class CompilerConfig(FrozenModel):
 class LibraryInfo(FrozenModel):
     """A CUDA library: found, where, which version, or why not."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    found: bool
+    path: str
+    version: str
+    reason: str
+    # end of fields
+
 
 class CudaStack(FrozenModel):
     """The NVIDIA driver libraries and toolkit found on the host."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    driver_version: str
+    cuda_driver_version: str
+    nvml: LibraryInfo
+    cuda_driver: LibraryInfo
+    cupti: LibraryInfo
+    cuda_runtime: LibraryInfo
+    nvcc_path: str | None
+    nvcc_version: str | None
+    # end of fields
 
     _nested = {"nvml": LibraryInfo, "cuda_driver": LibraryInfo, "cupti": LibraryInfo,
                "cuda_runtime": LibraryInfo}
@@ -534,10 +814,40 @@ class CudaStack(FrozenModel):
 class Diagnostic(FrozenModel):
     """One probe's report: probe, status (ok, unsupported, failed), reason, duration_ns."""
 
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    probe: str
+    status: str
+    reason: str
+    duration_ns: int
+    # end of fields
+
 
 class MachineSnapshot(FrozenModel):
     """One JSON-serializable probe of a host's compute resources: the document
     `mainboard snapshot --json` prints."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    schema_version: int
+    timestamp_ns: int
+    unix_time_ns: int
+    hostname: str
+    cpu: CpuSnapshot
+    memory: Memory
+    memory_hardware: MemoryHardware
+    gpus: tuple[GPUSnapshot, ...]
+    npus: tuple[NPUSnapshot, ...]
+    cuda: CudaStack
+    environment: Environment
+    os: FrozenModel | None
+    tuning: FrozenModel | None
+    board: Board
+    toolchain: Toolchain | None
+    compilers: CompilerConfig
+    cgroup_memory: CgroupMemory
+    disk: Disk
+    scratch: Scratch
+    diagnostics: tuple[Diagnostic, ...]
+    # end of fields
 
     _nested = {"cpu": CpuSnapshot, "memory": Memory, "memory_hardware": MemoryHardware,
                "gpus": GPUSnapshot, "npus": NPUSnapshot, "cuda": CudaStack,

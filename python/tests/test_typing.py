@@ -33,6 +33,10 @@ SNIPPET = textwrap.dedent('''
         pass
     reveal_type(p.stats())
     reveal_type(mainboard.meter.meter())
+    snap = mainboard.Machine().snapshot()
+    reveal_type(snap.memory.total_bytes)
+    reveal_type(snap.memory.used_bytes)
+    reveal_type(snap.gpus[0].pcie.tx_kbps)
     step("not an int")
 ''')
 
@@ -70,6 +74,9 @@ def test_mypy_sees_the_documented_types(tmp_path):
         "builtins.str",
         "builtins.tuple[mainboard._profiling.NameStat, ...]",
         "mainboard.meter.Meter",
+        "builtins.int",  # typed fields, generated from the C++ field lists
+        "Union[builtins.int, None]",
+        "Union[builtins.float, None]",
     ], out.stdout
     errors = [line for line in lines if ": error:" in line]
     # The one error is the deliberate one: a decorated function keeps its parameter types.
