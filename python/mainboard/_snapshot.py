@@ -18,7 +18,15 @@ class UnitKind(enum.Enum):
     NPU = "npu"
 
 
-class ToolCategory(enum.StrEnum):
+if hasattr(enum, "StrEnum"):
+    _StrEnum = enum.StrEnum
+else:  # 3.9 and 3.10: what StrEnum is, a str whose str() is its value
+    class _StrEnum(str, enum.Enum):
+        def __str__(self) -> str:
+            return str(self.value)
+
+
+class ToolCategory(_StrEnum):
     """Grouping for a discovered build tool in the host toolchain."""
 
     C = "c"

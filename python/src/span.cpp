@@ -18,6 +18,13 @@
 #include "mainboard/span.hpp"
 #include "python/src/span.hpp"
 
+#if PY_VERSION_HEX < 0x030A0000  // 3.9: Py_NewRef came in 3.10
+static inline PyObject* Py_NewRef(PyObject* object) {
+  Py_INCREF(object);
+  return object;
+}
+#endif
+
 namespace mainboard::python {
 
 namespace {
