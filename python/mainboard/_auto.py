@@ -132,7 +132,7 @@ class AutoSpans:
     def stop(self) -> None:
         tool = getattr(self, "_tool", None)
         if tool is not None:
-            monitoring = sys.monitoring
+            monitoring = getattr(sys, "monitoring")  # 3.12+
             monitoring.set_events(tool, 0)
             for event in (monitoring.events.PY_START, monitoring.events.PY_RESUME,
                           monitoring.events.PY_RETURN, monitoring.events.PY_YIELD,

@@ -8,7 +8,7 @@ import threading
 from collections import namedtuple
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeVar
 
 from . import _checks, _mainboard
 from ._models import FrozenModel, Registry, Singleton, models_of
@@ -34,7 +34,10 @@ def _version_pair(text: str | None) -> tuple[int, int] | None:
         return None
 
 
-def _zeros(model: FrozenModel, cls: type[FrozenModel], *fields: str) -> FrozenModel:
+_Model = TypeVar("_Model", bound=FrozenModel)
+
+
+def _zeros(model: FrozenModel, cls: type[_Model], *fields: str) -> _Model:
     """The reading with 0 where the reference reads zero for what is unavailable."""
     data = model.model_dump()
     for f in fields:
@@ -64,9 +67,11 @@ class Unit(FrozenModel):
                 "vendor": native.vendor}
 
     def _document(self) -> dict[str, Any]:
-        if self._data is None:
-            object.__setattr__(self, "_data", dict(self._identity()))
-        return self._data
+        data = self._data
+        if data is None:
+            data = dict(self._identity())
+            object.__setattr__(self, "_data", data)
+        return data
 
     def __reduce__(self) -> Any:
         """A unit pickles as where it is found: its machine's root and its place there; it is
@@ -250,12 +255,12 @@ class GPU(Unit, Registry):
     @property
     def temperature_c(self) -> float:
         """Die temperature in °C now; 0 when unavailable."""
-        return self.thermal.temperature_c
+        return self.thermal.temperature_c or 0.0
 
     @property
     def gpu_util_pct(self) -> float:
         """Compute utilization in percent now; 0 when unavailable."""
-        return self.utilization.compute_pct
+        return self.utilization.compute_pct or 0.0
 
     @property
     def processes(self) -> tuple[GpuProcess, ...]:

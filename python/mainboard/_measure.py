@@ -154,7 +154,7 @@ _ACTIVITY_LABELS = ("kernel", "memcpy", "memset", "synchronization", "overhead",
 
 
 def _activity_names(kinds: Activity) -> list[str]:
-    return [a.name.lower() for a in (Activity.KERNEL, Activity.MEMCPY, Activity.MEMSET,
+    return [(a.name or "").lower() for a in (Activity.KERNEL, Activity.MEMCPY, Activity.MEMSET,
                                      Activity.SYNCHRONIZATION, Activity.OVERHEAD,
                                      Activity.COUNTERS) if a in Activity(kinds)]
 
@@ -467,7 +467,7 @@ def _as_classmethod(fn: Callable[..., Any]) -> Any:
     @functools.wraps(fn)
     def method(cls: type, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
-    del method.__wrapped__  # its signature is fn's with cls first, not fn's own
+    delattr(method, "__wrapped__")  # its signature is fn's with cls first, not fn's own
     own = inspect.signature(fn)
     method.__signature__ = own.replace(parameters=[  # type: ignore[attr-defined]
         inspect.Parameter("cls", inspect.Parameter.POSITIONAL_OR_KEYWORD),

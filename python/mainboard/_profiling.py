@@ -55,7 +55,7 @@ def _decorate(fn: Callable[..., Any], name: str | None) -> Callable[..., Any]:
     stay coroutine functions. A generator (or async generator) function's span is open while
     its body runs: around each step of the iteration, not around the call that only makes the
     generator, so `calls` counts steps and `total` is the time spent producing items."""
-    label = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+    label: str = str(name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn)))
     code = getattr(fn, "__code__", None)
     flags = code.co_flags if code is not None else 0
     if flags & _CO_ASYNC_GENERATOR:
@@ -359,9 +359,11 @@ class Profile(FrozenModel):
         object.__setattr__(self, "_cache", {})
 
     def _document(self) -> dict[str, Any]:
-        if self._data is None:
-            object.__setattr__(self, "_data", self._native.document())
-        return self._data
+        data = self._data
+        if data is None:
+            data = self._native.document()
+            object.__setattr__(self, "_data", data)
+        return data
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -492,12 +494,13 @@ class Profile(FrozenModel):
         where Rich is installed; the plain-text report otherwise. `console`: a rich Console to
         print to (a new one on standard output by default)."""
         try:
-            from rich.console import Console
+            import rich.console as rich_console
             from rich.table import Table
         except ImportError:
-            Console = None  # noqa: N806
-        if Console is not None:
-            out = console or Console(no_color=not color or bool(os.environ.get("NO_COLOR")))
+            rich_console = None  # type: ignore[assignment]
+        if rich_console is not None:
+            out = console or rich_console.Console(
+                no_color=not color or bool(os.environ.get("NO_COLOR")))
             stats = self.path_stats()
             if stats:
                 total = sum(s.total_ns for s in stats if "/" not in s.path) or 1
@@ -589,7 +592,7 @@ class Collection(FrozenModel):
                  features: Feature = Feature.DEFAULT, activities: Activity = Activity.DEFAULT,
                  device_index: int = 0, sample_interval_ms: int = 50, max_spans: int = 100_000,
                  auto: Iterable[str] = (), strict: bool = False) -> None:
-        fields = dict(features=features, activities=activities, device_index=device_index,
+        fields: dict[str, Any] = dict(features=features, activities=activities, device_index=device_index,
                       sample_interval_ms=sample_interval_ms, max_spans=max_spans, auto=auto,
                       strict=strict)
         if data is not None:
@@ -605,13 +608,14 @@ class Collection(FrozenModel):
             _checks.integer(value, name, 0, high)
         if isinstance(fields["auto"], str):
             raise TypeError("auto is a sequence of module names, not one str")
-        for name, flags in (("features", Feature), ("activities", Activity)):
+        for name, kind, all_bits in (("features", "Feature", int(Feature.ALL)),
+                                     ("activities", "Activity", int(Activity.ALL))):
             value = fields[name]
             if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} is a {flags.__name__}, not {type(value).__name__}")
-            if value < 0 or value & ~int(flags.ALL):
-                raise ValueError(f"{name}: {value!r} has bits that name no {flags.__name__} "
-                                 f"({flags.__name__}.ALL is {int(flags.ALL)})")
+                raise TypeError(f"{name} is a {kind}, not {type(value).__name__}")
+            if value < 0 or value & ~all_bits:
+                raise ValueError(f"{name}: {value!r} has bits that name no {kind} "
+                                 f"({kind}.ALL is {all_bits})")
         super().__init__({
             "features": int(Feature(fields["features"])),
             "activities": int(Activity(fields["activities"])),
@@ -717,9 +721,8 @@ class Profiler:
     def __enter__(self) -> Profiler:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> None:
         self.stop()
-        return False
 
     @property
     def active(self) -> bool:

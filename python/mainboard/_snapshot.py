@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
+import sys
 from typing import Any
 
 from ._models import GIB, FrozenModel
@@ -18,8 +19,8 @@ class UnitKind(enum.Enum):
     NPU = "npu"
 
 
-if hasattr(enum, "StrEnum"):
-    _StrEnum = enum.StrEnum
+if sys.version_info >= (3, 11):
+    from enum import StrEnum as _StrEnum
 else:  # 3.9 and 3.10: what StrEnum is, a str whose str() is its value
     class _StrEnum(str, enum.Enum):
         def __str__(self) -> str:

@@ -67,10 +67,9 @@ class Meter:
         self._stopped = False
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> None:
         self._native.stop()
         self._stopped = True
-        return False
 
     def _native_stopped(self) -> bool:
         return getattr(self, "_stopped", True)

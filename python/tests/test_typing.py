@@ -81,3 +81,13 @@ def test_mypy_sees_the_documented_types(tmp_path):
     errors = [line for line in lines if ": error:" in line]
     # The one error is the deliberate one: a decorated function keeps its parameter types.
     assert len(errors) == 1 and 'incompatible type "str"' in errors[0], out.stdout
+
+
+def test_the_package_type_checks(tmp_path):
+    python = _mypy()
+    package_root = os.path.dirname(os.path.dirname(mainboard.__file__))
+    out = subprocess.run([python, "-m", "mypy", "--no-error-summary", "--cache-dir",
+                          str(tmp_path / "cache"), "-p", "mainboard"],
+                         env=dict(os.environ, MYPYPATH=package_root), cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
