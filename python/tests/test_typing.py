@@ -55,13 +55,21 @@ def _mypy():
     pytest.skip("mypy is not installed")
 
 
+def _where():
+    """How mypy finds the package: from the build tree through MYPYPATH; installed (a wheel
+    in a venv), through that interpreter's site-packages (PEP 561: the package has py.typed)."""
+    package_root = os.path.dirname(os.path.dirname(mainboard.__file__))
+    if os.path.basename(package_root) in ("site-packages", "dist-packages"):
+        return ["--python-executable", sys.executable], dict(os.environ)
+    return [], dict(os.environ, MYPYPATH=package_root)
+
+
 def test_mypy_sees_the_documented_types(tmp_path):
     python = _mypy()
     source = tmp_path / "client.py"
     source.write_text(SNIPPET)
-    package_root = os.path.dirname(os.path.dirname(mainboard.__file__))
-    env = dict(os.environ, MYPYPATH=package_root)
-    out = subprocess.run([python, "-m", "mypy", "--follow-imports=silent",
+    where, env = _where()
+    out = subprocess.run([python, "-m", "mypy", *where, "--follow-imports=silent",
                           "--no-error-summary", "--cache-dir", str(tmp_path / "cache"),
                           str(source)], env=env, capture_output=True, text=True, timeout=300)
     lines = out.stdout.splitlines()
@@ -85,9 +93,8 @@ def test_mypy_sees_the_documented_types(tmp_path):
 
 def test_the_package_type_checks(tmp_path):
     python = _mypy()
-    package_root = os.path.dirname(os.path.dirname(mainboard.__file__))
-    out = subprocess.run([python, "-m", "mypy", "--no-error-summary", "--cache-dir",
-                          str(tmp_path / "cache"), "-p", "mainboard"],
-                         env=dict(os.environ, MYPYPATH=package_root), cwd=tmp_path,
+    where, env = _where()
+    out = subprocess.run([python, "-m", "mypy", *where, "--no-error-summary", "--cache-dir",
+                          str(tmp_path / "cache"), "-p", "mainboard"], env=env, cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
