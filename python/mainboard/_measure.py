@@ -475,11 +475,11 @@ def _as_classmethod(fn: Callable[..., Any]) -> Any:
     return classmethod(method)
 
 
-Profiler.run = _as_classmethod(run)  # type: ignore[attr-defined]
-Profiler.attach = _as_classmethod(attach)  # type: ignore[attr-defined]
-Profiler.dump = _as_classmethod(dump)  # type: ignore[attr-defined]
-Profiler.measure = _as_classmethod(measure)  # type: ignore[attr-defined]
-Profiler.run_instrumented = _as_classmethod(run_instrumented)  # type: ignore[attr-defined]
+Profiler.run = _as_classmethod(run)  # type: ignore
+Profiler.attach = _as_classmethod(attach)  # type: ignore
+Profiler.dump = _as_classmethod(dump)  # type: ignore
+Profiler.measure = _as_classmethod(measure)  # type: ignore
+Profiler.run_instrumented = _as_classmethod(run_instrumented)  # type: ignore
 
 
 def gpu_busy(index: int = 0, *, util_threshold: float = 10, memory_threshold_pct: float = 90.0,

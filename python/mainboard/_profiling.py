@@ -7,7 +7,10 @@ import functools
 import os
 import sys
 import time
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+if TYPE_CHECKING:  # the sampling classes live in _measure, which imports this module
+    from ._measure import Reach, Sampler, StackDump
 
 from . import _checks, _mainboard
 from ._machine import Machine
@@ -728,6 +731,38 @@ class Profiler:
     def active(self) -> bool:
         """Whether the session records now: between start (entering the context) and stop."""
         return self._state == "active" and self._native.active
+
+    if TYPE_CHECKING:
+        # Defined in _measure (they drive the sampler) and set on the class there: declared
+        # here for type checkers.
+        @classmethod
+        def run(cls, target: Sequence[str] | str | os.PathLike[str] | None, *,
+                module: str | None = None, args: Sequence[str] = (),
+                features: Feature = Feature.DEFAULT, activities: Activity = Activity.DEFAULT,
+                sampler: Sampler | None = None, timeout: float | None = None,
+                strict: bool = False) -> Profile: ...
+
+        @classmethod
+        def attach(cls, pid: int, *, sampler: Sampler | None = None,
+                   timeout: float | None = None, strict: bool = False) -> Profile: ...
+
+        @classmethod
+        def dump(cls, pid: int, *, all_threads: bool = True, async_aware: bool = False,
+                 executable: str | os.PathLike[str] | None = ..., timeout: float = 10.0,
+                 native: bool = False) -> StackDump: ...
+
+        @classmethod
+        def measure(cls, reach: Reach, *, collection: Collection | None = None,
+                    sampler: Sampler | None = None, strict: bool = False,
+                    timeout: float | None = None) -> Profile: ...
+
+        @classmethod
+        def run_instrumented(cls, target: Sequence[str] | str | os.PathLike[str], *,
+                             tachyon: Sampler | None = None,
+                             executable: str | os.PathLike[str] | None = None,
+                             features: Feature = Feature.DEFAULT,
+                             activities: Activity = Activity.DEFAULT,
+                             timeout: float | None = None) -> Profile: ...
 
     def stop(self) -> None:
         """Ends the session: spans stop recording, the sampler stops, the Profile is frozen.

@@ -98,3 +98,13 @@ def test_the_package_type_checks(tmp_path):
                           str(tmp_path / "cache"), "-p", "mainboard"], env=env, cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_readme_examples_pass_mypy_strict(tmp_path):
+    python = _mypy()
+    where, env = _where()
+    example = os.path.join(os.path.dirname(__file__), "readme_examples.py")
+    out = subprocess.run([python, "-m", "mypy", *where, "--strict", "--follow-imports=silent",
+                          "--no-error-summary", "--cache-dir", str(tmp_path / "cache"), example],
+                         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr

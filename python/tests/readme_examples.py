@@ -1,0 +1,44 @@
+"""The README's Python examples and the reference's usage, for mypy --strict."""
+from __future__ import annotations
+
+import mainboard
+from mainboard import Feature, Profiler, span
+
+
+@span
+def step(batch: int) -> None:
+    with span("forward"):
+        pass
+
+
+def main(pid: int) -> None:
+    m = mainboard.Machine()
+    label: str = m.cpu.label
+    used: float = m.memory.used_gb
+    capped: bool = m.cgroup_memory.capped
+    snap = m.snapshot()
+    text: str = snap.model_dump_json(indent=2)
+    copy = snap.model_copy(update={"hostname": "x"})
+    for g in m.gpus:
+        fan: float = g.snapshot("step").fan_speed_pct
+    with Profiler(features=Feature.DEFAULT) as p:
+        for batch in range(10):
+            with span("train"):
+                step(batch)
+    for s in p.stats():
+        print(s.name, s.calls, s.total_ns)
+    print(p.report())
+    p.result().save("run.json")
+    with mainboard.meter.meter() as meter:
+        pass
+    print(meter.elapsed_s, meter.peak_host_gb, meter.peak_gpu_gb, meter.peak_rss_gb)
+    prof = Profiler.run("train.py", timeout=600)
+    prof = Profiler.run(None, module="bench.suite",
+                        sampler=mainboard.Sampler(hz=499, call_graph="dwarf"))
+    print(Profiler.dump(pid).text)
+    report = mainboard.profile(lambda: None, iters=3)
+    print(report.bound, report.unavailable, str(report))
+    print(mainboard.wait_for_idle(0, timeout=1.0), mainboard.gpu_busy(0))
+    view = mainboard.MachineView()
+    view.show()
+    print(label, used, capped, text, copy, prof)
