@@ -247,8 +247,13 @@ def test_dump_async_tasks_with_who_awaits_whom():
 
 
 def test_dump_a_process_and_let_it_go():
-    child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(0.01)"])
-    time.sleep(0.3)  # past the interpreter's start
+    # It says when it is past the interpreter's start (site, imports): a loaded machine or a
+    # venv's site can take longer than any fixed wait.
+    child = subprocess.Popen([sys.executable, "-c",
+                              "import sys, time; print(flush=True)\nwhile True: time.sleep(0.01)"],
+                             stdout=subprocess.PIPE)
+    child.stdout.readline()
+    time.sleep(0.05)  # into the loop
     try:
         try:
             d = Profiler.dump(child.pid)

@@ -55,24 +55,28 @@ def _mypy():
     pytest.skip("mypy is not installed")
 
 
-def _where():
-    """How mypy finds the package: from the build tree through MYPYPATH; installed (a wheel
-    in a venv), through that interpreter's site-packages (PEP 561: the package has py.typed).
-    Rich is optional: where this interpreter has none, its imports are not errors."""
+def _where(tmp_path):
+    """How mypy finds the package: through MYPYPATH, the build tree's folder or, for an
+    installed wheel, a folder holding a link to it (mypy refuses a site-packages directory on
+    MYPYPATH, and Debian's mypy cannot ask every interpreter for its paths). Rich is optional:
+    where this interpreter has none, its imports are not errors."""
     import importlib.util
 
-    package_root = os.path.dirname(os.path.dirname(mainboard.__file__))
+    package = os.path.dirname(mainboard.__file__)
+    root = os.path.dirname(package)
     options = [] if importlib.util.find_spec("rich") else ["--ignore-missing-imports"]
-    if os.path.basename(package_root) in ("site-packages", "dist-packages"):
-        return [*options, "--python-executable", sys.executable], dict(os.environ)
-    return options, dict(os.environ, MYPYPATH=package_root)
+    if os.path.basename(root) in ("site-packages", "dist-packages"):
+        root = str(tmp_path / "typed")
+        os.makedirs(root, exist_ok=True)
+        os.symlink(package, os.path.join(root, "mainboard"))
+    return options, dict(os.environ, MYPYPATH=root)
 
 
 def test_mypy_sees_the_documented_types(tmp_path):
     python = _mypy()
     source = tmp_path / "client.py"
     source.write_text(SNIPPET)
-    where, env = _where()
+    where, env = _where(tmp_path)
     out = subprocess.run([python, "-m", "mypy", *where, "--follow-imports=silent",
                           "--no-error-summary", "--cache-dir", str(tmp_path / "cache"),
                           str(source)], env=env, capture_output=True, text=True, timeout=300)
@@ -97,7 +101,7 @@ def test_mypy_sees_the_documented_types(tmp_path):
 
 def test_the_package_type_checks(tmp_path):
     python = _mypy()
-    where, env = _where()
+    where, env = _where(tmp_path)
     out = subprocess.run([python, "-m", "mypy", *where, "--no-error-summary", "--cache-dir",
                           str(tmp_path / "cache"), "-p", "mainboard"], env=env, cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
@@ -106,7 +110,7 @@ def test_the_package_type_checks(tmp_path):
 
 def test_the_readme_examples_pass_mypy_strict(tmp_path):
     python = _mypy()
-    where, env = _where()
+    where, env = _where(tmp_path)
     example = os.path.join(os.path.dirname(__file__), "readme_examples.py")
     out = subprocess.run([python, "-m", "mypy", *where, "--strict", "--follow-imports=silent",
                           "--no-error-summary", "--cache-dir", str(tmp_path / "cache"), example],
