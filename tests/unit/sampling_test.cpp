@@ -143,9 +143,12 @@ TEST(Sampling, RunFindsTheHotFunctionsOnBothThreads) {
                           [&](std::size_t n) { return n * 5 > p.samples.size(); }),
             2)
       << p.report();
-  // ~70 % in hot_a and ~30 % in hot_b.
-  EXPECT_NEAR(share(p, "hot_a"), 70.0, 15.0) << p.report();
-  EXPECT_NEAR(share(p, "hot_b"), 30.0, 15.0) << p.report();
+  // The two hot functions hold most samples, split ~70/30 between them. The split is taken
+  // between the two, not over all samples: under a sanitizer its runtime's start and leak check
+  // take a share of a short run that varies with the machine's load (a clean run saw 21 %).
+  double a = share(p, "hot_a"), b = share(p, "hot_b");
+  EXPECT_GT(a + b, 50.0) << p.report();
+  EXPECT_NEAR(100.0 * a / (a + b), 70.0, 15.0) << p.report();
   // Names, modules, lines, and the inlined frame inside hot_a.
   bool inlined = false, located = false;
   for (const auto& f : p.frames) {
