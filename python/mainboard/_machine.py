@@ -62,6 +62,9 @@ class Unit(FrozenModel):
         object.__setattr__(self, "_cache", {})
 
     def _identity(self) -> dict[str, Any]:
+        info = getattr(type(self), "info", None)
+        if info is not None:  # CPU, GPU, NPU: their identity model
+            return dict(self.info._document())
         native = self._native
         return {"kind": native.kind, "label": native.label, "architecture": native.architecture,
                 "vendor": native.vendor}
@@ -141,8 +144,6 @@ def _unit_of(sysroot: str | None, kind: str, index: int) -> Unit:
 class CPU(Unit):
     """The host CPU package (or SoC CPU cluster)."""
 
-    def _identity(self) -> dict[str, Any]:
-        return dict(self.info._document())
 
     @cached_property
     def info(self) -> CpuInfo:
@@ -169,8 +170,6 @@ class GPU(Unit, Registry):
 
     provider = ""
 
-    def _identity(self) -> dict[str, Any]:
-        return dict(self.info._document())
 
     @classmethod
     def all(cls) -> tuple[GPU, ...]:
@@ -425,8 +424,6 @@ class NPU(Unit, Registry):
 
     provider = ""
 
-    def _identity(self) -> dict[str, Any]:
-        return dict(self.info._document())
 
     @classmethod
     def all(cls) -> tuple[NPU, ...]:

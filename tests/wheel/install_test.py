@@ -94,11 +94,12 @@ def main() -> int:
             if (DIST_PACKAGES / name).exists():
                 (tools / name).symlink_to(DIST_PACKAGES / name)
         # The whole suite on Debian's python3 and the newest; a smoke test on the others.
-        versions = {p: wheelkit.interpreter_facts(p)["version"] for p in packages}
+        facts_of = {p: wheelkit.interpreter_facts(p) for p in packages}
+        versions = {p: f["version"] for p, f in facts_of.items()}
         newest = max(versions, key=lambda p: tuple(int(x) for x in versions[p].split(".")))
         full = {next(iter(packages)), newest}
         for python, package in packages.items():
-            facts = wheelkit.interpreter_facts(python)
+            facts = facts_of[python]
             print(f"Python {facts['version']} ({python})")
             wheel = wheelkit.assemble(build, python, package, tmp / "dist")
             print(f"  {wheel.name}: {wheel.stat().st_size / 2**20:.1f} MiB")
