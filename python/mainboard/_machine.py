@@ -6,12 +6,17 @@ import functools
 import os
 import threading
 from collections import namedtuple
-from functools import cached_property
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _checks, _mainboard
 from ._models import FrozenModel, Registry, Singleton, models_of
+
+if TYPE_CHECKING:  # a type checker knows functools' as a property: ours is the same, read-only
+    from functools import cached_property
+else:
+    from ._models import cached_property
 from ._snapshot import (
     Board, ClockReading, CompilerConfig, CpuInfo, CudaStack, Disk, Energy, Environment,
     GpuInfo, GpuProcess, GPUSnapshot, Memory, MemoryHardware, NpuInfo, NPUSnapshot,

@@ -11,6 +11,7 @@ model_copy, model_fields, model_json_schema), without depending on pydantic.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -20,6 +21,29 @@ __all__ = ["FieldInfo", "FrozenInstanceError", "FrozenModel", "Registry", "Singl
 
 class FrozenInstanceError(AttributeError):
     """Raised on assignment to a field of a frozen model (as dataclasses' is)."""
+
+
+class cached_property(functools.cached_property):  # type: ignore[type-arg]
+    """functools.cached_property that refuses assignment and deletion: computed once per
+    instance, then read-only, as a property is. Refusing makes it a data descriptor, so the
+    cached value is read through `__get__` (one dictionary look-up) rather than straight from the
+    instance, and a type checker's view (read-only, like property) agrees with the object."""
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        try:
+            return instance.__dict__[self.attrname]
+        except KeyError:
+            return super().__get__(instance, owner)
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to {self.attrname!r}: "
+                                  f"{type(instance).__name__}.{self.attrname} is read-only")
+
+    def __delete__(self, instance: Any) -> None:
+        raise FrozenInstanceError(f"cannot delete {self.attrname!r}: "
+                                  f"{type(instance).__name__}.{self.attrname} is read-only")
 
 
 class FieldInfo:

@@ -116,3 +116,31 @@ def test_the_readme_examples_pass_mypy_strict(tmp_path):
                           "--no-error-summary", "--cache-dir", str(tmp_path / "cache"), example],
                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_stubtest_finds_the_types_agree_with_the_objects(tmp_path):
+    """mypy's stubtest imports the package and compares every class, function and property a
+    type checker sees with the object at run time; what it may report is in the allowlist, each
+    with its reason."""
+    import importlib.util
+
+    python = _mypy()
+    where, env = _where(tmp_path)
+    if python != sys.executable:
+        # stubtest imports the package in its own interpreter: that one must load this build.
+        probe = subprocess.run([python, "-c", "import sys; print(sys.version_info[:2])"],
+                               capture_output=True, text=True, timeout=60)
+        if probe.stdout.strip() != str(tuple(sys.version_info[:2])):
+            pytest.skip(f"mypy runs on {probe.stdout.strip()}, this package is built for "
+                        f"{tuple(sys.version_info[:2])}")
+        env["PYTHONPATH"] = os.path.dirname(os.path.dirname(mainboard.__file__))
+    options = []
+    if not importlib.util.find_spec("rich"):
+        config = tmp_path / "mypy.ini"
+        config.write_text("[mypy]\nignore_missing_imports = True\n")
+        options = ["--mypy-config-file", str(config)]
+    allowlist = os.path.join(os.path.dirname(__file__), "stubtest-allowlist.txt")
+    out = subprocess.run([python, "-m", "mypy.stubtest", *options, "--allowlist", allowlist,
+                          "mainboard"], env=dict(env, MYPY_CACHE_DIR=str(tmp_path / "cache")),
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
