@@ -35,13 +35,13 @@ packages=(
 
 # --arm64: also what `make test-arm64` needs to cross-build for arm64 and run the tests under
 # emulation: Debian's aarch64 cross compiler, qemu-user, and the arm64 builds of the libraries
-# above (multiarch: installed beside the host's).
+# above (multiarch: installed beside the host's), with arm64 libpython for the arm64 wheel.
 arm64=0
 [[ "${1:-}" == "--arm64" ]] && arm64=1
 if ((arm64)); then
   packages+=(g++-aarch64-linux-gnu qemu-user-static)
   for lib in libhwloc-dev libfmt-dev libspdlog-dev libdw-dev libelf-dev libmicrohttpd-dev \
-             libgtest-dev libgmock-dev; do
+             libgtest-dev libgmock-dev libpython3-dev; do
     packages+=("$lib:arm64")
   done
 fi

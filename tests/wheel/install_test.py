@@ -108,6 +108,12 @@ def main() -> int:
             run([python, "-m", "venv", str(venv)])
             run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-index", "--no-deps",
                  "--disable-pip-version-check", "-q", str(wheel)])
+            # What pip says of it, and the notices of the libraries it carries.
+            shown = run([str(venv / "bin" / "python"), "-m", "pip", "show",
+                         "--disable-pip-version-check", "-f", "mainboard"]).stdout
+            assert f"Version: {cli_version}" in shown and "License: Apache-2.0" in shown, shown
+            notices = [n for n in shown.split() if "/licenses/" in n and n.endswith(".copyright")]
+            assert len(notices) >= 5 and any("hwloc" in n for n in notices), shown
             # The command on the venv's PATH, finding its libraries in the installed package.
             command = venv / "bin" / "mainboard"
             version = run([str(command), "--version"]).stdout.split()[-1]

@@ -8,10 +8,12 @@ libmicrohttpd and theirs), copied into `mainboard.libs/` with their run paths se
 find each other there. The platform tag says the newest glibc symbol version any of its files
 needs (manylinux_2_N), so it is honest about where it can run.
 
-    wheelkit.py BUILD_DIR OUT_DIR [--python PYTHON]...
+    wheelkit.py BUILD_DIR OUT_DIR [--python PYTHON]... [--emulator PROGRAM]
 
 builds one wheel per interpreter the build tree has a package for (python-packages.txt), or
-for the ones named.
+for the ones named. A cross-built tree (the arm64 preset) names the target's interpreter, which
+runs under the emulator given: it answers for the target, and the target's dynamic loader (also
+emulated) says which libraries its files pull in.
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ NAME = "mainboard"
 SUMMARY = ("What machine am I on, and what is it doing? Where does my code spend its time? "
            "CPU, memory, GPUs and NPUs with live telemetry, spans, a profiling session, stack "
            "sampling and GPU activity, from one C++ core.")
-#: Where the project lives and under which licence: not decided yet (no public repository, no
-#: LICENSE file), so the metadata says nothing rather than something made up.
+#: The licence (LICENSE at the top of the tree). Where the project lives: it has no public home
+#: yet, so the metadata names none rather than one made up; a label -> URL here adds it.
+LICENSE = "Apache-2.0"
 URLS: dict[str, str] = {}
-LICENSE = ""
 
 #: Libraries every Linux system has, and that a wheel must not carry (manylinux's rule).
 SYSTEM = re.compile(r"^(linux-vdso|linux-gate|ld-linux[-.\w]*|libc|libm|libdl|libpthread|librt|"
@@ -53,13 +55,14 @@ def version() -> str:
     return match.group(1)
 
 
-def interpreter_facts(python: str) -> dict[str, str]:
+def interpreter_facts(python: str, emulator: list[str] | None = None) -> dict[str, str]:
     code = ("import sys, sysconfig; "
             "print('%d.%d' % sys.version_info[:2]); "
             "print(sys.implementation.name); "
             "print(sysconfig.get_config_var('EXT_SUFFIX')); "
             "print(sysconfig.get_platform())")
-    out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([*(emulator or []), python, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
     version_, implementation, suffix, platform = out.split()
     if implementation != "cpython":
         raise SystemExit(f"{python}: {implementation} is not CPython")
@@ -74,8 +77,11 @@ def metadata_text(version_: str) -> str:
         f"Name: {NAME}",
         f"Version: {version_}",
         f"Summary: {SUMMARY}",
-        *([f"License: {LICENSE}"] if LICENSE else []),
+        "Author: The mainboard developers",
+        f"License: {LICENSE}",
+        "License-File: LICENSE",
         "Requires-Python: >=3.9",
+        "Classifier: License :: OSI Approved :: Apache Software License",
         "Classifier: Programming Language :: Python :: 3",
         "Classifier: Programming Language :: C++",
         "Classifier: Operating System :: POSIX :: Linux",
@@ -98,13 +104,24 @@ def _needed(path: Path) -> list[str]:
     return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
 
 
-def _resolved(path: Path, extra_dirs: list[Path]) -> dict[str, Path]:
-    """What the loader finds for `path` and everything it pulls in: name -> file."""
+def _loader(path: Path) -> str:
+    """The dynamic loader a program asks for (its PT_INTERP)."""
+    out = subprocess.run(["readelf", "-l", "--wide", str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    match = re.search(r"Requesting program interpreter: ([^\]]+)\]", out)
+    if not match:
+        raise SystemExit(f"{path}: names no program interpreter")
+    return match.group(1)
+
+
+def _resolved(path: Path, extra_dirs: list[Path], lister: list[str]) -> dict[str, Path]:
+    """What the loader finds for `path` and everything it pulls in: name -> file. `lister`
+    prints that as ldd does: ldd, or the target's loader with --list under the emulator."""
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(
         [str(d) for d in extra_dirs] + [p for p in env.get("LD_LIBRARY_PATH", "").split(os.pathsep)
                                         if p])
-    out = subprocess.run(["ldd", str(path)], capture_output=True, text=True, env=env).stdout
+    out = subprocess.run([*lister, str(path)], capture_output=True, text=True, env=env).stdout
     found: dict[str, Path] = {}
     for line in out.splitlines():
         match = re.match(r"\s*(\S+)\s+=>\s+(\S+)", line)
@@ -128,6 +145,33 @@ def glibc_floor(paths: list[Path]) -> tuple[int, int]:
     return newest
 
 
+def notices(libraries: list[Path], into: Path) -> list[str]:
+    """The copyright and licence notices of the system libraries a wheel carries: each one's
+    Debian package's copyright file (hwloc, elfutils, fmt, … each under its own licence), into
+    `into`. Returns the packages, or says which library has no package to take a notice from."""
+    packages: set[str] = set()
+    for lib in libraries:
+        # dpkg knows a file by the path its package gave, with /lib or /usr/lib (merged /usr).
+        candidates = []
+        for path in (str(lib), str(lib.resolve())):
+            candidates += [path, path[4:] if path.startswith("/usr/") else "/usr" + path]
+        for path in candidates:
+            out = subprocess.run(["dpkg-query", "-S", path], capture_output=True, text=True)
+            if out.returncode == 0:
+                packages.add(out.stdout.split(":", 1)[0].split(",")[0].strip())
+                break
+        else:
+            raise SystemExit(f"{lib}: no Debian package owns it, so the wheel would carry it "
+                             "without its licence notice")
+    into.mkdir(parents=True, exist_ok=True)
+    for package in sorted(packages):
+        copyright_file = Path("/usr/share/doc") / package / "copyright"
+        if not copyright_file.exists():
+            raise SystemExit(f"{package}: no {copyright_file} to carry as its notice")
+        shutil.copy2(copyright_file, into / f"{package}.copyright")
+    return sorted(packages)
+
+
 def _hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
@@ -137,16 +181,19 @@ def _is_elf(path: Path) -> bool:
         return f.read(4) == b"\x7fELF"
 
 
-def assemble(build: Path, python: str, package: Path, out_dir: Path) -> Path:
-    """One wheel for `python`, from the build tree `build` whose package for it is `package`."""
-    facts = interpreter_facts(python)
+def assemble(build: Path, python: str, package: Path, out_dir: Path,
+             emulator: list[str] | None = None) -> Path:
+    """One wheel for `python`, from the build tree `build` whose package for it is `package`
+    (run under `emulator` where the tree is cross-built)."""
+    emulator = emulator or []
+    facts = interpreter_facts(python, emulator)
+    machine = facts["platform"].split("-", 1)[1]
     version_ = version()
     extension = package / f"_mainboard{facts['suffix']}"
     cli = build / "src" / "cli" / "mainboard"
     for needed in (extension, cli):
         if not needed.exists():
             raise SystemExit(f"{needed} is not built (build mainboard_python and mainboard_cli)")
-    ours = {p.name: p for p in (build / "src").glob("libmainboard*.so.*")}
     with tempfile.TemporaryDirectory(prefix="mainboard-wheel-") as tmp:
         stage = Path(tmp)
         target = stage / NAME
@@ -166,17 +213,19 @@ def assemble(build: Path, python: str, package: Path, out_dir: Path) -> Path:
         shutil.copy2(cli, data / "mainboard")
         # Every library the loader finds for them, beyond the system's, by its soname.
         search = [build / "src"]
+        lister = [*emulator, _loader(cli), "--list"] if emulator else ["ldd"]
         bundled: dict[str, Path] = {}
         for elf in (extension, cli):
-            for name, found in _resolved(elf, search).items():
+            for name, found in _resolved(elf, search, lister).items():
                 if not SYSTEM.match(name):
                     bundled[name] = found
         for name, found in sorted(bundled.items()):
             shutil.copy2(found.resolve(), libs / name)
             os.chmod(libs / name, 0o755)
         elves = [target / extension.name, data / "mainboard", *sorted(libs.iterdir())]
+        strip = f"{machine}-linux-gnu-strip" if emulator else "strip"
         for elf in elves:
-            subprocess.run(["strip", "--strip-unneeded", str(elf)], check=True)
+            subprocess.run([strip, "--strip-unneeded", str(elf)], check=True)
         site = f"lib/python{facts['version']}"
         run_paths = {
             target / extension.name: "$ORIGIN/../mainboard.libs",
@@ -194,7 +243,7 @@ def assemble(build: Path, python: str, package: Path, out_dir: Path) -> Path:
                 if not SYSTEM.match(name) and not (libs / name).exists():
                     raise SystemExit(f"{elf.name} needs {name}, which the wheel does not carry")
         major, minor = glibc_floor(elves)
-        arch = facts["platform"].split("-", 1)[1].replace("-", "_").replace(".", "_")
+        arch = machine.replace("-", "_").replace(".", "_")
         platform = f"manylinux_{major}_{minor}_{arch}"
         tag = f"{facts['tag']}-{facts['tag']}-{platform}"
         dist_info = stage / f"{NAME}-{version_}.dist-info"
@@ -204,6 +253,10 @@ def assemble(build: Path, python: str, package: Path, out_dir: Path) -> Path:
             "Wheel-Version: 1.0\nGenerator: mainboard wheelkit\nRoot-Is-Purelib: false\n"
             f"Tag: {tag}\n")
         (dist_info / "top_level.txt").write_text(f"{NAME}\n")
+        shutil.copy2(ROOT / "LICENSE", dist_info / "LICENSE")
+        theirs = [found for found in bundled.values()
+                  if build.resolve() not in found.resolve().parents]
+        notices(theirs, dist_info / "licenses")
         (dist_info / "INSTALLER").unlink(missing_ok=True)
         out_dir.mkdir(parents=True, exist_ok=True)
         wheel = out_dir / f"{NAME}-{version_}-{tag}.whl"
@@ -253,6 +306,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--python", action="append", default=[],
                         help="an interpreter of the build tree (default: all of them)")
+    parser.add_argument("--emulator", default=None,
+                        help="runs the target's programs, for a cross-built tree (qemu-aarch64)")
     args = parser.parse_args(argv)
     known = packages(args.build)
     chosen = args.python or list(known)
@@ -260,7 +315,8 @@ def main(argv: list[str]) -> int:
         if python not in known:
             raise SystemExit(f"{python}: the build tree has no package for it "
                              f"(it has: {', '.join(known)})")
-        wheel = assemble(args.build, python, known[python], args.out)
+        wheel = assemble(args.build, python, known[python], args.out,
+                         [args.emulator] if args.emulator else [])
         print(f"{wheel} ({wheel.stat().st_size / 2**20:.1f} MiB)")
     return 0
 
