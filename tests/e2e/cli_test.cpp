@@ -969,7 +969,9 @@ TEST(Cli, ASignalEndsANativeDumpAtOnceAndLetsTheProcessGo) {
 #if defined(__SANITIZE_ADDRESS__)
       EXPECT_LT(ms, 1000.0);  // the exit's own leak scan
 #else
-      EXPECT_LT(ms, 100.0) << "from the signal to the exit";
+      // At once, not after the walk: a loaded 2-core machine took 159 ms once, a whole walk
+      // of this target takes seconds.
+      EXPECT_LT(ms, 500.0) << "from the signal to the exit";
 #endif
     }
     expect_let_go(target);  // no thread stopped or traced

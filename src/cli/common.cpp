@@ -1,0 +1,107 @@
+#include "cli/common.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+
+#include "core/atomic_file.hpp"
+
+namespace mainboard::cli {
+
+Machine::Options machine_options(const Global& g) {
+  Machine::Options o;
+  o.sysroot = g.sysroot;
+  o.toolchain_cache = !g.no_cache;
+  return o;
+}
+
+std::string Help::make_option_opts(const CLI::Option* opt) const {
+  if (opt->get_type_size() == 0) return "";  // a flag
+  std::string type = opt->get_type_name();
+  if (auto colon = type.find(':'); colon != std::string::npos) type.resize(colon);
+  return type.empty() ? "" : " " + type;
+}
+
+std::string Help::make_option_desc(const CLI::Option* opt) const {
+  std::string d = opt->get_description();
+  if (!opt->get_default_str().empty()) d += " (default: " + opt->get_default_str() + ")";
+  return d;
+}
+
+CLI::Validator number(double low, double high, bool above) {
+  auto show = [](double v) { return fmt::format("{:g}", v); };
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != text.size()) return "'" + text + "' is not a number";
+        if (above && !(v > low)) return text + " is not above " + show(low);
+        if (!above && v < low) return text + " is below " + show(low);
+        if (v > high) return text + " is above " + show(high);
+        return "";
+      },
+      "", "number");
+}
+
+CLI::Validator one_of(std::vector<std::string> names) {
+  return CLI::Validator(
+      [names](std::string& text) -> std::string {
+        if (std::find(names.begin(), names.end(), text) != names.end()) return "";
+        std::string all;
+        for (const auto& n : names)
+          all += (all.empty() ? "" : ", ") + n;
+        return "'" + text + "' is not one of " + all;
+      },
+      "", "one of");
+}
+
+void print(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+void emit_json(const nlohmann::json& j, const std::string& output) {
+  std::string text = j.dump(2) + "\n";
+  if (output.empty())
+    print(text);
+  else
+    core::write_file_atomic(output, text);
+}
+
+std::string check_outputs(const std::vector<std::pair<const char*, std::string>>& outputs) {
+  for (const auto& [option, path] : outputs)
+    if (auto why = core::why_unwritable(path); !why.empty())
+      return std::string(option) + " " + path + ": " + why;
+  return "";
+}
+
+bool write_or_fall_back(const std::string& path, const char* what,
+                        const std::function<void(const std::string&)>& write) {
+  try {
+    write(path);
+    return true;
+  } catch (const std::exception& e) {
+    auto fallback = core::fallback_path(path).string();
+    try {
+      write(fallback);
+      std::fprintf(stderr, "mainboard: error: %s; the %s is in %s instead\n", e.what(), what,
+                   fallback.c_str());
+      return true;
+    } catch (const std::exception& again) {
+      std::fprintf(stderr, "mainboard: error: %s; and %s\n", e.what(), again.what());
+      return false;
+    }
+  }
+}
+
+std::vector<int> interrupt_signals() {
+  return {SIGINT, SIGTERM, SIGHUP};
+}
+
+}  // namespace mainboard::cli

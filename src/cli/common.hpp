@@ -1,0 +1,63 @@
+// What the commands of `mainboard` share: the global options, the help formatter, option
+// validators in words, and the output helpers.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mainboard/machine.hpp"
+
+namespace mainboard::cli {
+
+/// The options every command understands (before or after its name).
+struct Global {
+  int width = 0;  // 0: the terminal's
+  std::string sysroot;
+  std::string color = "auto";
+  bool verbose = false;
+  bool no_cache = false;
+};
+
+Machine::Options machine_options(const Global& g);
+
+/// Help in words: an option's value as its name alone (FILE, S, HZ), its default in the
+/// description; none of the parser's own notation (types, ranges, maps of values).
+class Help : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override;
+  std::string make_option_desc(const CLI::Option* opt) const override;
+};
+
+/// A number from `low` to `high` (either bound may be left open with ±infinity; `above` makes
+/// the low bound exclusive), said in words when it is not.
+CLI::Validator number(double low, double high, bool above = false);
+inline constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+
+/// One of `names`, said in words when it is not.
+CLI::Validator one_of(std::vector<std::string> names);
+
+/// Text to standard output, as it is.
+void print(const std::string& text);
+
+/// Indented JSON to standard output, or to `output` when one is given (written atomically).
+void emit_json(const nlohmann::json& j, const std::string& output);
+
+/// The output files of a run, checked before it starts: a run is never lost to a typo in a path.
+/// Empty when all can be written, else the usage error.
+std::string check_outputs(const std::vector<std::pair<const char*, std::string>>& outputs);
+
+/// Writes `write(path)`; when that fails after all (a full disk, a directory removed meanwhile),
+/// says so and writes to core::fallback_path instead. False when nothing could be written.
+bool write_or_fall_back(const std::string& path, const char* what,
+                        const std::function<void(const std::string&)>& write);
+
+/// Ctrl-C, SIGTERM (kill, scancel, a time limit) and SIGHUP (a closed terminal) during meter,
+/// profile run and attach: the run ends the command step by step and keeps what it measured.
+std::vector<int> interrupt_signals();
+
+}  // namespace mainboard::cli

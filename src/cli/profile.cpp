@@ -1,0 +1,259 @@
+// `mainboard profile …`: sample programs (run, attach, dump) and read saved profiles (report,
+// diff, perfetto).
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
+#include "core/interrupts.hpp"
+#include "mainboard/json.hpp"
+#include "mainboard/profile.hpp"
+
+namespace mainboard::cli {
+
+namespace {
+
+/// The summary first (it is printed whatever happens to the files), then the files. A profile
+/// written over an earlier one keeps that one as FILE.old, as perf keeps perf.data.old.
+void write_outputs(const Profile& p, const SampleOutputs& o) {
+  std::string text = o.json ? nlohmann::json{{"hot_functions", p.hot_functions(20)},
+                                             {"hot_stacks", p.hot_stacks(5)},
+                                             {"samples", p.samples.size()},
+                                             {"lost_samples", p.lost_samples},
+                                             {"unavailable", p.unavailable}}
+                                      .dump(2) +
+                                  "\n"
+                            : p.report(20);
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  if (!o.output.empty()) {
+    std::error_code ec;
+    // Only a regular file is kept as .old: a device, a FIFO or standard output is written as it
+    // is, and never moved.
+    if (auto earlier = core::replaced_file(o.output))
+      std::filesystem::rename(*earlier, earlier->string() + ".old", ec);
+    if (write_or_fall_back(o.output, "profile", [&](const std::string& f) { p.save(f); }) &&
+        core::replaced_file(o.output))
+      std::fprintf(stderr, "mainboard: profile written to %s\n", o.output.c_str());
+  }
+  if (!o.perfetto.empty())
+    write_or_fall_back(o.perfetto, "trace", [&](const std::string& f) { p.perfetto(f); });
+  if (!o.folded.empty())
+    write_or_fall_back(o.folded, "folded stacks", [&](const std::string& f) {
+      core::write_file_atomic(f, p.folded(o.per_process));
+    });
+  if (!o.speedscope.empty())
+    write_or_fall_back(o.speedscope, "speedscope file", [&](const std::string& f) {
+      core::write_file_atomic(f, p.speedscope_json());
+    });
+}
+
+}  // namespace
+
+// ---- saved profiles ----------------------------------------------------------------------
+
+void ProfileReport::declare(CLI::App& cmd) {
+  cmd.add_option("FILE", file, "a profile saved by Profile::save")->required();
+  cmd.add_option("--top", top, "the most rows of each list: regions, functions, stacks, idle gaps")
+      ->capture_default_str()
+      ->type_name("N");
+  cmd.add_flag("--json", json,
+               "every section as JSON: regions, timeline, hot functions and stacks, GPU");
+}
+
+int ProfileReport::run(const Global&) {
+  auto profile = Profile::load(file);
+  if (!json) {
+    print(profile.report(top));
+    return 0;
+  }
+  nlohmann::json j = {
+      {"stats", profile.bottlenecks(top)},           {"timeline", profile.timeline(top)},
+      {"hot_functions", profile.hot_functions(top)}, {"hot_stacks", profile.hot_stacks(top)},
+      {"samples", profile.samples.size()},           {"lost_samples", profile.lost_samples},
+      {"dropped_spans", profile.dropped_spans},      {"unavailable", profile.unavailable}};
+  if (!profile.activities.empty() || profile.dropped_activities) {
+    j["gpu"] = profile.trace_report(top);
+    j["dropped_activities"] = profile.dropped_activities;
+  }
+  if (!profile.counters.empty()) j["counter_bottlenecks"] = profile.counter_bottlenecks(top);
+  print(j.dump(2) + "\n");
+  return 0;
+}
+
+void ProfileDiff::declare(CLI::App& cmd) {
+  cmd.add_option("BASE", base, "the baseline profile")->required();
+  cmd.add_option("NEW", next, "the profile to compare")->required();
+  cmd.add_flag("--json", json, "as JSON");
+}
+
+int ProfileDiff::run(const Global&) {
+  auto d = Profile::load(next).diff(Profile::load(base));
+  if (json) {
+    nlohmann::json j = d;
+    print(j.dump(2) + "\n");
+  } else {
+    print(d.report());
+  }
+  return 0;
+}
+
+void ProfilePerfetto::declare(CLI::App& cmd) {
+  cmd.add_option("FILE", input, "a saved profile")->required();
+  cmd.add_option("-o,--output", output, "the trace file to write (open at ui.perfetto.dev)")
+      ->required();
+}
+
+std::string ProfilePerfetto::complete(const CLI::App&, std::vector<std::string>) {
+  return check_outputs({{"-o", output}});
+}
+
+int ProfilePerfetto::run(const Global&) {
+  Profile::load(input).perfetto(output);
+  return 0;
+}
+
+// ---- sampling ----------------------------------------------------------------------------
+
+void Sampling::declare(CLI::App& cmd) {
+  cmd.add_option("-o,--output", out.output, "where to save the profile (empty: do not save)")
+      ->capture_default_str()
+      ->type_name("FILE");
+  cmd.add_option("--perfetto", out.perfetto, "also write a Chrome/Perfetto trace")
+      ->type_name("FILE");
+  cmd.add_flag("--per-process", out.per_process,
+               "root the folded stacks at each thread (name-TID) instead of the command, whose "
+               "runs then add up");
+  cmd.add_option("--folded", out.folded, "also write folded stacks (for flamegraph.pl)")
+      ->type_name("FILE");
+  cmd.add_option("--speedscope", out.speedscope, "also write a speedscope file")
+      ->type_name("FILE");
+  cmd.add_option("--hz", options.hz, "stack samples per second, 1 to 100000")
+      ->capture_default_str()
+      ->check(number(1, 100000))
+      ->type_name("HZ");
+  cmd.add_flag("--json", out.json, "the summary as JSON on stderr");
+  cmd.add_flag_callback(
+      "--user-only", [this] { options.kernel = false; },
+      "do not sample time in the kernel (by default system calls and page faults show as a "
+      "[kernel] frame, when kernel.perf_event_paranoid allows)");
+  cmd.add_flag("--wall", options.wall,
+               "sample Python threads whether they run or wait (sleep, lock, I/O), not only on a "
+               "CPU");
+  cmd.add_flag("--pause", options.pause,
+               "stop the program for each read of its Python stacks (reads cannot tear; the "
+               "program is slowed)");
+  cmd.add_flag_callback(
+      "--no-python", [this] { options.python = false; },
+      "keep the interpreter's own frames in CPython processes (by default they are replaced by "
+      "the Python frames they run, read from the process)");
+  cmd.add_option_function<std::string>(
+         "--call-graph",
+         [this](const std::string& v) {
+           options.call_graph = v == "dwarf" ? CallGraph::dwarf : CallGraph::frame_pointers;
+         },
+         "fp: walk frame pointers (cheap, the default); dwarf: copy each sample's stack and "
+         "unwind it with CFI (code built without frame pointers)")
+      ->check(one_of({"fp", "dwarf"}))
+      ->type_name("fp|dwarf");
+}
+
+std::string Sampling::complete(const CLI::App&, std::vector<std::string>) {
+  return check_outputs({{"-o", out.output},
+                        {"--perfetto", out.perfetto},
+                        {"--folded", out.folded},
+                        {"--speedscope", out.speedscope}});
+}
+
+void ProfileRun::declare(CLI::App& cmd) {
+  Sampling::declare(cmd);
+  cmd.add_option("--timeout", options.timeout_s,
+                 "end the command after this many seconds (the profile is kept)")
+      ->check(number(0, kNoLimit))
+      ->type_name("S");
+  cmd.add_option("--kill-after", options.kill_after_s,
+                 "when mainboard is interrupted (Ctrl-C, SIGTERM, SIGHUP), give the command "
+                 "this long to end before SIGTERM, then SIGKILL (a second signal cuts it short)")
+      ->capture_default_str()
+      ->check(number(0, kNoLimit))
+      ->type_name("S");
+  cmd.add_flag("--gpu", gpu,
+               "trace the command's CUDA kernels and copies (CUPTI, through CUDA injection)");
+  cmd.add_flag("--no-children", no_children, "sample only the command's own process");
+  cmd.footer(
+      "Example: mainboard profile run --hz 999 --speedscope run.speedscope.json -- ./train --steps "
+      "100");
+}
+
+std::string ProfileRun::complete(const CLI::App& cmd, std::vector<std::string> rest) {
+  command = std::move(rest);
+  if (gpu) options.features = options.features | Feature::gpu_activity;
+  options.children = !no_children;
+  return Sampling::complete(cmd, {});
+}
+
+int ProfileRun::run(const Global&) {
+  if (command.empty()) {
+    std::fprintf(
+        stderr,
+        "mainboard: error: profile run needs a command: mainboard profile run -- CMD ARGS\n");
+    return 2;
+  }
+  core::InterruptHandlers interrupts(interrupt_signals());
+  auto r = Sampler::run(command, options);
+  write_outputs(r.profile, out);
+  if (r.timed_out)
+    std::fprintf(stderr, "mainboard: the command was ended after %g s\n", options.timeout_s);
+  else if (r.signal)
+    std::fprintf(stderr, "mainboard: the command was killed by signal %d (%s)\n", r.signal,
+                 strsignal(r.signal));
+  return r.exit_code;
+}
+
+void ProfileAttach::declare(CLI::App& cmd) {
+  cmd.add_option("PID", pid, "the process")->required()->check(number(1, kNoLimit));
+  Sampling::declare(cmd);
+  cmd.add_option("--duration", options.duration_s, "sample for this many seconds")
+      ->capture_default_str()
+      ->check(number(0, kNoLimit, true))
+      ->type_name("S");
+}
+
+int ProfileAttach::run(const Global&) {
+  core::InterruptHandlers interrupts(interrupt_signals());
+  write_outputs(Sampler::attach(pid, options), out);
+  return 0;
+}
+
+void ProfileDump::declare(CLI::App& cmd) {
+  cmd.add_option("PID", pid, "the process")->required()->check(number(1, kNoLimit));
+  cmd.add_flag("--json", json, "as JSON");
+  cmd.add_flag("--native", options.native,
+               "in a Python process, also the native frames between the Python ones (stops each "
+               "thread while it is read)");
+  cmd.add_flag("--main-thread", main_only, "only the main thread");
+  cmd.add_flag("--no-python", no_python, "native stacks only, also of a Python process");
+  cmd.add_flag("--async", options.async_aware,
+               "also each asyncio task's chain of awaits, innermost first, and the tasks "
+               "awaiting it (CPython 3.11-3.13)");
+}
+
+std::string ProfileDump::complete(const CLI::App&, std::vector<std::string>) {
+  options.all_threads = !main_only;
+  options.python = !no_python;
+  return "";
+}
+
+int ProfileDump::run(const Global&) {
+  auto d = Sampler::dump(pid, options);
+  if (json) {
+    nlohmann::json j = d;
+    if (!options.async_aware) j.erase("tasks");
+    print(j.dump(2) + "\n");
+  } else {
+    print(d.text());
+  }
+  return 0;
+}
+
+}  // namespace mainboard::cli
