@@ -263,4 +263,18 @@ std::string valid_utf8(std::string_view s) {
   return out;
 }
 
+std::string metal_label(const std::string& token) {
+  std::string t = token;
+  if (starts_with(t, "spdisplays_")) t = t.substr(11);
+  if (t.empty()) return {};
+  if (t == "supported") return "Metal (supported)";
+  if (starts_with(t, "metal") && t.size() > 5 && std::isdigit(static_cast<unsigned char>(t[5])))
+    return "Metal " + t.substr(5);
+  if (starts_with(t, "mtlgpufamilyapple")) return "Metal GPUFamily Apple " + t.substr(17);
+  if (starts_with(t, "mtlgpufamilymac")) return "Metal GPUFamily macOS " + t.substr(15);
+  if (starts_with(t, "metalfeaturesetfamily") && t.size() == 23)
+    return std::string("Metal macOS GPUFamily") + t[21] + " v" + t[22];
+  return token;
+}
+
 }  // namespace mainboard::core

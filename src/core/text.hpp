@@ -55,4 +55,9 @@ std::string shell_quote(std::string_view arg);
 /// Arguments quoted one by one, joined by spaces.
 std::string shell_quote(const std::vector<std::string>& argv);
 
+/// A Metal feature-set token of system_profiler as people say it: "spdisplays_metal3" → "Metal 3",
+/// "spdisplays_mtlgpufamilyapple7" → "Metal GPUFamily Apple 7" (the Apple provider fills its
+/// GPUs' metal_support with it; the view and Python label a raw token with it).
+std::string metal_label(const std::string& token);
+
 }  // namespace mainboard::core

@@ -12,7 +12,6 @@
 
 #include "core/text.hpp"
 #include "mainboard/machine.hpp"
-#include "providers/apple/system_profiler.hpp"
 #include "view/format.hpp"
 
 namespace mainboard {
@@ -224,7 +223,7 @@ MachineView MachineView::of(const Machine& machine) {
 }
 
 std::string MachineView::metal_label(const std::string& value) {
-  return apple::metal_label(value);
+  return core::metal_label(value);
 }
 std::string MachineView::bytes(std::uint64_t value) {
   return view::bytes(value);

@@ -36,8 +36,8 @@ ALLOWED = {
     "sampling": {"core", "symbols"},
     "collect": {"core", "profile", "spans", "symbols"},
     "export": {"core", "profile"},
-    # the Apple provider's pure label helpers (Metal feature-set names) are shared with the view
-    "view": {"core", "profile", "providers"},
+    # formatting never probes: the view reads models, never a provider
+    "view": {"core", "profile"},
     "inject": {"core", "collect", "model"},
     "cli": {"core", "sampling", "view", "symbols", "serve"},
 }

@@ -7,6 +7,7 @@
 
 #include "host/darwin.hpp"
 #include "mainboard/machine.hpp"
+#include "core/text.hpp"
 #include "providers/apple/system_profiler.hpp"
 #include "test_util.hpp"
 
@@ -28,7 +29,7 @@ TEST(SystemProfiler, M1) {
   EXPECT_EQ(displays[0].vendor, "Apple");
   EXPECT_TRUE(displays[0].apple_silicon());
   EXPECT_EQ(displays[0].cores, 7u);  // a string in the output
-  EXPECT_EQ(apple::metal_label(displays[0].metal), "Metal 3");
+  EXPECT_EQ(core::metal_label(displays[0].metal), "Metal 3");
   auto hw = apple::parse_hardware(fixture("m1.hardware.json"));
   ASSERT_TRUE(hw);
   EXPECT_EQ(hw->chip, "Apple M1");
@@ -45,7 +46,7 @@ TEST(SystemProfiler, M2MaxOnMacos26) {
   ASSERT_EQ(displays.size(), 1u);
   EXPECT_EQ(displays[0].model, "Apple M2 Max");
   EXPECT_EQ(displays[0].cores, 30u);
-  EXPECT_EQ(apple::metal_label(displays[0].metal), "Metal 4");
+  EXPECT_EQ(core::metal_label(displays[0].metal), "Metal 4");
   auto hw = apple::parse_hardware(fixture("m2-max.hardware.json"));
   ASSERT_TRUE(hw);
   EXPECT_EQ(apple::soc_family(hw->chip), "Apple M2");
@@ -73,7 +74,7 @@ TEST(SystemProfiler, IntelMacWithADiscreteAmdGpu) {
   EXPECT_EQ(displays[1].vendor, "AMD");
   EXPECT_EQ(displays[1].vram_bytes, 8ull << 30);
   EXPECT_EQ(displays[1].bus, "spdisplays_pcie_device");
-  EXPECT_EQ(apple::metal_label(displays[1].metal), "Metal GPUFamily macOS 2");
+  EXPECT_EQ(core::metal_label(displays[1].metal), "Metal GPUFamily macOS 2");
   auto hw = apple::parse_hardware(fixture("intel-mbp16-2019-5500m.hardware.json"));
   ASSERT_TRUE(hw);
   EXPECT_EQ(hw->chip, "");
@@ -83,11 +84,11 @@ TEST(SystemProfiler, IntelMacWithADiscreteAmdGpu) {
 }
 
 TEST(SystemProfiler, MetalLabels) {
-  EXPECT_EQ(apple::metal_label("spdisplays_mtlgpufamilyapple7"), "Metal GPUFamily Apple 7");
-  EXPECT_EQ(apple::metal_label("spdisplays_metalfeaturesetfamily13"), "Metal macOS GPUFamily1 v3");
-  EXPECT_EQ(apple::metal_label("spdisplays_supported"), "Metal (supported)");
-  EXPECT_EQ(apple::metal_label(""), "");
-  EXPECT_EQ(apple::metal_label("spdisplays_something_new"), "spdisplays_something_new");
+  EXPECT_EQ(core::metal_label("spdisplays_mtlgpufamilyapple7"), "Metal GPUFamily Apple 7");
+  EXPECT_EQ(core::metal_label("spdisplays_metalfeaturesetfamily13"), "Metal macOS GPUFamily1 v3");
+  EXPECT_EQ(core::metal_label("spdisplays_supported"), "Metal (supported)");
+  EXPECT_EQ(core::metal_label(""), "");
+  EXPECT_EQ(core::metal_label("spdisplays_something_new"), "spdisplays_something_new");
   EXPECT_EQ(apple::soc_family("Apple M4 Max (Virtual)"), "Apple M4");
   EXPECT_EQ(apple::soc_family("Intel"), "Intel");
 }

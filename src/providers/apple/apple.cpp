@@ -1,5 +1,6 @@
 #include "providers/apple/apple.hpp"
 
+#include "core/text.hpp"
 #include "host/darwin.hpp"
 #include "providers/apple/system_profiler.hpp"
 
@@ -114,7 +115,7 @@ std::vector<std::shared_ptr<Gpu>> probe_gpus(const providers::Context& context, 
     info.label = d.model;
     info.vendor = d.vendor;
     info.core_count = d.cores;
-    info.metal_support = metal_label(d.metal);
+    info.metal_support = core::metal_label(d.metal);
     bool unified = d.apple_silicon();
     if (unified) {
       const auto& chip = profile->hardware && !profile->hardware->chip.empty() ? profile->hardware->chip

@@ -103,20 +103,6 @@ std::optional<HardwareRecord> parse_hardware(std::string_view input) {
   return h;
 }
 
-std::string metal_label(const std::string& token) {
-  std::string t = token;
-  if (core::starts_with(t, "spdisplays_")) t = t.substr(11);
-  if (t.empty()) return {};
-  if (t == "supported") return "Metal (supported)";
-  if (core::starts_with(t, "metal") && t.size() > 5 && std::isdigit(static_cast<unsigned char>(t[5])))
-    return "Metal " + t.substr(5);
-  if (core::starts_with(t, "mtlgpufamilyapple")) return "Metal GPUFamily Apple " + t.substr(17);
-  if (core::starts_with(t, "mtlgpufamilymac")) return "Metal GPUFamily macOS " + t.substr(15);
-  if (core::starts_with(t, "metalfeaturesetfamily") && t.size() == 23)
-    return std::string("Metal macOS GPUFamily") + t[21] + " v" + t[22];
-  return token;
-}
-
 std::string soc_family(const std::string& chip) {
   // "Apple M3 Max" / "Apple M4 Max (Virtual)" → "Apple M3" / "Apple M4".
   if (!core::starts_with(chip, "Apple M")) return chip;

@@ -41,8 +41,6 @@ struct HardwareRecord {
 std::vector<DisplayRecord> parse_displays(std::string_view json);
 std::optional<HardwareRecord> parse_hardware(std::string_view json);
 
-/// "spdisplays_metal3" → "Metal 3", "spdisplays_mtlgpufamilyapple7" → "Metal GPUFamily Apple 7".
-std::string metal_label(const std::string& token);
 /// "Apple M3 Max" → "Apple M3" (the SoC generation); unchanged when it is not an M-series name.
 std::string soc_family(const std::string& chip);
 /// The dispatch key of an Apple GPU generation: "Apple M3" → "apple_m3".
