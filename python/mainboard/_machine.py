@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _checks, _mainboard
+from . import _checks, _mainboard, _native
 from ._models import FrozenModel, Registry, Singleton, models_of
 
 if TYPE_CHECKING:  # a type checker knows functools' as a property: ours is the same, read-only
@@ -495,7 +495,7 @@ class Machine(Singleton):
     """
 
     def _singleton_init(self) -> None:
-        self._native = _mainboard._Machine()
+        self._native = _native.process_machine()
         self._sysroot: str | None = None
 
     def _sysroot_key(self) -> str | None:

@@ -8,6 +8,7 @@ import re
 import sys
 from typing import Any
 
+from . import _mainboard, _native
 from ._models import GIB, FrozenModel
 
 
@@ -90,14 +91,12 @@ class Memory(FrozenModel):
     def system(cls, scope: str = "system", unified: bool = False) -> Memory:
         """Live system RAM, read now (/proc/meminfo, or sysctl on a Mac). `scope`: the region
         name recorded; `unified`: whether CPU and accelerators share this pool."""
-        from ._machine import Machine
-
         if not isinstance(scope, str):
             raise TypeError(f"scope is a str (a region name), not {type(scope).__name__}")
         if not isinstance(unified, bool):
             raise TypeError(f"unified is a bool, not {type(unified).__name__}")
 
-        data = Machine()._memory_document()
+        data = dict(_native.process_machine().memory())
         data["scope"] = scope
         data["unified"] = unified
         return cls(data)
@@ -409,9 +408,7 @@ class Board(FrozenModel):
     @classmethod
     def probe(cls) -> Board:
         """The motherboard and BIOS of this host."""
-        from ._machine import Machine
-
-        return Machine().board
+        return cls(_native.process_machine().board())
 
 
 class Scheduler(FrozenModel):
@@ -454,9 +451,7 @@ class Environment(FrozenModel):
     @classmethod
     def probe(cls) -> Environment:
         """The current user, group(s), job scheduler and job."""
-        from ._machine import Machine
-
-        return Machine().environment
+        return cls(_native.process_machine().environment())
 
 
 class DimmCard(FrozenModel):
@@ -512,10 +507,9 @@ class MemoryHardware(FrozenModel):
         return document
 
     def _live(self) -> dict[str, Any]:
-        from ._machine import Machine
-
-        machine = self._cache.get("_machine") or Machine()
-        return dict(machine._native.memory_hardware())
+        machine = self._cache.get("_machine")
+        native = machine._native if machine is not None else _native.process_machine()
+        return dict(native.memory_hardware())
 
     def __getattr__(self, name: str) -> Any:
         if self._data is None and not name.startswith("_"):
@@ -725,14 +719,10 @@ class ToolProbe:
 
     def detect(self) -> DetectedTool:
         """The first of `binaries` on PATH, and its version."""
-        from . import _mainboard
-
         return DetectedTool(_mainboard._detect(self._document()))
 
 
 def _builtin_probes() -> tuple[ToolProbe, ...]:
-    from . import _mainboard
-
     return tuple(ToolProbe(**p) for p in _mainboard._tool_probes())
 
 
@@ -752,8 +742,6 @@ class Toolchain(FrozenModel):
     @classmethod
     def probe(cls, probes: tuple[ToolProbe, ...] = TOOL_PROBES) -> Toolchain:
         """Runs every probe (their version commands in parallel) and keeps the tools on PATH."""
-        from . import _mainboard
-
         return cls(_mainboard._probe_toolchain([p._document() for p in probes]))
 
     @property

@@ -5,6 +5,9 @@
   check.py headers INCLUDE       public headers: no internal types, no mutex members; the headers a
                                  spans-only program includes pull in no third-party header
   check.py exports NM LIB...     each library exports the public API only (nm -DC --defined-only)
+  check.py python PACKAGE        the Python package's modules import each other without a cycle
+                                 (an import inside a function counts; one for type checking only
+                                 does not): the extension, then the models, then the facades
 
 Exit status 1 with one line per violation.
 """
@@ -146,6 +149,77 @@ def exports(nm, libs):
     return bad
 
 
+#: The Python package's layers, bottom up: a module imports only modules of its own layer or
+#: below (docs/python.md). A module not listed is a facade.
+PYTHON_LAYERS = [
+    {"_checks", "_native", "_log", "_auto"},  # the extension (a compiled leaf), as it is reached
+    {"_models", "_snapshot"},  # models over its documents (their factories call the extension)
+]
+
+
+def _python_imports(path, package):
+    """The package's modules `path` imports anywhere but under `if TYPE_CHECKING:`."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for b in node.body for n in ast.walk(b))
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skip or not isinstance(node, ast.ImportFrom) or node.level == 0:
+            continue
+        base = path.parent.relative_to(package).parts[: len(path.parent.relative_to(package).parts)
+                                                      - (node.level - 1)]
+        if node.module:
+            found.add(".".join((*base, node.module)))
+        else:
+            found.update(".".join((*base, alias.name)) for alias in node.names)
+    return found
+
+
+def python(package):
+    modules = {}
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).with_suffix("")
+        name = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        modules[name] = path
+    graph = {name: {m for m in _python_imports(path, package) if m in modules and m != name}
+             for name, path in modules.items()}
+    bad = []
+    # Cycles, by depth-first search (the package's own __init__ imports everything: left out).
+    state = {}
+
+    def visit(name, trail):
+        state[name] = "open"
+        for target in sorted(graph[name]):
+            if target == "":
+                continue
+            if state.get(target) == "open":
+                cycle = trail[trail.index(target):] + [target]
+                bad.append(f"{package}: an import cycle: {' -> '.join(cycle)}")
+            elif target not in state:
+                visit(target, trail + [target])
+        state[name] = "done"
+
+    for name in sorted(graph):
+        if name and name not in state:
+            visit(name, [name])
+
+    def layer(name):
+        for i, members in enumerate(PYTHON_LAYERS):
+            if name.split(".")[0] in members:
+                return i
+        return len(PYTHON_LAYERS)
+
+    for name, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if target and layer(target) > layer(name):
+                bad.append(f"{modules[name]}: imports {target}, a layer above it")
+    return bad
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -157,6 +231,8 @@ def main(argv):
         bad = headers(pathlib.Path(argv[2]))
     elif what == "exports":
         bad = exports(argv[2], argv[3:])
+    elif what == "python":
+        bad = python(pathlib.Path(argv[2]))
     else:
         print(__doc__, file=sys.stderr)
         return 2
