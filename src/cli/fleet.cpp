@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
 #include "core/beneath.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/fleet.hpp"

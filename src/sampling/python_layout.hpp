@@ -1,14 +1,14 @@
 #pragma once
 
 // CPython's structures as byte offsets, one table row per minor version (python_layouts.inc),
-// shared by the frame reader (python_frames.cpp) and the object reader (python_objects.cpp).
+// shared by the frame reader (python_reader.cpp) and the object reader (python_objects.cpp).
 
 #include <cstddef>
 
 namespace mainboard::sampling {
 
 /// Byte offsets into CPython's structures for one minor version (-1: the field does not exist
-/// in that version). The order is the order tools/python_layout/layout.c prints.
+/// in that version). The table (python_layouts.inc) names each field (designated initialisers).
 struct PythonLayout {
   long version;  // 0x030b for 3.11
   long runtime_interpreters_head, runtime_gil;

@@ -2,7 +2,7 @@
 # Prints the layout line of each CPython whose headers are given (include directories such as
 # /usr/include/python3.11), computed by the compiler from that version's own headers. Without
 # arguments: Debian's python3 and every pyenv interpreter present. The lines go into
-# src/sampling/python_layouts.inc; tests/sampling/python_layouts_test.sh checks that they agree.
+# src/sampling/python_layouts.inc; tools/python_layout/check.sh (ctest python_layouts) checks that they agree.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cc=${CC:-cc}

@@ -59,6 +59,33 @@ typedef struct {
       }                                                                                  \
   } while (0)
 
+/* The table's lines per CPython structure: "    // NAME", then ".field = value," pairs wrapped
+ * at 100 columns. */
+static int column;
+static void group(const char* name) {
+  printf("\n    // %s\n   ", name);
+  column = 3;
+}
+static void put(const char* text) {
+  int length = (int)strlen(text);
+  if (column + length > 100) {
+    printf("\n   ");
+    column = 3;
+  }
+  printf("%s", text);
+  column += length;
+}
+static void field(const char* name, long value) {
+  char text[128];
+  snprintf(text, sizeof text, " .%s = %ld,", name, value);
+  put(text);
+}
+static void flag(const char* name, long value) {
+  char text[128];
+  snprintf(text, sizeof text, " .%s = 0x%lx,", name, value);
+  put(text);
+}
+
 int main(void) {
   long kind_off, ascii_off, compact_off;
   unsigned long kind_mask, ascii_mask, compact_mask;
@@ -165,40 +192,103 @@ int main(void) {
   flag_inline_values = Py_TPFLAGS_INLINE_VALUES;
 #endif
 
-  printf("{0x%02x%02x, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld,"
-         " %d, %ld, %ld, %ld, %ld, %ld, %ld, %d, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld,"
-         " %ld, %ld, %ld, 0x%lx, 0x%lx, 0x%lx",
-         PY_MAJOR_VERSION, PY_MINOR_VERSION,
-         (long)offsetof(_PyRuntimeState, interpreters.head), runtime_gil,
-         (long)offsetof(PyInterpreterState, next), threads_head, interp_gil,
-         (long)offsetof(struct _gil_runtime_state, last_holder),
-         (long)offsetof(struct _gil_runtime_state, locked),
-         (long)offsetof(PyThreadState, next), (long)offsetof(PyThreadState, interp), tstate_frame,
-         tstate_cframe, cframe_frame, (long)offsetof(PyThreadState, thread_id), native_tid,
-         (long)sizeof(void*),
-         frame_kind, frame_previous, frame_code, frame_lasti, frame_instr, frame_is_entry,
-         frame_owner, instr_is_next,
-         (long)offsetof(PyCodeObject, co_filename), (long)offsetof(PyCodeObject, co_name),
-         code_qualname, (long)offsetof(PyCodeObject, co_firstlineno), code_linetable,
-         code_adaptive,
-         (long)offsetof(PyObject, ob_type), (long)offsetof(PyVarObject, ob_size),
-         (long)offsetof(PyBytesObject, ob_sval),
-         (long)offsetof(PyASCIIObject, length), (long)sizeof(PyASCIIObject),
-         (long)sizeof(PyCompactUnicodeObject), kind_off, kind_mask, ascii_mask, compact_mask);
-  /* The fields for objects, in PythonLayout's order (flags in hexadecimal). */
-  const long objects[] = {
-      interp_modules, module_dict, (long)offsetof(PyTypeObject, tp_name),
-      (long)offsetof(PyTypeObject, tp_basicsize), (long)offsetof(PyTypeObject, tp_flags),
-      (long)offsetof(PyTypeObject, tp_dictoffset), (long)offsetof(PyTypeObject, tp_base),
-      flag_managed_dict, flag_inline_values, (long)offsetof(PyHeapTypeObject, ht_cached_keys),
-      (long)offsetof(PyDictObject, ma_keys), (long)offsetof(PyDictObject, ma_values),
-      dict_values_array, values_valid, keys_size, keys_index_bytes, keys_kind, keys_nentries,
-      keys_indices, (long)offsetof(PySetObject, mask), (long)offsetof(PySetObject, table),
-      (long)sizeof(setentry), (long)offsetof(PyWeakReference, wr_object), long_tagged, long_size,
-      long_digits, gen_frame, gen_frame_state, frame_stacktop, frame_localsplus, state_awaiting,
-      state_executing, (long)offsetof(PyListObject, ob_item), TASK_CORO, TASK_NAME, TASK_WAITER};
-  for (size_t i = 0; i < sizeof objects / sizeof objects[0]; ++i)
-    printf(i == 7 || i == 8 ? ", 0x%lx" : ", %ld", objects[i]);
-  printf("},\n");
+  /* Designated initialisers in PythonLayout's order, a line per CPython structure, so that a
+     diff of the table names the field that moved. */
+  printf("{  // %d.%d\n    .version = 0x%02x%02x,", PY_MAJOR_VERSION, PY_MINOR_VERSION,
+         PY_MAJOR_VERSION, PY_MINOR_VERSION);
+  group("_PyRuntimeState");
+  field("runtime_interpreters_head", (long)offsetof(_PyRuntimeState, interpreters.head));
+  field("runtime_gil", runtime_gil);
+  group("PyInterpreterState");
+  field("interp_next", (long)offsetof(PyInterpreterState, next));
+  field("interp_threads_head", threads_head);
+  field("interp_gil", interp_gil);
+  group("struct _gil_runtime_state");
+  field("gil_last_holder", (long)offsetof(struct _gil_runtime_state, last_holder));
+  field("gil_locked", (long)offsetof(struct _gil_runtime_state, locked));
+  group("PyThreadState (and 3.11's _PyCFrame)");
+  field("tstate_next", (long)offsetof(PyThreadState, next));
+  field("tstate_interp", (long)offsetof(PyThreadState, interp));
+  field("tstate_frame", tstate_frame);
+  field("tstate_cframe", tstate_cframe);
+  field("cframe_current_frame", cframe_frame);
+  field("tstate_thread_id", (long)offsetof(PyThreadState, thread_id));
+  field("tstate_native_thread_id", native_tid);
+  group("the platform");
+  field("pointer_size", (long)sizeof(void*));
+  group("frames: PyFrameObject (3.9, 3.10) or _PyInterpreterFrame");
+  field("frame_kind", frame_kind);
+  field("frame_previous", frame_previous);
+  field("frame_code", frame_code);
+  field("frame_lasti", frame_lasti);
+  field("frame_instr", frame_instr);
+  field("frame_is_entry", frame_is_entry);
+  field("frame_owner", frame_owner);
+  field("instr_is_next", instr_is_next);
+  group("PyCodeObject");
+  field("code_filename", (long)offsetof(PyCodeObject, co_filename));
+  field("code_name", (long)offsetof(PyCodeObject, co_name));
+  field("code_qualname", code_qualname);
+  field("code_firstlineno", (long)offsetof(PyCodeObject, co_firstlineno));
+  field("code_linetable", code_linetable);
+  field("code_adaptive", code_adaptive);
+  group("PyObject, PyVarObject, PyBytesObject");
+  field("object_type", (long)offsetof(PyObject, ob_type));
+  field("varobject_size", (long)offsetof(PyVarObject, ob_size));
+  field("bytes_data", (long)offsetof(PyBytesObject, ob_sval));
+  group("PyASCIIObject, PyCompactUnicodeObject");
+  field("unicode_length", (long)offsetof(PyASCIIObject, length));
+  field("ascii_size", (long)sizeof(PyASCIIObject));
+  field("compact_size", (long)sizeof(PyCompactUnicodeObject));
+  field("unicode_state", kind_off);
+  flag("kind_mask", kind_mask);
+  flag("ascii_mask", ascii_mask);
+  flag("compact_mask", compact_mask);
+  group("modules");
+  field("interp_modules", interp_modules);
+  field("module_dict", module_dict);
+  group("PyTypeObject, PyHeapTypeObject");
+  field("type_name", (long)offsetof(PyTypeObject, tp_name));
+  field("type_basicsize", (long)offsetof(PyTypeObject, tp_basicsize));
+  field("type_flags", (long)offsetof(PyTypeObject, tp_flags));
+  field("type_dictoffset", (long)offsetof(PyTypeObject, tp_dictoffset));
+  field("type_base", (long)offsetof(PyTypeObject, tp_base));
+  flag("flag_managed_dict", flag_managed_dict);
+  flag("flag_inline_values", flag_inline_values);
+  field("heaptype_cached_keys", (long)offsetof(PyHeapTypeObject, ht_cached_keys));
+  group("PyDictObject, its values and keys");
+  field("dict_keys", (long)offsetof(PyDictObject, ma_keys));
+  field("dict_values", (long)offsetof(PyDictObject, ma_values));
+  field("values_array", dict_values_array);
+  field("values_valid", values_valid);
+  field("keys_size", keys_size);
+  field("keys_index_bytes", keys_index_bytes);
+  field("keys_kind", keys_kind);
+  field("keys_nentries", keys_nentries);
+  field("keys_indices", keys_indices);
+  group("PySetObject");
+  field("set_mask", (long)offsetof(PySetObject, mask));
+  field("set_table", (long)offsetof(PySetObject, table));
+  field("set_entry_size", (long)sizeof(setentry));
+  group("PyWeakReference");
+  field("weakref_object", (long)offsetof(PyWeakReference, wr_object));
+  group("PyLongObject");
+  field("long_tagged", long_tagged);
+  field("long_size", long_size);
+  field("long_digits", long_digits);
+  group("coroutines (3.11 on)");
+  field("gen_frame", gen_frame);
+  field("gen_frame_state", gen_frame_state);
+  field("frame_stacktop", frame_stacktop);
+  field("frame_localsplus", frame_localsplus);
+  field("state_awaiting", state_awaiting);
+  field("state_executing", state_executing);
+  group("PyListObject");
+  field("list_items", (long)offsetof(PyListObject, ob_item));
+  group("asyncio's C Task (found by the interpreter itself)");
+  field("task_coro", TASK_CORO);
+  field("task_name", TASK_NAME);
+  field("task_waiter", TASK_WAITER);
+  printf("\n},\n");
   return 0;
 }

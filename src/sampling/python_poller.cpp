@@ -1,0 +1,243 @@
+// The sampler loop of Python stacks: a thread that reads every watched process's threads at the
+// sampling rate (or, with pause, stops each process for the read: ProcessPause).
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "core/clock.hpp"
+#include "sampling/python_frames.hpp"
+#include "symbols/symbolizer.hpp"
+
+namespace mainboard::sampling {
+
+PythonPoller::PythonPoller(const PythonPollerOptions& options)
+    : options_(options), period_ns_(1'000'000'000LL / std::max<std::uint32_t>(options.hz, 1)) {
+  out_.wall = options.wall;
+  next_due_ = core::monotonic_ns();
+  if (!options.pause) thread_ = std::thread([this] { loop(); });
+}
+
+PythonPoller::~PythonPoller() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void PythonPoller::watch(const std::vector<std::int32_t>& pids) {
+  std::lock_guard lock(mutex_);
+  for (auto pid : pids)
+    if (!readers_.count(pid) && std::find(pending_.begin(), pending_.end(), pid) == pending_.end())
+      pending_.push_back(pid);
+}
+
+void PythonPoller::loop() {
+  while (!stop_.load()) {
+    auto next = poll();
+    auto now = core::monotonic_ns();
+    if (next > now) std::this_thread::sleep_for(std::chrono::nanoseconds(next - now));
+  }
+}
+
+std::int64_t PythonPoller::poll() {
+  auto now = core::monotonic_ns();
+  if (now >= next_due_) {
+    read_all();
+    next_due_ += period_ns_;
+    if (next_due_ < now) next_due_ = now + period_ns_;  // behind: skip rather than burst
+  }
+  return next_due_;
+}
+
+std::optional<int> PythonPoller::reaped(std::int32_t pid) {
+  std::lock_guard lock(mutex_);
+  auto it = reaped_.find(pid);
+  if (it == reaped_.end()) return std::nullopt;
+  return it->second;
+}
+
+void PythonPoller::read_all() {
+  std::lock_guard lock(mutex_);
+  auto now = core::monotonic_ns();
+  // Processes not known to be Python: look again four times a second until they are.
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    auto& when = next_look_[*it];
+    if (now < when) {
+      ++it;
+      continue;
+    }
+    when = now + 250'000'000;
+    std::string why;
+    auto reader = PythonReader::open(*it, &why);
+    if (reader) {
+      out_.interpreter_module[*it] = reader->interpreter_module();
+      readers_[*it] = std::move(reader);
+      it = pending_.erase(it);
+      continue;
+    }
+    if (!why.empty()) {
+      out_.notes.push_back(why);
+      it = pending_.erase(it);  // Python, but not readable: said once
+      continue;
+    }
+    if (::kill(*it, 0) != 0 && errno == ESRCH) {
+      it = pending_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+  std::vector<PyThreadStack> threads;
+  for (auto it = readers_.begin(); it != readers_.end();) {
+    auto& reader = *it->second;
+    auto start = core::monotonic_ns();
+    // A read that does not validate is tried again at once (twice): the process changed its
+    // stack under the read; the next read most often finds it still.
+    bool ok = false;
+    if (options_.pause) {
+      ProcessPause pause(it->first);
+      if (pause.ended()) reaped_[it->first] = *pause.ended();
+      ok = pause.stopped() && reader.read(threads);
+      if (pause.uninterruptible() && !uninterruptible_noted_) {
+        uninterruptible_noted_ = true;
+        out_.notes.push_back(
+            "python: a thread of process " + std::to_string(it->first) +
+            " was in uninterruptible sleep (D): such reads were made without stopping it");
+      }
+      if (!pause.stopped() && !pause.ended() && !pause.uninterruptible() && !pause_refused_) {
+        pause_refused_ = true;
+        out_.notes.push_back(std::string("python: cannot stop process ") +
+                             std::to_string(it->first) + " to read it (" +
+                             std::strerror(pause.error()) + "): read while it runs");
+      }
+      if (!pause.stopped() && !pause.ended())
+        for (int attempt = 0; attempt < 3 && !ok; ++attempt)
+          ok = reader.read(threads);
+    } else {
+      for (int attempt = 0; attempt < 3 && !ok; ++attempt)
+        ok = reader.read(threads);
+    }
+    auto end = core::monotonic_ns();
+    ++out_.reads;
+    out_.read_ns += end - start;
+    if (!ok) {
+      ++out_.dropped;
+      auto& failures = failures_[it->first];
+      bool gone = ::kill(it->first, 0) != 0 && errno == ESRCH;
+      if (gone || ++failures >= 3) {
+        // Ended, or three failures in a row: it may have run exec (a Python child starting
+        // another program). Reads of an image that is gone are not torn reads.
+        std::string why;
+        std::unique_ptr<PythonReader> again;
+        if (!gone) again = PythonReader::open(it->first, &why);
+        if (!again || again->interpreter_module() != reader.interpreter_module()) {
+          out_.dropped -= failures + (gone ? 1 : 0);
+          out_.reads -= failures + (gone ? 1 : 0);
+          failures_.erase(it->first);
+          auto pid = it->first;
+          it = readers_.erase(it);
+          if (!gone) {
+            pending_.push_back(pid);  // look again: it may become Python
+            next_look_[pid] = now;
+          }
+          continue;
+        }
+        it->second = std::move(again);
+        failures = 0;
+      }
+      ++it;
+      continue;
+    }
+    failures_.erase(it->first);
+    // Thread names, when a thread without one shows up: a thread enters threading's table a
+    // moment after it starts running, and some never do (started from C), so the reads wait
+    // 0.2 s, then twice as long each time, up to 3.2 s.
+    bool unnamed = std::any_of(threads.begin(), threads.end(), [&](const PyThreadStack& t) {
+      return t.tid > 0 && !out_.thread_names.count(t.tid);
+    });
+    if (auto& [due, wait] = next_names_[it->first]; unnamed && end >= due) {
+      wait = std::clamp<std::int64_t>(wait * 2, 200'000'000, 3'200'000'000);
+      due = end + wait;
+      auto names = reader.thread_names();
+      for (const auto& t : threads)
+        if (auto n = names.find(t.thread_id); t.tid > 0 && n != names.end())
+          out_.thread_names[t.tid] = n->second;
+    }
+    for (const auto& t : threads) {
+      if (t.tid <= 0 || t.frames.empty()) continue;
+      std::string key = std::to_string(it->first);
+      for (const auto& f : t.frames)
+        key += ';' + std::to_string(f.code) + ':' + std::to_string(f.line) + (f.entry ? "e" : "");
+      auto [at, fresh] =
+          stack_index_.emplace(std::move(key), static_cast<std::uint32_t>(out_.stacks.size()));
+      if (fresh) {
+        PythonSamples::Stack stack;
+        for (const auto& f : t.frames) {
+          stack.frames.push_back(reader.frame(f));
+          stack.entries.push_back(f.entry);
+        }
+        out_.stacks.push_back(std::move(stack));
+      }
+      out_.threads[t.tid].emplace_back(start + (end - start) / 2, at->second);
+      out_.thread_process[t.tid] = it->first;
+    }
+    ++it;
+  }
+}
+
+PythonSamples PythonPoller::finish() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mutex_);
+  return std::move(out_);
+}
+
+ProcessPause::ProcessPause(std::int32_t pid) : pid_(pid) {
+  auto tids = symbols::thread_ids(pid);
+  // A thread in uninterruptible sleep (a read from a slow disk or NFS) stops only when that ends,
+  // and the wait for it would hold the sampler as long: such a process is not stopped this time.
+  // (A thread can still enter one between this look and the interrupt; that wait is the
+  // system call's.)
+  for (auto tid : tids)
+    if (symbols::thread_state(pid, tid) == 'D') {
+      uninterruptible_ = true;
+      return;
+    }
+  std::vector<std::int32_t> seized;
+  for (auto tid : tids) {
+    if (::ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) == 0) {
+      seized.push_back(tid);
+    } else if (!error_) {
+      error_ = errno;
+    }
+  }
+  for (auto tid : seized)
+    ::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
+  for (auto tid : seized) {
+    int status = 0;
+    pid_t r;
+    do
+      r = ::waitpid(tid, &status, __WALL);
+    while (r < 0 && errno == EINTR);
+    if (r != tid) continue;
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      if (tid == pid_) ended_ = status;  // the process is gone (and reaped by this wait)
+      continue;
+    }
+    if (!WIFSTOPPED(status)) continue;
+    // PTRACE_EVENT_STOP: our interrupt (or a group stop); otherwise a signal arrived first, and
+    // is handed back when the thread is let go.
+    int signal = (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
+    threads_.emplace_back(tid, signal);
+  }
+  if (!threads_.empty()) error_ = 0;
+}
+
+ProcessPause::~ProcessPause() {
+  for (auto [tid, signal] : threads_)
+    ::ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void*>(static_cast<long>(signal)));
+}
+
+}  // namespace mainboard::sampling
