@@ -421,7 +421,10 @@ TEST_P(PythonSampling, AttachReadsARunningProgramsPythonFrames) {
   }
   kill_and_reap(pid);
   auto [three, one] = samples_in_three_and_one(p);
-  ASSERT_GT(three + one, 300);
+  // On-CPU samples follow the CPU the program got: a loaded machine gives it less (a run under
+  // ASan, beside two builds, had 226 of 750), so the bound is a share of what was sampled.
+  ASSERT_GE(p.samples.size(), 100u) << "too few samples to judge the split";
+  ASSERT_GT(three + one, p.samples.size() / 2) << three + one << " of " << p.samples.size();
   EXPECT_NEAR(100.0 * three / (three + one), 75.0, split_tolerance(three + one));
 }
 
