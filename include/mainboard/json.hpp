@@ -9,6 +9,7 @@
 
 #include "mainboard/board.hpp"
 #include "mainboard/cgroup.hpp"
+#include "mainboard/pressure.hpp"
 #include "mainboard/check.hpp"
 #include "mainboard/cpu.hpp"
 #include "mainboard/cuda.hpp"
@@ -39,6 +40,11 @@ MAINBOARD_DECLARE_JSON(Board);
 
 // cgroup.hpp
 MAINBOARD_DECLARE_JSON(CgroupMemory);
+
+// pressure.hpp
+MAINBOARD_DECLARE_JSON(StallShare);
+MAINBOARD_DECLARE_JSON(ResourcePressure);
+MAINBOARD_DECLARE_JSON(Pressure);
 
 // cpu.hpp
 MAINBOARD_DECLARE_JSON(CacheInfo);

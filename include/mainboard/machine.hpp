@@ -92,6 +92,8 @@ class MAINBOARD_API Machine {
   Memory memory() const;
   MemoryHardware memory_hardware() const;
   CgroupMemory cgroup_memory() const;
+  /// Pressure stall information now (/proc/pressure): how much work waits for CPU, memory, I/O.
+  Pressure pressure() const;
   Disk disk() const;
   Scratch scratch() const;
 

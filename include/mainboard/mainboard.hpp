@@ -7,6 +7,7 @@
 #include "mainboard/board.hpp"
 #include "mainboard/busy.hpp"
 #include "mainboard/cgroup.hpp"
+#include "mainboard/pressure.hpp"
 #include "mainboard/check.hpp"
 #include "mainboard/cpu.hpp"
 #include "mainboard/cuda.hpp"

@@ -14,6 +14,7 @@
 #include "mainboard/gpu.hpp"
 #include "mainboard/memory.hpp"
 #include "mainboard/npu.hpp"
+#include "mainboard/pressure.hpp"
 #include "mainboard/storage.hpp"
 #include "mainboard/toolchain.hpp"
 #include "mainboard/tuning.hpp"
@@ -58,6 +59,7 @@ struct MAINBOARD_API MachineSnapshot {
   std::optional<Toolchain> toolchain;  ///< empty when the snapshot skipped it
   CompilerConfig compilers;
   CgroupMemory cgroup_memory;
+  Pressure pressure;  ///< how much work waits for CPU, memory and I/O
   Disk disk;
   Scratch scratch;
   std::vector<Diagnostic> diagnostics;

@@ -53,20 +53,21 @@ from ._profiling import (
 from ._snapshot import (
     Board, CgroupMemory, CompilerConfig, CpuInfo, CudaStack, DetectedTool, Diagnostic, Disk,
     Environment, GpuInfo, GPUSnapshot, MachineSnapshot, Memory, MemoryHardware, NpuInfo,
-    NPUSnapshot, Scratch, TOOL_PROBES, Toolchain, ToolCategory, ToolProbe, UnitKind, UnitSnapshot,
+    NPUSnapshot, Pressure, ResourcePressure, Scratch, StallShare, TOOL_PROBES, Toolchain,
+    ToolCategory, ToolProbe, UnitKind, UnitSnapshot,
 )
 
 __all__ = [
-    "Activity", "AppleGPU", "AppleNPU", "Board", "Bound", "CPU", "CgroupMemory", "Collection",
-    "CompilerConfig", "ComputeCapability", "CpuInfo", "CudaStack", "DetectedTool", "Diagnostic",
-    "Disk", "Environment", "Feature", "FieldInfo", "FrozenInstanceError", "FrozenModel", "FunctionStat", "GPU", "GPUSnapshot",
-    "GpuInfo", "Host", "IdleGap", "KernelCounters", "KernelEfficiency", "KernelStat",
+    "__version__", "Activity", "AppleGPU", "AppleNPU", "Board", "Bound", "CgroupMemory",
+    "Collection", "CompilerConfig", "ComputeCapability", "CPU", "CpuInfo", "CudaStack",
+    "DetectedTool", "Diagnostic", "Disk", "Environment", "Feature", "FieldInfo",
+    "FrozenInstanceError", "FrozenModel", "FunctionStat", "GPU", "gpu_busy", "GpuInfo",
+    "GPUSnapshot", "Host", "IdleGap", "KernelCounters", "KernelEfficiency", "KernelStat",
     "KernelSummary", "Machine", "MachineSnapshot", "MachineView", "MainboardError", "Memory",
-    "MemoryHardware", "MemorySource", "Meter", "MeteredMachine", "NameStat", "NPU", "NPUSnapshot", "NativeActivity", "NpuInfo", "NvidiaGPU",
-    "Profile", "ProfileDiff", "ProfileReport", "Profiler", "Reach", "Registry", "RunResult",
-    "Sampler", "Scratch", "Singleton",
-    "SpanStat", "StackDump", "StackStat", "TOOL_PROBES", "Timeline", "ToolCategory", "ToolProbe",
-    "Toolchain", "TraceReport",
-    "Unit", "UnitKind", "UnitSnapshot", "gpu_busy", "meter", "profile", "span", "spanned",
-    "wait_for_idle", "__version__",
+    "MemoryHardware", "MemorySource", "Meter", "meter", "MeteredMachine", "NameStat",
+    "NativeActivity", "NPU", "NpuInfo", "NPUSnapshot", "NvidiaGPU", "Pressure", "Profile",
+    "profile", "ProfileDiff", "Profiler", "ProfileReport", "Reach", "Registry", "ResourcePressure",
+    "RunResult", "Sampler", "Scratch", "Singleton", "span", "spanned", "SpanStat", "StackDump",
+    "StackStat", "StallShare", "Timeline", "TOOL_PROBES", "ToolCategory", "Toolchain", "ToolProbe",
+    "TraceReport", "Unit", "UnitKind", "UnitSnapshot", "wait_for_idle",
 ]

@@ -592,6 +592,45 @@ class CgroupMemory(FrozenModel):
         return self.limit_bytes is not None
 
 
+class StallShare(FrozenModel):
+    """One line of a pressure stall file: the percent of the last 10, 60 and 300 seconds in which
+    tasks waited for the resource, and the microseconds of waiting since boot."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    avg10: float
+    avg60: float
+    avg300: float
+    total_us: int
+    # end of fields
+
+
+class ResourcePressure(FrozenModel):
+    """The pressure on one resource: `some` (at least one task waited) and `full` (every
+    non-idle task waited at once; None for the CPU before Linux 5.13)."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    some: StallShare
+    full: StallShare | None
+    # end of fields
+
+    _nested = {"some": StallShare, "full": StallShare}
+
+
+class Pressure(FrozenModel):
+    """Pressure stall information (/proc/pressure): how much of the time work waited for the
+    CPU, for memory and for I/O; None for a resource without a reading."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    supported: bool
+    cpu: ResourcePressure | None
+    memory: ResourcePressure | None
+    io: ResourcePressure | None
+    reason: str
+    # end of fields
+
+    _nested = {"cpu": ResourcePressure, "memory": ResourcePressure, "io": ResourcePressure}
+
+
 class BlockDevice(FrozenModel):
     """A block device from /sys/block."""
 
@@ -841,6 +880,7 @@ class MachineSnapshot(FrozenModel):
     toolchain: Toolchain | None
     compilers: CompilerConfig
     cgroup_memory: CgroupMemory
+    pressure: Pressure
     disk: Disk
     scratch: Scratch
     diagnostics: tuple[Diagnostic, ...]
@@ -849,7 +889,8 @@ class MachineSnapshot(FrozenModel):
     _nested = {"cpu": CpuSnapshot, "memory": Memory, "memory_hardware": MemoryHardware,
                "gpus": GPUSnapshot, "npus": NPUSnapshot, "cuda": CudaStack,
                "environment": Environment, "board": Board, "toolchain": Toolchain,
-               "compilers": CompilerConfig, "cgroup_memory": CgroupMemory, "disk": Disk,
+               "compilers": CompilerConfig, "cgroup_memory": CgroupMemory,
+               "pressure": Pressure, "disk": Disk,
                "scratch": Scratch, "diagnostics": Diagnostic}
 
     @property

@@ -201,3 +201,18 @@ def test_machine_view_pieces():
     unknown = mainboard.Memory(total_bytes=8 << 30, supported=True)
     assert view.memory_usage(unknown) == "8.00 GiB"
     assert view.memory_usage(mainboard.Memory(supported=False)) == "memory unavailable"
+
+
+def test_pressure_stalls_are_typed_models_and_none_where_unread():
+    snapshot = mainboard.Machine.over(host("cgroup2-capped")).snapshot()
+    pressure = snapshot.pressure
+    assert isinstance(pressure, mainboard.Pressure) and pressure.supported
+    assert pressure.memory.some.avg10 == 24.5
+    assert pressure.memory.full.total_us == 12345678
+    assert isinstance(pressure.io.full, mainboard.StallShare)
+    # A kernel before 5.13 has no "full" line for the CPU; a host without PSI says why.
+    assert mainboard.Machine.over(host("numa-2socket")).snapshot().pressure.cpu.full is None
+    none = mainboard.Machine.over(host("vm-cgroup1-nodmi")).snapshot().pressure
+    assert not none.supported and none.memory is None
+    assert "no /proc/pressure" in none.reason
+    assert mainboard.MachineSnapshot.model_validate_json(snapshot.model_dump_json()) == snapshot

@@ -59,6 +59,7 @@ struct Rules {
             "find them with `top -o %CPU`");
     }
     memory();
+    pressure();
     if (!s.scratch.found)
       add("scratch.none", "host", Severity::info, "no writable node-local directory found",
           "checkpoints and datasets then go to shared or home file systems", "");
@@ -104,6 +105,30 @@ struct Rules {
           *t.perf_event_paranoid > 2 ? "profile run and attach cannot sample without privileges"
                                      : "profiles get user-space stacks only (no kernel frames)",
           "sysctl kernel.perf_event_paranoid=1");
+  }
+
+  /// Memory and I/O stalls (PSI) in the last 10 s: "full" is time in which nothing ran, every
+  /// task waited; "some" time in which at least one did.
+  void pressure() {
+    auto rule = [&](const char* resource, const std::optional<ResourcePressure>& r,
+                    const char* why, const char* fix) {
+      if (!r) return;
+      double full = r->full ? r->full->avg10 : 0;
+      auto reading = fmt::format("{} pressure: some {:.1f} %, full {:.1f} % of the last 10 s",
+                                 resource, r->some.avg10, full);
+      std::string id = std::string(resource) + ".pressure";
+      if (full >= 10)
+        add(id, "host", Severity::blocker, reading, why, fix);
+      else if (r->some.avg10 >= 20)
+        add(id, "host", Severity::warning, reading, why, fix);
+    };
+    rule("memory", s.pressure.memory,
+         "tasks wait for memory (reclaim, swap-in, thrashing): a benchmark's time would include "
+         "those stalls",
+         "find what holds memory with `ps -eo pid,rss,comm --sort=-rss | head`");
+    rule("io", s.pressure.io,
+         "tasks wait for I/O: a run that reads data or writes checkpoints would wait with them",
+         "find the busy devices and processes with `iostat -x 1` and `iotop`");
   }
 
   void memory() {

@@ -260,6 +260,10 @@ MemoryHardware Machine::memory_hardware() const {
   return hw;
 }
 
+Pressure Machine::pressure() const {
+  return impl_->live("pressure").pressure;
+}
+
 CgroupMemory Machine::cgroup_memory() const {
   return impl_->live("cgroup_memory").cgroup_memory;
 }

@@ -188,6 +188,8 @@ const HostProbe kProbes[] = {
     HostProbe{"swap", Lifetime::live, kFirst, swap, copy_swap},
     MAINBOARD_FIELD_PROBE("cgroup_memory", Lifetime::live, kFirst, cgroup_memory,
                           cgroup(src, note)),
+    MAINBOARD_FIELD_PROBE("pressure", Lifetime::live, kFirst, pressure,
+                          host::probe_pressure(*src.fs, note)),
     MAINBOARD_FIELD_PROBE("disk", Lifetime::live, kFirst, disk,
                           host::probe_disk(*src.fs, src.env, note)),
     MAINBOARD_FIELD_PROBE("scratch", Lifetime::live, kFirst, scratch,

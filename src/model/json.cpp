@@ -257,6 +257,32 @@ void fields(V& v, CgroupMemory& m) {
 MAINBOARD_DEFINE_JSON(CgroupMemory)
 
 template <class V>
+void fields(V& v, StallShare& m) {
+  v("avg10", m.avg10);
+  v("avg60", m.avg60);
+  v("avg300", m.avg300);
+  v("total_us", m.total_us);
+}
+MAINBOARD_DEFINE_JSON(StallShare)
+
+template <class V>
+void fields(V& v, ResourcePressure& m) {
+  v("some", m.some);
+  v("full", m.full);
+}
+MAINBOARD_DEFINE_JSON(ResourcePressure)
+
+template <class V>
+void fields(V& v, Pressure& m) {
+  v("supported", m.supported);
+  v("cpu", m.cpu);
+  v("memory", m.memory);
+  v("io", m.io);
+  v("reason", m.reason);
+}
+MAINBOARD_DEFINE_JSON(Pressure)
+
+template <class V>
 void fields(V& v, BlockDevice& m) {
   v("name", m.name);
   v("model", m.model);
@@ -532,6 +558,7 @@ void fields(V& v, MachineSnapshot& m) {
   v("toolchain", m.toolchain);
   v("compilers", m.compilers);
   v("cgroup_memory", m.cgroup_memory);
+  v("pressure", m.pressure);
   v("disk", m.disk);
   v("scratch", m.scratch);
   v("diagnostics", m.diagnostics);

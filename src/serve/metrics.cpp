@@ -22,6 +22,7 @@ Reading read(const Machine& machine) {
     // no swap figure: the family is left out
   }
   r.cgroup = machine.cgroup_memory();
+  r.pressure = machine.pressure();
   r.cpu = machine.cpu().reading();
   for (const auto& gpu : machine.gpus())
     r.gpus.push_back(gpu->gpu_snapshot());
@@ -295,6 +296,25 @@ void expose(const Reading& r, Exposition& out) {
       out.gauge("mainboard_cgroup_memory_usage_bytes",
                 "Memory charged to this server's control group, in bytes.")
           .add(cg, *r.cgroup.usage_bytes);
+  }
+  // Pressure stall information as counters of seconds (a rate of them is the share of time), as
+  // node_exporter gives it: waiting (some task waited) and stalled (every task did).
+  if (r.pressure.supported) {
+    auto& waiting = out.counter("mainboard_pressure_waiting_seconds_total",
+                                "Time in which at least one task waited for the resource (PSI "
+                                "some), in seconds since boot.");
+    auto& stalled = out.counter("mainboard_pressure_stalled_seconds_total",
+                                "Time in which every non-idle task waited for the resource at "
+                                "once (PSI full), in seconds since boot.");
+    for (auto [name, p] : {std::pair{"cpu", &r.pressure.cpu}, std::pair{"memory", &r.pressure.memory},
+                           std::pair{"io", &r.pressure.io}}) {
+      if (!*p) continue;
+      waiting.add({{"resource", name}}, static_cast<double>((*p)->some.total_us) / 1e6);
+      if ((*p)->full)
+        stalled.add({{"resource", name}}, static_cast<double>((*p)->full->total_us) / 1e6);
+    }
+  } else {
+    unavailable.add({{"unit", "host"}, {"reading", "pressure"}, {"reason", r.pressure.reason}}, 1);
   }
   const auto& info = r.cpu.info;
   out.gauge("mainboard_cpu_info", "1, with the host CPU's identity in labels.")

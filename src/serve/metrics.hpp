@@ -11,6 +11,7 @@
 #include "mainboard/cpu.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/memory.hpp"
+#include "mainboard/pressure.hpp"
 #include "mainboard/npu.hpp"
 #include "serve/exposition.hpp"
 
@@ -26,6 +27,7 @@ struct Reading {
   std::optional<std::uint64_t> swap_total_bytes;
   std::optional<std::uint64_t> swap_used_bytes;
   CgroupMemory cgroup;
+  Pressure pressure;
   CpuSnapshot cpu;
   std::vector<GpuSnapshot> gpus;
   std::vector<NpuSnapshot> npus;

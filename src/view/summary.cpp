@@ -138,6 +138,23 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     b.line("cgroup", fmt::format("v{} {}: {}{}", cg.version, cg.path, cap, usage));
   }
 
+  const auto& psi = s.pressure;
+  if (!psi.supported) {
+    b.line("Pressure", unsupported(style, psi.reason));
+  } else {
+    // The share of the last 10 s in which some task waited, and every task at once (full).
+    auto one = [&](const char* name, const std::optional<ResourcePressure>& r) {
+      if (!r) return fmt::format("{} unreadable", name);
+      std::string text = r->full ? fmt::format("{} {:.1f}/{:.1f} %", name, r->some.avg10,
+                                               r->full->avg10)
+                                 : fmt::format("{} {:.1f} %", name, r->some.avg10);
+      bool stalled = r->full && r->full->avg10 >= 10 && std::string_view(name) != "cpu";
+      return stalled ? style.warn(text) : text;
+    };
+    b.line("Pressure", one("cpu", psi.cpu) + " · " + one("memory", psi.memory) + " · " +
+                           one("io", psi.io) + style.dim(" waiting (some/full, last 10 s)"));
+  }
+
   if (s.board.empty()) {
     const auto* d = s.diagnostic("board");
     b.line("Board", unsupported(style, d ? d->reason : ""));

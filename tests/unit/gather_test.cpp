@@ -24,6 +24,9 @@ nlohmann::json identity_of(const MachineSnapshot& s) {
   for (const char* load : {"load_1m", "load_5m", "load_15m"})
     j["cpu"].erase(load);
   j["memory_hardware"].erase("swap_used_bytes");
+  // Pressure moves by the second: which resources have a reading (and a "full" line) is kept.
+  for (const char* resource : {"cpu", "memory", "io"})
+    if (auto& r = j["pressure"][resource]; !r.is_null()) r = {{"full", !r["full"].is_null()}};
   // A recorded host never loads a driver library of this machine: where there is none here,
   // the replay says why in its own words.
   for (const char* lib : {"nvml", "cuda_driver"})
