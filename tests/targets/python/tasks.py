@@ -1,6 +1,6 @@
 """asyncio tasks waiting for each other, for dump --async: main gathers "alpha" and "beta";
-alpha awaits the task "leaf"; leaf and beta sleep two coroutines deep. Prints "ready" once every
-task waits."""
+alpha awaits the task "leaf"; leaf and beta sleep two coroutines deep. Prints "ready" (from the
+loop, once main itself waits in gather) when every task waits."""
 import asyncio
 
 
@@ -26,8 +26,7 @@ async def beta():
 
 async def main():
     tasks = [asyncio.create_task(alpha(), name="alpha"), asyncio.create_task(beta(), name="beta")]
-    await asyncio.sleep(0.05)
-    print("ready", flush=True)
+    asyncio.get_running_loop().call_later(0.05, lambda: print("ready", flush=True))
     await asyncio.gather(*tasks)
 
 
