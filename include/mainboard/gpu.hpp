@@ -98,6 +98,10 @@ struct MAINBOARD_API XidError {
   bool operator==(const XidError&) const = default;
 };
 
+/// Where a GPU's XID count comes from (JSON: "", "kernel_log", "nvml_events").
+enum class XidSource { none, kernel_log, nvml_events };
+MAINBOARD_API const char* to_string(XidSource source);
+
 /// What a GPU's driver says about its fitness for work: persistence, ECC errors, memory rows
 /// remapped or pages retired. Each empty where the driver or GPU does not report it
 /// (`unsupported` says which and why).
@@ -118,16 +122,16 @@ struct MAINBOARD_API GpuHealth {
   /// Page retirement (before Ampere): pages waiting for a reset to be retired.
   std::optional<bool> retired_pages_pending;
   /// XIDs the driver logged for this GPU, and the last of them. `xid_source` says over what:
-  /// "kernel_log", since boot (as far back as the kernel log reaches); "nvml_events", since a
+  /// the kernel log, since boot (as far back as it reaches); NVML's events, since a
   /// long-running reader (Machine::Options::listen_for_xids) began listening, at
-  /// `xid_since_unix_s`.
+  /// `xid_since_unix_s`; none when there is no count.
   std::optional<std::uint32_t> xid_errors;
   std::optional<XidError> last_xid;
-  std::string xid_source;
+  XidSource xid_source = XidSource::none;
   std::optional<double> xid_since_unix_s;
   /// The period xid_errors covers, in words: "since boot" or "since listening began".
   const char* xid_period() const {
-    return xid_source == "nvml_events" ? "since listening began" : "since boot";
+    return xid_source == XidSource::nvml_events ? "since listening began" : "since boot";
   }
   /// NVLink, link by link (empty for a GPU without it).
   std::vector<GpuLink> links;

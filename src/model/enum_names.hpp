@@ -28,6 +28,8 @@ struct EnumNames;
     static constexpr std::pair<E, const char*> table[] = {__VA_ARGS__}; \
   }
 
+MAINBOARD_ENUM_NAMES(XidSource, {XidSource::none, ""}, {XidSource::kernel_log, "kernel_log"},
+                     {XidSource::nvml_events, "nvml_events"});
 MAINBOARD_ENUM_NAMES(UnitKind, {UnitKind::cpu, "cpu"}, {UnitKind::gpu, "gpu"},
                      {UnitKind::npu, "npu"});
 MAINBOARD_ENUM_NAMES(ToolCategory, {ToolCategory::c, "c"}, {ToolCategory::cxx, "cxx"},

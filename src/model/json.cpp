@@ -17,10 +17,14 @@ const char* to_string(StorageTier tier) {
 const char* to_string(ProbeStatus status) {
   return detail::name_of(status);
 }
+const char* to_string(XidSource source) {
+  return detail::name_of(source);
+}
 
 MAINBOARD_DEFINE_ENUM_JSON(UnitKind)
 MAINBOARD_DEFINE_ENUM_JSON(StorageTier)
 MAINBOARD_DEFINE_ENUM_JSON(ProbeStatus)
+MAINBOARD_DEFINE_ENUM_JSON(XidSource)
 MAINBOARD_DEFINE_ENUM_JSON(ToolCategory)
 
 template <class V>

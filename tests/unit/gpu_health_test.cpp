@@ -127,7 +127,7 @@ TEST(GpuHealth, XidsOfEachGpuFromTheHostsKernelLog) {
   EXPECT_EQ(g0.xid_errors, 0u);
   EXPECT_FALSE(g0.last_xid);
   EXPECT_TRUE(g0.unsupported.empty()) << g0.unsupported.front();
-  EXPECT_EQ(g0.xid_source, "kernel_log");
+  EXPECT_EQ(g0.xid_source, XidSource::kernel_log);
   EXPECT_STREQ(g0.xid_period(), "since boot");
   EXPECT_FALSE(g0.xid_since_unix_s);
 }
@@ -175,7 +175,7 @@ TEST(GpuHealth, ALongRunningReaderWithoutTheKernelLogCountsNvmlsXidEvents) {
   EXPECT_EQ(g4.last_xid->meaning, "GPU has fallen off the bus");
   EXPECT_FALSE(g4.last_xid->pid) << "NVML's events name no process";
   EXPECT_TRUE(g4.last_xid->uptime_s);
-  EXPECT_EQ(g4.xid_source, "nvml_events");
+  EXPECT_EQ(g4.xid_source, XidSource::nvml_events);
   EXPECT_STREQ(g4.xid_period(), "since listening began");
   ASSERT_TRUE(g4.xid_since_unix_s);
   EXPECT_GE(*g4.xid_since_unix_s, before - 1);
@@ -205,7 +205,7 @@ TEST(GpuHealth, AOneShotReaderWithoutTheKernelLogSaysWhyAndDoesNotListen) {
   std::this_thread::sleep_for(std::chrono::milliseconds(60));  // past every scenario event
   auto g4 = m.gpus()[4]->health();
   EXPECT_FALSE(g4.xid_errors);
-  EXPECT_EQ(g4.xid_source, "");
+  EXPECT_EQ(g4.xid_source, XidSource::none);
   std::string why = xid_unsupported(g4);
   EXPECT_NE(why.find("the kernel log (/dev/kmsg) is not readable"), std::string::npos) << why;
   EXPECT_EQ(why.find("NVML events"), std::string::npos) << why;

@@ -91,6 +91,13 @@ SampleOptions quick(double hz = 999) {
   return o;
 }
 
+/// Waits (up to 10 s) until process `pid` has `n` threads.
+void wait_for_threads(pid_t pid, std::size_t n) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (symbols::thread_ids(pid).size() < n && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
 /// A sample_target running in the background, killed and reaped at the end of the test.
 struct Background {
   pid_t pid = -1;
@@ -274,6 +281,7 @@ TEST(Sampling, AttachSamplesARunningProcess) {
 TEST(Sampling, DumpShowsEveryThreadAndLetsTheProcessGo) {
   MAINBOARD_NATIVE_ONLY("ptrace on another process");
   Background target({"hot", "3"});
+  wait_for_threads(target.pid, 3);  // a loaded machine (ASan, two tests at once) starts them late
   auto d = Sampler::dump(target.pid);
   EXPECT_EQ(d.pid, target.pid);
   ASSERT_EQ(d.threads.size(), 3u);  // main (joining) and two workers
@@ -310,12 +318,6 @@ TEST(Sampling, DumpShowsEveryThreadAndLetsTheProcessGo) {
   EXPECT_THROW(Sampler::dump(999999999), Error);
 }
 
-/// Waits (up to 10 s) until process `pid` has `n` threads.
-void wait_for_threads(pid_t pid, std::size_t n) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (symbols::thread_ids(pid).size() < n && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-}
 
 // Each of 400 threads is stopped, read and let go once, and each shows where it sleeps.
 TEST(Sampling, ADumpOfManyThreadsShowsEachOnceAndLetsThemGo) {

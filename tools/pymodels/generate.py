@@ -44,7 +44,7 @@ PYTHON_NAME = {spec["struct"]: cls for cls, spec in SPECIAL.items()}
 #: the library): not given generated fields.
 SKIP = {"Profile"}
 #: C++ enums: the document holds their names (a property of the class may give the enum).
-ENUMS = {"UnitKind", "ToolCategory", "StorageTier", "ProbeStatus", "Bound", "Severity",
+ENUMS = {"XidSource", "UnitKind", "ToolCategory", "StorageTier", "ProbeStatus", "Bound", "Severity",
          "CallGraph", "Activity", "Feature", "MemoryKind"}
 
 

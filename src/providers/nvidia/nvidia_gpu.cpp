@@ -431,7 +431,7 @@ GpuHealth NvidiaGpu::health() const {
     auto x = s.xids->for_gpu(info_.pci_bus_id);
     h.xid_errors = x.count;
     h.last_xid = std::move(x.last);
-    h.xid_source = std::move(x.source);
+    h.xid_source = x.source;
     h.xid_since_unix_s = x.since_unix_s;
     if (!x.count) h.unsupported.push_back("xid: " + x.reason);
   }

@@ -302,7 +302,7 @@ XidLog::ForGpu XidLog::for_gpu(std::string_view pci_bus_id) {
       auto t = events_->tally(*address);
       out.count = t.count;
       if (t.count) out.last = std::move(t.last);
-      out.source = "nvml_events";
+      out.source = XidSource::nvml_events;
       out.since_unix_s = events_->since_unix_s();
       return out;
     }
@@ -317,7 +317,7 @@ XidLog::ForGpu XidLog::for_gpu(std::string_view pci_bus_id) {
     return out;
   }
   out.count = 0;
-  out.source = "kernel_log";
+  out.source = XidSource::kernel_log;
   if (auto it = tallies_.find(*address); it != tallies_.end()) {
     out.count = it->second.count;
     out.last = it->second.last;

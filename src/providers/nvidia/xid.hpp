@@ -103,7 +103,7 @@ class XidLog {
   struct ForGpu {
     std::optional<std::uint32_t> count;
     std::optional<XidError> last;
-    std::string source;                  ///< "kernel_log" or "nvml_events"
+    XidSource source = XidSource::none;
     std::optional<double> since_unix_s;  ///< for nvml_events: when listening began
     std::string reason;                  ///< why there is no count
   };
