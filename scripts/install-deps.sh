@@ -48,8 +48,9 @@ fi
 
 missing=()
 for p in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+  # One line per installed architecture (a -dev package installed for arm64 too answers twice).
+  status=$(dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null || true)
+  grep -qx "install ok installed" <<< "$status" || missing+=("$p")
 done
 
 # Node.js and npm run the trace-format checks; any installation on PATH will do.
