@@ -9,7 +9,6 @@
 
 #include "mainboard/board.hpp"
 #include "mainboard/cgroup.hpp"
-#include "mainboard/pressure.hpp"
 #include "mainboard/check.hpp"
 #include "mainboard/cpu.hpp"
 #include "mainboard/cuda.hpp"
@@ -20,6 +19,7 @@
 #include "mainboard/memory.hpp"
 #include "mainboard/meter.hpp"
 #include "mainboard/npu.hpp"
+#include "mainboard/pressure.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/profile_report.hpp"
 #include "mainboard/sampler.hpp"

@@ -11,9 +11,9 @@ namespace mainboard {
 /// One line of a pressure stall file: the share of wall time in which tasks waited for the
 /// resource, as the kernel averages it, and the waiting time since boot.
 struct MAINBOARD_API StallShare {
-  double avg10 = 0;  ///< percent of the last 10 seconds
-  double avg60 = 0;  ///< percent of the last minute
-  double avg300 = 0;  ///< percent of the last five minutes
+  double avg10 = 0;            ///< percent of the last 10 seconds
+  double avg60 = 0;            ///< percent of the last minute
+  double avg300 = 0;           ///< percent of the last five minutes
   std::uint64_t total_us = 0;  ///< microseconds of waiting since boot
   bool operator==(const StallShare&) const = default;
 };

@@ -110,8 +110,8 @@ struct Rules {
   /// Memory and I/O stalls (PSI) in the last 10 s: "full" is time in which nothing ran, every
   /// task waited; "some" time in which at least one did.
   void pressure() {
-    auto rule = [&](const char* resource, const std::optional<ResourcePressure>& r,
-                    const char* why, const char* fix) {
+    auto rule = [&](const char* resource, const std::optional<ResourcePressure>& r, const char* why,
+                    const char* fix) {
       if (!r) return;
       double full = r->full ? r->full->avg10 : 0;
       auto reading = fmt::format("{} pressure: some {:.1f} %, full {:.1f} % of the last 10 s",

@@ -1,6 +1,6 @@
 // `mainboard check`: is this node ready for a benchmark or a job (docs/check.md).
-#include "cli/commands.hpp"
 #include "mainboard/check.hpp"
+#include "cli/commands.hpp"
 #include "mainboard/json.hpp"
 #include "view/summary.hpp"
 

@@ -97,8 +97,7 @@ const std::vector<CommandInfo>& commands() {
        make<Serve>},
       {"busy", "exit 0 when GPU N is idle, 1 when it is busy, 2 when there is no such GPU",
        make<Busy, false>},
-      {"wait-idle",
-       "wait until GPU N is idle: exit 0 once idle, 1 at the timeout, 2 no such GPU",
+      {"wait-idle", "wait until GPU N is idle: exit 0 once idle, 1 at the timeout, 2 no such GPU",
        make<Busy, true>},
       {"meter",
        "run a command; report wall and CPU time, peak memory of its process tree and peak GPU "
@@ -247,8 +246,7 @@ std::variant<Parsed, Exit> parse(const std::vector<std::string>& arguments) {
       return Exit{2, "",
                   "mainboard: error: only meter, profile run and fleet take arguments after --\n"};
     rest.insert(rest.end(), after_dashes.begin(), after_dashes.end());
-    if (auto why = check_sysroot(parsed.global); !why.empty())
-      return usage(why, command_path(app));
+    if (auto why = check_sysroot(parsed.global); !why.empty()) return usage(why, command_path(app));
     if (auto why = chosen->command->complete(*chosen->app, std::move(rest)); !why.empty())
       return usage(why, command_path(app));
     parsed.info = &info;

@@ -78,8 +78,8 @@ struct Fleet : Command {
   double timeout_s = 60;
   std::string gather_dir;  // fleet gather DIR, made absolute by complete()
   bool gather_force = false;
-  bool node = false;        // one node's side (what srun runs on each node)
-  std::string gather_into;  // one node's side of fleet gather
+  bool node = false;              // one node's side (what srun runs on each node)
+  std::string gather_into;        // one node's side of fleet gather
   std::vector<std::string> srun;  // the srun command line, from the options and after "--"
   void declare(CLI::App& cmd) override;
   std::string complete(const CLI::App& cmd, std::vector<std::string> rest) override;

@@ -72,8 +72,9 @@ int run_check(const mainboard::Fleet& fleet, bool json, bool strict) {
   } else {
     print(fleet.readiness_text(strict));
   }
-  bool every = std::all_of(all.begin(), all.end(), [](const auto& r) { return r.second.ready(); }) &&
-               all.size() == fleet.nodes.size();
+  bool every =
+      std::all_of(all.begin(), all.end(), [](const auto& r) { return r.second.ready(); }) &&
+      all.size() == fleet.nodes.size();
   return every ? 0 : 1;
 }
 

@@ -1,7 +1,7 @@
 // `mainboard gpus`: every GPU and NPU, identity and a telemetry reading each.
+#include "view/gpus.hpp"
 #include "cli/commands.hpp"
 #include "mainboard/json.hpp"
-#include "view/gpus.hpp"
 
 namespace mainboard::cli {
 

@@ -126,8 +126,7 @@ void Sampling::declare(CLI::App& cmd) {
                "runs then add up");
   cmd.add_option("--folded", out.folded, "also write folded stacks (for flamegraph.pl)")
       ->type_name("FILE");
-  cmd.add_option("--speedscope", out.speedscope, "also write a speedscope file")
-      ->type_name("FILE");
+  cmd.add_option("--speedscope", out.speedscope, "also write a speedscope file")->type_name("FILE");
   cmd.add_option("--hz", options.hz, "stack samples per second, 1 to 100000")
       ->capture_default_str()
       ->check(number(1, 100000))

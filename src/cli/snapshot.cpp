@@ -8,8 +8,7 @@ namespace mainboard::cli {
 void Snapshot::declare(CLI::App& cmd) {
   cmd.add_flag("--json", json, "the full snapshot as JSON on stdout");
   cmd.add_flag("--no-toolchain", no_toolchain, "skip the compiler and build tool probe");
-  cmd.add_option("-o,--output", output, "write the JSON snapshot to this file")
-      ->type_name("FILE");
+  cmd.add_option("-o,--output", output, "write the JSON snapshot to this file")->type_name("FILE");
 }
 
 std::string Snapshot::complete(const CLI::App&, std::vector<std::string>) {

@@ -1,6 +1,6 @@
 // `mainboard` with no command: the schematic of the machine.
-#include "cli/commands.hpp"
 #include "mainboard/view.hpp"
+#include "cli/commands.hpp"
 #include "view/summary.hpp"
 
 namespace mainboard::cli {

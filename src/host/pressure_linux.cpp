@@ -24,8 +24,10 @@ std::optional<StallShare> parse_share(std::string_view rest) {
       seen |= 8;
       continue;
     }
-    double* into = key == "avg10" ? &out.avg10 : key == "avg60" ? &out.avg60
-                                              : key == "avg300" ? &out.avg300 : nullptr;
+    double* into = key == "avg10"    ? &out.avg10
+                   : key == "avg60"  ? &out.avg60
+                   : key == "avg300" ? &out.avg300
+                                     : nullptr;
     if (!into) continue;  // a field a later kernel adds
     auto share = core::parse_double(value);
     if (!share || !(*share >= 0 && *share <= 100)) return std::nullopt;
@@ -54,8 +56,8 @@ std::optional<ResourcePressure> parse_pressure(std::string_view text) {
 Pressure probe_pressure(const core::Fs& fs, Note& note) {
   Pressure p;
   std::string unreadable;
-  for (auto [name, into] : {std::pair{"cpu", &p.cpu}, std::pair{"memory", &p.memory},
-                            std::pair{"io", &p.io}}) {
+  for (auto [name, into] :
+       {std::pair{"cpu", &p.cpu}, std::pair{"memory", &p.memory}, std::pair{"io", &p.io}}) {
     auto text = fs.read(std::string("/proc/pressure/") + name);
     if (text) *into = parse_pressure(*text);
     if (!*into) unreadable += (unreadable.empty() ? "" : ", ") + std::string(name);

@@ -306,8 +306,9 @@ void expose(const Reading& r, Exposition& out) {
     auto& stalled = out.counter("mainboard_pressure_stalled_seconds_total",
                                 "Time in which every non-idle task waited for the resource at "
                                 "once (PSI full), in seconds since boot.");
-    for (auto [name, p] : {std::pair{"cpu", &r.pressure.cpu}, std::pair{"memory", &r.pressure.memory},
-                           std::pair{"io", &r.pressure.io}}) {
+    for (auto [name, p] :
+         {std::pair{"cpu", &r.pressure.cpu}, std::pair{"memory", &r.pressure.memory},
+          std::pair{"io", &r.pressure.io}}) {
       if (!*p) continue;
       waiting.add({{"resource", name}}, static_cast<double>((*p)->some.total_us) / 1e6);
       if ((*p)->full)

@@ -11,8 +11,8 @@
 #include "mainboard/cpu.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/memory.hpp"
-#include "mainboard/pressure.hpp"
 #include "mainboard/npu.hpp"
+#include "mainboard/pressure.hpp"
 #include "serve/exposition.hpp"
 
 namespace mainboard {

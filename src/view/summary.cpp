@@ -145,9 +145,9 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     // The share of the last 10 s in which some task waited, and every task at once (full).
     auto one = [&](const char* name, const std::optional<ResourcePressure>& r) {
       if (!r) return fmt::format("{} unreadable", name);
-      std::string text = r->full ? fmt::format("{} {:.1f}/{:.1f} %", name, r->some.avg10,
-                                               r->full->avg10)
-                                 : fmt::format("{} {:.1f} %", name, r->some.avg10);
+      std::string text =
+          r->full ? fmt::format("{} {:.1f}/{:.1f} %", name, r->some.avg10, r->full->avg10)
+                  : fmt::format("{} {:.1f} %", name, r->some.avg10);
       bool stalled = r->full && r->full->avg10 >= 10 && std::string_view(name) != "cpu";
       return stalled ? style.warn(text) : text;
     };

@@ -48,8 +48,8 @@ TEST(Parse, NoCommandIsTheSchematicWithTheGlobalOptions) {
 }
 
 TEST(Parse, GlobalOptionsAreUnderstoodAfterTheCommandsName) {
-  auto p = parsed({"snapshot", "--json", "--sysroot", MAINBOARD_FIXTURES "/hosts/grace-hopper",
-                   "-v"});
+  auto p =
+      parsed({"snapshot", "--json", "--sysroot", MAINBOARD_FIXTURES "/hosts/grace-hopper", "-v"});
   ASSERT_NE(p.info, nullptr);
   EXPECT_STREQ(p.info->path, "snapshot");
   EXPECT_TRUE(as<Snapshot>(p).json);
@@ -108,8 +108,8 @@ TEST(Parse, DumpAttachBusyAndWaitIdle) {
 }
 
 TEST(Parse, FleetBuildsItsSrunCommandAndChoosesItsView) {
-  auto p = parsed({"fleet", "--nodes", "3", "--partition", "gpu", "check", "--strict", "--",
-                   "--account=ml"});
+  auto p = parsed(
+      {"fleet", "--nodes", "3", "--partition", "gpu", "check", "--strict", "--", "--account=ml"});
   auto& f = as<Fleet>(p);
   EXPECT_EQ(f.mode, Fleet::Mode::check);
   EXPECT_TRUE(f.strict);

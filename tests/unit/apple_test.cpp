@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/text.hpp"
 #include "host/darwin.hpp"
 #include "mainboard/machine.hpp"
-#include "core/text.hpp"
 #include "providers/apple/system_profiler.hpp"
 #include "test_util.hpp"
 

@@ -101,7 +101,8 @@ TEST(Pressure, MemoryPressureIsAReadinessWarningAndFullStallsABlocker) {
   ASSERT_NE(memory, nullptr) << r.text();
   EXPECT_EQ(memory->severity, Severity::warning);
   EXPECT_EQ(memory->reading, "memory pressure: some 24.5 %, full 3.1 % of the last 10 s");
-  for (const auto& f : r.findings) EXPECT_NE(f.id, "io.pressure") << f.reading;
+  for (const auto& f : r.findings)
+    EXPECT_NE(f.id, "io.pressure") << f.reading;
   auto s = Machine(on("cgroup2-capped")).snapshot({.toolchain = false});
   s.pressure.io->full->avg10 = 12.5;
   auto stalled = check_readiness(s, false);

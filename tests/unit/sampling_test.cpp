@@ -318,7 +318,6 @@ TEST(Sampling, DumpShowsEveryThreadAndLetsTheProcessGo) {
   EXPECT_THROW(Sampler::dump(999999999), Error);
 }
 
-
 // Each of 400 threads is stopped, read and let go once, and each shows where it sleeps.
 TEST(Sampling, ADumpOfManyThreadsShowsEachOnceAndLetsThemGo) {
   MAINBOARD_NATIVE_ONLY("ptrace on another process");

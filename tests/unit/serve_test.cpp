@@ -152,7 +152,8 @@ TEST(Serve, EightGpusInBaseUnits) {
   EXPECT_GT(types, 30u);
   // The fake driver gives everything: what is unavailable is the fixture host's, which has no
   // /proc/pressure.
-  const std::string host_only = "\nmainboard_reading_unavailable{unit=\"host\",reading=\"pressure\"";
+  const std::string host_only =
+      "\nmainboard_reading_unavailable{unit=\"host\",reading=\"pressure\"";
   for (std::size_t at = text.find("\nmainboard_reading_unavailable{"); at != std::string::npos;
        at = text.find("\nmainboard_reading_unavailable{", at + 1))
     EXPECT_EQ(text.compare(at, host_only.size(), host_only), 0) << text.substr(at, 200);

@@ -1,5 +1,5 @@
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <thread>
 
 #include "core/text.hpp"
