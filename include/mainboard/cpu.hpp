@@ -51,13 +51,19 @@ struct MAINBOARD_API CpuInfo {
   std::optional<std::uint64_t> cache_bytes(int level, const std::string& type) const;
 };
 
-/// The CPU at one moment: identity plus the live clocks and load.
-struct MAINBOARD_API CpuSnapshot {
-  CpuInfo info;
+/// What the CPU is doing, read afresh each time: clocks and the run-queue load.
+struct MAINBOARD_API CpuReadings {
   std::vector<ClockReading> clocks;
   std::optional<double> load_1m;  ///< run-queue load averages from /proc/loadavg
   std::optional<double> load_5m;
   std::optional<double> load_15m;
+  bool operator==(const CpuReadings&) const = default;
+};
+
+/// The CPU at one moment: its identity (read once) plus its readings (read each time). The two
+/// lifetimes are separate types so each is filled and copied whole.
+struct MAINBOARD_API CpuSnapshot : CpuReadings {
+  CpuInfo info;
   bool operator==(const CpuSnapshot&) const = default;
 };
 

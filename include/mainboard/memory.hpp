@@ -53,21 +53,31 @@ struct MAINBOARD_API DimmCard {
   bool operator==(const DimmCard&) const = default;
 };
 
-/// DIMM slots and swap. `cards` is empty when dmidecode is missing or refused (it needs root).
-struct MAINBOARD_API MemoryHardware {
+/// DIMM slots, read once. `cards` is empty when dmidecode is missing or refused (it needs root).
+struct MAINBOARD_API MemorySlots {
   std::vector<DimmCard> cards;
   bool cards_supported = false;
   std::string cards_reason;
+
+  /// Highest rated speed over populated slots; empty when no card reports one.
+  std::optional<std::uint32_t> speed_mhz() const;
+  std::size_t slots_total() const { return cards.size(); }
+  std::size_t slots_used() const;
+  bool operator==(const MemorySlots&) const = default;
+};
+
+/// Swap in use, read each time (/proc/meminfo).
+struct MAINBOARD_API SwapReading {
   std::uint64_t swap_total_bytes = 0;
   std::uint64_t swap_used_bytes = 0;
 
   double swap_total_gb() const { return static_cast<double>(swap_total_bytes) / kBytesPerGiB; }
   double swap_used_gb() const { return static_cast<double>(swap_used_bytes) / kBytesPerGiB; }
-  /// Highest rated speed over populated slots; empty when no card reports one.
-  std::optional<std::uint32_t> speed_mhz() const;
-  std::size_t slots_total() const { return cards.size(); }
-  std::size_t slots_used() const;
+  bool operator==(const SwapReading&) const = default;
+};
 
+/// DIMM slots (identity) and swap (a reading), as one value; each lifetime is its own base.
+struct MAINBOARD_API MemoryHardware : MemorySlots, SwapReading {
   bool operator==(const MemoryHardware&) const = default;
 };
 

@@ -18,6 +18,16 @@ struct MAINBOARD_API StallShare {
   bool operator==(const StallShare&) const = default;
 };
 
+/// JSON field lists (mainboard/json.hpp): a model may list its fields beside itself, and the
+/// snapshot's JSON takes them from here.
+template <class V>
+void fields(V& v, StallShare& m) {
+  v("avg10", m.avg10);
+  v("avg60", m.avg60);
+  v("avg300", m.avg300);
+  v("total_us", m.total_us);
+}
+
 /// The pressure on one resource: `some` (at least one task waited) and `full` (every non-idle
 /// task waited at once: nothing ran; absent for the CPU before Linux 5.13).
 struct MAINBOARD_API ResourcePressure {
@@ -25,6 +35,12 @@ struct MAINBOARD_API ResourcePressure {
   std::optional<StallShare> full;
   bool operator==(const ResourcePressure&) const = default;
 };
+
+template <class V>
+void fields(V& v, ResourcePressure& m) {
+  v("some", m.some);
+  v("full", m.full);
+}
 
 /// Pressure stall information (PSI, /proc/pressure, Linux 4.20 and later, when the kernel has it
 /// on): how much of the time work waited for the CPU, for memory (reclaim, swap-in, thrashing)
@@ -37,5 +53,14 @@ struct MAINBOARD_API Pressure {
   std::string reason;  ///< why there is none (no /proc/pressure: PSI off or an old kernel)
   bool operator==(const Pressure&) const = default;
 };
+
+template <class V>
+void fields(V& v, Pressure& m) {
+  v("supported", m.supported);
+  v("cpu", m.cpu);
+  v("memory", m.memory);
+  v("io", m.io);
+  v("reason", m.reason);
+}
 
 }  // namespace mainboard

@@ -36,6 +36,39 @@ struct MAINBOARD_API Diagnostic {
   bool operator==(const Diagnostic&) const = default;
 };
 
+/// The host probes, one row each, in the order their diagnostics are listed:
+///
+///     X(name, lifetime, after, Part, member, path)
+///
+/// `name` is the probe's diagnostic and its reader, `Part host::read_<name>(sources, so_far,
+/// note)` (src/host/readers.hpp). What the reader returns goes to the snapshot's `member` (which
+/// is also its JSON key), at `path` within it: empty for the member itself or for the member's
+/// base class of type `Part`. An `identity` part is read once per Machine and copied into every
+/// snapshot; a `live` one at every reading. `after` is an identity probe whose part this one
+/// reads (`none`). This row drives how the part is filled, copied between snapshots, read alone
+/// (Machine::reading) and written to and read from JSON. A new probe is its model's header, its
+/// reader's file and a row and member here.
+#define MAINBOARD_HOST_PROBES(X)                                      \
+  /* Identity: read once per Machine. */                              \
+  X(cpu, identity, none, CpuInfo, cpu, .info)                         \
+  X(board, identity, none, Board, board, )                            \
+  X(environment, identity, none, Environment, environment, )          \
+  X(dimms, identity, none, MemorySlots, memory_hardware, )            \
+  X(os, identity, none, std::optional<OperatingSystem>, os, )         \
+  X(toolchain, identity, none, std::optional<Toolchain>, toolchain, ) \
+  X(compilers, identity, toolchain, CompilerConfig, compilers, )      \
+  X(cuda, identity, toolchain, CudaStack, cuda, )                     \
+  /* Live: read at every snapshot. */                                 \
+  X(hostname, live, none, std::string, hostname, )                    \
+  X(cpu_clocks, live, none, CpuReadings, cpu, )                       \
+  X(memory, live, none, Memory, memory, )                             \
+  X(tuning, live, none, std::optional<HostTuning>, tuning, )          \
+  X(swap, live, none, SwapReading, memory_hardware, )                 \
+  X(cgroup_memory, live, none, CgroupMemory, cgroup_memory, )         \
+  X(pressure, live, none, Pressure, pressure, )                       \
+  X(disk, live, none, Disk, disk, )                                   \
+  X(scratch, live, none, Scratch, scratch, )
+
 /// Everything probed about the host at one moment, as one serializable value.
 struct MAINBOARD_API MachineSnapshot {
   int schema_version = kSnapshotSchemaVersion;

@@ -866,19 +866,19 @@ class MachineSnapshot(FrozenModel):
     schema_version: int
     timestamp_ns: int
     unix_time_ns: int
-    hostname: str
-    cpu: CpuSnapshot
-    memory: Memory
-    memory_hardware: MemoryHardware
     gpus: tuple[GPUSnapshot, ...]
     npus: tuple[NPUSnapshot, ...]
-    cuda: CudaStack
-    environment: Environment
-    os: FrozenModel | None
-    tuning: FrozenModel | None
+    cpu: CpuSnapshot
     board: Board
+    environment: Environment
+    memory_hardware: MemoryHardware
+    os: FrozenModel | None
     toolchain: Toolchain | None
     compilers: CompilerConfig
+    cuda: CudaStack
+    hostname: str
+    memory: Memory
+    tuning: FrozenModel | None
     cgroup_memory: CgroupMemory
     pressure: Pressure
     disk: Disk

@@ -1,8 +1,9 @@
 // Pressure stall information: /proc/pressure/{cpu,memory,io} (Documentation/accounting/psi.rst).
 //   some avg10=0.66 avg60=2.25 avg300=0.89 total=127451135
 //   full avg10=0.22 avg60=1.65 avg300=0.61 total=72831214
+#include "core/fs.hpp"
 #include "core/text.hpp"
-#include "host/probes.hpp"
+#include "host/readers.hpp"
 
 namespace mainboard::host {
 
@@ -38,8 +39,7 @@ std::optional<StallShare> parse_share(std::string_view rest) {
   return out;
 }
 
-}  // namespace
-
+/// One pressure file's "some" and "full" lines; empty when there is no valid "some" line.
 std::optional<ResourcePressure> parse_pressure(std::string_view text) {
   std::optional<StallShare> some, full;
   for (auto line : core::split(text, '\n')) {
@@ -53,7 +53,10 @@ std::optional<ResourcePressure> parse_pressure(std::string_view text) {
   return ResourcePressure{*some, full};
 }
 
-Pressure probe_pressure(const core::Fs& fs, Note& note) {
+}  // namespace
+
+Pressure read_pressure(const Sources& sources, const MachineSnapshot&, Note& note) {
+  const core::Fs& fs = *sources.fs;
   Pressure p;
   std::string unreadable;
   for (auto [name, into] :

@@ -15,7 +15,6 @@
 #include "mainboard/cpu.hpp"
 #include "mainboard/environment.hpp"
 #include "mainboard/memory.hpp"
-#include "mainboard/pressure.hpp"
 #include "mainboard/runner.hpp"
 #include "mainboard/storage.hpp"
 
@@ -65,12 +64,6 @@ std::map<std::string, std::string> parse_os_release(std::string_view text);
 
 // cgroup_linux.cpp
 CgroupMemory probe_cgroup_memory(const core::Fs& fs);
-
-// pressure_linux.cpp
-/// /proc/pressure/{cpu,memory,io}; unsupported (and noted) where there is none.
-Pressure probe_pressure(const core::Fs& fs, Note& note);
-/// One pressure file's "some" and "full" lines; empty when there is no valid "some" line.
-std::optional<ResourcePressure> parse_pressure(std::string_view text);
 
 // storage_linux.cpp
 struct MountEntry {

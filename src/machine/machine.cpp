@@ -12,6 +12,7 @@
 #include "host/run_probe.hpp"
 #include "machine/probe_table.hpp"
 #include "machine/record.hpp"
+#include "mainboard/error.hpp"
 #include "providers/provider.hpp"
 
 namespace mainboard {
@@ -252,11 +253,8 @@ Memory Memory::system(std::string scope, bool unified) {
 }
 
 MemoryHardware Machine::memory_hardware() const {
-  impl_->ensure("dimms");
-  MemoryHardware hw = impl_->identity.memory_hardware;
-  auto swap = impl_->live("swap").memory_hardware;
-  hw.swap_total_bytes = swap.swap_total_bytes;
-  hw.swap_used_bytes = swap.swap_used_bytes;
+  MemoryHardware hw = reading("dimms").memory_hardware;
+  static_cast<SwapReading&>(hw) = reading("swap").memory_hardware;
   return hw;
 }
 
@@ -274,6 +272,24 @@ Disk Machine::disk() const {
 
 Scratch Machine::scratch() const {
   return impl_->live("scratch").scratch;
+}
+
+MachineSnapshot Machine::reading(std::string_view probe) const {
+  const auto* p = machine::find_probe(probe);
+  if (!p) {
+    std::string names;
+    for (const auto& q : machine::host_probes())
+      names += (names.empty() ? "" : ", ") + std::string(q.name);
+    throw Error("no host probe '" + std::string(probe) + "' (probes: " + names + ")");
+  }
+  if (p->lifetime == machine::Lifetime::live) {
+    Diagnostic ignored;
+    return impl_->live(*p, ignored);
+  }
+  impl_->ensure(*p);
+  MachineSnapshot s;
+  p->copy(impl_->identity, s);
+  return s;
 }
 
 std::vector<Diagnostic> Machine::identity_diagnostics() const {

@@ -8,50 +8,39 @@
 #include "providers/nvidia/provider.hpp"
 #include "providers/provider.hpp"
 
-namespace mainboard::machine {
+namespace mainboard::host {
 
-namespace {
+// The readers of the probes that compose the others' layers or need no file of their own.
 
-using host::Note;
-
-// A probe that fills one field: how it reads it, and where it goes.
-#define MAINBOARD_FIELD_PROBE(name, lifetime, after, field, ...)                        \
-  HostProbe {                                                                           \
-    name, lifetime, after,                                                              \
-        [](const Sources& src, MachineSnapshot& s, [[maybe_unused]] Note& note) {       \
-          s.field = __VA_ARGS__;                                                        \
-        },                                                                              \
-        [](const MachineSnapshot& from, MachineSnapshot& to) { to.field = from.field; } \
-  }
-
-constexpr std::array<const char*, 2> kFirst{nullptr, nullptr};
-constexpr std::array<const char*, 2> kAfterToolchain{"toolchain", nullptr};
-
-CpuInfo cpu_identity(const Sources& src, Note& note) {
+CpuInfo read_cpu(const Sources& src, const MachineSnapshot&, Note& note) {
   // A host without /proc is a Mac (live or recorded): sysctl tells its CPU.
-  if (!src.fs->exists("/proc") && host::darwin::available(*src.runner))
-    return host::darwin::probe_cpu(*src.runner, note);
-  return host::probe_cpu(*src.fs, note);
+  if (!src.fs->exists("/proc") && darwin::available(*src.runner))
+    return darwin::probe_cpu(*src.runner, note);
+  return probe_cpu(*src.fs, note);
 }
 
-void cpu_reading(const Sources& src, MachineSnapshot& s, Note& note) {
-  s.cpu.clocks = host::read_cpu_clocks(*src.fs);
-  if (s.cpu.clocks.empty()) note.unsupported("no cpufreq policies and no cpu MHz in /proc/cpuinfo");
-  if (auto load = host::read_loadavg(*src.fs)) {
-    s.cpu.load_1m = load->one;
-    s.cpu.load_5m = load->five;
-    s.cpu.load_15m = load->fifteen;
+CpuReadings read_cpu_clocks(const Sources& src, const MachineSnapshot&, Note& note) {
+  CpuReadings r;
+  r.clocks = read_cpu_clocks(*src.fs);
+  if (r.clocks.empty()) note.unsupported("no cpufreq policies and no cpu MHz in /proc/cpuinfo");
+  if (auto load = read_loadavg(*src.fs)) {
+    r.load_1m = load->one;
+    r.load_5m = load->five;
+    r.load_15m = load->fifteen;
   }
-}
-void copy_cpu_reading(const MachineSnapshot& from, MachineSnapshot& to) {
-  to.cpu.clocks = from.cpu.clocks;
-  to.cpu.load_1m = from.cpu.load_1m;
-  to.cpu.load_5m = from.cpu.load_5m;
-  to.cpu.load_15m = from.cpu.load_15m;
+  return r;
 }
 
-std::string hostname(const Sources& src) {
-  auto name = host::read_hostname(*src.fs);
+Board read_board(const Sources& src, const MachineSnapshot&, Note& note) {
+  return probe_board(*src.fs, note);
+}
+
+Environment read_environment(const Sources& src, const MachineSnapshot&, Note& note) {
+  return probe_environment(*src.fs, src.env, *src.runner, note);
+}
+
+std::string read_hostname(const Sources& src, const MachineSnapshot&, Note&) {
+  auto name = read_hostname(*src.fs);
   if (!name.empty()) return name;
   // No /proc (macOS, or a recorded Mac): the hostname command answers.
   if (auto exe = src.runner->find_executable("hostname")) {
@@ -61,31 +50,26 @@ std::string hostname(const Sources& src) {
   return name;
 }
 
-void dimms(const Sources& src, MachineSnapshot& s, Note& note) {
-  s.memory_hardware.cards = host::probe_dimms(*src.fs, *src.runner, note);
-  s.memory_hardware.cards_supported = note.status == ProbeStatus::ok;
-  s.memory_hardware.cards_reason = note.reason;
-}
-void copy_dimms(const MachineSnapshot& from, MachineSnapshot& to) {
-  to.memory_hardware.cards = from.memory_hardware.cards;
-  to.memory_hardware.cards_supported = from.memory_hardware.cards_supported;
-  to.memory_hardware.cards_reason = from.memory_hardware.cards_reason;
+MemorySlots read_dimms(const Sources& src, const MachineSnapshot&, Note& note) {
+  MemorySlots slots;
+  slots.cards = probe_dimms(*src.fs, *src.runner, note);
+  slots.cards_supported = note.status == ProbeStatus::ok;
+  slots.cards_reason = note.reason;
+  return slots;
 }
 
-void swap(const Sources& src, MachineSnapshot& s, Note& note) {
-  if (auto sw = host::read_swap(*src.fs)) {
-    s.memory_hardware.swap_total_bytes = sw->first;
-    s.memory_hardware.swap_used_bytes = sw->second;
+SwapReading read_swap(const Sources& src, const MachineSnapshot&, Note& note) {
+  SwapReading r;
+  if (auto sw = read_swap(*src.fs)) {
+    r.swap_total_bytes = sw->first;
+    r.swap_used_bytes = sw->second;
   } else {
     note.unsupported("no SwapTotal in /proc/meminfo");
   }
-}
-void copy_swap(const MachineSnapshot& from, MachineSnapshot& to) {
-  to.memory_hardware.swap_total_bytes = from.memory_hardware.swap_total_bytes;
-  to.memory_hardware.swap_used_bytes = from.memory_hardware.swap_used_bytes;
+  return r;
 }
 
-Toolchain toolchain(const Sources& src, Note& note) {
+std::optional<Toolchain> read_toolchain(const Sources& src, const MachineSnapshot&, Note& note) {
   auto tc = Toolchain::probe(*src.runner, tool_probes(), src.tool_cache);
   if (tc.tools.empty())
     note.unsupported("no known build tool on PATH");
@@ -97,7 +81,7 @@ Toolchain toolchain(const Sources& src, Note& note) {
 
 /// CC, CXX and CUDACXX as CMake would take them, else the first tool of each kind; the CUDA
 /// architectures of the GPUs found.
-CompilerConfig compilers(const Sources& src, const MachineSnapshot& s) {
+CompilerConfig read_compilers(const Sources& src, const MachineSnapshot& s, Note&) {
   CompilerConfig cfg;
   auto pick = [&](const char* var, ToolCategory category) -> std::optional<std::string> {
     // An explicit CC/CXX/CUDACXX wins, as it does for CMake itself.
@@ -131,7 +115,7 @@ CompilerConfig compilers(const Sources& src, const MachineSnapshot& s) {
   return cfg;
 }
 
-CudaStack cuda(const Sources& src, const MachineSnapshot& s, Note& note) {
+CudaStack read_cuda(const Sources& src, const MachineSnapshot& s, Note& note) {
   providers::Context context{src.fs, src.env, *src.runner};
   auto stack = nvidia::probe_cuda_stack(context);
   if (s.toolchain)
@@ -143,60 +127,64 @@ CudaStack cuda(const Sources& src, const MachineSnapshot& s, Note& note) {
   return stack;
 }
 
-Memory memory(const Sources& src, Note& note) {
-  auto m = host::host_memory(*src.fs, src.runner.get());
+Memory read_memory(const Sources& src, const MachineSnapshot&, Note& note) {
+  auto m = host_memory(*src.fs, src.runner.get());
   if (!m.supported) note.unsupported(m.reason);
   return m;
 }
 
-std::optional<OperatingSystem> os(const Sources& src, Note& note) {
-  auto o = host::probe_os(*src.fs, *src.runner, note);
+std::optional<OperatingSystem> read_os(const Sources& src, const MachineSnapshot&, Note& note) {
+  auto o = probe_os(*src.fs, *src.runner, note);
   if (o == OperatingSystem{}) return std::nullopt;  // nothing of it could be read
   return o;
 }
 
-std::optional<HostTuning> tuning(const Sources& src, Note& note) {
-  auto t = host::probe_tuning(*src.fs, note);
+std::optional<HostTuning> read_tuning(const Sources& src, const MachineSnapshot&, Note& note) {
+  auto t = probe_tuning(*src.fs, note);
   if (t == HostTuning{}) return std::nullopt;
   return t;
 }
 
-CgroupMemory cgroup(const Sources& src, Note& note) {
-  auto c = host::probe_cgroup_memory(*src.fs);
+CgroupMemory read_cgroup_memory(const Sources& src, const MachineSnapshot&, Note& note) {
+  auto c = probe_cgroup_memory(*src.fs);
   if (!c.supported) note.unsupported(c.reason);
   return c;
 }
 
-const HostProbe kProbes[] = {
-    // Identity: read once per Machine.
-    MAINBOARD_FIELD_PROBE("cpu", Lifetime::identity, kFirst, cpu.info, cpu_identity(src, note)),
-    MAINBOARD_FIELD_PROBE("board", Lifetime::identity, kFirst, board,
-                          host::probe_board(*src.fs, note)),
-    MAINBOARD_FIELD_PROBE("environment", Lifetime::identity, kFirst, environment,
-                          host::probe_environment(*src.fs, src.env, *src.runner, note)),
-    HostProbe{"dimms", Lifetime::identity, kFirst, dimms, copy_dimms},
-    MAINBOARD_FIELD_PROBE("os", Lifetime::identity, kFirst, os, os(src, note)),
-    MAINBOARD_FIELD_PROBE("toolchain", Lifetime::identity, kFirst, toolchain, toolchain(src, note)),
-    MAINBOARD_FIELD_PROBE("compilers", Lifetime::identity, kAfterToolchain, compilers,
-                          compilers(src, s)),
-    MAINBOARD_FIELD_PROBE("cuda", Lifetime::identity, kAfterToolchain, cuda, cuda(src, s, note)),
-    // Live: read at every snapshot.
-    MAINBOARD_FIELD_PROBE("hostname", Lifetime::live, kFirst, hostname, hostname(src)),
-    HostProbe{"cpu_clocks", Lifetime::live, kFirst, cpu_reading, copy_cpu_reading},
-    MAINBOARD_FIELD_PROBE("memory", Lifetime::live, kFirst, memory, memory(src, note)),
-    MAINBOARD_FIELD_PROBE("tuning", Lifetime::live, kFirst, tuning, tuning(src, note)),
-    HostProbe{"swap", Lifetime::live, kFirst, swap, copy_swap},
-    MAINBOARD_FIELD_PROBE("cgroup_memory", Lifetime::live, kFirst, cgroup_memory,
-                          cgroup(src, note)),
-    MAINBOARD_FIELD_PROBE("pressure", Lifetime::live, kFirst, pressure,
-                          host::probe_pressure(*src.fs, note)),
-    MAINBOARD_FIELD_PROBE("disk", Lifetime::live, kFirst, disk,
-                          host::probe_disk(*src.fs, src.env, note)),
-    MAINBOARD_FIELD_PROBE("scratch", Lifetime::live, kFirst, scratch,
-                          host::probe_scratch(*src.fs, src.env, note)),
-};
+Disk read_disk(const Sources& src, const MachineSnapshot&, Note& note) {
+  return probe_disk(*src.fs, src.env, note);
+}
 
-#undef MAINBOARD_FIELD_PROBE
+Scratch read_scratch(const Sources& src, const MachineSnapshot&, Note& note) {
+  return probe_scratch(*src.fs, src.env, note);
+}
+
+}  // namespace mainboard::host
+
+namespace mainboard::machine {
+
+namespace {
+
+constexpr const char* after_name(std::string_view after) {
+  return after == "none" ? nullptr : after.data();
+}
+
+// One row of the table: its reader fills the part, and the part alone is copied. `part` finds
+// the part in a snapshot: the member, a member within it, or the member's base of that type.
+#define MAINBOARD_PROBE_ROW(name, lifetime, after, Part, member, path)                         \
+  HostProbe{#name,                                                                             \
+            Lifetime::lifetime,                                                                \
+            {after_name(#after), nullptr},                                                     \
+            [](const Sources& src, MachineSnapshot& s, host::Note& note) {                     \
+              static_cast<Part&>(s.member path) = host::read_##name(src, s, note);             \
+            },                                                                                 \
+            [](const MachineSnapshot& from, MachineSnapshot& to) {                             \
+              static_cast<Part&>(to.member path) = static_cast<const Part&>(from.member path); \
+            }},
+
+const HostProbe kProbes[] = {MAINBOARD_HOST_PROBES(MAINBOARD_PROBE_ROW)};
+
+#undef MAINBOARD_PROBE_ROW
 
 }  // namespace
 

@@ -1,9 +1,9 @@
 #pragma once
 
-// The host probes as one table, like the GPU and NPU providers: each probe is its own function
-// (host/, providers/) and one line here, and fills its part of a MachineSnapshot. The Machine
-// runs identity probes once and live ones at every reading; gather runs them all over a
-// recording file system, so what they read is what a recorded host holds.
+// The host probes as one table, like the GPU and NPU providers, made from the rows of
+// MAINBOARD_HOST_PROBES (mainboard/snapshot.hpp): each row's reader fills its part of a
+// MachineSnapshot. The Machine runs identity probes once and live ones at every reading; gather
+// runs them all over a recording file system, so what they read is what a recorded host holds.
 
 #include <array>
 #include <functional>
@@ -15,6 +15,7 @@
 #include "core/environ.hpp"
 #include "core/fs.hpp"
 #include "host/note.hpp"
+#include "host/readers.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/runner.hpp"
 #include "mainboard/snapshot.hpp"
@@ -22,16 +23,8 @@
 
 namespace mainboard::machine {
 
-/// What every probe reads through.
-struct Sources {
-  std::shared_ptr<const core::Fs> fs;
-  core::EnvMap env;
-  std::shared_ptr<const Runner> runner;
-  /// The toolchain probe's version cache, when one is used.
-  ToolCache* tool_cache = nullptr;
-  /// The providers' GPUs (compilers derive CMAKE_CUDA_ARCHITECTURES from them).
-  std::function<const std::vector<std::shared_ptr<Gpu>>&()> gpus;
-};
+/// What every probe reads through (host/readers.hpp).
+using Sources = host::Sources;
 
 /// Identity is read once per Machine (CPU model, board, user, tools); a live reading at every
 /// snapshot (clocks, memory in use, cgroup, disks).

@@ -260,30 +260,10 @@ void fields(V& v, CgroupMemory& m) {
 }
 MAINBOARD_DEFINE_JSON(CgroupMemory)
 
-template <class V>
-void fields(V& v, StallShare& m) {
-  v("avg10", m.avg10);
-  v("avg60", m.avg60);
-  v("avg300", m.avg300);
-  v("total_us", m.total_us);
-}
-MAINBOARD_DEFINE_JSON(StallShare)
-
-template <class V>
-void fields(V& v, ResourcePressure& m) {
-  v("some", m.some);
-  v("full", m.full);
-}
+// Pressure lists its fields in its own header (mainboard/pressure.hpp); these export it and one
+// of its parts to users. StallShare has no line here: it converts through the ListsFields
+// templates (model/json_fields.hpp), as a new probe's model does.
 MAINBOARD_DEFINE_JSON(ResourcePressure)
-
-template <class V>
-void fields(V& v, Pressure& m) {
-  v("supported", m.supported);
-  v("cpu", m.cpu);
-  v("memory", m.memory);
-  v("io", m.io);
-  v("reason", m.reason);
-}
 MAINBOARD_DEFINE_JSON(Pressure)
 
 template <class V>
@@ -548,23 +528,13 @@ void fields(V& v, MachineSnapshot& m) {
   v("schema_version", m.schema_version);
   v("timestamp_ns", m.timestamp_ns);
   v("unix_time_ns", m.unix_time_ns);
-  v("hostname", m.hostname);
-  v("cpu", m.cpu);
-  v("memory", m.memory);
-  v("memory_hardware", m.memory_hardware);
   v("gpus", m.gpus);
   v("npus", m.npus);
-  v("cuda", m.cuda);
-  v("environment", m.environment);
-  v("os", m.os);
-  v("tuning", m.tuning);
-  v("board", m.board);
-  v("toolchain", m.toolchain);
-  v("compilers", m.compilers);
-  v("cgroup_memory", m.cgroup_memory);
-  v("pressure", m.pressure);
-  v("disk", m.disk);
-  v("scratch", m.scratch);
+  // Each probe's member under its own name. A member two probes fill (one part each) is
+  // visited once per row: written twice with the same value, read twice into the same place.
+#define MAINBOARD_PROBE_FIELD(name, lifetime, after, Part, member, path) v(#member, m.member);
+  MAINBOARD_HOST_PROBES(MAINBOARD_PROBE_FIELD)
+#undef MAINBOARD_PROBE_FIELD
   v("diagnostics", m.diagnostics);
 }
 

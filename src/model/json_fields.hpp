@@ -1,12 +1,15 @@
 #pragma once
 
+#include <cxxabi.h>
 #include <array>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include "mainboard/error.hpp"
@@ -152,6 +155,17 @@ void take(const nlohmann::json& j, T& out, const char* model, const std::string&
   }
 }
 
+/// The model's type name without its namespace, for error messages ("Pressure.cpu: ...").
+template <class T>
+std::string model_name() {
+  int status = 0;
+  char* raw = abi::__cxa_demangle(typeid(T).name(), nullptr, nullptr, &status);
+  std::string name = status == 0 && raw ? raw : typeid(T).name();
+  std::free(raw);
+  if (auto colon = name.rfind("::"); colon != std::string::npos) name.erase(0, colon + 2);
+  return name;
+}
+
 struct Writer {
   nlohmann::json& j;
   template <class T>
@@ -194,6 +208,28 @@ void read_model(const nlohmann::json& j, Model& m, const char* name) {
 }
 
 }  // namespace mainboard::json_detail
+
+namespace mainboard {
+
+/// A model that lists its fields beside itself, in its public header, converts here without a
+/// line of its own (a new probe's part). Models with an exported to_json/from_json
+/// (MAINBOARD_DEFINE_JSON) take those: a non-template wins over this template.
+template <class T>
+concept ListsFields = requires(json_detail::Writer& w, T& m) {
+  fields(w, m);
+};
+
+template <ListsFields T>
+void to_json(nlohmann::json& j, const T& value) {
+  json_detail::write_model(j, value);
+}
+
+template <ListsFields T>
+void from_json(const nlohmann::json& j, T& value) {
+  json_detail::read_model(j, value, json_detail::model_name<T>().c_str());
+}
+
+}  // namespace mainboard
 
 /// Defines to_json/from_json for a model whose field list is `fields(v, m)`.
 #define MAINBOARD_DEFINE_JSON(Type)                      \

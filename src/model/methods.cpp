@@ -24,14 +24,14 @@ double Memory::percent_used() const {
   return 100.0 * static_cast<double>(*used_bytes) / static_cast<double>(total_bytes);
 }
 
-std::optional<std::uint32_t> MemoryHardware::speed_mhz() const {
+std::optional<std::uint32_t> MemorySlots::speed_mhz() const {
   std::optional<std::uint32_t> best;
   for (const auto& c : cards)
     if (c.populated() && c.speed_mts && (!best || *c.speed_mts > *best)) best = c.speed_mts;
   return best;
 }
 
-std::size_t MemoryHardware::slots_used() const {
+std::size_t MemorySlots::slots_used() const {
   return static_cast<std::size_t>(
       std::count_if(cards.begin(), cards.end(), [](const DimmCard& c) { return c.populated(); }));
 }

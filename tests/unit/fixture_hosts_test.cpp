@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/text.hpp"
+#include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/runner.hpp"
 #include "test_util.hpp"
@@ -278,6 +279,40 @@ TEST(FixtureHosts, IdentityIsComputedOnceAndReadingsAreLive) {
   EXPECT_EQ(snap.kind, UnitKind::cpu);
   EXPECT_EQ(snap.unit_name, "Intel(R) Xeon(R) w5-3435X");
   EXPECT_FALSE(snap.utilization.supported);
+}
+
+TEST(FixtureHosts, OneProbesPartAloneByItsRowsName) {
+  Machine::Options o;
+  o.sysroot = fixture_host("cgroup2-capped");
+  Machine m(o);
+  // An identity part (read once) and a live one that fill two halves of one member.
+  auto dimms = m.reading("dimms").memory_hardware;
+  EXPECT_EQ(dimms.slots_total(), 8u);
+  EXPECT_EQ(dimms.swap_total_bytes, 0u);  // the swap row's half, not read
+  auto swap = m.reading("swap").memory_hardware;
+  EXPECT_TRUE(swap.cards.empty());
+  EXPECT_EQ(swap.swap_total_bytes, 8ull << 30);
+  auto both = m.memory_hardware();
+  EXPECT_EQ(both.slots_used(), 4u);
+  EXPECT_EQ(both.swap_used_bytes, 1ull << 30);
+  // The CPU's identity and its readings, each alone.
+  auto cpu = m.reading("cpu").cpu;
+  EXPECT_EQ(cpu.info.label, "Intel(R) Xeon(R) w5-3435X");
+  EXPECT_TRUE(cpu.clocks.empty());
+  auto clocks = m.reading("cpu_clocks").cpu;
+  EXPECT_TRUE(clocks.info.label.empty());
+  EXPECT_FALSE(clocks.clocks.empty());
+  EXPECT_EQ(m.reading("pressure").pressure, m.pressure());
+  EXPECT_EQ(m.reading("hostname").hostname, m.hostname());
+  // A name the table does not hold is an error that lists those it does.
+  try {
+    (void)m.reading("presure");
+    FAIL() << "no error";
+  } catch (const mainboard::Error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("no host probe 'presure'"), std::string::npos) << what;
+    EXPECT_NE(what.find("pressure"), std::string::npos) << what;
+  }
 }
 
 TEST(FixtureHosts, SysrootFromTheEnvironment) {

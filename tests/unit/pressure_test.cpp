@@ -7,7 +7,7 @@
 
 #include "core/fs.hpp"
 #include "host/note.hpp"
-#include "host/probes.hpp"
+#include "host/readers.hpp"
 #include "mainboard/check.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
@@ -25,10 +25,20 @@ Machine::Options on(const std::string& host) {
   return o;
 }
 
+/// The CPU's pressure file holding `text`, read through the probe's own reader.
+std::optional<ResourcePressure> cpu_pressure(const std::string& text) {
+  TempDir root;
+  root.write("proc/pressure/cpu", text);
+  host::Sources sources;
+  sources.fs = std::make_shared<core::Fs>(root.path());
+  host::Note note;
+  return host::read_pressure(sources, MachineSnapshot{}, note).cpu;
+}
+
 }  // namespace
 
 TEST(Pressure, ParsesSomeAndFullLines) {
-  auto p = host::parse_pressure(
+  auto p = cpu_pressure(
       "some avg10=0.66 avg60=2.25 avg300=0.89 total=127451135\n"
       "full avg10=0.22 avg60=1.65 avg300=0.61 total=72831214\n");
   ASSERT_TRUE(p);
@@ -40,7 +50,7 @@ TEST(Pressure, ParsesSomeAndFullLines) {
   EXPECT_DOUBLE_EQ(p->full->avg10, 0.22);
   EXPECT_EQ(p->full->total_us, 72831214u);
   // A kernel before 5.13 prints no "full" line for the CPU; a later one may add fields.
-  auto cpu = host::parse_pressure("some avg10=1.00 avg60=0.00 avg300=0.00 total=5 extra=7\n");
+  auto cpu = cpu_pressure("some avg10=1.00 avg60=0.00 avg300=0.00 total=5 extra=7\n");
   ASSERT_TRUE(cpu);
   EXPECT_FALSE(cpu->full);
   EXPECT_EQ(cpu->some.total_us, 5u);
@@ -55,9 +65,9 @@ TEST(Pressure, MalformedInputDegrades) {
                            std::string("some avg10=nan avg60=0 avg300=0 total=1"),
                            std::string("full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"),
                            std::string("\x01\x02garbage\xff"), std::string(1 << 20, 's')})
-    EXPECT_FALSE(host::parse_pressure(text)) << text.substr(0, 60);
+    EXPECT_FALSE(cpu_pressure(text)) << text.substr(0, 60);
   // A torn "full" line leaves the "some" reading standing.
-  auto p = host::parse_pressure("some avg10=1 avg60=2 avg300=3 total=4\nfull avg10=1 avg6");
+  auto p = cpu_pressure("some avg10=1 avg60=2 avg300=3 total=4\nfull avg10=1 avg6");
   ASSERT_TRUE(p);
   EXPECT_FALSE(p->full);
 }
@@ -91,6 +101,16 @@ TEST(Pressure, FixtureHostsThroughTheMachine) {
   EXPECT_EQ(j["pressure"]["memory"]["full"]["avg10"], 3.1);
   EXPECT_TRUE(j["pressure"]["cpu"]["full"].is_object());
   EXPECT_EQ(j.at("pressure").get<Pressure>(), capped);
+  // StallShare has no conversion of its own: it goes through its field list in its header, and
+  // a bad value is named by model and field.
+  j["pressure"]["memory"]["some"]["avg60"] = "high";
+  try {
+    (void)j.get<MachineSnapshot>();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("StallShare.avg60: expected a number"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Pressure, MemoryPressureIsAReadinessWarningAndFullStallsABlocker) {

@@ -48,22 +48,45 @@ ENUMS = {"XidSource", "UnitKind", "ToolCategory", "StorageTier", "ProbeStatus", 
          "CallGraph", "Activity", "Feature", "MemoryKind"}
 
 
+def probe_members() -> list[str]:
+    """The snapshot members of the host probe table (MAINBOARD_HOST_PROBES), each once, in order."""
+    text = (ROOT / "include" / "mainboard" / "snapshot.hpp").read_text()
+    table = text[text.index("#define MAINBOARD_HOST_PROBES(X)"):]
+    table = table[:table.index("\n\n")]
+    members: list[str] = []
+    for row in re.findall(r"X\(([^)]*(?:\([^)]*\))?[^)]*)\)", table):
+        member = split_args(row)[4]
+        if member not in members:
+            members.append(member)
+    return members
+
+
 def field_lists() -> dict[str, list[tuple[str, str]]]:
-    """C++ struct -> [(JSON key, member name)], from every `fields(V& v, Struct& m)`."""
+    """C++ struct -> [(JSON key, member name)], from every `fields(V& v, Struct& m)` (in src/,
+    or beside the model in its public header); the probe table's rows where a list expands it."""
     out: dict[str, list[tuple[str, str]]] = {}
     pattern = re.compile(r"void fields\(V& v, ([A-Za-z_:]+)& m\)\s*\{(.*?)\n\}", re.S)
-    for path in sorted((ROOT / "src").rglob("*.[ch]pp")):
+    paths = [*sorted((ROOT / "src").rglob("*.[ch]pp")),
+             *sorted((ROOT / "include" / "mainboard").glob("*.hpp"))]
+    for path in paths:
         for struct, body in pattern.findall(path.read_text()):
             name = struct.split("::")[-1]
-            out[name] = re.findall(r'v\("([^"]+)",\s*m\.(\w+)\)', body)
+            if "MAINBOARD_HOST_PROBES(" in body:
+                before, after = body.split("MAINBOARD_HOST_PROBES(", 1)
+                rows = [(m, m) for m in probe_members()]
+                out[name] = [*re.findall(r'v\("([^"]+)",\s*m\.(\w+)\)', before), *rows,
+                             *re.findall(r'v\("([^"]+)",\s*m\.(\w+)\)', after)]
+            else:
+                out[name] = re.findall(r'v\("([^"]+)",\s*m\.(\w+)\)', body)
     return out
 
 
 def member_types() -> dict[str, dict[str, str]]:
     """C++ struct -> {member: C++ type}, from the public headers."""
     out: dict[str, dict[str, str]] = {}
-    bases: dict[str, str] = {}
-    head = re.compile(r"^struct (?:MAINBOARD_API )?(\w+)(?: final)?(?:\s*:\s*(?:public )?(\w+))? \{$")
+    bases: dict[str, list[str]] = {}
+    head = re.compile(
+        r"^struct (?:MAINBOARD_API )?(\w+)(?: final)?(?:\s*:\s*((?:public )?\w+(?:, (?:public )?\w+)*))? \{$")
     member = re.compile(r"^\s{2}((?:const )?[\w:]+(?:<.*>)?)\s+(\w+)(?:\s*=\s*[^;]*|\{[^;]*\})?;")
     for path in sorted((ROOT / "include" / "mainboard").glob("*.hpp")):
         current = None
@@ -74,8 +97,9 @@ def member_types() -> dict[str, dict[str, str]]:
                 if match:
                     current, depth = match.group(1), 1
                     out.setdefault(current, {})
-                    if match.group(2):  # a base's members are this struct's too
-                        bases[current] = match.group(2)
+                    if match.group(2):  # its bases' members are this struct's too
+                        bases[current] = [b.replace("public ", "").strip()
+                                          for b in match.group(2).split(",")]
                 continue
             depth += line.count("{") - line.count("}")
             if depth <= 0:
@@ -85,9 +109,10 @@ def member_types() -> dict[str, dict[str, str]]:
                 found = member.match(line)
                 if found and "(" not in found.group(1):
                     out[current][found.group(2)] = found.group(1)
-    for struct, base in bases.items():
-        for name, cpp in out.get(base, {}).items():
-            out[struct].setdefault(name, cpp)
+    for struct, names in bases.items():
+        for base in names:
+            for name, cpp in out.get(base, {}).items():
+                out[struct].setdefault(name, cpp)
     return out
 
 
