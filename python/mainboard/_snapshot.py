@@ -362,6 +362,7 @@ class CpuInfo(FrozenModel):
     caches: tuple[CacheInfo, ...]
     isa_extensions: tuple[str, ...]
     topology_source: str
+    cache_source: str
     memory_only_numa_nodes: tuple[int, ...]
     sve_vector_bits: int | None
     # end of fields

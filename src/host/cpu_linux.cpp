@@ -281,6 +281,20 @@ CpuInfo parse_cpuinfo_identity(std::string_view cpuinfo) {
   return info;
 }
 
+namespace {
+
+/// Where hwloc's cache sizes came from. Without the kernel's cacheinfo, hwloc asks CPUID, and in a
+/// guest (the "hypervisor" flag) CPUID answers what the hypervisor describes.
+std::string cache_source(const core::Fs& fs, std::string_view cpuinfo_block) {
+  if (fs.exists("/sys/devices/system/cpu/cpu0/cache")) return "kernel";
+  if (auto flags = find_value(cpuinfo_block, "flags"))
+    for (auto f : core::split_ws(*flags))
+      if (f == "hypervisor") return "hypervisor";
+  return "cpuid";
+}
+
+}  // namespace
+
 CpuInfo probe_cpu(const core::Fs& fs, Note& note) {
   auto cpuinfo = fs.read(core::paths::kProcCpuinfo);
   CpuInfo info;
@@ -305,6 +319,7 @@ CpuInfo probe_cpu(const core::Fs& fs, Note& note) {
     info.memory_only_numa_nodes = topo->memory_only;
     info.caches = std::move(topo->caches);
     info.topology_source = "hwloc";
+    if (!info.caches.empty()) info.cache_source = cache_source(fs, block);
   } else {
     core::log().debug("cpu: {}; counting from /proc/cpuinfo", error);
     if (cpuinfo) {

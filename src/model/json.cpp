@@ -146,6 +146,7 @@ void fields(V& v, CpuInfo& m) {
   v("caches", m.caches);
   v("isa_extensions", m.isa_extensions);
   v("topology_source", m.topology_source);
+  v("cache_source", m.cache_source);
   v("memory_only_numa_nodes", m.memory_only_numa_nodes);
   v("sve_vector_bits", m.sve_vector_bits);
 }

@@ -299,9 +299,10 @@ std::vector<std::string> MachineView::cpu_rows() const {
   rows.push_back(join({counts, plural(c.threads, "thread"),
                        c.numa_nodes > 1 ? plural(c.numa_nodes, "NUMA node") : ""}));
   std::vector<std::string> live;
-  // The last-level cache says most about a machine; the others are in `mainboard snapshot`.
+  // The last-level cache says most about a machine; the others are in `mainboard snapshot`. A
+  // guest's CPUID sizes are the hypervisor's description, not a fact about this machine: left out.
   const CacheInfo* last = nullptr;
-  for (const auto& cache : c.caches)
+  for (const auto& cache : c.cache_source == "hypervisor" ? std::vector<CacheInfo>{} : c.caches)
     if (cache.type == "unified" && (!last || cache.level > last->level)) last = &cache;
   if (last) live.push_back(fmt::format("L{} {}", last->level, bytes(last->size_bytes)));
   if (!snapshot_.cpu.clocks.empty() && snapshot_.cpu.clocks.front().current_mhz)

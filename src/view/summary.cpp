@@ -85,7 +85,27 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   b.more(join({plural(cpu.packages, "package", "packages"), plural(cpu.cores, "core", "cores"),
                plural(cpu.threads, "thread", "threads"), numa},
               ", "));
-  if (auto caches = cache_summary(cpu); !caches.empty()) b.more("caches " + caches);
+  if (auto caches = cache_summary(cpu); !caches.empty())
+    b.more(
+        cpu.cache_source == "hypervisor"
+            ? style.dim("caches as the hypervisor's CPUID describes them, not measured: " + caches)
+            : "caches " + caches);
+  // Memory outside every NUMA node (hot-plugged, ballooned, firmware-reserved differently): the
+  // nodes and the total are both true, and neither alone is the machine's memory. Nodes without
+  // CPUs (a GPU's memory onlined by its driver) may or may not be in the total: not compared.
+  if (cpu.numa_memory_bytes && s.memory.supported && s.memory.total_bytes > 0) {
+    std::uint64_t nodes = 0;
+    for (std::uint32_t i = 0; i < cpu.numa_memory_bytes->size(); ++i)
+      if (std::find(cpu.memory_only_numa_nodes.begin(), cpu.memory_only_numa_nodes.end(), i) ==
+          cpu.memory_only_numa_nodes.end())
+        nodes += (*cpu.numa_memory_bytes)[i];
+    double share = static_cast<double>(nodes) / static_cast<double>(s.memory.total_bytes);
+    if (share < 0.9 || share > 1.1)
+      b.more(style.warn(fmt::format("the NUMA nodes hold {} of the {} the kernel counts ({:.0f} %)",
+                                    bytes(nodes), bytes(s.memory.total_bytes), share * 100)) +
+             style.dim(share < 1 ? ": the rest is in no node (hot-plugged or ballooned memory)"
+                                 : ": the kernel counts less than its nodes hold"));
+  }
   std::vector<std::string> live;
   for (const auto& c : s.cpu.clocks) {
     std::string text = c.domain + " ";
