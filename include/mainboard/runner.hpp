@@ -49,6 +49,11 @@ class MAINBOARD_API Runner {
   /// Runs every command concurrently and returns their results in the same order.
   virtual std::vector<CommandResult> run_all(const std::vector<Command>& commands) const = 0;
 
+  /// The program a launcher at `path` runs, where that can be told without running it (a pyenv
+  /// shim: the interpreter it selects); empty otherwise. A probe of a version runs that program
+  /// instead, and a cache keys on it: the shim's own file does not change when the selection does.
+  virtual std::optional<std::string> launched_program(const std::string& path) const;
+
   CommandResult run(const Command& command) const;
 };
 
@@ -61,6 +66,7 @@ class MAINBOARD_API LocalRunner final : public Runner {
   explicit LocalRunner(std::string path);
   std::optional<std::string> find_executable(std::string_view name) const override;
   std::vector<CommandResult> run_all(const std::vector<Command>& commands) const override;
+  std::optional<std::string> launched_program(const std::string& path) const override;
 
  private:
   std::string path_;

@@ -10,11 +10,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "core/clock.hpp"
 #include "core/log.hpp"
 #include "core/process.hpp"
+#include "core/pyenv.hpp"
 #include "core/text.hpp"
 
 extern char** environ;
@@ -26,11 +29,27 @@ CommandResult Runner::run(const Command& command) const {
   return results.empty() ? CommandResult{} : std::move(results.front());
 }
 
+std::optional<std::string> Runner::launched_program(const std::string&) const {
+  return std::nullopt;
+}
+
 LocalRunner::LocalRunner(std::string path) : path_(std::move(path)) {}
 
 std::optional<std::string> LocalRunner::find_executable(std::string_view name) const {
   if (name.find('/') != std::string_view::npos) return std::nullopt;
   return core::find_program(name, path_);
+}
+
+std::optional<std::string> LocalRunner::launched_program(const std::string& path) const {
+  core::PyenvContext context;
+  context.env = [](std::string_view key) -> std::optional<std::string> {
+    const char* v = std::getenv(std::string(key).c_str());
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  std::error_code ec;
+  context.directory = std::filesystem::current_path(ec).string();
+  context.path = path_;
+  return core::pyenv_shim_target(path, context);
 }
 
 namespace {

@@ -90,7 +90,9 @@ DetectedTool locate(const ToolProbe& probe, const Runner& runner) {
 DetectedTool ToolProbe::detect(const Runner& runner) const {
   auto tool = locate(*this, runner);
   if (tool.available)
-    tool.version = parse_version(*this, runner.run(version_command(*tool.path, *this)));
+    tool.version =
+        parse_version(*this, runner.run(version_command(
+                                 runner.launched_program(*tool.path).value_or(*tool.path), *this)));
   return tool;
 }
 
@@ -182,9 +184,12 @@ Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> prob
   for (const auto& p : probes) {
     auto tool = locate(p, runner);
     if (!tool.available) continue;  // only tools present on PATH are kept
+    // A pyenv shim is asked through the interpreter it selects: no bash and pyenv started, and
+    // the cache keyed by that interpreter (the shim stays the same file when the choice changes).
+    const std::string program = runner.launched_program(*tool.path).value_or(*tool.path);
     std::optional<std::string> key;
     if (cache) {
-      key = ToolCache::key_for(*tool.path, p);
+      key = ToolCache::key_for(program, p);
       if (key)
         if (auto hit = cache->lookup(*key)) {
           tool.version = *hit;
@@ -192,7 +197,7 @@ Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> prob
           continue;
         }
     }
-    commands.push_back(version_command(*tool.path, p));
+    commands.push_back(version_command(program, p));
     waiting.push_back(tc.tools.size());
     keys.push_back(key);
     sources.push_back(&p);

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "core/pyenv.hpp"
 #include "mainboard/cuda.hpp"
 #include "mainboard/runner.hpp"
 #include "mainboard/toolchain.hpp"
@@ -146,4 +147,101 @@ TEST(CudaStack, SaysWhenNvccIsNewerThanTheDriverSupports) {
   EXPECT_EQ(c.toolkit_newer_than_driver(), "");  // no driver: nothing to compare
   c.cuda_driver_version = "garbage";
   EXPECT_EQ(c.toolkit_newer_than_driver(), "");
+}
+
+namespace {
+
+/// A pyenv tree: a shim as pyenv writes it, pyenv itself (which would answer a wrong version,
+/// so a test sees when it ran), installed versions and a "system" python3 outside it.
+struct PyenvTree {
+  TempDir dir;
+  std::filesystem::path root = dir.path() / "pyenv";
+  std::filesystem::path shim;
+
+  void executable(const std::filesystem::path& rel, const std::string& text) const {
+    auto p = dir.write(rel.string(), text);
+    ::chmod(p.c_str(), 0755);
+  }
+  void python(const std::string& where, const std::string& version) const {
+    executable(where, "#!/bin/sh\necho 'Python " + version + "'\n");
+  }
+
+  PyenvTree() {
+    shim = root / "shims" / "python3";
+    executable("pyenv/shims/python3",
+               "#!/usr/bin/env bash\nset -e\n"
+               "[ -n \"$PYENV_DEBUG\" ] && set -x\n\nprogram=\"${0##*/}\"\n\n"
+               "export PYENV_ROOT=\"" +
+                   root.string() + "\"\nexec \"" + root.string() +
+                   "/libexec/pyenv\" exec \"$program\" \"$@\"\n");
+    executable("pyenv/libexec/pyenv", "#!/bin/sh\necho 'Python 0.0.0 (pyenv ran)'\n");
+    for (const char* v : {"3.9.18", "3.12.0", "3.12.9", "3.12.10", "3.12.11rc1", "3.13.0"})
+      python("pyenv/versions/" + std::string(v) + "/bin/python3", v);
+    python("usr/bin/python3", "3.11.2");
+    dir.write("pyenv/version", "# the global choice\n3.12\n");
+    dir.mkdir("work/project/src");
+  }
+
+  core::PyenvContext context(std::optional<std::string> pyenv_version = std::nullopt,
+                             const std::string& cwd = "work/project/src") const {
+    core::PyenvContext c;
+    c.env = [pyenv_version](std::string_view key) {
+      return key == "PYENV_VERSION" ? pyenv_version : std::nullopt;
+    };
+    c.directory = (dir.path() / cwd).string();
+    c.path = (root / "shims").string() + ":" + (dir.path() / "usr/bin").string();
+    return c;
+  }
+  std::string version_bin(const std::string& v) const {
+    return (root / "versions" / v / "bin" / "python3").string();
+  }
+};
+
+}  // namespace
+
+TEST(PyenvShim, ChoosesAsPyenvDoesWithoutRunningIt) {
+  PyenvTree t;
+  // The global version file names a prefix: the newest release it starts (3.12.10, numerically
+  // past 3.12.9; a release candidate is not a release).
+  EXPECT_EQ(core::pyenv_shim_target(t.shim.string(), t.context()), t.version_bin("3.12.10"));
+  // A .python-version in the directory or a parent wins over the global file.
+  t.dir.write("work/project/.python-version", "3.9.18\n");
+  EXPECT_EQ(core::pyenv_shim_target(t.shim.string(), t.context()), t.version_bin("3.9.18"));
+  // PYENV_VERSION wins over both; a list is tried in order; "system" is the next python3 on
+  // PATH outside pyenv.
+  EXPECT_EQ(core::pyenv_shim_target(t.shim.string(), t.context("3.13.0")), t.version_bin("3.13.0"));
+  EXPECT_EQ(core::pyenv_shim_target(t.shim.string(), t.context("3.8.1:system")),
+            (t.dir.path() / "usr/bin/python3").string());
+  // Nothing installed that it names: pyenv itself must be asked (and says why).
+  EXPECT_FALSE(core::pyenv_shim_target(t.shim.string(), t.context("2.7")));
+  // Not a shim: an interpreter, a missing file, a script that merely mentions pyenv.
+  EXPECT_FALSE(core::pyenv_shim_target(t.version_bin("3.13.0"), t.context()));
+  EXPECT_FALSE(core::pyenv_shim_target((t.dir.path() / "nothing").string(), t.context()));
+  t.executable("bin/python3", "#!/bin/sh\n# see pyenv\nexec python3.11 \"$@\"\n");
+  EXPECT_FALSE(core::pyenv_shim_target((t.dir.path() / "bin/python3").string(), t.context()));
+  // A version file naming nothing means "system", as for pyenv; one too large to be a version
+  // file, or naming nothing installed, leaves pyenv to be asked. Never a crash.
+  t.dir.write("work/project/.python-version", "# nothing chosen\n\n");
+  EXPECT_EQ(core::pyenv_shim_target(t.shim.string(), t.context()),
+            (t.dir.path() / "usr/bin/python3").string());
+  t.dir.write("work/project/.python-version", std::string(200000, '3'));
+  EXPECT_FALSE(core::pyenv_shim_target(t.shim.string(), t.context()));
+  t.dir.write("work/project/.python-version", "\x01\xff ../.. /etc\n");
+  EXPECT_FALSE(core::pyenv_shim_target(t.shim.string(), t.context()));
+}
+
+TEST(PyenvShim, TheToolchainAsksTheChosenInterpreterAndKeysTheCacheOnIt) {
+  PyenvTree t;
+  ::setenv("PYENV_VERSION", "3.13.0", 1);
+  LocalRunner runner((t.root / "shims").string() + ":" + (t.dir.path() / "usr/bin").string());
+  std::vector<ToolProbe> probes = {{"python", ToolCategory::python, {"python3"}}};
+  ToolCache cache(t.dir.path() / "cache.json");
+  auto tc = Toolchain::probe(runner, probes, &cache);
+  ASSERT_EQ(tc.tools.size(), 1u);
+  EXPECT_EQ(tc.tools[0].path, t.shim.string());  // what PATH finds
+  EXPECT_EQ(tc.tools[0].version, "3.13.0");      // what it runs, pyenv not started
+  // Another choice through the same (unchanged) shim is not served the first one's version.
+  ::setenv("PYENV_VERSION", "3.9.18", 1);
+  EXPECT_EQ(Toolchain::probe(runner, probes, &cache).tools.at(0).version, "3.9.18");
+  ::unsetenv("PYENV_VERSION");
 }
