@@ -39,10 +39,11 @@ struct MAINBOARD_API CpuInfo {
   std::vector<CacheInfo> caches;            ///< L1d, L1i, L2, L3 … in that order, where present
   std::vector<std::string> isa_extensions;  ///< notable vector/matrix extensions (avx512f, sve…)
   std::string topology_source;              ///< hwloc, or /proc/cpuinfo when hwloc failed
-  /// Where the cache sizes come from: "kernel" (its cacheinfo in sysfs), "cpuid" (the
-  /// processor's own CPUID, where the kernel lists none) or "hypervisor" (a virtual machine's
-  /// CPUID, which says what the hypervisor chose to describe, not the cache the guest gets: a
-  /// 2-vCPU guest told of a 508 MiB L3). Empty with no caches.
+  /// Where the cache sizes come from: "kernel" (its cacheinfo in sysfs), "processor" (what the
+  /// processor reports, x86's CPUID, where the kernel lists none), "sysctl" (macOS) or
+  /// "hypervisor" (a virtual machine: every answer there, the kernel's included, is built from
+  /// the CPUID the hypervisor presents, which need not be the cache the guest gets: a 2-vCPU
+  /// guest told of a 508 MiB L3). Empty with no caches.
   std::string cache_source;
   /// NUMA nodes with memory and no CPUs, by index in numa_memory_bytes' order: a GH200's HBM
   /// onlined by the driver, CXL memory.

@@ -45,8 +45,8 @@ std::optional<std::string> shim_root(const std::string& shim) {
   return root;
 }
 
-/// The version names of a version file: words, comment lines skipped. Empty when it cannot be
-/// read or is too large to be one.
+/// The version names of a version file: the first word of each line, comment lines skipped, as
+/// pyenv reads them. Empty when it cannot be read or is too large to be one.
 std::optional<std::vector<std::string>> read_version_file(const fs::path& file) {
   std::vector<std::string> out;
   auto text = small_file(file, 64 * 1024);
@@ -54,9 +54,8 @@ std::optional<std::vector<std::string>> read_version_file(const fs::path& file) 
   for (auto line : split(*text, '\n')) {
     line = trim(line);
     if (line.empty() || line.front() == '#') continue;
-    for (auto word : split_ws(line))
-      if (word != "." && word != ".." && word.find('/') == std::string_view::npos)
-        out.emplace_back(word);
+    auto words = split_ws(line);
+    if (!words.empty()) out.emplace_back(words.front());
   }
   return out;
 }
@@ -127,21 +126,22 @@ std::optional<fs::path> version_dir(const std::string& root, const std::string& 
     // A release, not a pre-release or a variant: digits and dots after the prefix.
     auto rest = candidate.substr(name.size() + 1);
     if (rest.empty() || rest.find_first_not_of("0123456789.") != std::string::npos) continue;
+    if (!fs::is_directory(entry.path(), ec)) continue;  // a broken link is no version
     if (!best || newer(candidate, *best)) best = candidate;
   }
   if (!best) return std::nullopt;
   return versions / *best;
 }
 
-/// The search path without pyenv's own directories (its shims, its bin), as `pyenv exec`
-/// searches for a "system" program.
-std::string without_pyenv(const std::string& path, const std::string& root) {
+/// The search path without pyenv's shims, as `pyenv exec` searches for a "system" program.
+std::string without_shims(const std::string& path, const std::string& root) {
   std::string out;
+  const std::string shims = root + "/shims";
   for (auto dir : split(path, ':')) {
     std::string d(dir);
     while (d.size() > 1 && d.back() == '/')
       d.pop_back();
-    if (d.rfind(root + "/", 0) == 0 || d == root) continue;
+    if (d == shims) continue;
     out += (out.empty() ? "" : ":") + std::string(dir);
   }
   return out;
@@ -155,18 +155,27 @@ std::optional<std::string> pyenv_shim_target(const std::string& shim, const Pyen
   auto program = fs::path(shim).filename().string();
   auto names = chosen_versions(*root, context);
   if (!names) return std::nullopt;
+  // pyenv refuses the whole choice when one name in it is not installed, and knows names this
+  // does not (a "pypy3.10" prefix, "python-" names, a virtualenv's "3.11.4/envs/foo"): any name
+  // this cannot place leaves pyenv to be asked rather than a later name taken in its stead.
+  std::vector<std::string> found;
   for (const auto& name : *names) {
     if (name == "system") {
-      if (auto found = find_program(program, without_pyenv(context.path, *root))) return found;
+      found.push_back(find_program(program, without_shims(context.path, *root)).value_or(""));
       continue;
     }
+    if (name.find('/') != std::string::npos || name == "." || name == "..") return std::nullopt;
     auto dir = version_dir(*root, name);
-    if (!dir) continue;
+    if (!dir) return std::nullopt;
     auto file = (*dir / "bin" / program).string();
     struct stat st {};
-    if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(file.c_str(), X_OK) == 0)
-      return file;
+    bool runnable =
+        ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(file.c_str(), X_OK) == 0;
+    found.push_back(runnable ? file : "");
   }
+  // The first chosen version that has the program, as `pyenv which` takes it.
+  for (const auto& file : found)
+    if (!file.empty()) return file;
   return std::nullopt;
 }
 

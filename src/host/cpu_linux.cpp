@@ -283,14 +283,15 @@ CpuInfo parse_cpuinfo_identity(std::string_view cpuinfo) {
 
 namespace {
 
-/// Where hwloc's cache sizes came from. Without the kernel's cacheinfo, hwloc asks CPUID, and in a
-/// guest (the "hypervisor" flag) CPUID answers what the hypervisor describes.
+/// Where hwloc's cache sizes came from. In a guest (the "hypervisor" CPU flag) every answer,
+/// the kernel's cacheinfo included, is built from the CPUID the hypervisor chooses to present.
+/// Elsewhere the kernel's cacheinfo, else what the processor itself reports (x86 CPUID).
 std::string cache_source(const core::Fs& fs, std::string_view cpuinfo_block) {
-  if (fs.exists("/sys/devices/system/cpu/cpu0/cache")) return "kernel";
   if (auto flags = find_value(cpuinfo_block, "flags"))
     for (auto f : core::split_ws(*flags))
       if (f == "hypervisor") return "hypervisor";
-  return "cpuid";
+  if (fs.exists("/sys/devices/system/cpu/cpu0/cache")) return "kernel";
+  return "processor";
 }
 
 }  // namespace

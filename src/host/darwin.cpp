@@ -136,6 +136,7 @@ CpuInfo probe_cpu(const Runner& runner, Note& note) {
   cache(2, "unified", "hw.l2cachesize", per_l2 ? std::max(info.cores / per_l2, 1u) : 1u);
   cache(3, "unified", "hw.l3cachesize", 1);
   info.topology_source = "sysctl";
+  if (!info.caches.empty()) info.cache_source = "sysctl";
   if (info.label.empty()) info.label = info.vendor.empty() ? "unknown CPU" : info.vendor + " CPU";
   return info;
 }

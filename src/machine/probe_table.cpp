@@ -171,15 +171,18 @@ constexpr const char* after_name(std::string_view after) {
 
 // One row of the table: its reader fills the part, and the part alone is copied. `part` finds
 // the part in a snapshot: the member, a member within it, or the member's base of that type.
-#define MAINBOARD_PROBE_ROW(name, lifetime, after, Part, member, path)                         \
-  HostProbe{#name,                                                                             \
-            Lifetime::lifetime,                                                                \
-            {after_name(#after), nullptr},                                                     \
-            [](const Sources& src, MachineSnapshot& s, host::Note& note) {                     \
-              static_cast<Part&>(s.member path) = host::read_##name(src, s, note);             \
-            },                                                                                 \
-            [](const MachineSnapshot& from, MachineSnapshot& to) {                             \
-              static_cast<Part&>(to.member path) = static_cast<const Part&>(from.member path); \
+#define MAINBOARD_PROBE_ROW(name, lifetime, after, Part, member, path)                            \
+  HostProbe{#name,                                                                                \
+            Lifetime::lifetime,                                                                   \
+            {after_name(#after), nullptr},                                                        \
+            [](const Sources& src, MachineSnapshot& s, host::Note& note) {                        \
+              static_assert(                                                                      \
+                  Lifetime::lifetime == Lifetime::identity || std::string_view(#after) == "none", \
+                  "a live probe reads no other probe's part");                                    \
+              static_cast<Part&>(s.member path) = host::read_##name(src, s, note);                \
+            },                                                                                    \
+            [](const MachineSnapshot& from, MachineSnapshot& to) {                                \
+              static_cast<Part&>(to.member path) = static_cast<const Part&>(from.member path);    \
             }},
 
 const HostProbe kProbes[] = {MAINBOARD_HOST_PROBES(MAINBOARD_PROBE_ROW)};

@@ -261,9 +261,9 @@ void fields(V& v, CgroupMemory& m) {
 }
 MAINBOARD_DEFINE_JSON(CgroupMemory)
 
-// Pressure lists its fields in its own header (mainboard/pressure.hpp); these export it and one
-// of its parts to users. StallShare has no line here: it converts through the ListsFields
-// templates (model/json_fields.hpp), as a new probe's model does.
+// Pressure lists its fields in its own header (mainboard/pressure.hpp); these lines export its
+// conversions to users (a model without them still converts inside a snapshot: ListsFields).
+MAINBOARD_DEFINE_JSON(StallShare)
 MAINBOARD_DEFINE_JSON(ResourcePressure)
 MAINBOARD_DEFINE_JSON(Pressure)
 

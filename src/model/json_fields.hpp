@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 #include <array>
+#include <concepts>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -211,11 +212,14 @@ void read_model(const nlohmann::json& j, Model& m, const char* name) {
 
 namespace mainboard {
 
-/// A model that lists its fields beside itself, in its public header, converts here without a
-/// line of its own (a new probe's part). Models with an exported to_json/from_json
-/// (MAINBOARD_DEFINE_JSON) take those: a non-template wins over this template.
+/// A model that lists its fields beside itself, in its public header, and says so there with
+/// `constexpr bool json_fields_beside(const Model*) { return true; }`, converts here without a
+/// line of its own: inside a snapshot, a new probe's model needs nothing more. The opt-in keeps
+/// the answer the same in every file (a `fields` list in json.cpp is seen there only). Users
+/// convert a model on its own through MAINBOARD_DECLARE_JSON/MAINBOARD_DEFINE_JSON.
 template <class T>
 concept ListsFields = requires(json_detail::Writer& w, T& m) {
+  { json_fields_beside(static_cast<const T*>(nullptr)) } -> std::same_as<bool>;
   fields(w, m);
 };
 

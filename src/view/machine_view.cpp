@@ -301,8 +301,10 @@ std::vector<std::string> MachineView::cpu_rows() const {
   std::vector<std::string> live;
   // The last-level cache says most about a machine; the others are in `mainboard snapshot`. A
   // guest's CPUID sizes are the hypervisor's description, not a fact about this machine: left out.
+  static const std::vector<CacheInfo> kNone;
+  const auto& caches = c.cache_source == "hypervisor" ? kNone : c.caches;
   const CacheInfo* last = nullptr;
-  for (const auto& cache : c.cache_source == "hypervisor" ? std::vector<CacheInfo>{} : c.caches)
+  for (const auto& cache : caches)
     if (cache.type == "unified" && (!last || cache.level > last->level)) last = &cache;
   if (last) live.push_back(fmt::format("L{} {}", last->level, bytes(last->size_bytes)));
   if (!snapshot_.cpu.clocks.empty() && snapshot_.cpu.clocks.front().current_mhz)

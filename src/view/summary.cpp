@@ -90,21 +90,33 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
         cpu.cache_source == "hypervisor"
             ? style.dim("caches as the hypervisor's CPUID describes them, not measured: " + caches)
             : "caches " + caches);
-  // Memory outside every NUMA node (hot-plugged, ballooned, firmware-reserved differently): the
-  // nodes and the total are both true, and neither alone is the machine's memory. Nodes without
-  // CPUs (a GPU's memory onlined by its driver) may or may not be in the total: not compared.
+  // Memory outside the NUMA nodes (hot-plugged or ballooned, or nodes this process may not use):
+  // the nodes and the total are both true, and neither alone is the machine's memory. A node
+  // without CPUs (a GPU's memory onlined by its driver) may or may not be in the total: the
+  // total is compared with the nodes both with and without such nodes.
   if (cpu.numa_memory_bytes && s.memory.supported && s.memory.total_bytes > 0) {
-    std::uint64_t nodes = 0;
-    for (std::uint32_t i = 0; i < cpu.numa_memory_bytes->size(); ++i)
+    std::uint64_t all = 0, with_cpus = 0;
+    for (std::uint32_t i = 0; i < cpu.numa_memory_bytes->size(); ++i) {
+      auto node = (*cpu.numa_memory_bytes)[i];
+      all += node;
       if (std::find(cpu.memory_only_numa_nodes.begin(), cpu.memory_only_numa_nodes.end(), i) ==
           cpu.memory_only_numa_nodes.end())
-        nodes += (*cpu.numa_memory_bytes)[i];
-    double share = static_cast<double>(nodes) / static_cast<double>(s.memory.total_bytes);
-    if (share < 0.9 || share > 1.1)
-      b.more(style.warn(fmt::format("the NUMA nodes hold {} of the {} the kernel counts ({:.0f} %)",
-                                    bytes(nodes), bytes(s.memory.total_bytes), share * 100)) +
-             style.dim(share < 1 ? ": the rest is in no node (hot-plugged or ballooned memory)"
-                                 : ": the kernel counts less than its nodes hold"));
+        with_cpus += node;
+    }
+    auto total = static_cast<double>(s.memory.total_bytes);
+    auto off = [&](std::uint64_t nodes) {
+      double share = static_cast<double>(nodes) / total;
+      return share < 0.9 || share > 1.1;
+    };
+    if (off(all) && off(with_cpus))
+      b.more(style.warn(fmt::format("the NUMA nodes seen hold {} of the {} the kernel counts "
+                                    "({:.0f} %)",
+                                    bytes(with_cpus), bytes(s.memory.total_bytes),
+                                    100.0 * static_cast<double>(with_cpus) / total)) +
+             style.dim(with_cpus < s.memory.total_bytes
+                           ? ": memory in no node (hot-plugged or ballooned) or in nodes this "
+                             "process may not use"
+                           : ": the kernel counts less than its nodes hold"));
   }
   std::vector<std::string> live;
   for (const auto& c : s.cpu.clocks) {

@@ -6,7 +6,39 @@
 #include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
+#include "model/json_fields.hpp"
 #include "test_util.hpp"
+
+namespace mainboard {
+// A model as a new probe writes it: its field list and the opt-in beside it, no JSON line.
+struct BesideModel {
+  std::uint32_t answer = 0;
+  std::optional<std::string> why;
+  bool operator==(const BesideModel&) const = default;
+};
+constexpr bool json_fields_beside(const BesideModel*) {
+  return true;
+}
+template <class V>
+void fields(V& v, BesideModel& m) {
+  v("answer", m.answer);
+  v("why", m.why);
+}
+}  // namespace mainboard
+
+TEST(Json, AModelListingItsFieldsBesideItselfConvertsWithNoLineOfItsOwn) {
+  mainboard::BesideModel m{42, "because"};
+  nlohmann::json j = m;
+  EXPECT_EQ(j, nlohmann::json::parse(R"({"answer": 42, "why": "because"})"));
+  EXPECT_EQ(j.get<mainboard::BesideModel>(), m);
+  j["answer"] = -1;
+  try {
+    (void)j.get<mainboard::BesideModel>();
+    FAIL() << "no error";
+  } catch (const mainboard::Error& e) {
+    EXPECT_STREQ(e.what(), "BesideModel.answer: expected a non-negative integer");
+  }
+}
 
 using namespace mainboard;
 using nlohmann::json;

@@ -210,10 +210,18 @@ TEST(PyenvShim, ChoosesAsPyenvDoesWithoutRunningIt) {
   // PYENV_VERSION wins over both; a list is tried in order; "system" is the next python3 on
   // PATH outside pyenv.
   EXPECT_EQ(core::pyenv_shim_target(t.shim.string(), t.context("3.13.0")), t.version_bin("3.13.0"));
-  EXPECT_EQ(core::pyenv_shim_target(t.shim.string(), t.context("3.8.1:system")),
+  EXPECT_EQ(core::pyenv_shim_target(t.shim.string(), t.context("system:3.13.0")),
             (t.dir.path() / "usr/bin/python3").string());
-  // Nothing installed that it names: pyenv itself must be asked (and says why).
+  // A version without the program is passed over, as `pyenv which` does.
+  t.dir.mkdir("pyenv/versions/3.10.0/bin");
+  EXPECT_EQ(core::pyenv_shim_target(t.shim.string(), t.context("3.10.0:3.9.18")),
+            t.version_bin("3.9.18"));
+  // A name it cannot place, even before one it can: pyenv itself must be asked (it refuses a
+  // choice naming what is not installed, and knows forms this does not).
   EXPECT_FALSE(core::pyenv_shim_target(t.shim.string(), t.context("2.7")));
+  EXPECT_FALSE(core::pyenv_shim_target(t.shim.string(), t.context("3.8.1:system")));
+  EXPECT_FALSE(core::pyenv_shim_target(t.shim.string(), t.context("pypy3.10:3.13.0")));
+  EXPECT_FALSE(core::pyenv_shim_target(t.shim.string(), t.context("3.13.0/envs/tools")));
   // Not a shim: an interpreter, a missing file, a script that merely mentions pyenv.
   EXPECT_FALSE(core::pyenv_shim_target(t.version_bin("3.13.0"), t.context()));
   EXPECT_FALSE(core::pyenv_shim_target((t.dir.path() / "nothing").string(), t.context()));
@@ -228,6 +236,9 @@ TEST(PyenvShim, ChoosesAsPyenvDoesWithoutRunningIt) {
   EXPECT_FALSE(core::pyenv_shim_target(t.shim.string(), t.context()));
   t.dir.write("work/project/.python-version", "\x01\xff ../.. /etc\n");
   EXPECT_FALSE(core::pyenv_shim_target(t.shim.string(), t.context()));
+  // The first word of a line is its version, as pyenv reads the file.
+  t.dir.write("work/project/.python-version", "3.13.0 trailing words\n");
+  EXPECT_EQ(core::pyenv_shim_target(t.shim.string(), t.context()), t.version_bin("3.13.0"));
 }
 
 TEST(PyenvShim, TheToolchainAsksTheChosenInterpreterAndKeysTheCacheOnIt) {
