@@ -8,13 +8,24 @@ namespace mainboard::host::darwin {
 
 namespace {
 
-constexpr const char* kSysctlKeys[] = {
-    "machdep.cpu.brand_string", "machdep.cpu.vendor",       "machdep.cpu.family",
-    "machdep.cpu.model",        "machdep.cpu.stepping",     "hw.machine",
-    "hw.packages",              "hw.physicalcpu",           "hw.logicalcpu",
-    "hw.memsize",               "hw.l1dcachesize",          "hw.l1icachesize",
-    "hw.l2cachesize",           "hw.l3cachesize",           "hw.perflevel0.physicalcpu",
-    "hw.perflevel1.physicalcpu", "hw.perflevel0.cpusperl2", "hw.cpufrequency_max"};
+constexpr const char* kSysctlKeys[] = {"machdep.cpu.brand_string",
+                                       "machdep.cpu.vendor",
+                                       "machdep.cpu.family",
+                                       "machdep.cpu.model",
+                                       "machdep.cpu.stepping",
+                                       "hw.machine",
+                                       "hw.packages",
+                                       "hw.physicalcpu",
+                                       "hw.logicalcpu",
+                                       "hw.memsize",
+                                       "hw.l1dcachesize",
+                                       "hw.l1icachesize",
+                                       "hw.l2cachesize",
+                                       "hw.l3cachesize",
+                                       "hw.perflevel0.physicalcpu",
+                                       "hw.perflevel1.physicalcpu",
+                                       "hw.perflevel0.cpusperl2",
+                                       "hw.cpufrequency_max"};
 
 std::optional<std::map<std::string, std::string>> sysctl(const Runner& runner, std::string& error) {
   auto exe = runner.find_executable("sysctl");
@@ -24,7 +35,8 @@ std::optional<std::map<std::string, std::string>> sysctl(const Runner& runner, s
   }
   Command cmd;
   cmd.argv = {*exe};
-  for (const char* k : kSysctlKeys) cmd.argv.emplace_back(k);
+  for (const char* k : kSysctlKeys)
+    cmd.argv.emplace_back(k);
   cmd.timeout = std::chrono::milliseconds(3000);
   auto r = runner.run(cmd);
   // An unknown key (hw.l3cachesize on Apple silicon) makes sysctl exit non-zero after printing
@@ -75,7 +87,8 @@ std::optional<VmStat> parse_vm_stat(std::string_view text) {
     // "Mach Virtual Memory Statistics: (page size of 16384 bytes)"
     if (auto pos = line.find("page size of "); pos != std::string_view::npos) {
       auto rest = line.substr(pos + 13);
-      if (auto n = core::parse_u64(rest.substr(0, rest.find(' '))); n && *n >= 512 && *n <= (1u << 24))
+      if (auto n = core::parse_u64(rest.substr(0, rest.find(' ')));
+          n && *n >= 512 && *n <= (1u << 24))
         v.page_size = *n;
       continue;
     }
@@ -94,7 +107,8 @@ std::optional<VmStat> parse_vm_stat(std::string_view text) {
 }
 
 bool available(const Runner& runner) {
-  return runner.find_executable("sysctl").has_value() && runner.find_executable("vm_stat").has_value();
+  return runner.find_executable("sysctl").has_value() &&
+         runner.find_executable("vm_stat").has_value();
 }
 
 CpuInfo probe_cpu(const Runner& runner, Note& note) {
@@ -108,9 +122,12 @@ CpuInfo probe_cpu(const Runner& runner, Note& note) {
   info.label = value(*m, "machdep.cpu.brand_string");
   info.architecture = value(*m, "hw.machine");
   auto vendor = value(*m, "machdep.cpu.vendor");
-  if (vendor == "GenuineIntel") info.vendor = "Intel";
-  else if (core::starts_with(info.label, "Apple")) info.vendor = "Apple";
-  else info.vendor = vendor;
+  if (vendor == "GenuineIntel")
+    info.vendor = "Intel";
+  else if (core::starts_with(info.label, "Apple"))
+    info.vendor = "Apple";
+  else
+    info.vendor = vendor;
   auto small = [&](const char* key) -> std::optional<int> {
     auto v = number(*m, key);
     if (!v || *v > 0x7fffffff) return std::nullopt;
@@ -119,18 +136,23 @@ CpuInfo probe_cpu(const Runner& runner, Note& note) {
   info.family = small("machdep.cpu.family");
   info.model = small("machdep.cpu.model");
   info.stepping = small("machdep.cpu.stepping");
-  auto count = [&](const char* key) { return static_cast<std::uint32_t>(number(*m, key).value_or(0)); };
+  auto count = [&](const char* key) {
+    return static_cast<std::uint32_t>(number(*m, key).value_or(0));
+  };
   info.packages = std::max(count("hw.packages"), 1u);
   info.cores = count("hw.physicalcpu");
   info.threads = count("hw.logicalcpu");
   info.numa_nodes = 1;
-  if (auto p = number(*m, "hw.perflevel0.physicalcpu"), e = number(*m, "hw.perflevel1.physicalcpu"); p)
-    info.microarchitecture = std::to_string(*p) + "P + " + std::to_string(e.value_or(0)) + "E cores";
+  if (auto p = number(*m, "hw.perflevel0.physicalcpu"), e = number(*m, "hw.perflevel1.physicalcpu");
+      p)
+    info.microarchitecture =
+        std::to_string(*p) + "P + " + std::to_string(e.value_or(0)) + "E cores";
   auto cache = [&](int level, const char* type, const char* key, std::uint32_t instances) {
     if (auto bytes = number(*m, key); bytes && *bytes > 0)
       info.caches.push_back({level, type, *bytes, instances});
   };
-  std::uint32_t per_l2 = static_cast<std::uint32_t>(number(*m, "hw.perflevel0.cpusperl2").value_or(0));
+  std::uint32_t per_l2 =
+      static_cast<std::uint32_t>(number(*m, "hw.perflevel0.cpusperl2").value_or(0));
   cache(1, "data", "hw.l1dcachesize", info.cores);
   cache(1, "instruction", "hw.l1icachesize", info.cores);
   cache(2, "unified", "hw.l2cachesize", per_l2 ? std::max(info.cores / per_l2, 1u) : 1u);
@@ -165,9 +187,9 @@ Memory read_memory(const Runner& runner, std::string scope, bool unified) {
     auto it = vm->pages.find(label);
     return it == vm->pages.end() ? 0 : it->second;
   };
-  std::uint64_t used = (pages("Pages active") + pages("Pages wired down") +
-                        pages("Pages occupied by compressor")) *
-                       vm->page_size;
+  std::uint64_t used =
+      (pages("Pages active") + pages("Pages wired down") + pages("Pages occupied by compressor")) *
+      vm->page_size;
   mem.used_bytes = std::min(used, *total);
   mem.free_bytes = *total - *mem.used_bytes;
   return mem;
