@@ -14,12 +14,12 @@
 
 namespace mainboard::core {
 
-namespace {
-
 bool executable_file(const std::string& file) {
   struct stat st {};
   return ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(file.c_str(), X_OK) == 0;
 }
+
+namespace {
 
 std::string absolute(const std::string& file) {
   std::error_code ec;

@@ -12,6 +12,9 @@
 
 namespace mainboard::core {
 
+/// A regular file this process may execute.
+bool executable_file(const std::string& file);
+
 /// The file `name` runs, as execvp(3) and a shell find it: a name with a '/' is a path (made
 /// absolute); otherwise the first regular, executable file in the directories of `path` (the
 /// PATH value), where an empty entry means the current directory and a relative entry is

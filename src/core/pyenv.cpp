@@ -1,15 +1,11 @@
 #include "core/pyenv.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
+#include "core/fs.hpp"
 #include "core/process.hpp"
 #include "core/text.hpp"
 
@@ -19,20 +15,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> small_file(const fs::path& file, std::size_t max_bytes) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text(max_bytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  auto got = static_cast<std::size_t>(in.gcount());
-  if (got > max_bytes) return std::nullopt;
-  text.resize(got);
-  return text;
+/// pyenv's files, read as every probe reads files (size-capped, binary refused).
+const Fs& host() {
+  static const Fs fs("/");
+  return fs;
 }
 
 /// PYENV_ROOT as the shim exports it; empty when the file is not a pyenv shim.
 std::optional<std::string> shim_root(const std::string& shim) {
-  auto text = small_file(shim, 4096);
+  auto text = host().read(shim, 4096);
   if (!text || text->rfind("#!", 0) != 0) return std::nullopt;
   if (text->find("pyenv\" exec \"$program\"") == std::string::npos) return std::nullopt;
   const std::string key = "export PYENV_ROOT=\"";
@@ -47,9 +38,9 @@ std::optional<std::string> shim_root(const std::string& shim) {
 
 /// The version names of a version file: the first word of each line, comment lines skipped, as
 /// pyenv reads them. Empty when it cannot be read or is too large to be one.
-std::optional<std::vector<std::string>> read_version_file(const fs::path& file) {
+std::optional<std::vector<std::string>> read_version_file(const std::string& file) {
   std::vector<std::string> out;
-  auto text = small_file(file, 64 * 1024);
+  auto text = host().read(file, 64 * 1024);
   if (!text) return std::nullopt;
   for (auto line : split(*text, '\n')) {
     line = trim(line);
@@ -76,14 +67,12 @@ std::optional<std::vector<std::string>> chosen_versions(const std::string& root,
     return out;
   }
   for (fs::path dir = context.directory; !dir.empty(); dir = dir.parent_path()) {
-    auto file = dir / ".python-version";
-    std::error_code ec;
-    if (fs::is_regular_file(file, ec)) return or_system(read_version_file(file));
+    auto file = (dir / ".python-version").string();
+    if (host().exists(file) && !host().is_dir(file)) return or_system(read_version_file(file));
     if (dir == dir.root_path()) break;
   }
-  auto global = fs::path(root) / "version";
-  std::error_code ec;
-  if (fs::exists(global, ec)) return or_system(read_version_file(global));
+  auto global = root + "/version";
+  if (host().exists(global)) return or_system(read_version_file(global));
   return std::vector<std::string>{"system"};
 }
 
@@ -117,16 +106,14 @@ bool newer(const std::string& a, const std::string& b) {
 /// The installed version directory a name selects: itself, or the newest "NAME.*" release.
 std::optional<fs::path> version_dir(const std::string& root, const std::string& name) {
   fs::path versions = fs::path(root) / "versions";
-  std::error_code ec;
-  if (fs::is_directory(versions / name, ec)) return versions / name;
+  if (host().is_dir((versions / name).string())) return versions / name;
   std::optional<std::string> best;
-  for (const auto& entry : fs::directory_iterator(versions, ec)) {
-    auto candidate = entry.path().filename().string();
+  for (const auto& candidate : host().list(versions.string())) {
     if (candidate.rfind(name + ".", 0) != 0) continue;
     // A release, not a pre-release or a variant: digits and dots after the prefix.
     auto rest = candidate.substr(name.size() + 1);
     if (rest.empty() || rest.find_first_not_of("0123456789.") != std::string::npos) continue;
-    if (!fs::is_directory(entry.path(), ec)) continue;  // a broken link is no version
+    if (!host().is_dir((versions / candidate).string())) continue;  // a broken link is none
     if (!best || newer(candidate, *best)) best = candidate;
   }
   if (!best) return std::nullopt;
@@ -168,10 +155,7 @@ std::optional<std::string> pyenv_shim_target(const std::string& shim, const Pyen
     auto dir = version_dir(*root, name);
     if (!dir) return std::nullopt;
     auto file = (*dir / "bin" / program).string();
-    struct stat st {};
-    bool runnable =
-        ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(file.c_str(), X_OK) == 0;
-    found.push_back(runnable ? file : "");
+    found.push_back(executable_file(file) ? file : "");
   }
   // The first chosen version that has the program, as `pyenv which` takes it.
   for (const auto& file : found)
