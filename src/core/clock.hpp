@@ -23,6 +23,14 @@ class ClockMap {
         rate_(from_stop > from_start ? static_cast<double>(to_stop - to_start) /
                                            static_cast<double>(from_stop - from_start)
                                      : 1.0) {}
+  /// The other clock read `to_start` at `from_start` and runs at `rate` nanoseconds per unit.
+  static ClockMap at_rate(std::int64_t from_start, std::int64_t to_start, double rate) {
+    ClockMap m(from_start, to_start, from_start, to_start);
+    m.rate_ = rate;
+    return m;
+  }
+  /// Nanoseconds per unit of the other clock.
+  double rate() const { return rate_; }
   /// A reading of the other clock as monotonic nanoseconds.
   std::int64_t operator()(std::int64_t t) const {
     return to_ + static_cast<std::int64_t>(static_cast<double>(t - from_) * rate_);

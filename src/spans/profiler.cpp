@@ -74,6 +74,21 @@ std::vector<std::string> beyond_spans(const Collection& c) {
   return out;
 }
 
+/// Ticks to the monotonic clock for a session, one rate both ways: what exit() turns a caller's
+/// nanoseconds into and what freeze() turns every tick back with. Where the hardware states
+/// the counter's rate (Arm's CNTFRQ_EL0) that rate is exact; a rate measured between two
+/// calibration points of a short session is not (the two clocks are read one after the other,
+/// and under an emulator microseconds apart: 10% of a 300 µs session). The TSC states none,
+/// so it is measured between the session's start and `to`.
+core::ClockMap session_clock(std::uint64_t from_ticks, std::int64_t from_ns, std::uint64_t to_ticks,
+                             std::int64_t to_ns) {
+  if (auto hz = detail::tick_stated_hz())
+    return core::ClockMap::at_rate(static_cast<std::int64_t>(from_ticks), from_ns,
+                                   1e9 / static_cast<double>(hz));
+  return core::ClockMap(static_cast<std::int64_t>(from_ticks), from_ns,
+                        static_cast<std::int64_t>(to_ticks), to_ns);
+}
+
 }  // namespace
 
 namespace detail {
@@ -226,34 +241,20 @@ void Profiler::exit(const SpanToken& token, std::int64_t wall_ns) {
   while (!t->stack.empty() && t->stack.size() > token.depth)
     detail::span_exit(t);
   if (t->stack.size() != token.depth) return;
-  // Nanoseconds to ticks at the rate seen since the session began (stated where the hardware
-  // states it).
-  double per_ns = 1.0;
-  if (auto hz = detail::tick_stated_hz()) {
-    per_ns = static_cast<double>(hz) / 1e9;
-  } else {
-    auto now_ticks = detail::ticks();
-    auto now_ns = core::monotonic_ns();
-    if (now_ns > session_->start_ns && now_ticks > session_->start_ticks)
-      per_ns = static_cast<double>(now_ticks - session_->start_ticks) /
-               static_cast<double>(now_ns - session_->start_ns);
-  }
-  auto duration = static_cast<std::uint64_t>(static_cast<double>(std::max<std::int64_t>(wall_ns, 0)) * per_ns);
+  // Nanoseconds to ticks at the rate the session's result will turn them back with.
+  const auto clock = session_clock(session_->start_ticks, session_->start_ns, detail::ticks(),
+                                   core::monotonic_ns());
+  auto duration = static_cast<std::uint64_t>(
+      static_cast<double>(std::max<std::int64_t>(wall_ns, 0)) / clock.rate());
   detail::span_exit_after(t, std::min(duration, detail::kUntilNow - 1));
 }
 
 namespace {
 
-/// The span clock and its rate: stated by the hardware where it can, else measured between the
-/// session's two calibration points.
-void describe_clock(Profile& p, std::uint64_t from_ticks, std::int64_t from_ns,
-                    std::uint64_t to_ticks, std::int64_t to_ns) {
+/// The span clock and its rate, as freeze() turned ticks into nanoseconds.
+void describe_clock(Profile& p, const core::ClockMap& clock) {
   p.span_clock = detail::tick_source();
-  if (auto hz = detail::tick_stated_hz())
-    p.span_clock_hz = static_cast<double>(hz);
-  else if (to_ns > from_ns && to_ticks > from_ticks)
-    p.span_clock_hz =
-        static_cast<double>(to_ticks - from_ticks) * 1e9 / static_cast<double>(to_ns - from_ns);
+  if (clock.rate() > 0) p.span_clock_hz = 1e9 / clock.rate();
 }
 
 /// What the session's bounds left out, said in `unavailable`: spans whose path tree was full,
@@ -413,11 +414,9 @@ void Profiler::stop() {
     if (g_active == this) g_active = nullptr;
   }
 
-  // Ticks to the monotonic clock through the two calibration points.
-  const core::ClockMap clock(static_cast<std::int64_t>(s.start_ticks), s.start_ns,
-                             static_cast<std::int64_t>(s.stop_ticks), s.stop_ns);
+  const auto clock = session_clock(s.start_ticks, s.start_ns, s.stop_ticks, s.stop_ns);
   auto profile = freeze(threads, clock);
-  describe_clock(*profile, s.start_ticks, s.start_ns, s.stop_ticks, s.stop_ns);
+  describe_clock(*profile, clock);
   profile->pid = ::getpid();
   profile->start_ns = s.start_ns;
   profile->end_ns = s.stop_ns;
@@ -453,10 +452,9 @@ Profile Profiler::result() const {
   }
   auto now_ticks = detail::ticks();
   auto now_ns = core::monotonic_ns();
-  const core::ClockMap clock(static_cast<std::int64_t>(s.start_ticks), s.start_ns,
-                             static_cast<std::int64_t>(now_ticks), now_ns);
+  const auto clock = session_clock(s.start_ticks, s.start_ns, now_ticks, now_ns);
   auto profile = freeze(threads, clock);
-  describe_clock(*profile, s.start_ticks, s.start_ns, now_ticks, now_ns);
+  describe_clock(*profile, clock);
   profile->pid = ::getpid();
   profile->start_ns = s.start_ns;
   profile->end_ns = now_ns;
