@@ -40,11 +40,13 @@ MAINBOARD_DECLARE_JSON(Board);
 
 // cgroup.hpp
 MAINBOARD_DECLARE_JSON(CgroupMemory);
+MAINBOARD_DECLARE_JSON(Reading<CgroupMemory>);
 
 // pressure.hpp
 MAINBOARD_DECLARE_JSON(StallShare);
 MAINBOARD_DECLARE_JSON(ResourcePressure);
 MAINBOARD_DECLARE_JSON(Pressure);
+MAINBOARD_DECLARE_JSON(Reading<Pressure>);
 
 // cpu.hpp
 MAINBOARD_DECLARE_JSON(CacheInfo);

@@ -92,9 +92,9 @@ class MAINBOARD_API Machine {
   std::string hostname() const;
   Memory memory() const;
   MemoryHardware memory_hardware() const;
-  CgroupMemory cgroup_memory() const;
+  Reading<CgroupMemory> cgroup_memory() const;
   /// Pressure stall information now (/proc/pressure): how much work waits for CPU, memory, I/O.
-  Pressure pressure() const;
+  Reading<Pressure> pressure() const;
   Disk disk() const;
   Scratch scratch() const;
 

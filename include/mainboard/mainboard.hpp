@@ -27,6 +27,7 @@
 #include "mainboard/profile.hpp"
 #include "mainboard/profile_report.hpp"
 #include "mainboard/profiler.hpp"
+#include "mainboard/reading.hpp"
 #include "mainboard/runner.hpp"
 #include "mainboard/sampler.hpp"
 #include "mainboard/snapshot.hpp"

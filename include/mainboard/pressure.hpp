@@ -5,6 +5,7 @@
 #include <string>
 
 #include "mainboard/export.hpp"
+#include "mainboard/reading.hpp"
 
 namespace mainboard {
 
@@ -45,22 +46,19 @@ void fields(V& v, ResourcePressure& m) {
 /// Pressure stall information (PSI, /proc/pressure, Linux 4.20 and later, when the kernel has it
 /// on): how much of the time work waited for the CPU, for memory (reclaim, swap-in, thrashing)
 /// and for I/O. A host under memory or I/O pressure is no place for a benchmark.
+/// Unavailable as a whole (a Reading) where there is no /proc/pressure: PSI off or an old kernel.
 struct MAINBOARD_API Pressure {
-  bool supported = false;
   std::optional<ResourcePressure> cpu;
   std::optional<ResourcePressure> memory;
   std::optional<ResourcePressure> io;
-  std::string reason;  ///< why there is none (no /proc/pressure: PSI off or an old kernel)
   bool operator==(const Pressure&) const = default;
 };
 
 template <class V>
 void fields(V& v, Pressure& m) {
-  v("supported", m.supported);
   v("cpu", m.cpu);
   v("memory", m.memory);
   v("io", m.io);
-  v("reason", m.reason);
 }
 
 }  // namespace mainboard

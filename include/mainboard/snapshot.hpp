@@ -15,6 +15,7 @@
 #include "mainboard/memory.hpp"
 #include "mainboard/npu.hpp"
 #include "mainboard/pressure.hpp"
+#include "mainboard/reading.hpp"
 #include "mainboard/storage.hpp"
 #include "mainboard/toolchain.hpp"
 #include "mainboard/tuning.hpp"
@@ -22,10 +23,9 @@
 namespace mainboard {
 
 /// Version of the snapshot's JSON layout; bumped when a field changes meaning or is removed.
-inline constexpr int kSnapshotSchemaVersion = 1;
-
-enum class ProbeStatus { ok, unsupported, failed };
-MAINBOARD_API const char* to_string(ProbeStatus status);
+inline constexpr int kSnapshotSchemaVersion = 2;
+/// The oldest schema_version this build still reads.
+inline constexpr int kSnapshotSchemaVersionRead = 1;
 
 /// What one probe or provider did: so a user sees why a value is missing and what it cost.
 struct MAINBOARD_API Diagnostic {
@@ -48,25 +48,25 @@ struct MAINBOARD_API Diagnostic {
 /// reads (`none`). This row drives how the part is filled, copied between snapshots, read alone
 /// (Machine::reading) and written to and read from JSON. A new probe is its model's header, its
 /// reader's file and a row and member here.
-#define MAINBOARD_HOST_PROBES(X)                                      \
-  /* Identity: read once per Machine. */                              \
-  X(cpu, identity, none, CpuInfo, cpu, .info)                         \
-  X(board, identity, none, Board, board, )                            \
-  X(environment, identity, none, Environment, environment, )          \
-  X(dimms, identity, none, MemorySlots, memory_hardware, )            \
-  X(os, identity, none, std::optional<OperatingSystem>, os, )         \
-  X(toolchain, identity, none, std::optional<Toolchain>, toolchain, ) \
-  X(compilers, identity, toolchain, CompilerConfig, compilers, )      \
-  X(cuda, identity, toolchain, CudaStack, cuda, )                     \
-  /* Live: read at every snapshot. */                                 \
-  X(hostname, live, none, std::string, hostname, )                    \
-  X(cpu_clocks, live, none, CpuReadings, cpu, )                       \
-  X(memory, live, none, Memory, memory, )                             \
-  X(tuning, live, none, std::optional<HostTuning>, tuning, )          \
-  X(swap, live, none, SwapReading, memory_hardware, )                 \
-  X(cgroup_memory, live, none, CgroupMemory, cgroup_memory, )         \
-  X(pressure, live, none, Pressure, pressure, )                       \
-  X(disk, live, none, Disk, disk, )                                   \
+#define MAINBOARD_HOST_PROBES(X)                                       \
+  /* Identity: read once per Machine. */                               \
+  X(cpu, identity, none, CpuInfo, cpu, .info)                          \
+  X(board, identity, none, Board, board, )                             \
+  X(environment, identity, none, Environment, environment, )           \
+  X(dimms, identity, none, MemorySlots, memory_hardware, )             \
+  X(os, identity, none, std::optional<OperatingSystem>, os, )          \
+  X(toolchain, identity, none, std::optional<Toolchain>, toolchain, )  \
+  X(compilers, identity, toolchain, CompilerConfig, compilers, )       \
+  X(cuda, identity, toolchain, CudaStack, cuda, )                      \
+  /* Live: read at every snapshot. */                                  \
+  X(hostname, live, none, std::string, hostname, )                     \
+  X(cpu_clocks, live, none, CpuReadings, cpu, )                        \
+  X(memory, live, none, Memory, memory, )                              \
+  X(tuning, live, none, std::optional<HostTuning>, tuning, )           \
+  X(swap, live, none, SwapReading, memory_hardware, )                  \
+  X(cgroup_memory, live, none, Reading<CgroupMemory>, cgroup_memory, ) \
+  X(pressure, live, none, Reading<Pressure>, pressure, )               \
+  X(disk, live, none, Disk, disk, )                                    \
   X(scratch, live, none, Scratch, scratch, )
 
 /// Everything probed about the host at one moment, as one serializable value.
@@ -91,8 +91,8 @@ struct MAINBOARD_API MachineSnapshot {
   Board board;
   std::optional<Toolchain> toolchain;  ///< empty when the snapshot skipped it
   CompilerConfig compilers;
-  CgroupMemory cgroup_memory;
-  Pressure pressure;  ///< how much work waits for CPU, memory and I/O
+  Reading<CgroupMemory> cgroup_memory;
+  Reading<Pressure> pressure;  ///< how much work waits for CPU, memory and I/O
   Disk disk;
   Scratch scratch;
   std::vector<Diagnostic> diagnostics;

@@ -598,9 +598,12 @@ class Machine(Singleton):
         return MemoryHardware(machine=self)
 
     @property
-    def cgroup_memory(self) -> CgroupMemory:
-        """This process's cgroup memory cap and use (what a batch job may really use)."""
-        return CgroupMemory((self._native.cgroup_memory()))
+    def cgroup_memory(self) -> CgroupMemory | None:
+        """This process's cgroup memory cap and use (what a batch job may really use); None
+        where the cgroup cannot be read (`snapshot().unavailable_reason("cgroup_memory")`
+        says why)."""
+        data = self._native.cgroup_memory()
+        return None if "unavailable" in data else CgroupMemory(data)
 
     @property
     def disk(self) -> Disk:

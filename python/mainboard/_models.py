@@ -134,6 +134,9 @@ class FrozenModel:
     _nested: ClassVar[Mapping[str, type[FrozenModel]]] = {}
     #: the fields a model made without them starts with
     _defaults: ClassVar[Mapping[str, Any]] = {}
+    #: a reading that may be unavailable: where the library says why it is missing, the field
+    #: that holds this model is None and `unavailable_reason(field)` says why
+    _readings: ClassVar[bool] = False
     model_fields: ClassVar[dict[str, FieldInfo]] = _ModelFields()  # type: ignore[assignment]
 
     def __init__(self, data: Mapping[str, Any] | None = None, /, **fields: Any) -> None:
@@ -223,6 +226,15 @@ class FrozenModel:
 
     def __delattr__(self, name: str) -> None:
         raise FrozenInstanceError(f"cannot delete field {name!r}: {type(self).__name__} is frozen")
+
+    def unavailable_reason(self, field: str) -> str | None:
+        """Why the reading in `field` is None: the library's reason (unsupported here, or
+        failed); None where the field holds a reading, or is None for no stated reason."""
+        document = self._document()
+        if field not in document:
+            raise AttributeError(f"{type(self).__name__} has no field {field!r}")
+        why = _unavailable(document[field])
+        return None if why is None else str(why.get("reason", ""))
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self._document()))
@@ -317,10 +329,27 @@ def _select(document: dict[str, Any], include: Any, exclude: Any,
     return out
 
 
+def _unavailable(raw: Any) -> dict[str, Any] | None:
+    """Why a reading is missing, where `raw` says so: {"unavailable": {"status", "reason"}}
+    in the reading's place (or, in a document of schema 1, "supported": false beside its
+    fields)."""
+    if not isinstance(raw, dict):
+        return None
+    why = raw.get("unavailable")
+    if isinstance(why, dict) and len(raw) == 1 and isinstance(why.get("reason", ""), str):
+        return why
+    if raw.get("supported") is False and "reason" in raw and isinstance(raw["reason"], str):
+        return {"status": "unsupported", "reason": raw["reason"]}
+    return None
+
+
 def _convert(raw: Any, model: type[FrozenModel] | None) -> Any:
     if isinstance(raw, list):
         return tuple(_convert(item, model) for item in raw)
     if isinstance(raw, dict):
+        why = _unavailable(raw)
+        if why is not None and ("supported" not in raw or (model is not None and model._readings)):
+            return None
         return (model or FrozenModel)(raw)
     return raw
 

@@ -575,17 +575,19 @@ def _convert_cards(items: list[Any]) -> tuple[DimmCard, ...]:
 
 
 class CgroupMemory(FrozenModel):
-    """The enforced cgroup memory cap: the real OOM-kill ceiling of the job."""
+    """The enforced cgroup memory cap: the real OOM-kill ceiling of the job. A snapshot's
+    `cgroup_memory` is None where the process's cgroup cannot be read, and
+    `unavailable_reason("cgroup_memory")` says why."""
+
+    _readings = True
 
     # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
-    supported: bool
     version: int
     path: str
     limit_bytes: int | None
     usage_bytes: int | None
     swap_limit_bytes: int | None
     limit_source: str
-    reason: str
     # end of fields
 
     @property
@@ -619,14 +621,15 @@ class ResourcePressure(FrozenModel):
 
 class Pressure(FrozenModel):
     """Pressure stall information (/proc/pressure): how much of the time work waited for the
-    CPU, for memory and for I/O; None for a resource without a reading."""
+    CPU, for memory and for I/O; None for a resource without a reading. A snapshot's
+    `pressure` is None on a host without PSI, and `unavailable_reason("pressure")` says why."""
+
+    _readings = True
 
     # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
-    supported: bool
     cpu: ResourcePressure | None
     memory: ResourcePressure | None
     io: ResourcePressure | None
-    reason: str
     # end of fields
 
     _nested = {"cpu": ResourcePressure, "memory": ResourcePressure, "io": ResourcePressure}
@@ -880,8 +883,8 @@ class MachineSnapshot(FrozenModel):
     hostname: str
     memory: Memory
     tuning: FrozenModel | None
-    cgroup_memory: CgroupMemory
-    pressure: Pressure
+    cgroup_memory: CgroupMemory | None
+    pressure: Pressure | None
     disk: Disk
     scratch: Scratch
     diagnostics: tuple[Diagnostic, ...]

@@ -15,7 +15,8 @@ def main(pid: int) -> None:
     m = mainboard.Machine()
     label: str = m.cpu.label
     used: float = m.memory.used_gb
-    capped: bool = m.cgroup_memory.capped
+    cap = m.cgroup_memory
+    capped: bool = cap is not None and cap.capped
     snap = m.snapshot()
     text: str = snap.model_dump_json(indent=2)
     copy = snap.model_copy(update={"hostname": "x"})

@@ -58,6 +58,10 @@ def test_models_read_the_fixture_host():
     assert s.diagnostic("board").status == "ok"
     capped = mainboard.Machine.over(host("cgroup2-capped"))
     assert capped.cgroup_memory.capped and capped.cgroup_memory.limit_bytes == 8 << 30
+    # A limit file that is there but unreadable: no reading (not "no cap"), and why.
+    broken = mainboard.Machine.over(host("broken"))
+    assert broken.cgroup_memory is None
+    assert "malformed" in broken.snapshot(toolchain=False).unavailable_reason("cgroup_memory")
     assert capped.environment.job.scheduler == "slurm"
     assert capped.scratch.found
 
@@ -206,13 +210,23 @@ def test_machine_view_pieces():
 def test_pressure_stalls_are_typed_models_and_none_where_unread():
     snapshot = mainboard.Machine.over(host("cgroup2-capped")).snapshot()
     pressure = snapshot.pressure
-    assert isinstance(pressure, mainboard.Pressure) and pressure.supported
+    assert isinstance(pressure, mainboard.Pressure)
+    assert snapshot.unavailable_reason("pressure") is None
     assert pressure.memory.some.avg10 == 24.5
     assert pressure.memory.full.total_us == 12345678
     assert isinstance(pressure.io.full, mainboard.StallShare)
     # A kernel before 5.13 has no "full" line for the CPU; a host without PSI says why.
     assert mainboard.Machine.over(host("numa-2socket")).snapshot().pressure.cpu.full is None
-    none = mainboard.Machine.over(host("vm-cgroup1-nodmi")).snapshot().pressure
-    assert not none.supported and none.memory is None
-    assert "no /proc/pressure" in none.reason
+    vm = mainboard.Machine.over(host("vm-cgroup1-nodmi")).snapshot()
+    assert vm.pressure is None
+    assert "no /proc/pressure" in vm.unavailable_reason("pressure")
+    with pytest.raises(AttributeError, match="no field 'pressur'"):
+        vm.unavailable_reason("pressur")
+    # A document of schema 1 said "supported": false beside the fields: still None, and why.
+    old = vm.model_dump()
+    old["schema_version"] = 1
+    old["pressure"] = {"supported": False, "cpu": None, "memory": None, "io": None,
+                       "reason": "psi=0"}
+    old = mainboard.MachineSnapshot.model_validate(old)
+    assert old.pressure is None and old.unavailable_reason("pressure") == "psi=0"
     assert mainboard.MachineSnapshot.model_validate_json(snapshot.model_dump_json()) == snapshot

@@ -122,11 +122,12 @@ struct Rules {
       else if (r->some.avg10 >= 20)
         add(id, "host", Severity::warning, reading, why, fix);
     };
-    rule("memory", s.pressure.memory,
+    if (!s.pressure) return;
+    rule("memory", s.pressure->memory,
          "tasks wait for memory (reclaim, swap-in, thrashing): a benchmark's time would include "
          "those stalls",
          "find what holds memory with `ps -eo pid,rss,comm --sort=-rss | head`");
-    rule("io", s.pressure.io,
+    rule("io", s.pressure->io,
          "tasks wait for I/O: a run that reads data or writes checkpoints would wait with them",
          "find the busy devices and processes with `iostat -x 1` and `iotop`");
   }
@@ -146,10 +147,9 @@ struct Rules {
         add("memory.available", "host", Severity::warning, reading,
             "less than a quarter of the memory is free for the job", "");
     }
-    const auto& c = s.cgroup_memory;
-    if (c.capped() && c.usage_bytes) {
-      auto cap = *c.limit_bytes;
-      auto left = cap - std::min(*c.usage_bytes, cap);
+    if (const auto& c = s.cgroup_memory; c && c->capped() && c->usage_bytes) {
+      auto cap = *c->limit_bytes;
+      auto left = cap - std::min(*c->usage_bytes, cap);
       if (static_cast<double>(left) < 0.1 * static_cast<double>(cap))
         add("cgroup.headroom", "host", Severity::blocker,
             fmt::format("{} of the {} cgroup cap left", view::bytes(left), view::bytes(cap)),

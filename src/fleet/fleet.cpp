@@ -43,8 +43,8 @@ std::vector<std::pair<std::string, std::string>> Fleet::traits(const MachineSnap
     t.emplace_back("CUDA",
                    s.cuda.cuda_driver_version.empty() ? "unknown" : s.cuda.cuda_driver_version);
   }
-  t.emplace_back("cgroup cap", s.cgroup_memory.limit_bytes
-                                   ? view::bytes(*s.cgroup_memory.limit_bytes)
+  t.emplace_back("cgroup cap", s.cgroup_memory && s.cgroup_memory->limit_bytes
+                                   ? view::bytes(*s.cgroup_memory->limit_bytes)
                                    : std::string("none"));
   if (s.toolchain) {
     std::vector<std::string> tools;

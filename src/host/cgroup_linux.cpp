@@ -83,12 +83,11 @@ std::vector<std::string> cgroup_dirs(const core::Fs& fs, const CgroupMount& moun
   return dirs;
 }
 
-void fill(const core::Fs& fs, const std::vector<std::string>& dirs, const char* limit_file,
-          const char* usage_file, const char* swap_file, CgroupMemory& out) {
-  if (dirs.empty()) {
-    out.reason = "the process's cgroup is not visible under its mount";
-    return;
-  }
+Reading<CgroupMemory> fill(const core::Fs& fs, const std::vector<std::string>& dirs,
+                           const char* limit_file, const char* usage_file, const char* swap_file,
+                           CgroupMemory out) {
+  if (dirs.empty())
+    return Reading<CgroupMemory>::none("the process's cgroup is not visible under its mount");
   std::vector<std::string> malformed;
   for (const auto& dir : dirs) {
     auto limit = read_limit(fs, dir + "/" + limit_file);
@@ -104,24 +103,21 @@ void fill(const core::Fs& fs, const std::vector<std::string>& dirs, const char* 
   out.usage_bytes = fs.read_u64(dirs.front() + "/" + usage_file);
   if (!malformed.empty() && !out.limit_bytes) {
     // We could not read a limit that exists: claiming "no cap" would be a guess.
-    out.reason = "malformed " + malformed.front();
-    return;
+    return Reading<CgroupMemory>::none("malformed " + malformed.front());
   }
   // Where no directory has the limit file, the controller is not enabled there (the v2 root
   // never has memory.max): nothing caps this process, which is a reading, not a failure.
-  out.supported = true;
+  return out;
 }
 
 }  // namespace
 
-CgroupMemory probe_cgroup_memory(const core::Fs& fs) {
+Reading<CgroupMemory> probe_cgroup_memory(const core::Fs& fs) {
   CgroupMemory out;
   auto self = fs.read(core::paths::kProcSelfCgroup);
   auto mountinfo = fs.read(core::paths::kProcSelfMountinfo);
-  if (!self || !mountinfo) {
-    out.reason = "cannot read /proc/self/cgroup or /proc/self/mountinfo";
-    return out;
-  }
+  if (!self || !mountinfo)
+    return Reading<CgroupMemory>::none("cannot read /proc/self/cgroup or /proc/self/mountinfo");
   std::optional<std::string> v1_path, v2_path;
   for (auto line : core::split_lines(*self)) {
     auto f = core::split(line, ':');
@@ -139,22 +135,19 @@ CgroupMemory probe_cgroup_memory(const core::Fs& fs) {
     if (auto mount = find_mount(*mountinfo, "memory")) {
       out.version = 1;
       out.path = *v1_path;
-      fill(fs, cgroup_dirs(fs, *mount, *v1_path), "memory.limit_in_bytes", "memory.usage_in_bytes",
-           "memory.memsw.limit_in_bytes", out);
-      return out;
+      return fill(fs, cgroup_dirs(fs, *mount, *v1_path), "memory.limit_in_bytes",
+                  "memory.usage_in_bytes", "memory.memsw.limit_in_bytes", std::move(out));
     }
   }
   if (v2_path) {
     if (auto mount = find_mount(*mountinfo, "")) {
       out.version = 2;
       out.path = *v2_path;
-      fill(fs, cgroup_dirs(fs, *mount, *v2_path), "memory.max", "memory.current", "memory.swap.max",
-           out);
-      return out;
+      return fill(fs, cgroup_dirs(fs, *mount, *v2_path), "memory.max", "memory.current",
+                  "memory.swap.max", std::move(out));
     }
   }
-  out.reason = "no cgroup memory controller is mounted";
-  return out;
+  return Reading<CgroupMemory>::none("no cgroup memory controller is mounted");
 }
 
 }  // namespace mainboard::host

@@ -21,6 +21,13 @@ struct Note {
     if (!reason.empty()) reason += "; ";
     reason += std::move(why);
   }
+  /// A reading the probe returns is unavailable: the probe says so, as the reading does.
+  void unavailable(const Unavailable& why) {
+    if (why.status == ProbeStatus::failed)
+      failed(why.reason);
+    else
+      unsupported(why.reason);
+  }
 };
 
 }  // namespace mainboard::host

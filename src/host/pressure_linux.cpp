@@ -55,7 +55,7 @@ std::optional<ResourcePressure> parse_pressure(std::string_view text) {
 
 }  // namespace
 
-Pressure read_pressure(const Sources& sources, const MachineSnapshot&, Note& note) {
+Reading<Pressure> read_pressure(const Sources& sources, const MachineSnapshot&, Note& note) {
   const core::Fs& fs = *sources.fs;
   Pressure p;
   std::string unreadable;
@@ -65,15 +65,15 @@ Pressure read_pressure(const Sources& sources, const MachineSnapshot&, Note& not
     if (text) *into = parse_pressure(*text);
     if (!*into) unreadable += (unreadable.empty() ? "" : ", ") + std::string(name);
   }
-  p.supported = p.cpu || p.memory || p.io;
-  if (!p.supported) {
-    p.reason = fs.exists("/proc/pressure")
-                   ? "/proc/pressure holds no readable cpu, memory or io file"
-                   : "no /proc/pressure (not Linux, a kernel before 4.20, or booted with psi=0)";
-    note.unsupported(p.reason);
-  } else if (!unreadable.empty()) {
-    note.reason = "no pressure reading for " + unreadable;
+  if (!p.cpu && !p.memory && !p.io) {
+    std::string why =
+        fs.exists("/proc/pressure")
+            ? "/proc/pressure holds no readable cpu, memory or io file"
+            : "no /proc/pressure (not Linux, a kernel before 4.20, or booted with psi=0)";
+    note.unsupported(why);
+    return Reading<Pressure>::none(std::move(why));
   }
+  if (!unreadable.empty()) note.reason = "no pressure reading for " + unreadable;
   return p;
 }
 

@@ -63,7 +63,7 @@ HostTuning probe_tuning(const core::Fs& fs, Note& note);
 std::map<std::string, std::string> parse_os_release(std::string_view text);
 
 // cgroup_linux.cpp
-CgroupMemory probe_cgroup_memory(const core::Fs& fs);
+Reading<CgroupMemory> probe_cgroup_memory(const core::Fs& fs);
 
 // storage_linux.cpp
 struct MountEntry {

@@ -258,11 +258,11 @@ MemoryHardware Machine::memory_hardware() const {
   return hw;
 }
 
-Pressure Machine::pressure() const {
+Reading<Pressure> Machine::pressure() const {
   return impl_->live("pressure").pressure;
 }
 
-CgroupMemory Machine::cgroup_memory() const {
+Reading<CgroupMemory> Machine::cgroup_memory() const {
   return impl_->live("cgroup_memory").cgroup_memory;
 }
 

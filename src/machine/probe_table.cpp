@@ -145,9 +145,9 @@ std::optional<HostTuning> read_tuning(const Sources& src, const MachineSnapshot&
   return t;
 }
 
-CgroupMemory read_cgroup_memory(const Sources& src, const MachineSnapshot&, Note& note) {
+Reading<CgroupMemory> read_cgroup_memory(const Sources& src, const MachineSnapshot&, Note& note) {
   auto c = probe_cgroup_memory(*src.fs);
-  if (!c.supported) note.unsupported(c.reason);
+  if (auto* why = c.unavailable()) note.unavailable(*why);
   return c;
 }
 

@@ -250,22 +250,22 @@ MAINBOARD_DEFINE_JSON(CompilerConfig)
 
 template <class V>
 void fields(V& v, CgroupMemory& m) {
-  v("supported", m.supported);
   v("version", m.version);
   v("path", m.path);
   v("limit_bytes", m.limit_bytes);
   v("usage_bytes", m.usage_bytes);
   v("swap_limit_bytes", m.swap_limit_bytes);
   v("limit_source", m.limit_source);
-  v("reason", m.reason);
 }
 MAINBOARD_DEFINE_JSON(CgroupMemory)
+MAINBOARD_DEFINE_READING_JSON(CgroupMemory)
 
 // Pressure lists its fields in its own header (mainboard/pressure.hpp); these lines export its
 // conversions to users (a model without them still converts inside a snapshot: ListsFields).
 MAINBOARD_DEFINE_JSON(StallShare)
 MAINBOARD_DEFINE_JSON(ResourcePressure)
 MAINBOARD_DEFINE_JSON(Pressure)
+MAINBOARD_DEFINE_READING_JSON(Pressure)
 
 template <class V>
 void fields(V& v, BlockDevice& m) {
@@ -548,10 +548,13 @@ void from_json(const nlohmann::json& j, MachineSnapshot& value) {
   auto version = j.find("schema_version");
   if (version == j.end() || !version->is_number_integer())
     throw Error("MachineSnapshot: missing schema_version");
-  if (version->get<std::int64_t>() != kSnapshotSchemaVersion)
+  // Schema 1 said a reading was missing with "supported": false beside its fields; schema 2
+  // puts {"unavailable": {"status", "reason"}} in its place. Both are read.
+  auto read_version = version->get<std::int64_t>();
+  if (read_version < kSnapshotSchemaVersionRead || read_version > kSnapshotSchemaVersion)
     throw Error("MachineSnapshot: schema_version " + version->dump() +
-                " is not supported (this "
-                "build reads " +
+                " is not supported (this build reads " +
+                std::to_string(kSnapshotSchemaVersionRead) + " to " +
                 std::to_string(kSnapshotSchemaVersion) + ")");
   json_detail::AdditiveReading additive;
   json_detail::read_model(j, value, "MachineSnapshot");

@@ -15,6 +15,7 @@
 
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
+#include "mainboard/reading.hpp"
 #include "model/enum_names.hpp"
 
 /// The machinery behind every model's to_json/from_json: a model lists its fields once, in a
@@ -58,6 +59,16 @@ void put(nlohmann::json& j, const T& value) {
       put(j, *value);
     else
       j = nullptr;
+  } else if constexpr (is_reading<T>::value) {
+    // The reading's own object, or why there is none in its place.
+    if (auto* why = value.unavailable()) {
+      j = nlohmann::json::object();
+      auto& u = j["unavailable"];
+      put(u["status"], why->status);
+      put(u["reason"], why->reason);
+    } else {
+      put(j, *value);
+    }
   } else if constexpr (is_vector<T>::value || is_array<T>::value) {
     j = nlohmann::json::array();
     for (const auto& item : value) {
@@ -86,6 +97,32 @@ void take(const nlohmann::json& j, T& out, const char* model, const std::string&
     if (j.is_null()) {
       out.reset();
       return;
+    }
+    typename T::value_type v{};
+    take(j, v, model, field);
+    out = std::move(v);
+  } else if constexpr (is_reading<T>::value) {
+    // {"unavailable": {"status", "reason"}}; a document of schema 1 said
+    // {"supported": false, "reason": …} in the reading's own object.
+    if (j.is_object()) {
+      if (auto u = j.find("unavailable"); u != j.end()) {
+        if (!u->is_object()) fail(model, field + ".unavailable", "expected an object");
+        Unavailable why;
+        if (auto s = u->find("status"); s != u->end())
+          take(*s, why.status, model, field + ".unavailable.status");
+        if (auto r = u->find("reason"); r != u->end())
+          take(*r, why.reason, model, field + ".unavailable.reason");
+        if (why.status == ProbeStatus::ok)
+          fail(model, field + ".unavailable.status", "an unavailable reading cannot be ok");
+        out = std::move(why);
+        return;
+      }
+      if (auto s = j.find("supported"); s != j.end() && s->is_boolean() && !s->get<bool>()) {
+        Unavailable why;
+        if (auto r = j.find("reason"); r != j.end() && r->is_string()) why.reason = *r;
+        out = std::move(why);
+        return;
+      }
     }
     typename T::value_type v{};
     take(j, v, model, field);
@@ -242,6 +279,15 @@ void from_json(const nlohmann::json& j, T& value) {
   }                                                      \
   void from_json(const nlohmann::json& j, Type& value) { \
     json_detail::read_model(j, value, #Type);            \
+  }
+
+/// A Reading of a model: the model's object, or {"unavailable": {"status", "reason"}}.
+#define MAINBOARD_DEFINE_READING_JSON(Type)                       \
+  void to_json(nlohmann::json& j, const Reading<Type>& value) {   \
+    json_detail::put(j, value);                                   \
+  }                                                               \
+  void from_json(const nlohmann::json& j, Reading<Type>& value) { \
+    json_detail::take(j, value, #Type, "");                       \
   }
 
 /// Enums travel as their names (model/enum_names.hpp); an unknown name is an error, not a

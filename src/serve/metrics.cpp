@@ -8,9 +8,9 @@
 
 namespace mainboard::serve {
 
-Reading read(const Machine& machine) {
+Scrape read(const Machine& machine) {
   auto start = std::chrono::steady_clock::now();
-  Reading r;
+  Scrape r;
   r.memory = machine.memory();
   try {
     auto hw = machine.memory_hardware();  // swap is read afresh; the DIMMs once
@@ -260,7 +260,7 @@ void expose_gpu(const GpuSnapshot& g, Exposition& out, Family& unavailable) {
 
 }  // namespace
 
-void expose(const Reading& r, Exposition& out) {
+void expose(const Scrape& r, Exposition& out) {
   out.gauge("mainboard_build_info", "1, with the exporter's version in a label.")
       .add({{"version", kVersion}}, 1);
   // Declared first so it sits at the top of the exposition; filled as readings fail.
@@ -286,20 +286,20 @@ void expose(const Reading& r, Exposition& out) {
     out.gauge("mainboard_swap_total_bytes", "Swap space, in bytes.").add({}, *r.swap_total_bytes);
   if (r.swap_used_bytes)
     out.gauge("mainboard_swap_used_bytes", "Swap in use, in bytes.").add({}, *r.swap_used_bytes);
-  if (r.cgroup.supported) {
-    Labels cg{{"cgroup", r.cgroup.path}};
-    if (r.cgroup.limit_bytes)
+  if (r.cgroup) {
+    Labels cg{{"cgroup", r.cgroup->path}};
+    if (r.cgroup->limit_bytes)
       out.gauge("mainboard_cgroup_memory_limit_bytes",
                 "The memory cap of this server's control group, in bytes (no series: no cap).")
-          .add(cg, *r.cgroup.limit_bytes);
-    if (r.cgroup.usage_bytes)
+          .add(cg, *r.cgroup->limit_bytes);
+    if (r.cgroup->usage_bytes)
       out.gauge("mainboard_cgroup_memory_usage_bytes",
                 "Memory charged to this server's control group, in bytes.")
-          .add(cg, *r.cgroup.usage_bytes);
+          .add(cg, *r.cgroup->usage_bytes);
   }
   // Pressure stall information as counters of seconds (a rate of them is the share of time), as
   // node_exporter gives it: waiting (some task waited) and stalled (every task did).
-  if (r.pressure.supported) {
+  if (r.pressure) {
     auto& waiting = out.counter("mainboard_pressure_waiting_seconds_total",
                                 "Time in which at least one task waited for the resource (PSI "
                                 "some), in seconds since boot.");
@@ -307,15 +307,16 @@ void expose(const Reading& r, Exposition& out) {
                                 "Time in which every non-idle task waited for the resource at "
                                 "once (PSI full), in seconds since boot.");
     for (auto [name, p] :
-         {std::pair{"cpu", &r.pressure.cpu}, std::pair{"memory", &r.pressure.memory},
-          std::pair{"io", &r.pressure.io}}) {
+         {std::pair{"cpu", &r.pressure->cpu}, std::pair{"memory", &r.pressure->memory},
+          std::pair{"io", &r.pressure->io}}) {
       if (!*p) continue;
       waiting.add({{"resource", name}}, static_cast<double>((*p)->some.total_us) / 1e6);
       if ((*p)->full)
         stalled.add({{"resource", name}}, static_cast<double>((*p)->full->total_us) / 1e6);
     }
   } else {
-    unavailable.add({{"unit", "host"}, {"reading", "pressure"}, {"reason", r.pressure.reason}}, 1);
+    unavailable.add({{"unit", "host"}, {"reading", "pressure"}, {"reason", r.pressure.reason()}},
+                    1);
   }
   const auto& info = r.cpu.info;
   out.gauge("mainboard_cpu_info", "1, with the host CPU's identity in labels.")

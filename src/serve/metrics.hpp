@@ -22,12 +22,12 @@ class Machine;
 namespace mainboard::serve {
 
 /// Everything one scrape reports, read at once.
-struct Reading {
+struct Scrape {
   Memory memory;
   std::optional<std::uint64_t> swap_total_bytes;
   std::optional<std::uint64_t> swap_used_bytes;
-  CgroupMemory cgroup;
-  Pressure pressure;
+  Reading<CgroupMemory> cgroup;
+  Reading<Pressure> pressure;
   CpuSnapshot cpu;
   std::vector<GpuSnapshot> gpus;
   std::vector<NpuSnapshot> npus;
@@ -36,10 +36,10 @@ struct Reading {
 
 /// Reads the host's live figures and every GPU's and NPU's telemetry. Never throws for a
 /// reading that cannot be taken: it is left out, and the unavailable family says why.
-Reading read(const Machine& machine);
+Scrape read(const Machine& machine);
 
 /// The reading's metric families, added to `out`.
-void expose(const Reading& reading, Exposition& out);
+void expose(const Scrape& reading, Exposition& out);
 
 /// The exporter's own figures.
 struct ExporterStats {

@@ -53,8 +53,8 @@ std::string listening_port(const std::string& listen) {
 
 /// A reading and its families as text, rendered once per format for every scrape it serves.
 struct Taken {
-  explicit Taken(Reading r) : reading(std::move(r)) {}
-  Reading reading;
+  explicit Taken(Scrape r) : reading(std::move(r)) {}
+  Scrape reading;
   const std::string& families(Format format) const {
     auto i = static_cast<std::size_t>(format);
     std::call_once(rendered[i], [&] {

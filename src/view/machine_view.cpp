@@ -260,9 +260,10 @@ std::vector<std::string> MachineView::memory_rows() const {
     rows.push_back(gauge(s.memory.percent_used() / 100.0) + " " + percent(s.memory.percent_used()) +
                    " used");
   rows.push_back(swap_label());
-  if (s.cgroup_memory.supported)
-    rows.push_back(s.cgroup_memory.limit_bytes ? "cgroup cap " + bytes(*s.cgroup_memory.limit_bytes)
-                                               : std::string("no cgroup cap"));
+  if (s.cgroup_memory)
+    rows.push_back(s.cgroup_memory->limit_bytes
+                       ? "cgroup cap " + bytes(*s.cgroup_memory->limit_bytes)
+                       : std::string("no cgroup cap"));
   if (s.cpu.info.numa_nodes > 1)
     rows.push_back(fmt::format("{} NUMA nodes", s.cpu.info.numa_nodes));
   std::vector<std::string> sharing;
@@ -487,7 +488,8 @@ std::string MachineView::compact_summary() const {
   for (const auto& [label, n] : groups)
     parts.push_back(n > 1 ? fmt::format("{} × {}", n, label) : label);
   if (auto fabric = fabric_label(); !fabric.empty() && !s.gpus.empty()) parts.push_back(fabric);
-  if (s.cgroup_memory.limit_bytes) parts.push_back("cap " + bytes(*s.cgroup_memory.limit_bytes));
+  if (s.cgroup_memory && s.cgroup_memory->limit_bytes)
+    parts.push_back("cap " + bytes(*s.cgroup_memory->limit_bytes));
   if (s.scratch.found)
     parts.push_back("scratch " + s.scratch.path +
                     (s.scratch.free_bytes ? " (" + bytes(*s.scratch.free_bytes) + " free)" : ""));

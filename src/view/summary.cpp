@@ -160,20 +160,20 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     b.more("DIMMs " + unsupported(style, hw.cards_reason));
   }
 
-  const auto& cg = s.cgroup_memory;
-  if (!cg.supported) {
-    b.line("cgroup", unsupported(style, cg.reason));
+  if (!s.cgroup_memory) {
+    b.line("cgroup", unsupported(style, s.cgroup_memory.reason()));
   } else {
+    const auto& cg = *s.cgroup_memory;
     std::string cap =
         cg.limit_bytes ? style.warn("cap " + bytes(*cg.limit_bytes)) : std::string("no memory cap");
     std::string usage = cg.usage_bytes ? ", using " + bytes(*cg.usage_bytes) : "";
     b.line("cgroup", fmt::format("v{} {}: {}{}", cg.version, cg.path, cap, usage));
   }
 
-  const auto& psi = s.pressure;
-  if (!psi.supported) {
-    b.line("Pressure", unsupported(style, psi.reason));
+  if (!s.pressure) {
+    b.line("Pressure", unsupported(style, s.pressure.reason()));
   } else {
+    const auto& psi = *s.pressure;
     // The share of the last 10 s in which some task waited, and every task at once (full).
     auto one = [&](const char* name, const std::optional<ResourcePressure>& r) {
       if (!r) return fmt::format("{} unreadable", name);
@@ -218,10 +218,10 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
                        s.scratch.free_bytes ? ", " + bytes(*s.scratch.free_bytes) + " free" : ""));
     // A tmpfs is RAM: what is written there is memory the job holds.
     if (s.scratch.tier == StorageTier::memory)
-      b.more(s.cgroup_memory.capped()
+      b.more(s.cgroup_memory && s.cgroup_memory->capped()
                  ? style.warn("in RAM: files written here count against memory and the cgroup "
                               "cap of " +
-                              bytes(*s.cgroup_memory.limit_bytes))
+                              bytes(*s.cgroup_memory->limit_bytes))
                  : std::string("in RAM: files written here count against memory"));
   } else {
     b.line("Scratch", unsupported(style, "no writable scratch directory"));

@@ -109,7 +109,8 @@ TEST(Cli, SnapshotJsonOfAFixtureHost) {
   auto snap = nlohmann::json::parse(r.out).get<MachineSnapshot>();
   EXPECT_EQ(snap.hostname, "cn017");
   EXPECT_EQ(snap.cpu.info.threads, 8u);
-  EXPECT_EQ(snap.cgroup_memory.limit_bytes, 8ull << 30);
+  ASSERT_TRUE(snap.cgroup_memory) << snap.cgroup_memory.reason();
+  EXPECT_EQ(snap.cgroup_memory->limit_bytes, 8ull << 30);
   EXPECT_EQ(snap.environment.job->id, "4242");
 }
 

@@ -18,12 +18,12 @@ TEST(Cgroup, V2TightestAncestorWins) {
   root.write("sys/fs/cgroup/a/b/c/memory.max", "max\n");
   root.write("sys/fs/cgroup/a/b/c/memory.current", "1000\n");
   auto cg = host::probe_cgroup_memory(core::Fs(root.path()));
-  EXPECT_TRUE(cg.supported);
-  EXPECT_EQ(cg.version, 2);
-  EXPECT_EQ(cg.path, "/a/b/c");
-  EXPECT_EQ(cg.limit_bytes, 4294967296u);
-  EXPECT_EQ(cg.limit_source, "/sys/fs/cgroup/a/memory.max");
-  EXPECT_EQ(cg.usage_bytes, 1000u);
+  ASSERT_TRUE(cg);
+  EXPECT_EQ(cg->version, 2);
+  EXPECT_EQ(cg->path, "/a/b/c");
+  EXPECT_EQ(cg->limit_bytes, 4294967296u);
+  EXPECT_EQ(cg->limit_source, "/sys/fs/cgroup/a/memory.max");
+  EXPECT_EQ(cg->usage_bytes, 1000u);
 }
 
 TEST(Cgroup, V2MaxEverywhereMeansNoCap) {
@@ -32,8 +32,8 @@ TEST(Cgroup, V2MaxEverywhereMeansNoCap) {
   root.write("proc/self/mountinfo", kV2Mount);
   root.write("sys/fs/cgroup/user.slice/memory.max", "max\n");
   auto cg = host::probe_cgroup_memory(core::Fs(root.path()));
-  EXPECT_TRUE(cg.supported);
-  EXPECT_FALSE(cg.capped());
+  ASSERT_TRUE(cg);
+  EXPECT_FALSE(cg->capped());
 }
 
 TEST(Cgroup, V1SentinelMeansNoCapAndRealLimitsCount) {
@@ -46,9 +46,9 @@ TEST(Cgroup, V1SentinelMeansNoCapAndRealLimitsCount) {
   root.write("sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "2147483648\n");
   root.write("sys/fs/cgroup/memory/docker/abc/memory.usage_in_bytes", "52428800\n");
   auto cg = host::probe_cgroup_memory(core::Fs(root.path()));
-  EXPECT_EQ(cg.version, 1);  // the hybrid host enforces the v1 limit
-  EXPECT_EQ(cg.limit_bytes, 2147483648u);
-  EXPECT_EQ(cg.usage_bytes, 52428800u);
+  EXPECT_EQ(cg->version, 1);  // the hybrid host enforces the v1 limit
+  EXPECT_EQ(cg->limit_bytes, 2147483648u);
+  EXPECT_EQ(cg->usage_bytes, 52428800u);
 }
 
 TEST(Cgroup, ContainerSeesOnlyItsOwnSubtree) {
@@ -59,23 +59,24 @@ TEST(Cgroup, ContainerSeesOnlyItsOwnSubtree) {
              "27 22 0:24 /kubepods/pod1/ctr /sys/fs/cgroup ro - cgroup2 cgroup2 rw\n");
   root.write("sys/fs/cgroup/memory.max", "1073741824\n");
   auto cg = host::probe_cgroup_memory(core::Fs(root.path()));
-  EXPECT_EQ(cg.limit_bytes, 1073741824u);
+  EXPECT_EQ(cg->limit_bytes, 1073741824u);
 }
 
-TEST(Cgroup, MalformedInputIsUnsupported) {
+TEST(Cgroup, MalformedInputIsUnavailable) {
   TempDir root;
   root.write("proc/self/cgroup", "0::/x\n");
   root.write("proc/self/mountinfo", kV2Mount);
   root.write("sys/fs/cgroup/x/memory.max", "99999999999999999999999\n");
   auto cg = host::probe_cgroup_memory(core::Fs(root.path()));
-  EXPECT_FALSE(cg.supported);
-  EXPECT_NE(cg.reason.find("malformed"), std::string::npos);
+  ASSERT_FALSE(cg);
+  EXPECT_EQ(cg.unavailable()->status, ProbeStatus::unsupported);  // malformed input degrades
+  EXPECT_NE(cg.reason().find("malformed"), std::string::npos);
 
   TempDir empty;
-  EXPECT_FALSE(host::probe_cgroup_memory(core::Fs(empty.path())).supported);
+  EXPECT_FALSE(host::probe_cgroup_memory(core::Fs(empty.path())));
   empty.write("proc/self/cgroup", "garbage\n");
   empty.write("proc/self/mountinfo", "nonsense - nonsense\n");
   auto none = host::probe_cgroup_memory(core::Fs(empty.path()));
-  EXPECT_FALSE(none.supported);
-  EXPECT_FALSE(none.reason.empty());
+  EXPECT_FALSE(none);
+  EXPECT_FALSE(none.reason().empty());
 }

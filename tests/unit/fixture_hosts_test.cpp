@@ -61,10 +61,10 @@ TEST(FixtureHosts, CloudVmWithCgroupV1AndNoDmi) {
   EXPECT_NE(s.memory_hardware.cards_reason.find("no SMBIOS table"), std::string::npos)
       << s.memory_hardware.cards_reason;
 
-  EXPECT_TRUE(s.cgroup_memory.supported);
-  EXPECT_EQ(s.cgroup_memory.version, 1);
-  EXPECT_FALSE(s.cgroup_memory.capped());  // the v1 "unlimited" sentinel
-  EXPECT_EQ(s.cgroup_memory.usage_bytes, 748314624u);
+  ASSERT_TRUE(s.cgroup_memory);
+  EXPECT_EQ(s.cgroup_memory->version, 1);
+  EXPECT_FALSE(s.cgroup_memory->capped());  // the v1 "unlimited" sentinel
+  EXPECT_EQ(s.cgroup_memory->usage_bytes, 748314624u);
 
   EXPECT_TRUE(s.board.empty());
   EXPECT_EQ(s.diagnostic("board")->status, ProbeStatus::unsupported);
@@ -128,13 +128,13 @@ TEST(FixtureHosts, SlurmJobWithCgroupV2Cap) {
   EXPECT_EQ(s.memory_hardware.cards[0].configured_speed_mts, 4400u);
   EXPECT_EQ(s.memory_hardware.cards[0].part_number, "M321R2GA3BB6-CQKET");
 
-  EXPECT_TRUE(s.cgroup_memory.supported);
-  EXPECT_EQ(s.cgroup_memory.version, 2);
-  EXPECT_EQ(s.cgroup_memory.limit_bytes, 8ull << 30);
-  EXPECT_EQ(s.cgroup_memory.limit_source,
+  ASSERT_TRUE(s.cgroup_memory);
+  EXPECT_EQ(s.cgroup_memory->version, 2);
+  EXPECT_EQ(s.cgroup_memory->limit_bytes, 8ull << 30);
+  EXPECT_EQ(s.cgroup_memory->limit_source,
             "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_4242/memory.max");
-  EXPECT_EQ(s.cgroup_memory.usage_bytes, 1234567890u);
-  EXPECT_EQ(s.cgroup_memory.swap_limit_bytes, 0u);  // memory.swap.max "0": no swap at all
+  EXPECT_EQ(s.cgroup_memory->usage_bytes, 1234567890u);
+  EXPECT_EQ(s.cgroup_memory->swap_limit_bytes, 0u);  // memory.swap.max "0": no swap at all
 
   EXPECT_EQ(s.board.vendor, "Supermicro");
   EXPECT_EQ(s.board.model, "X13SWA-TF");
@@ -214,9 +214,9 @@ TEST(FixtureHosts, TwoSocketNumaServer) {
   EXPECT_EQ(s.cpu.clocks[0].domain, "cpu0-31");
   EXPECT_DOUBLE_EQ(*s.cpu.clocks[0].max_mhz, 4100);
   EXPECT_EQ(s.memory.total_bytes, 512ull << 30);
-  EXPECT_TRUE(s.cgroup_memory.supported);
-  EXPECT_EQ(s.cgroup_memory.version, 2);
-  EXPECT_FALSE(s.cgroup_memory.capped());
+  ASSERT_TRUE(s.cgroup_memory);
+  EXPECT_EQ(s.cgroup_memory->version, 2);
+  EXPECT_FALSE(s.cgroup_memory->capped());
   EXPECT_EQ(s.board.vendor, "Dell Inc.");
   EXPECT_EQ(s.board.model, "0H1TJT");
   EXPECT_NE(s.memory_hardware.cards_reason.find("not found"), std::string::npos);
@@ -247,8 +247,8 @@ TEST(FixtureHosts, BrokenFilesDegradeWithoutCrashing) {
   EXPECT_FALSE(s.cpu.load_1m);
   EXPECT_FALSE(s.memory.supported);
   EXPECT_FALSE(s.memory.reason.empty());
-  EXPECT_FALSE(s.cgroup_memory.supported);
-  EXPECT_NE(s.cgroup_memory.reason.find("malformed"), std::string::npos);
+  EXPECT_FALSE(s.cgroup_memory);
+  EXPECT_NE(s.cgroup_memory.reason().find("malformed"), std::string::npos);
   EXPECT_EQ(s.board.vendor, "");  // NUL inside: binary, not text
   EXPECT_EQ(s.board.model, "");   // a firmware placeholder
   EXPECT_EQ(s.board.bios_version, "F12");

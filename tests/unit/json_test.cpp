@@ -126,7 +126,7 @@ MachineSnapshot full_snapshot() {
   s.toolchain = Toolchain{{{"gcc", ToolCategory::c, "/usr/bin/gcc", "12.2.0", true}}};
   s.compilers = CompilerConfig{"/usr/bin/gcc", "/usr/bin/g++", "/usr/local/cuda/bin/nvcc", "90"};
   s.cgroup_memory =
-      CgroupMemory{true, 2, "/job", 8ull << 30, 1ull << 30, 0, "/sys/fs/cgroup/job/memory.max", ""};
+      CgroupMemory{2, "/job", 8ull << 30, 1ull << 30, 0, "/sys/fs/cgroup/job/memory.max"};
   s.disk.devices = {{"nvme0n1", "Samsung", 1ull << 40, false, true, false}};
   s.disk.filesystems = {{"cwd", "/home/ada", "/home", "nfs4", "srv:/home", 100, 50}};
   s.scratch = Scratch{true,  "/local",

@@ -32,7 +32,8 @@ std::optional<ResourcePressure> cpu_pressure(const std::string& text) {
   host::Sources sources;
   sources.fs = std::make_shared<core::Fs>(root.path());
   host::Note note;
-  return host::read_pressure(sources, MachineSnapshot{}, note).cpu;
+  auto p = host::read_pressure(sources, MachineSnapshot{}, note);
+  return p ? p->cpu : std::nullopt;
 }
 
 }  // namespace
@@ -74,33 +75,51 @@ TEST(Pressure, MalformedInputDegrades) {
 
 TEST(Pressure, FixtureHostsThroughTheMachine) {
   auto capped = Machine(on("cgroup2-capped")).pressure();
-  ASSERT_TRUE(capped.supported);
-  ASSERT_TRUE(capped.memory);
-  EXPECT_DOUBLE_EQ(capped.memory->some.avg10, 24.5);
-  EXPECT_DOUBLE_EQ(capped.memory->full->avg60, 2.05);
-  EXPECT_EQ(capped.memory->full->total_us, 12345678u);
-  EXPECT_DOUBLE_EQ(capped.cpu->some.avg300, 3.9);
+  ASSERT_TRUE(capped);
+  ASSERT_TRUE(capped->memory);
+  EXPECT_DOUBLE_EQ(capped->memory->some.avg10, 24.5);
+  EXPECT_DOUBLE_EQ(capped->memory->full->avg60, 2.05);
+  EXPECT_EQ(capped->memory->full->total_us, 12345678u);
+  EXPECT_DOUBLE_EQ(capped->cpu->some.avg300, 3.9);
   auto numa = Machine(on("numa-2socket")).pressure();
-  ASSERT_TRUE(numa.supported);
-  EXPECT_FALSE(numa.cpu->full);  // a kernel before 5.13
-  EXPECT_EQ(numa.io->some.total_us, 0u);
+  ASSERT_TRUE(numa);
+  EXPECT_FALSE(numa->cpu->full);  // a kernel before 5.13
+  EXPECT_EQ(numa->io->some.total_us, 0u);
   auto broken = Machine(on("broken")).pressure();
-  EXPECT_FALSE(broken.supported);
-  EXPECT_EQ(broken.reason, "/proc/pressure holds no readable cpu, memory or io file");
+  ASSERT_FALSE(broken);
+  EXPECT_EQ(broken.unavailable()->status, ProbeStatus::unsupported);
+  EXPECT_EQ(broken.reason(), "/proc/pressure holds no readable cpu, memory or io file");
   Machine vm(on("vm-cgroup1-nodmi"));
   auto none = vm.pressure();
-  EXPECT_FALSE(none.supported);
-  EXPECT_NE(none.reason.find("no /proc/pressure"), std::string::npos);
+  EXPECT_FALSE(none);
+  EXPECT_THROW((void)none->cpu, Error);  // no reading to look into
+  EXPECT_NE(none.reason().find("no /proc/pressure"), std::string::npos);
   // The snapshot carries it, and its diagnostic says why there is none.
   auto snap = vm.snapshot({.toolchain = false});
   const auto* d = snap.diagnostic("pressure");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->status, ProbeStatus::unsupported);
+  // In JSON an unavailable reading is why, in its place; a schema-1 document said
+  // "supported": false beside the fields, and still reads as unavailable.
+  nlohmann::json vj = snap;
+  EXPECT_EQ(
+      vj["pressure"],
+      (nlohmann::json{{"unavailable", {{"status", "unsupported"}, {"reason", none.reason()}}}}));
+  EXPECT_EQ(vj.get<MachineSnapshot>().pressure, none);
+  vj["schema_version"] = 1;
+  vj["pressure"] = {{"supported", false}, {"cpu", nullptr}, {"reason", "psi=0"}};
+  EXPECT_EQ(vj.get<MachineSnapshot>().pressure.reason(), "psi=0");
+  vj["schema_version"] = 3;
+  EXPECT_THROW((void)vj.get<MachineSnapshot>(), Error);
+  vj["schema_version"] = 2;
+  vj["pressure"] = {{"unavailable", {{"status", "ok"}, {"reason", ""}}}};
+  EXPECT_THROW((void)vj.get<MachineSnapshot>(), Error);  // "unavailable" yet ok: a lie
   // JSON both ways.
   nlohmann::json j = Machine(on("cgroup2-capped")).snapshot({.toolchain = false});
   EXPECT_EQ(j["pressure"]["memory"]["full"]["avg10"], 3.1);
   EXPECT_TRUE(j["pressure"]["cpu"]["full"].is_object());
-  EXPECT_EQ(j.at("pressure").get<Pressure>(), capped);
+  EXPECT_FALSE(j["pressure"].contains("supported"));
+  EXPECT_EQ(j.at("pressure").get<Pressure>(), *capped);
   // StallShare has no conversion of its own: it goes through its field list in its header, and
   // a bad value is named by model and field.
   j["pressure"]["memory"]["some"]["avg60"] = "high";
@@ -124,7 +143,7 @@ TEST(Pressure, MemoryPressureIsAReadinessWarningAndFullStallsABlocker) {
   for (const auto& f : r.findings)
     EXPECT_NE(f.id, "io.pressure") << f.reading;
   auto s = Machine(on("cgroup2-capped")).snapshot({.toolchain = false});
-  s.pressure.io->full->avg10 = 12.5;
+  s.pressure->io->full->avg10 = 12.5;
   auto stalled = check_readiness(s, false);
   EXPECT_FALSE(stalled.ready());
   bool io_blocker = false;

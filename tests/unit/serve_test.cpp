@@ -195,7 +195,7 @@ TEST(Serve, NpusAndAHostWithoutGpus) {
   auto ctext = exposition(c, Format::openmetrics);
   auto limit = line(ctext, "mainboard_cgroup_memory_limit_bytes");
   ASSERT_FALSE(limit.empty()) << ctext;
-  EXPECT_TRUE(limit.ends_with(" " + std::to_string(*c.cgroup_memory().limit_bytes))) << limit;
+  EXPECT_TRUE(limit.ends_with(" " + std::to_string(*c.cgroup_memory()->limit_bytes))) << limit;
   EXPECT_TRUE(ctext.ends_with("# EOF\n"));
 }
 

@@ -47,8 +47,7 @@ TEST(Summary, AScratchInRamSaysItCountsAgainstMemoryAndTheCap) {
   s.scratch.path = "/dev/shm";
   s.scratch.fs_type = "tmpfs";
   s.scratch.tier = mainboard::StorageTier::memory;
-  s.cgroup_memory.supported = true;
-  s.cgroup_memory.limit_bytes = 8ull << 30;
+  s.cgroup_memory = CgroupMemory{.limit_bytes = 8ull << 30};
   Style plain{false};
   auto text = render_summary(s, plain);
   EXPECT_NE(text.find("in RAM: files written here count against memory and the cgroup cap of "

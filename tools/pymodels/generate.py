@@ -132,10 +132,10 @@ def split_args(text: str) -> list[str]:
 
 def python_type(cpp: str, classes: set[str]) -> str:
     cpp = cpp.replace("const ", "").strip()
-    match = re.fullmatch(r"std::(optional|vector|array|map)<(.*)>", cpp)
+    match = re.fullmatch(r"(?:std::)?(optional|vector|array|map|Reading)<(.*)>", cpp)
     if match:
         kind, args = match.group(1), split_args(match.group(2))
-        if kind == "optional":
+        if kind in ("optional", "Reading"):  # a Reading not taken is None, its reason beside
             return f"{python_type(args[0], classes)} | None"
         if kind in ("vector", "array"):
             return f"tuple[{python_type(args[0], classes)}, ...]"
