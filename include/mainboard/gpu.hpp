@@ -13,14 +13,12 @@ namespace mainboard {
 
 /// Host interconnect state: throughput counters and the PCIe link.
 struct MAINBOARD_API PcieReading {
-  bool supported = false;
   std::optional<double> tx_kbps;
   std::optional<double> rx_kbps;
   std::optional<int> link_gen;
   std::optional<int> link_width;
   std::optional<int> max_link_gen;
   std::optional<int> max_link_width;
-  std::string reason;
   bool operator==(const PcieReading&) const = default;
 };
 
@@ -143,14 +141,12 @@ struct MAINBOARD_API GpuHealth {
 /// later): SMs with a warp resident, warps resident out of the SMs' capacity, tensor cores, and
 /// DRAM bandwidth. Unlike the driver's utilization, a kernel on one SM is not a busy GPU.
 struct MAINBOARD_API GpuUnitActivity {
-  bool supported = false;
   std::optional<double> sm_active_pct;
   std::optional<double> sm_occupancy_pct;
   std::optional<double> tensor_active_pct;
   std::optional<double> dram_bandwidth_pct;
   std::optional<double> graphics_active_pct;
   std::optional<double> window_s;  ///< the time between the two samples compared
-  std::string reason;
   bool operator==(const GpuUnitActivity&) const = default;
 };
 
@@ -159,12 +155,12 @@ struct MAINBOARD_API GpuSnapshot {
   GpuInfo info;
   UnitSnapshot telemetry;
   std::vector<Memory> memory_regions;  ///< pools besides the main one, e.g. AMD's GTT
-  PcieReading pcie;
+  Reading<PcieReading> pcie;
   std::optional<double> fan_speed_pct;
   std::vector<GpuProcess> processes;
   /// Empty where the provider reads none (or in a snapshot saved before it was read).
   std::optional<GpuHealth> health;
-  GpuUnitActivity unit_activity;
+  Reading<GpuUnitActivity> unit_activity;
   bool operator==(const GpuSnapshot&) const = default;
 };
 
@@ -179,7 +175,7 @@ class MAINBOARD_API Gpu : public Unit {
   const std::string& uuid() const { return info().uuid; }
   const std::string& arch_key() const { return info().arch_key; }
   std::optional<double> peak_bandwidth_gbs() const { return info().peak_bandwidth_gbs; }
-  virtual PcieReading pcie() const;
+  virtual Reading<PcieReading> pcie() const;
   /// Memory pools besides memory(), each with its own scope (AMD: "gtt", host memory the GPU
   /// maps). Empty for most GPUs.
   virtual std::vector<Memory> memory_regions() const;
@@ -192,10 +188,16 @@ class MAINBOARD_API Gpu : public Unit {
   virtual GpuHealth health() const;
   /// Unit activity since the previous call (at least 100 ms before; the first call waits for
   /// what is left of the 100 ms after the GPU was found). Unsupported by default.
-  virtual GpuUnitActivity unit_activity() const;
+  virtual Reading<GpuUnitActivity> unit_activity() const;
 
-  std::optional<double> temperature_c() const { return thermal().temperature_c; }
-  std::optional<double> gpu_util_pct() const { return utilization().compute_pct; }
+  std::optional<double> temperature_c() const {
+    auto t = thermal();
+    return t ? t->temperature_c : std::nullopt;
+  }
+  std::optional<double> gpu_util_pct() const {
+    auto u = utilization();
+    return u ? u->compute_pct : std::nullopt;
+  }
 
   /// Every reading at once, labelled with `name`.
   GpuSnapshot gpu_snapshot(const std::string& name = "") const;

@@ -26,11 +26,11 @@ class MAINBOARD_API NvidiaGpu final : public Gpu {
   Memory memory() const override;
   /// graphics, sm, memory and video clocks: current and maximum.
   std::vector<ClockReading> clock_readings() const override;
-  Utilization utilization() const override;
-  Energy energy() const override;
+  Reading<Utilization> utilization() const override;
+  Reading<Energy> energy() const override;
   /// Temperature, slowdown and shutdown thresholds, and the decoded clock-event reasons.
-  Thermal thermal() const override;
-  PcieReading pcie() const override;
+  Reading<Thermal> thermal() const override;
+  Reading<PcieReading> pcie() const override;
   std::optional<double> fan_speed_pct() const override;
   /// Compute processes, with names from /proc/<pid>/comm where it is readable.
   std::vector<GpuProcess> processes() const override;
@@ -38,7 +38,7 @@ class MAINBOARD_API NvidiaGpu final : public Gpu {
   /// Persistence, ECC, row remapping, XIDs from the kernel log and NVLink link by link.
   GpuHealth health() const override;
   /// GPM metrics (Hopper and later, not per MIG instance) between the previous sample and now.
-  GpuUnitActivity unit_activity() const override;
+  Reading<GpuUnitActivity> unit_activity() const override;
 
   Memory nvml_memory() const;
   /// cuMemGetInfo through the device's primary context: retaining it costs a context on the
@@ -49,10 +49,10 @@ class MAINBOARD_API NvidiaGpu final : public Gpu {
 
   /// Which vendor interfaces answer for this device, and its handle in each.
   struct Bindings {
-    bool nvml = false;         ///< NVML is loaded and holds a handle for it
-    bool cuda = false;         ///< the CUDA driver is loaded and knows it
-    std::string nvml_error;    ///< why NVML is not usable, when it is not
-    std::string cuda_error;    ///< why the CUDA driver is not usable, when it is not
+    bool nvml = false;               ///< NVML is loaded and holds a handle for it
+    bool cuda = false;               ///< the CUDA driver is loaded and knows it
+    std::string nvml_error;          ///< why NVML is not usable, when it is not
+    std::string cuda_error;          ///< why the CUDA driver is not usable, when it is not
     std::optional<int> cuda_device;  ///< the CUDA driver's device ordinal (CUdevice)
     std::uint64_t nvml_handle = 0;   ///< NVML's device handle, as an opaque number (0: none)
     bool mig = false;                ///< a MIG instance (a child handle of its GPU)

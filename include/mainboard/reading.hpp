@@ -56,6 +56,13 @@ class Reading {
   T* operator->() { return &value(); }
   const T& operator*() const { return value(); }
   T& operator*() { return value(); }
+  /// The reading, or an empty one (every optional field unset) where there is none: for a
+  /// reader that shows what it finds and nothing else.
+  const T& or_empty() const {
+    static const T empty{};
+    auto* v = std::get_if<T>(&v_);
+    return v ? *v : empty;
+  }
   /// The reading, or `fallback` where there is none.
   T value_or(T fallback) const { return ok() ? std::get<T>(v_) : std::move(fallback); }
 

@@ -7,6 +7,7 @@
 
 #include "mainboard/export.hpp"
 #include "mainboard/memory.hpp"
+#include "mainboard/reading.hpp"
 
 namespace mainboard {
 
@@ -23,30 +24,26 @@ struct MAINBOARD_API ClockReading {
   bool operator==(const ClockReading&) const = default;
 };
 
+/// The readings below are each a Reading: unavailable as a whole where the platform or driver
+/// offers none, with optional fields for what a reading that was taken may still lack.
 struct MAINBOARD_API Utilization {
-  bool supported = false;
   std::optional<double> compute_pct;
   std::optional<double> memory_pct;  ///< memory controller busy time, where exposed
-  std::string reason;
   bool operator==(const Utilization&) const = default;
 };
 
 struct MAINBOARD_API Energy {
-  bool supported = false;
   std::optional<double> power_w;
   std::optional<double> power_limit_w;
   std::optional<double> energy_j;  ///< cumulative since the driver loaded
-  std::string reason;
   bool operator==(const Energy&) const = default;
 };
 
 struct MAINBOARD_API Thermal {
-  bool supported = false;
   std::optional<double> temperature_c;
   std::optional<double> slowdown_c;
   std::optional<double> shutdown_c;
   std::vector<std::string> throttle_reasons;  ///< decoded names, empty when not throttling
-  std::string reason;
   bool operator==(const Thermal&) const = default;
 };
 
@@ -59,9 +56,9 @@ struct MAINBOARD_API UnitSnapshot {
   std::int64_t timestamp_ns = 0;  ///< monotonic clock, the one profiles use
   std::vector<ClockReading> clocks;
   Memory memory;
-  Utilization utilization;
-  Energy energy;
-  Thermal thermal;
+  Reading<Utilization> utilization;
+  Reading<Energy> energy;
+  Reading<Thermal> thermal;
   bool operator==(const UnitSnapshot&) const = default;
 };
 
@@ -77,9 +74,9 @@ class MAINBOARD_API Unit {
   virtual const std::string& vendor() const = 0;
   virtual Memory memory() const = 0;
   virtual std::vector<ClockReading> clock_readings() const = 0;
-  virtual Utilization utilization() const;
-  virtual Energy energy() const;
-  virtual Thermal thermal() const;
+  virtual Reading<Utilization> utilization() const;
+  virtual Reading<Energy> energy() const;
+  virtual Reading<Thermal> thermal() const;
   /// All neutral readings at once, labelled with `name`.
   virtual UnitSnapshot snapshot(const std::string& name = "") const;
 };

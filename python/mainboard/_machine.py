@@ -42,13 +42,9 @@ def _version_pair(text: str | None) -> tuple[int, int] | None:
 _Model = TypeVar("_Model", bound=FrozenModel)
 
 
-def _zeros(model: FrozenModel, cls: type[_Model], *fields: str) -> _Model:
-    """The reading with 0 where the reference reads zero for what is unavailable."""
-    data = model.model_dump()
-    for f in fields:
-        if data.get(f) is None:
-            data[f] = 0
-    return cls(data)
+def _reading(cls: type[_Model], data: dict[str, Any]) -> _Model | None:
+    """The library's reading as a model; None where it says the reading is unavailable."""
+    return None if "unavailable" in data else cls(data)
 
 
 class Unit(FrozenModel):
@@ -114,19 +110,19 @@ class Unit(FrozenModel):
         return models_of(ClockReading, self._native.clocks())
 
     @property
-    def utilization(self) -> Utilization:
-        """Busy percentages now, where the unit reports them."""
-        return Utilization((self._native.utilization()))
+    def utilization(self) -> Utilization | None:
+        """Busy percentages now; None where the unit reports none."""
+        return _reading(Utilization, self._native.utilization())
 
     @property
-    def energy(self) -> Energy:
-        """Power draw and cumulative energy now, where the unit reports them."""
-        return Energy((self._native.energy()))
+    def energy(self) -> Energy | None:
+        """Power draw and cumulative energy now; None where the unit reports none."""
+        return _reading(Energy, self._native.energy())
 
     @property
-    def thermal(self) -> Thermal:
-        """Temperature and its thresholds now, where the unit reports them."""
-        return Thermal((self._native.thermal()))
+    def thermal(self) -> Thermal | None:
+        """Temperature and its thresholds now; None where the unit reports none."""
+        return _reading(Thermal, self._native.thermal())
 
     def snapshot(self, name: str = "") -> UnitSnapshot:
         """Neutral telemetry of this unit now; `name` labels it (a profiling region)."""
@@ -231,25 +227,25 @@ class GPU(Unit, Registry):
         return self.clock_readings
 
     @property
-    def utilization(self) -> Utilization:
-        """Compute and memory-controller utilization; zeros where unsupported."""
-        return _zeros(super().utilization, Utilization, "compute_pct", "memory_pct")
+    def utilization(self) -> Utilization:  # type: ignore[override]
+        """Compute and memory-controller utilization; zeros where unavailable (`supported`
+        False, and `reason` says why), as the reference reads them."""
+        return Utilization.zeros(self._native.utilization(), "compute_pct", "memory_pct")
 
     @property
-    def thermal(self) -> Thermal:
-        """Temperature and thresholds; zeros where unsupported."""
-        return _zeros(super().thermal, Thermal, "temperature_c", "slowdown_c", "shutdown_c")
+    def thermal(self) -> Thermal:  # type: ignore[override]
+        """Temperature and thresholds; zeros where unavailable (`reason` says why)."""
+        return Thermal.zeros(self._native.thermal(), "temperature_c", "slowdown_c", "shutdown_c")
 
     @property
-    def energy(self) -> Energy:
-        """Power and cumulative energy; zeros where unsupported."""
-        return _zeros(super().energy, Energy, "power_w", "power_limit_w", "energy_j")
+    def energy(self) -> Energy:  # type: ignore[override]
+        """Power and cumulative energy; zeros where unavailable (`reason` says why)."""
+        return Energy.zeros(self._native.energy(), "power_w", "power_limit_w", "energy_j")
 
     @property
     def pcie(self) -> PcieReading:
-        """Host interconnect throughput; zeros where unsupported."""
-        return _zeros(PcieReading((self._native.pcie())), PcieReading,
-                      "tx_kbps", "rx_kbps")
+        """Host interconnect throughput; zeros where unavailable (`reason` says why)."""
+        return PcieReading.zeros(self._native.pcie(), "tx_kbps", "rx_kbps")
 
     @property
     def fan_speed_pct(self) -> float:

@@ -114,40 +114,72 @@ class ClockReading(FrozenModel):
     # end of fields
 
 
-class Utilization(FrozenModel):
+class _ZeroReading(FrozenModel):
+    """A reading the reference reads as zeros where it is unavailable (a GPU's utilization,
+    temperatures, power, PCIe throughput): its figures are 0 then, `supported` is False and
+    `reason` says why. Elsewhere (a CPU unit's snapshot) an unavailable one is None."""
+
+    _readings = True
+
+    @property
+    def supported(self) -> bool:
+        """Whether the reading was taken (False: its figures are zeros standing for none)."""
+        return "unavailable" not in self._document()
+
+    @property
+    def reason(self) -> str:
+        """Why the reading is unavailable; empty when it was taken."""
+        why = self._document().get("unavailable")
+        return str(why.get("reason", "")) if isinstance(why, dict) else ""
+
+    @classmethod
+    def zeros(cls, raw: Any, *fields: str) -> Any:
+        """The reading in `raw` (the library's document), with 0 for each of `fields` that is
+        missing: those the reference reads as zero where there is no reading."""
+        data = dict(raw) if isinstance(raw, dict) else {}
+        if "unavailable" in data:  # only why: the figures stand at none
+            data = {"unavailable": data["unavailable"]}
+        for f in fields:
+            if data.get(f) is None:
+                data[f] = 0.0
+        return cls(data)
+
+
+class Utilization(_ZeroReading):
     """Compute and memory-controller utilization, in percent, where exposed."""
 
     # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
-    supported: bool
     compute_pct: float | None
     memory_pct: float | None
-    reason: str
     # end of fields
 
+    _defaults = {"compute_pct": None, "memory_pct": None}
 
-class Energy(FrozenModel):
+
+class Energy(_ZeroReading):
     """Power now, its limit, and cumulative energy, where exposed."""
 
     # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
-    supported: bool
     power_w: float | None
     power_limit_w: float | None
     energy_j: float | None
-    reason: str
     # end of fields
 
+    _defaults = {"power_w": None, "power_limit_w": None, "energy_j": None}
 
-class Thermal(FrozenModel):
+
+class Thermal(_ZeroReading):
     """Temperature, its thresholds and the reasons clocks are held back, where exposed."""
 
     # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
-    supported: bool
     temperature_c: float | None
     slowdown_c: float | None
     shutdown_c: float | None
     throttle_reasons: tuple[str, ...]
-    reason: str
     # end of fields
+
+    _defaults = {"temperature_c": None, "slowdown_c": None, "shutdown_c": None,
+                 "throttle_reasons": []}
 
 
 class UnitSnapshot(FrozenModel):
@@ -164,9 +196,9 @@ class UnitSnapshot(FrozenModel):
     timestamp_ns: int
     clocks: tuple[ClockReading, ...]
     memory: Memory
-    utilization: Utilization
-    energy: Energy
-    thermal: Thermal
+    utilization: Utilization | None
+    energy: Energy | None
+    thermal: Thermal | None
     # end of fields
 
     _nested = {"clocks": ClockReading, "memory": Memory, "utilization": Utilization,
@@ -183,19 +215,20 @@ class UnitSnapshot(FrozenModel):
         return self.kind
 
 
-class PcieReading(FrozenModel):
+class PcieReading(_ZeroReading):
     """PCIe throughput (KB/s) and link generation and width, where exposed."""
 
     # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
-    supported: bool
     tx_kbps: float | None
     rx_kbps: float | None
     link_gen: int | None
     link_width: int | None
     max_link_gen: int | None
     max_link_width: int | None
-    reason: str
     # end of fields
+
+    _defaults = {"tx_kbps": None, "rx_kbps": None, "link_gen": None, "link_width": None,
+                 "max_link_gen": None, "max_link_width": None}
 
 
 class GpuProcess(FrozenModel):
@@ -253,10 +286,11 @@ class GpuInfo(FrozenModel):
 
 #: The GPU readings the reference reads as zero where the device does not report them (the
 #: reading's `supported` and `reason` still say so).
-_GPU_ZEROS = {"utilization": ("compute_pct", "memory_pct"),
-              "thermal": ("temperature_c", "slowdown_c", "shutdown_c"),
-              "energy": ("power_w", "power_limit_w", "energy_j"),
-              "pcie": ("tx_kbps", "rx_kbps")}
+_GPU_ZEROS: dict[str, tuple[type[_ZeroReading], tuple[str, ...]]] = {
+    "utilization": (Utilization, ("compute_pct", "memory_pct")),
+    "thermal": (Thermal, ("temperature_c", "slowdown_c", "shutdown_c")),
+    "energy": (Energy, ("power_w", "power_limit_w", "energy_j")),
+    "pcie": (PcieReading, ("tx_kbps", "rx_kbps"))}
 
 
 def _flatten(document: dict[str, Any]) -> dict[str, Any]:
@@ -276,7 +310,8 @@ class GPUSnapshot(UnitSnapshot):
     throughput), fan_speed_pct (0 without a fan or a reading), processes (compute processes and
     their GPU memory), and beyond the reference: info (the GPU's identity), health,
     unit_activity and memory_regions. Utilization, temperatures, power and PCIe throughput read
-    0 where unsupported, as the GPU's properties do; their `supported` and `reason` say why."""
+    0 where unavailable, as the GPU's properties do; their `supported` and `reason` say why.
+    unit_activity is None where unavailable (`unavailable_reason("unit_activity")`)."""
 
     # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
     info: GpuInfo
@@ -285,8 +320,13 @@ class GPUSnapshot(UnitSnapshot):
     fan_speed_pct: float
     processes: tuple[GpuProcess, ...]
     health: FrozenModel | None
-    unit_activity: FrozenModel
+    unit_activity: FrozenModel | None
     # end of fields
+
+    # A GPU's readings are never None: zeros where unavailable, as the reference reads them.
+    utilization: Utilization
+    energy: Energy
+    thermal: Thermal
 
     _nested = {**UnitSnapshot._nested, "info": GpuInfo, "memory_regions": Memory,
                "pcie": PcieReading, "processes": GpuProcess}
@@ -296,11 +336,10 @@ class GPUSnapshot(UnitSnapshot):
         document = _flatten(document)
         if document.get("fan_speed_pct") is None:
             document["fan_speed_pct"] = 0.0
-        for reading, fields in _GPU_ZEROS.items():
+        for reading, (model, fields) in _GPU_ZEROS.items():
             value = document.get(reading)
             if isinstance(value, dict):
-                document[reading] = {**value, **{f: 0.0 for f in fields
-                                                 if f in value and value[f] is None}}
+                document[reading] = model.zeros(value, *fields).model_dump()
         return document
 
 

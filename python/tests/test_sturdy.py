@@ -102,6 +102,44 @@ def test_gpu_snapshots_are_flat_with_the_documented_zeros(fake_gpus):
     assert snap.gpus[0].unit_name == m.gpus[0].label
 
 
+LOST_GPU = """
+import sys
+from mainboard import GPUSnapshot, Machine
+gpu = Machine.over(sys.argv[1]).gpus[0]
+util = gpu.utilization
+assert (util.compute_pct, util.memory_pct) == (0.0, 0.0)
+assert util.supported is False and util.reason == "GPU is lost", util
+assert gpu.thermal.temperature_c == 0.0 and not gpu.thermal.supported
+assert gpu.energy.power_w == 0.0 and gpu.energy.reason
+snap = gpu.snapshot("step")
+assert snap.utilization.compute_pct == 0.0 and snap.utilization.reason == "GPU is lost"
+assert snap.pcie.tx_kbps == 0.0 and not snap.pcie.supported
+# The snapshot's JSON says why in the reading's place; read back, the zeros are the same.
+machine = Machine.over(sys.argv[1]).snapshot(toolchain=False)
+raw = machine.model_dump()["gpus"][0]["telemetry"]["utilization"]
+assert raw == {"unavailable": {"status": "unsupported", "reason": "GPU is lost"}}, raw
+assert machine.gpus[0].utilization.reason == "GPU is lost"
+assert GPUSnapshot.model_validate(snap.model_dump()) == snap
+print("ok")
+"""
+
+
+def test_a_lost_gpu_reads_the_documented_zeros_and_says_why(fake_gpus):
+    # The fake driver reads its scenario once per process: a new interpreter reads this one.
+    fake_gpus("lost")
+    out = subprocess.run([sys.executable, "-c", LOST_GPU, host("gpu-procs")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_a_cpu_units_missing_readings_are_none():
+    cpu = Machine.over(host("numa-2socket")).units[0]
+    assert cpu.utilization is None and cpu.energy is None and cpu.thermal is None
+    snap = cpu.snapshot("x")
+    assert snap.utilization is None
+    assert snap.unavailable_reason("utilization") == "not exposed for this unit"
+
+
 def test_memory_hardware_reads_nothing_until_asked(monkeypatch):
     machine = Machine.over(host("numa-2socket"))
     calls = []

@@ -170,6 +170,8 @@ struct Rules {
     for (const auto& g : s.gpus) {
       auto subject = fmt::format("GPU {}", g.info.index);
       const auto& t = g.telemetry;
+      const auto& util = t.utilization.or_empty();
+      const auto& heat = t.thermal.or_empty();
       if (!g.processes.empty()) {
         std::vector<std::string> who;
         for (const auto& p : g.processes)
@@ -181,13 +183,13 @@ struct Rules {
             fmt::format("wait for it (mainboard wait-idle --index {}) or use another GPU",
                         g.info.index));
       }
-      if (t.utilization.supported && t.utilization.compute_pct && *t.utilization.compute_pct > 10)
+      if (t.utilization.ok() && util.compute_pct && *util.compute_pct > 10)
         add("gpu.busy", subject, Severity::blocker,
-            fmt::format("{:.0f} % busy now", *t.utilization.compute_pct),
+            fmt::format("{:.0f} % busy now", *util.compute_pct),
             "kernels of other work are running on it",
             fmt::format("mainboard wait-idle --index {}", g.info.index));
       std::vector<std::string> hardware, software;
-      for (const auto& r : t.thermal.throttle_reasons) {
+      for (const auto& r : heat.throttle_reasons) {
         if (r == "GpuIdle" || r == "ApplicationsClocksSetting" || r == "DisplayClockSetting")
           continue;
         (r.rfind("Hw", 0) == 0 ? hardware : software).push_back(r);

@@ -154,9 +154,9 @@ class Collectors final : public detail::SessionExtension {
     auto mem = gpu_->memory();
     if (mem.supported && mem.used_bytes) s.device_memory_used_bytes = mem.used_bytes;
     auto util = gpu_->utilization();
-    if (util.supported) {
-      s.utilization_pct = util.compute_pct;
-      s.memory_utilization_pct = util.memory_pct;
+    if (util) {
+      s.utilization_pct = util->compute_pct;
+      s.memory_utilization_pct = util->memory_pct;
     }
     std::lock_guard<std::mutex> lock(samples_mutex_);
     samples_.push_back(s);

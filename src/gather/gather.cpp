@@ -343,6 +343,10 @@ json gpu_scenario(const CudaStack& cuda, const std::vector<std::shared_ptr<Gpu>>
     const auto& i = g->info();
     auto snap = g->gpu_snapshot();
     const auto& t = snap.telemetry;
+    const auto& util = t.utilization.or_empty();
+    const auto& heat = t.thermal.or_empty();
+    const auto& power_now = t.energy.or_empty();
+    const auto& link = snap.pcie.or_empty();
     json d = {{"name", i.label}, {"uuid", i.uuid}, {"pci_bus_id", i.pci_bus_id}};
     if (auto [cc_major, cc_minor] = major_minor(i.compute_capability); cc_major)
       d["cc"] = {cc_major, cc_minor};
@@ -367,30 +371,30 @@ json gpu_scenario(const CudaStack& cuda, const std::vector<std::shared_ptr<Gpu>>
     }
     d["clocks"] = clocks;
     d["max_clocks"] = max;
-    if (t.utilization.supported)
-      d["utilization"] = {{"gpu", t.utilization.compute_pct.value_or(0)},
-                          {"memory", t.utilization.memory_pct.value_or(0)}};
-    if (t.thermal.temperature_c) d["temperature"] = *t.thermal.temperature_c;
-    if (t.thermal.slowdown_c) d["slowdown"] = *t.thermal.slowdown_c;
-    if (t.thermal.shutdown_c) d["shutdown"] = *t.thermal.shutdown_c;
+    if (t.utilization.ok())
+      d["utilization"] = {{"gpu", util.compute_pct.value_or(0)},
+                          {"memory", util.memory_pct.value_or(0)}};
+    if (heat.temperature_c) d["temperature"] = *heat.temperature_c;
+    if (heat.slowdown_c) d["slowdown"] = *heat.slowdown_c;
+    if (heat.shutdown_c) d["shutdown"] = *heat.shutdown_c;
     unsigned long long bits = 0;
     for (unsigned long long bit = 1; bit <= 0x100; bit <<= 1)
       for (const auto& name : decode_clock_event_reasons(bit))
-        if (std::find(t.thermal.throttle_reasons.begin(), t.thermal.throttle_reasons.end(), name) !=
-            t.thermal.throttle_reasons.end())
+        if (std::find(heat.throttle_reasons.begin(), heat.throttle_reasons.end(), name) !=
+            heat.throttle_reasons.end())
           bits |= bit;
     d["clock_event_reasons"] = bits;
-    if (t.energy.power_w) d["power_mw"] = static_cast<long long>(*t.energy.power_w * 1000);
-    if (t.energy.power_limit_w)
-      d["power_limit_mw"] = static_cast<long long>(*t.energy.power_limit_w * 1000);
-    if (t.energy.energy_j) d["energy_mj"] = static_cast<long long>(*t.energy.energy_j * 1000);
+    if (power_now.power_w) d["power_mw"] = static_cast<long long>(*power_now.power_w * 1000);
+    if (power_now.power_limit_w)
+      d["power_limit_mw"] = static_cast<long long>(*power_now.power_limit_w * 1000);
+    if (power_now.energy_j) d["energy_mj"] = static_cast<long long>(*power_now.energy_j * 1000);
     json pcie = json::object();
-    if (snap.pcie.tx_kbps) pcie["tx_kbps"] = *snap.pcie.tx_kbps;
-    if (snap.pcie.rx_kbps) pcie["rx_kbps"] = *snap.pcie.rx_kbps;
-    if (snap.pcie.link_gen) pcie["gen"] = *snap.pcie.link_gen;
-    if (snap.pcie.link_width) pcie["width"] = *snap.pcie.link_width;
-    if (snap.pcie.max_link_gen) pcie["max_gen"] = *snap.pcie.max_link_gen;
-    if (snap.pcie.max_link_width) pcie["max_width"] = *snap.pcie.max_link_width;
+    if (link.tx_kbps) pcie["tx_kbps"] = *link.tx_kbps;
+    if (link.rx_kbps) pcie["rx_kbps"] = *link.rx_kbps;
+    if (link.link_gen) pcie["gen"] = *link.link_gen;
+    if (link.link_width) pcie["width"] = *link.link_width;
+    if (link.max_link_gen) pcie["max_gen"] = *link.max_link_gen;
+    if (link.max_link_width) pcie["max_width"] = *link.max_link_width;
     d["pcie"] = pcie;
     if (snap.fan_speed_pct) d["fan_pct"] = *snap.fan_speed_pct;
     json procs = json::array();

@@ -16,7 +16,7 @@ bool gpu_busy(const Machine& machine, std::size_t index, const BusyThresholds& t
                 std::to_string(gpus.size()) + ")");
   const auto& gpu = *gpus[index];
   auto util = gpu.utilization();
-  if (util.supported && util.compute_pct && *util.compute_pct > thresholds.util_pct) return true;
+  if (util && util->compute_pct && *util->compute_pct > thresholds.util_pct) return true;
   auto mem = gpu.memory();
   return mem.supported && mem.total_bytes > 0 && mem.percent_used() > thresholds.memory_pct;
 }

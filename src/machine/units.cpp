@@ -11,22 +11,16 @@
 
 namespace mainboard {
 
-Utilization Unit::utilization() const {
-  Utilization u;
-  u.reason = "not exposed for this unit";
-  return u;
+Reading<Utilization> Unit::utilization() const {
+  return Unavailable{ProbeStatus::unsupported, "not exposed for this unit"};
 }
 
-Energy Unit::energy() const {
-  Energy e;
-  e.reason = "not exposed for this unit";
-  return e;
+Reading<Energy> Unit::energy() const {
+  return Unavailable{ProbeStatus::unsupported, "not exposed for this unit"};
 }
 
-Thermal Unit::thermal() const {
-  Thermal t;
-  t.reason = "not exposed for this unit";
-  return t;
+Reading<Thermal> Unit::thermal() const {
+  return Unavailable{ProbeStatus::unsupported, "not exposed for this unit"};
 }
 
 UnitSnapshot Unit::snapshot(const std::string& name) const {
@@ -44,10 +38,8 @@ UnitSnapshot Unit::snapshot(const std::string& name) const {
   return s;
 }
 
-PcieReading Gpu::pcie() const {
-  PcieReading p;
-  p.reason = "not exposed by this provider";
-  return p;
+Reading<PcieReading> Gpu::pcie() const {
+  return Unavailable{ProbeStatus::unsupported, "not exposed by this provider"};
 }
 
 std::optional<double> Gpu::fan_speed_pct() const {
@@ -69,10 +61,8 @@ GpuHealth Gpu::health() const {
   return {};
 }
 
-GpuUnitActivity Gpu::unit_activity() const {
-  GpuUnitActivity a;
-  a.reason = "not exposed by this provider";
-  return a;
+Reading<GpuUnitActivity> Gpu::unit_activity() const {
+  return Unavailable{ProbeStatus::unsupported, "not exposed by this provider"};
 }
 
 GpuSnapshot Gpu::gpu_snapshot(const std::string& name) const {

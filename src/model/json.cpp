@@ -77,33 +77,30 @@ MAINBOARD_DEFINE_JSON(ClockReading)
 
 template <class V>
 void fields(V& v, Utilization& m) {
-  v("supported", m.supported);
   v("compute_pct", m.compute_pct);
   v("memory_pct", m.memory_pct);
-  v("reason", m.reason);
 }
 MAINBOARD_DEFINE_JSON(Utilization)
+MAINBOARD_DEFINE_READING_JSON(Utilization)
 
 template <class V>
 void fields(V& v, Energy& m) {
-  v("supported", m.supported);
   v("power_w", m.power_w);
   v("power_limit_w", m.power_limit_w);
   v("energy_j", m.energy_j);
-  v("reason", m.reason);
 }
 MAINBOARD_DEFINE_JSON(Energy)
+MAINBOARD_DEFINE_READING_JSON(Energy)
 
 template <class V>
 void fields(V& v, Thermal& m) {
-  v("supported", m.supported);
   v("temperature_c", m.temperature_c);
   v("slowdown_c", m.slowdown_c);
   v("shutdown_c", m.shutdown_c);
   v("throttle_reasons", m.throttle_reasons);
-  v("reason", m.reason);
 }
 MAINBOARD_DEFINE_JSON(Thermal)
+MAINBOARD_DEFINE_READING_JSON(Thermal)
 
 template <class V>
 void fields(V& v, UnitSnapshot& m) {
@@ -322,16 +319,15 @@ MAINBOARD_DEFINE_JSON(Scratch)
 
 template <class V>
 void fields(V& v, PcieReading& m) {
-  v("supported", m.supported);
   v("tx_kbps", m.tx_kbps);
   v("rx_kbps", m.rx_kbps);
   v("link_gen", m.link_gen);
   v("link_width", m.link_width);
   v("max_link_gen", m.max_link_gen);
   v("max_link_width", m.max_link_width);
-  v("reason", m.reason);
 }
 MAINBOARD_DEFINE_JSON(PcieReading)
+MAINBOARD_DEFINE_READING_JSON(PcieReading)
 
 template <class V>
 void fields(V& v, GpuProcess& m) {
@@ -403,16 +399,15 @@ MAINBOARD_DEFINE_JSON(XidError)
 
 template <class V>
 void fields(V& v, GpuUnitActivity& m) {
-  v("supported", m.supported);
   v("sm_active_pct", m.sm_active_pct);
   v("sm_occupancy_pct", m.sm_occupancy_pct);
   v("tensor_active_pct", m.tensor_active_pct);
   v("dram_bandwidth_pct", m.dram_bandwidth_pct);
   v("graphics_active_pct", m.graphics_active_pct);
   v("window_s", m.window_s);
-  v("reason", m.reason);
 }
 MAINBOARD_DEFINE_JSON(GpuUnitActivity)
+MAINBOARD_DEFINE_READING_JSON(GpuUnitActivity)
 
 template <class V>
 void fields(V& v, GpuHealth& m) {

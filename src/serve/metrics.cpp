@@ -59,7 +59,7 @@ void expose_unit(const std::string& prefix, const std::string& unit, const Label
   } else {
     missing("memory", m.reason);
   }
-  const Utilization& u = t.utilization;
+  const Utilization& u = t.utilization.or_empty();
   if (u.compute_pct)
     out.gauge(prefix + "_utilization_ratio",
               "Share of the last sample period the unit was busy (0 to 1).")
@@ -68,7 +68,7 @@ void expose_unit(const std::string& prefix, const std::string& unit, const Label
     out.gauge(prefix + "_memory_controller_utilization_ratio",
               "Share of the last sample period the memory controller was busy (0 to 1).")
         .add(id, *u.memory_pct / 100.0);
-  if (!u.supported) missing("utilization", u.reason);
+  if (!t.utilization) missing("utilization", t.utilization.reason());
   for (const auto& c : t.clocks) {
     if (c.current_mhz)
       out.gauge(prefix + "_clock_hertz", "Current clock of each clock domain, in hertz.")
@@ -77,7 +77,7 @@ void expose_unit(const std::string& prefix, const std::string& unit, const Label
       out.gauge(prefix + "_clock_max_hertz", "Highest clock of each clock domain, in hertz.")
           .add(with({{"clock", c.domain}}), *c.max_mhz * kMHz);
   }
-  const Thermal& th = t.thermal;
+  const Thermal& th = t.thermal.or_empty();
   if (th.temperature_c)
     out.gauge(prefix + "_temperature_celsius", "Temperature, in degrees Celsius.")
         .add(id, *th.temperature_c);
@@ -93,8 +93,8 @@ void expose_unit(const std::string& prefix, const std::string& unit, const Label
     out.gauge(prefix + "_throttle_reason",
               "1 for each reason the clocks are held back now (no series when none is).")
         .add(with({{"reason", reason}}), 1);
-  if (!th.supported) missing("thermal", th.reason);
-  const Energy& e = t.energy;
+  if (!t.thermal) missing("thermal", t.thermal.reason());
+  const Energy& e = t.energy.or_empty();
   if (e.power_w) out.gauge(prefix + "_power_watts", "Power draw, in watts.").add(id, *e.power_w);
   if (e.power_limit_w)
     out.gauge(prefix + "_power_limit_watts", "Enforced power limit, in watts.")
@@ -102,7 +102,7 @@ void expose_unit(const std::string& prefix, const std::string& unit, const Label
   if (e.energy_j)
     out.counter(prefix + "_energy_joules_total", "Energy used since the driver loaded, in joules.")
         .add(id, *e.energy_j);
-  if (!e.supported) missing("energy", e.reason);
+  if (!t.energy) missing("energy", t.energy.reason());
 }
 
 Labels gpu_labels(const GpuInfo& info) {
@@ -127,7 +127,7 @@ void expose_gpu(const GpuSnapshot& g, Exposition& out, Family& unavailable) {
            1);
   expose_unit("mainboard_gpu", "gpu" + std::to_string(g.info.index), id, g.telemetry, out,
               unavailable);
-  const PcieReading& p = g.pcie;
+  const PcieReading& p = g.pcie.or_empty();
   if (p.tx_kbps)
     out.gauge("mainboard_gpu_pcie_throughput_bytes_per_second",
               "PCIe throughput over the driver's last sample period, in bytes per second.")
@@ -162,7 +162,7 @@ void expose_gpu(const GpuSnapshot& g, Exposition& out, Family& unavailable) {
                      {"container_pid",
                       proc.container_pid ? std::to_string(*proc.container_pid) : ""}}),
                *proc.used_memory_bytes);
-  const GpuUnitActivity& a = g.unit_activity;
+  const GpuUnitActivity& a = g.unit_activity.or_empty();
   auto ratio = [&](const char* name, const char* help, const std::optional<double>& pct) {
     if (pct) out.gauge(name, help).add(id, *pct / 100.0);
   };
@@ -178,10 +178,10 @@ void expose_gpu(const GpuSnapshot& g, Exposition& out, Family& unavailable) {
   ratio("mainboard_gpu_dram_bandwidth_ratio",
         "DRAM bandwidth used as a share of the peak over the last window (GPM, 0 to 1).",
         a.dram_bandwidth_pct);
-  if (!a.supported)
+  if (!g.unit_activity)
     unavailable.add({{"unit", "gpu" + std::to_string(g.info.index)},
                      {"reading", "unit_activity"},
-                     {"reason", a.reason}},
+                     {"reason", g.unit_activity.reason()}},
                     1);
   if (!g.health) return;
   const GpuHealth& h = *g.health;

@@ -116,6 +116,10 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
   for (const auto& g : gpus) {
     const auto& i = g.info;
     const auto& t = g.telemetry;
+    const auto& util = t.utilization.or_empty();
+    const auto& heat = t.thermal.or_empty();
+    const auto& power_now = t.energy.or_empty();
+    const auto& link = g.pcie.or_empty();
     std::vector<std::string> id = {i.label};
     if (!i.architecture.empty()) id.push_back(i.architecture + " " + i.arch_key);
     if (i.sm_count) id.push_back(fmt::format("{} SMs", *i.sm_count));
@@ -156,13 +160,12 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
     for (const auto& r : g.memory_regions)
       if (r.supported)
         live.push_back(r.scope + " " + capacity_pair(r.used_bytes.value_or(0), r.total_bytes));
-    if (t.utilization.supported)
-      live.push_back(fmt::format("util {:.0f} %", t.utilization.compute_pct.value_or(0)) +
-                     (t.utilization.memory_pct
-                          ? fmt::format(" (memory controller {:.0f} %)", *t.utilization.memory_pct)
-                          : ""));
+    if (t.utilization.ok())
+      live.push_back(
+          fmt::format("util {:.0f} %", util.compute_pct.value_or(0)) +
+          (util.memory_pct ? fmt::format(" (memory controller {:.0f} %)", *util.memory_pct) : ""));
     else
-      unavailable("utilization", t.utilization.reason);
+      unavailable("utilization", t.utilization.reason());
     more(join(live, " · "));
     std::vector<std::string> clocks;
     bool has_sm = false;
@@ -173,37 +176,34 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
         clocks.push_back(fmt::format("{} {:.0f}{} MHz", c.domain, c.current_mhz.value_or(0),
                                      c.max_mhz ? fmt::format("/{:.0f}", *c.max_mhz) : ""));
     std::string thermal;
-    if (t.thermal.supported) {
-      thermal = fmt::format("{:.0f} °C", *t.thermal.temperature_c);
-      if (t.thermal.slowdown_c)
-        thermal += fmt::format(" (slowdown {:.0f} °C)", *t.thermal.slowdown_c);
-      if (!t.thermal.throttle_reasons.empty())
-        thermal += " " + join(t.thermal.throttle_reasons, ",");
+    if (t.thermal.ok()) {
+      thermal = fmt::format("{:.0f} °C", *heat.temperature_c);
+      if (heat.slowdown_c) thermal += fmt::format(" (slowdown {:.0f} °C)", *heat.slowdown_c);
+      if (!heat.throttle_reasons.empty()) thermal += " " + join(heat.throttle_reasons, ",");
     } else {
-      unavailable("temperature", t.thermal.reason);
+      unavailable("temperature", t.thermal.reason());
     }
     more(join({join(clocks, ", "), thermal,
                g.fan_speed_pct ? fmt::format("fan {:.0f} %", *g.fan_speed_pct) : ""},
               " · "));
     std::vector<std::string> power;
-    if (t.energy.supported) {
-      if (t.energy.power_w)
+    if (t.energy.ok()) {
+      if (power_now.power_w)
         power.push_back(
-            fmt::format("{:.0f} W", *t.energy.power_w) +
-            (t.energy.power_limit_w ? fmt::format(" of {:.0f} W", *t.energy.power_limit_w) : ""));
-      if (t.energy.energy_j)
-        power.push_back(fmt::format("{:.1f} kJ since driver load", *t.energy.energy_j / 1000));
+            fmt::format("{:.0f} W", *power_now.power_w) +
+            (power_now.power_limit_w ? fmt::format(" of {:.0f} W", *power_now.power_limit_w) : ""));
+      if (power_now.energy_j)
+        power.push_back(fmt::format("{:.1f} kJ since driver load", *power_now.energy_j / 1000));
     } else {
-      unavailable("power", t.energy.reason);
+      unavailable("power", t.energy.reason());
     }
-    if (g.pcie.link_gen)
-      power.push_back(
-          fmt::format("PCIe gen{} x{}", *g.pcie.link_gen, g.pcie.link_width.value_or(0)));
-    if (g.pcie.tx_kbps)
-      power.push_back("tx " + rate_kbps(*g.pcie.tx_kbps) + " rx " +
-                      rate_kbps(g.pcie.rx_kbps.value_or(0)));
+    if (link.link_gen)
+      power.push_back(fmt::format("PCIe gen{} x{}", *link.link_gen, link.link_width.value_or(0)));
+    if (link.tx_kbps)
+      power.push_back("tx " + rate_kbps(*link.tx_kbps) + " rx " +
+                      rate_kbps(link.rx_kbps.value_or(0)));
     more(join(power, " · "));
-    more(unit_activity_line(g.unit_activity));
+    more(unit_activity_line(g.unit_activity.or_empty()));
     if (g.health) {
       more(links_line(g.health->links));
       more(xid_line(*g.health));
@@ -220,6 +220,7 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
   for (const auto& n : npus) {
     const auto& i = n.info;
     const auto& t = n.telemetry;
+    const auto& util = t.utilization.or_empty();
     line(fmt::format("NPU {}", i.index),
          style.bold(join({i.label, i.architecture, i.driver}, " · ")));
     std::vector<std::string> parts;
@@ -231,8 +232,8 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
       parts.push_back("memory " +
                       capacity_pair(t.memory.used_bytes.value_or(0), t.memory.total_bytes) +
                       (t.memory.unified ? " (unified)" : ""));
-    if (t.utilization.supported)
-      parts.push_back(fmt::format("busy {:.0f} %", t.utilization.compute_pct.value_or(0)));
+    if (t.utilization.ok())
+      parts.push_back(fmt::format("busy {:.0f} %", util.compute_pct.value_or(0)));
     if (!parts.empty()) more(join(parts, " · "));
   }
   bool any_cuda = cuda.nvml.found || cuda.cuda_driver.found || cuda.cupti.found ||

@@ -324,6 +324,9 @@ std::vector<std::string> MachineView::gpu_rows(std::size_t index) const {
   const auto& g = snapshot_.gpus.at(index);
   const auto& i = g.info;
   const auto& t = g.telemetry;
+  const auto& util = t.utilization.or_empty();
+  const auto& heat = t.thermal.or_empty();
+  const auto& power_now = t.energy.or_empty();
   std::vector<std::string> rows;
   // The dispatch key (sm_90, gfx942) says something the family name does not; Apple's does not.
   bool key = !i.arch_key.empty() && i.provider != "apple" && i.arch_key != i.architecture;
@@ -336,10 +339,9 @@ std::vector<std::string> MachineView::gpu_rows(std::size_t index) const {
   rows.push_back(t.memory.scope == "unified" ? "unified with the CPU" : memory_use(t.memory));
   // Most telling first, so a narrow cell cuts the least useful.
   std::vector<std::string> live;
-  if (t.utilization.supported && t.utilization.compute_pct)
-    live.push_back(percent(*t.utilization.compute_pct) + " busy");
-  if (t.thermal.temperature_c) live.push_back(fmt::format("{:.0f} °C", *t.thermal.temperature_c));
-  if (t.energy.power_w) live.push_back(fmt::format("{:.0f} W", *t.energy.power_w));
+  if (t.utilization.ok() && util.compute_pct) live.push_back(percent(*util.compute_pct) + " busy");
+  if (heat.temperature_c) live.push_back(fmt::format("{:.0f} °C", *heat.temperature_c));
+  if (power_now.power_w) live.push_back(fmt::format("{:.0f} W", *power_now.power_w));
   for (const auto& c : t.clocks)
     if ((c.domain == "sm" || c.domain == "graphics") && c.current_mhz) {
       live.push_back(fmt::format("{:.0f} MHz", *c.current_mhz));
@@ -349,8 +351,8 @@ std::vector<std::string> MachineView::gpu_rows(std::size_t index) const {
   if (!g.processes.empty())
     live.push_back(
         fmt::format("{} process{}", g.processes.size(), g.processes.size() == 1 ? "" : "es"));
-  if (live.empty() && !t.utilization.supported)
-    live.push_back(t.utilization.reason.find("privileged") != std::string::npos
+  if (live.empty() && !t.utilization.ok())
+    live.push_back(t.utilization.reason().find("privileged") != std::string::npos
                        ? "clocks, power: privileged only"
                        : "no live readings");
   rows.push_back(join(live));
@@ -365,12 +367,12 @@ std::string MachineView::npu_title(std::size_t index) const {
 std::vector<std::string> MachineView::npu_rows(std::size_t index) const {
   const auto& n = snapshot_.npus.at(index);
   const auto& t = n.telemetry;
+  const auto& util = t.utilization.or_empty();
   std::vector<std::string> live;
   for (const auto& c : t.clocks)
     live.push_back(fmt::format("{:.0f}{} MHz", c.current_mhz.value_or(0),
                                c.max_mhz ? fmt::format(" / {:.0f}", *c.max_mhz) : ""));
-  if (t.utilization.supported && t.utilization.compute_pct)
-    live.push_back(percent(*t.utilization.compute_pct) + " busy");
+  if (t.utilization.ok() && util.compute_pct) live.push_back(percent(*util.compute_pct) + " busy");
   if (t.memory.supported && t.memory.used_bytes && t.memory.source == "npu_memory_utilization")
     live.push_back(bytes(*t.memory.used_bytes) + " mapped");
   return {join({n.info.architecture, n.info.driver}),
@@ -403,6 +405,9 @@ std::vector<std::string> MachineView::gpu_group_rows() const {
   rows.push_back("GPU · memory in use · busy · temperature · power");
   for (const auto& g : gpus) {
     const auto& t = g.telemetry;
+    const auto& util = t.utilization.or_empty();
+    const auto& heat = t.thermal.or_empty();
+    const auto& power_now = t.energy.or_empty();
     std::string head = std::to_string(g.info.index);
     if (!alike) head += " " + g.info.label;
     if (t.memory.scope == "unified")
@@ -410,11 +415,9 @@ std::vector<std::string> MachineView::gpu_group_rows() const {
     else if (t.memory.supported && t.memory.used_bytes)
       head += " " + gauge(t.memory.percent_used() / 100.0, 5) + " " + bytes(*t.memory.used_bytes);
     std::vector<std::string> parts{head};
-    if (t.utilization.supported && t.utilization.compute_pct)
-      parts.push_back(percent(*t.utilization.compute_pct));
-    if (t.thermal.temperature_c)
-      parts.push_back(fmt::format("{:.0f} °C", *t.thermal.temperature_c));
-    if (t.energy.power_w) parts.push_back(fmt::format("{:.0f} W", *t.energy.power_w));
+    if (t.utilization.ok() && util.compute_pct) parts.push_back(percent(*util.compute_pct));
+    if (heat.temperature_c) parts.push_back(fmt::format("{:.0f} °C", *heat.temperature_c));
+    if (power_now.power_w) parts.push_back(fmt::format("{:.0f} W", *power_now.power_w));
     rows.push_back(join(parts));
   }
   return rows;
@@ -435,7 +438,7 @@ std::string MachineView::connection_label(UnitKind kind, std::size_t index) cons
       const auto& g = s.gpus.at(index);
       if (g.telemetry.memory.scope == "unified") return "unified";
       if (g.info.coherent) return "NVLink-C2C";
-      return pcie_label(g.pcie);
+      return pcie_label(g.pcie.or_empty());
     }
     case UnitKind::npu: {
       const auto& n = s.npus.at(index);

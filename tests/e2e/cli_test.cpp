@@ -484,7 +484,7 @@ TEST(Cli, GpusJsonThroughTheFakeDrivers) {
   ASSERT_EQ(j["gpus"].size(), 8u);
   auto gpu3 = j["gpus"][3].get<GpuSnapshot>();
   EXPECT_EQ(gpu3.info.arch_key, "sm_90");
-  EXPECT_EQ(gpu3.telemetry.utilization.compute_pct, 97);
+  EXPECT_EQ(gpu3.telemetry.utilization->compute_pct, 97);
   EXPECT_EQ(gpu3.processes.at(0).pid, 4242u);
   EXPECT_EQ(j["cuda"]["driver_version"], "550.54.15");
   auto diagnostics = j["diagnostics"].get<std::vector<Diagnostic>>();

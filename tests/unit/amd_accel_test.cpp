@@ -95,17 +95,17 @@ TEST(AmdGpu, InstinctMi300x) {
   EXPECT_EQ(clocks[1].current_mhz, 900);
   EXPECT_EQ(clocks[1].max_mhz, 1300);
   auto thermal = g.thermal();
-  EXPECT_EQ(thermal.temperature_c, 35);  // junction: MI300 has no edge sensor
-  EXPECT_EQ(thermal.slowdown_c, 100);
-  EXPECT_EQ(thermal.shutdown_c, 110);
+  EXPECT_EQ(thermal->temperature_c, 35);  // junction: MI300 has no edge sensor
+  EXPECT_EQ(thermal->slowdown_c, 100);
+  EXPECT_EQ(thermal->shutdown_c, 110);
   auto energy = g.energy();
-  EXPECT_EQ(energy.power_w, 133);  // power1_input
-  EXPECT_EQ(energy.power_limit_w, 750);
-  EXPECT_EQ(g.utilization().compute_pct, 0);
+  EXPECT_EQ(energy->power_w, 133);  // power1_input
+  EXPECT_EQ(energy->power_limit_w, 750);
+  EXPECT_EQ(g.utilization()->compute_pct, 0);
   EXPECT_FALSE(g.fan_speed_pct());
   auto pcie = g.pcie();
-  EXPECT_EQ(pcie.link_gen, 5);
-  EXPECT_EQ(pcie.link_width, 16);
+  EXPECT_EQ(pcie->link_gen, 5);
+  EXPECT_EQ(pcie->link_width, 16);
   EXPECT_TRUE(g.processes().empty());
 }
 
@@ -116,17 +116,17 @@ TEST(AmdGpu, RadeonAndAnIntelNpu) {
   EXPECT_EQ(g.label(), "AMD Radeon RX 7900 XTX");  // device 0x744c, revision 0xc8
   EXPECT_EQ(g.arch_key(), "gfx1100");
   EXPECT_EQ(g.memory().used_bytes, 1536ull << 20);
-  EXPECT_EQ(g.utilization().compute_pct, 3);
-  EXPECT_EQ(g.utilization().memory_pct, 5);
+  EXPECT_EQ(g.utilization()->compute_pct, 3);
+  EXPECT_EQ(g.utilization()->memory_pct, 5);
   auto clocks = g.clock_readings();
   EXPECT_EQ(clocks[0].current_mhz, 31);
   EXPECT_EQ(clocks[0].max_mhz, 2219);
   EXPECT_EQ(clocks[1].current_mhz, 1249);
-  EXPECT_EQ(g.thermal().temperature_c, 53);  // edge
-  EXPECT_EQ(g.energy().power_w, 68);         // power1_average
-  EXPECT_EQ(g.energy().power_limit_w, 290);
+  EXPECT_EQ(g.thermal()->temperature_c, 53);  // edge
+  EXPECT_EQ(g.energy()->power_w, 68);         // power1_average
+  EXPECT_EQ(g.energy()->power_limit_w, 290);
   EXPECT_EQ(g.fan_speed_pct(), 0);
-  EXPECT_EQ(g.pcie().link_gen, 4);
+  EXPECT_EQ(g.pcie()->link_gen, 4);
 
   ASSERT_EQ(m.npus().size(), 1u);
   const auto& npu = *m.npus()[0];
@@ -143,10 +143,10 @@ TEST(AmdGpu, RadeonAndAnIntelNpu) {
   EXPECT_EQ(mem.used_bytes, 68714496u);
   EXPECT_EQ(mem.total_bytes, 67108864ull * 1024);
   auto first = npu.utilization();
-  EXPECT_FALSE(first.supported);  // a cumulative counter needs a second reading
+  EXPECT_FALSE(first.ok());  // a cumulative counter needs a second reading
   auto second = npu.utilization();
-  EXPECT_TRUE(second.supported);
-  EXPECT_EQ(second.compute_pct, 0);  // the fixture's counter does not move
+  EXPECT_TRUE(second.ok());
+  EXPECT_EQ(second->compute_pct, 0);  // the fixture's counter does not move
 
   auto s = m.snapshot();
   EXPECT_EQ(s.kinds(), (std::vector<UnitKind>{UnitKind::cpu, UnitKind::gpu, UnitKind::npu}));
@@ -162,7 +162,7 @@ TEST(AccelNpu, AmdXdnaAndGaudi) {
   EXPECT_EQ(n.architecture(), "XDNA 2");
   EXPECT_EQ(n.vendor(), "AMD");
   EXPECT_TRUE(n.clock_readings().empty());
-  EXPECT_FALSE(n.utilization().supported);
+  EXPECT_FALSE(n.utilization().ok());
 
   Machine hls(on("gaudi2"));
   ASSERT_EQ(hls.npus().size(), 2u);
@@ -172,7 +172,7 @@ TEST(AccelNpu, AmdXdnaAndGaudi) {
   EXPECT_EQ(g.info().pci_bus_id, "0000:1a:00.0");
   EXPECT_EQ(g.clock_readings().at(0).current_mhz, 1600);
   EXPECT_EQ(g.clock_readings().at(0).max_mhz, 1800);
-  EXPECT_EQ(g.energy().power_limit_w, 600);
+  EXPECT_EQ(g.energy()->power_limit_w, 600);
   EXPECT_FALSE(g.memory().supported);
   EXPECT_TRUE(hls.gpus().empty());
 }
@@ -198,5 +198,5 @@ TEST(AccelNpu, BrokenSysfsDegrades) {
   ASSERT_EQ(m.npus().size(), 2u);
   EXPECT_EQ(m.npus()[0]->label(), "accelerator");  // no driver link: unknown, not a crash
   EXPECT_TRUE(m.npus()[0]->clock_readings().empty());
-  EXPECT_FALSE(m.npus()[0]->utilization().supported);
+  EXPECT_FALSE(m.npus()[0]->utilization().ok());
 }

@@ -162,8 +162,8 @@ TEST(AppleHost, RecordedM3MaxMacbook) {
   EXPECT_TRUE(gpu.telemetry.memory.unified);
   EXPECT_EQ(gpu.telemetry.memory.scope, "unified");
   EXPECT_EQ(gpu.telemetry.memory.total_bytes, 64ull << 30);
-  EXPECT_FALSE(gpu.telemetry.utilization.supported);
-  EXPECT_NE(gpu.telemetry.utilization.reason.find("powermetrics"), std::string::npos);
+  EXPECT_FALSE(gpu.telemetry.utilization.ok());
+  EXPECT_NE(gpu.telemetry.utilization.reason().find("powermetrics"), std::string::npos);
   EXPECT_TRUE(gpu.telemetry.clocks.empty());
 
   ASSERT_EQ(s.npus.size(), 1u);

@@ -139,16 +139,16 @@ TEST(Check, ThrottleReasonsBySource) {
   MachineSnapshot s;
   GpuSnapshot g;
   g.info.index = 1;
-  g.telemetry.thermal.throttle_reasons = {"GpuIdle", "SwPowerCap"};
+  g.telemetry.thermal = Thermal{.throttle_reasons = {"GpuIdle", "SwPowerCap"}};
   s.gpus.push_back(g);
   auto r = check_readiness(s);
   ASSERT_NE(find(r, "gpu.throttle", "GPU 1"), nullptr);
   EXPECT_EQ(find(r, "gpu.throttle", "GPU 1")->severity, Severity::warning);
   EXPECT_EQ(find(r, "gpu.throttle", "GPU 1")->reading, "clocks held down by SwPowerCap");
-  s.gpus[0].telemetry.thermal.throttle_reasons = {"HwThermalSlowdown", "SwPowerCap"};
+  s.gpus[0].telemetry.thermal->throttle_reasons = {"HwThermalSlowdown", "SwPowerCap"};
   r = check_readiness(s);
   EXPECT_EQ(find(r, "gpu.throttle", "GPU 1")->severity, Severity::blocker);
-  s.gpus[0].telemetry.thermal.throttle_reasons = {"GpuIdle"};
+  s.gpus[0].telemetry.thermal->throttle_reasons = {"GpuIdle"};
   EXPECT_EQ(find(check_readiness(s), "gpu.throttle", "GPU 1"), nullptr);
 }
 

@@ -280,7 +280,7 @@ TEST(FixtureHosts, IdentityIsComputedOnceAndReadingsAreLive) {
   EXPECT_EQ(snap.name, "step");
   EXPECT_EQ(snap.kind, UnitKind::cpu);
   EXPECT_EQ(snap.unit_name, "Intel(R) Xeon(R) w5-3435X");
-  EXPECT_FALSE(snap.utilization.supported);
+  EXPECT_FALSE(snap.utilization.ok());
 }
 
 TEST(FixtureHosts, OneProbesPartAloneByItsRowsName) {

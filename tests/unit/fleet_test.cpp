@@ -163,8 +163,8 @@ TEST(Fleet, CheckListsTheNodesThatAreNotReady) {
   // A clean node: no other process, no busy GPU, healthy memory, a light load.
   for (auto& g : base.gpus) {
     g.processes.clear();
-    g.telemetry.utilization.compute_pct = 0;
-    g.telemetry.thermal.throttle_reasons.clear();
+    g.telemetry.utilization->compute_pct = 0;
+    g.telemetry.thermal->throttle_reasons.clear();
     g.telemetry.memory.used_bytes = 0;
     g.health.reset();
   }
@@ -174,7 +174,7 @@ TEST(Fleet, CheckListsTheNodesThatAreNotReady) {
     auto s = base;
     if (i == 3) {
       s.gpus[3].processes.push_back({4242, "python3", 40ull << 30});
-      s.gpus[3].telemetry.utilization.compute_pct = 97;
+      s.gpus[3].telemetry.utilization->compute_pct = 97;
     }
     dir.write("c" + std::to_string(i) + ".json", nlohmann::json(s).dump());
   }

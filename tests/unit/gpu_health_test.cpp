@@ -260,18 +260,18 @@ TEST(GpuUnitActivity, GpmOnHopper) {
   FakeGpus fake("h100x8");
   Machine m(fake.options());
   auto a = m.gpus()[3]->unit_activity();
-  ASSERT_TRUE(a.supported) << a.reason;
-  EXPECT_DOUBLE_EQ(*a.sm_active_pct, 92.5);
-  EXPECT_DOUBLE_EQ(*a.sm_occupancy_pct, 48.25);
-  EXPECT_DOUBLE_EQ(*a.tensor_active_pct, 61.5);
-  EXPECT_DOUBLE_EQ(*a.dram_bandwidth_pct, 70.75);
-  EXPECT_GE(*a.window_s, 0.1) << "two samples at least 100 ms apart";
+  ASSERT_TRUE(a.ok()) << a.reason();
+  EXPECT_DOUBLE_EQ(*a->sm_active_pct, 92.5);
+  EXPECT_DOUBLE_EQ(*a->sm_occupancy_pct, 48.25);
+  EXPECT_DOUBLE_EQ(*a->tensor_active_pct, 61.5);
+  EXPECT_DOUBLE_EQ(*a->dram_bandwidth_pct, 70.75);
+  EXPECT_GE(*a->window_s, 0.1) << "two samples at least 100 ms apart";
   // At once again: the same window, not a shorter one.
   EXPECT_EQ(m.gpus()[3]->unit_activity(), a);
   // In the snapshot too, for every GPU.
   auto s = m.snapshot();
-  EXPECT_TRUE(s.gpus[0].unit_activity.supported);
-  EXPECT_DOUBLE_EQ(*s.gpus[0].unit_activity.sm_active_pct, 0.0);
+  EXPECT_TRUE(s.gpus[0].unit_activity.ok());
+  EXPECT_DOUBLE_EQ(*s.gpus[0].unit_activity->sm_active_pct, 0.0);
 }
 
 TEST(GpuUnitActivity, UnsupportedWithTheReason) {
@@ -279,19 +279,20 @@ TEST(GpuUnitActivity, UnsupportedWithTheReason) {
     FakeGpus fake("rtx4090");  // Ada: no GPM
     Machine m(fake.options());
     auto a = m.gpus()[0]->unit_activity();
-    EXPECT_FALSE(a.supported);
-    EXPECT_EQ(a.reason, "GPM needs a Hopper or later GPU");
+    EXPECT_FALSE(a.ok());
+    EXPECT_EQ(a.reason(), "GPM needs a Hopper or later GPU");
   }
   {
     FakeGpus fake("h100x8", {.nvml = FakeNvml::minimal});
     Machine m(fake.options());
-    EXPECT_EQ(m.gpus()[0]->unit_activity().reason, "this NVML has no GPM (it came with NVML 11.5)");
+    EXPECT_EQ(m.gpus()[0]->unit_activity().reason(),
+              "this NVML has no GPM (it came with NVML 11.5)");
   }
   {
     FakeGpus fake("a100-mig", {.visible = "MIG-11111111-2222-3333-4444-555555555555"});
     Machine m(fake.options());
     ASSERT_EQ(m.gpus().size(), 1u);
-    EXPECT_EQ(m.gpus()[0]->unit_activity().reason, "GPM is not read per MIG instance");
+    EXPECT_EQ(m.gpus()[0]->unit_activity().reason(), "GPM is not read per MIG instance");
   }
 }
 

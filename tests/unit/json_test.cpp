@@ -105,10 +105,10 @@ MachineSnapshot full_snapshot() {
   g.telemetry.kind = UnitKind::gpu;
   g.telemetry.vendor = "NVIDIA";
   g.telemetry.timestamp_ns = 5;
-  g.telemetry.utilization = {true, 97.0, 40.0, ""};
-  g.telemetry.energy = {true, 650.5, 700.0, 123456.75, ""};
-  g.telemetry.thermal = {true, 71.0, 87.0, 92.0, {"SwPowerCap"}, ""};
-  g.pcie = {true, 1000.0, 2000.0, 5, 16, 5, 16, ""};
+  g.telemetry.utilization = Utilization{97.0, 40.0};
+  g.telemetry.energy = Energy{650.5, 700.0, 123456.75};
+  g.telemetry.thermal = Thermal{71.0, 87.0, 92.0, {"SwPowerCap"}};
+  g.pcie = PcieReading{1000.0, 2000.0, 5, 16, 5, 16};
   g.fan_speed_pct = 30.0;
   g.processes = {{4242, "python", 1ull << 33}};
   s.gpus = {g};

@@ -59,26 +59,26 @@ TEST(Nvidia, EightH100sWithAProcessOnGpu3) {
   EXPECT_EQ(mem.free_bytes, (81559 - 529 - 40 * 1024) * kMiB);
   EXPECT_FALSE(mem.unified);
   auto util = g3.utilization();
-  EXPECT_TRUE(util.supported);
-  EXPECT_EQ(util.compute_pct, 97);
-  EXPECT_EQ(util.memory_pct, 41);
+  EXPECT_TRUE(util.ok());
+  EXPECT_EQ(util->compute_pct, 97);
+  EXPECT_EQ(util->memory_pct, 41);
   EXPECT_EQ(g3.gpu_util_pct(), 97);
   auto energy = g3.energy();
-  EXPECT_DOUBLE_EQ(*energy.power_w, 655.0);
-  EXPECT_DOUBLE_EQ(*energy.power_limit_w, 700.0);
-  EXPECT_DOUBLE_EQ(*energy.energy_j, 9876543.213);
+  EXPECT_DOUBLE_EQ(*energy->power_w, 655.0);
+  EXPECT_DOUBLE_EQ(*energy->power_limit_w, 700.0);
+  EXPECT_DOUBLE_EQ(*energy->energy_j, 9876543.213);
   auto thermal = g3.thermal();
-  EXPECT_EQ(thermal.temperature_c, 34);
-  EXPECT_EQ(thermal.slowdown_c, 92);
-  EXPECT_EQ(thermal.shutdown_c, 94);
-  EXPECT_EQ(thermal.throttle_reasons, (std::vector<std::string>{"SwPowerCap"}));
+  EXPECT_EQ(thermal->temperature_c, 34);
+  EXPECT_EQ(thermal->slowdown_c, 92);
+  EXPECT_EQ(thermal->shutdown_c, 94);
+  EXPECT_EQ(thermal->throttle_reasons, (std::vector<std::string>{"SwPowerCap"}));
   EXPECT_EQ(g3.temperature_c(), 34);
   auto pcie = g3.pcie();
-  EXPECT_TRUE(pcie.supported);
-  EXPECT_EQ(pcie.tx_kbps, 512);
-  EXPECT_EQ(pcie.rx_kbps, 1024);
-  EXPECT_EQ(pcie.link_gen, 5);
-  EXPECT_EQ(pcie.link_width, 16);
+  EXPECT_TRUE(pcie.ok());
+  EXPECT_EQ(pcie->tx_kbps, 512);
+  EXPECT_EQ(pcie->rx_kbps, 1024);
+  EXPECT_EQ(pcie->link_gen, 5);
+  EXPECT_EQ(pcie->link_width, 16);
   EXPECT_FALSE(g3.fan_speed_pct());  // passively cooled
   auto procs = g3.processes();
   ASSERT_EQ(procs.size(), 1u);
@@ -157,8 +157,8 @@ TEST(Nvidia, MigInstanceSelectedByUuid) {
   EXPECT_EQ(mem.total_bytes, 20096 * kMiB);
   EXPECT_EQ(mem.used_bytes, 2048 * kMiB);
   auto util = gpu.utilization();
-  EXPECT_FALSE(util.supported);  // NVML has no per-instance utilization
-  EXPECT_EQ(util.reason, "Not Supported");
+  EXPECT_FALSE(util.ok());  // NVML has no per-instance utilization
+  EXPECT_EQ(util.reason(), "Not Supported");
   EXPECT_EQ(gpu.processes().at(0).name, "vllm");
 }
 
@@ -233,11 +233,11 @@ TEST(Nvidia, LostGpuReadsAsUnsupportedWithoutCrashing) {
   const auto& gpu = *m.gpus()[0];
   EXPECT_EQ(gpu.label(), "NVIDIA H100 80GB HBM3");  // identity was read before it was lost
   auto util = gpu.utilization();
-  EXPECT_FALSE(util.supported);
-  EXPECT_EQ(util.reason, "GPU is lost");
-  EXPECT_FALSE(gpu.thermal().supported);
-  EXPECT_FALSE(gpu.energy().supported);
-  EXPECT_FALSE(gpu.pcie().supported);
+  EXPECT_FALSE(util.ok());
+  EXPECT_EQ(util.reason(), "GPU is lost");
+  EXPECT_FALSE(gpu.thermal().ok());
+  EXPECT_FALSE(gpu.energy().ok());
+  EXPECT_FALSE(gpu.pcie().ok());
   EXPECT_TRUE(gpu.clock_readings().empty());
   EXPECT_TRUE(gpu.processes().empty());
   auto nvml_mem = nvidia(m.gpus()[0]).nvml_memory();
@@ -245,7 +245,7 @@ TEST(Nvidia, LostGpuReadsAsUnsupportedWithoutCrashing) {
   EXPECT_NE(nvml_mem.reason.find("GPU is lost"), std::string::npos);
   auto s = m.snapshot();  // the snapshot still completes
   ASSERT_EQ(s.gpus.size(), 1u);
-  EXPECT_FALSE(s.gpus[0].telemetry.utilization.supported);
+  EXPECT_FALSE(s.gpus[0].telemetry.utilization.ok());
   EXPECT_FALSE(gpu_busy(m, 0));  // readings it cannot give count as idle
 }
 
@@ -264,8 +264,8 @@ TEST(Nvidia, NvmlMissingMemoryFromTheCudaDriver) {
   EXPECT_EQ(mem.source, "cuda");
   EXPECT_EQ(mem.total_bytes, 24564 * kMiB);
   auto util = gpu.utilization();
-  EXPECT_FALSE(util.supported);
-  EXPECT_NE(util.reason.find("NVML"), std::string::npos);
+  EXPECT_FALSE(util.ok());
+  EXPECT_NE(util.reason().find("NVML"), std::string::npos);
   auto s = m.snapshot();
   EXPECT_EQ(s.diagnostic("gpu:nvidia")->status, ProbeStatus::unsupported);
   EXPECT_NE(s.diagnostic("gpu:nvidia")->reason.find("NVML not loaded"), std::string::npos);
@@ -283,13 +283,13 @@ TEST(Nvidia, OlderNvmlWithoutTheNewerSymbolsFallsBack) {
   EXPECT_EQ(mem.source, "nvml");                        // v1: no nvmlDeviceGetMemoryInfo_v2
   EXPECT_EQ(mem.used_bytes, (40 * 1024 + 529) * kMiB);  // v1 counts the reservation as used
   auto energy = g3.energy();
-  EXPECT_DOUBLE_EQ(*energy.power_w, 655.0);
-  EXPECT_FALSE(energy.energy_j);  // no nvmlDeviceGetTotalEnergyConsumption
+  EXPECT_DOUBLE_EQ(*energy->power_w, 655.0);
+  EXPECT_FALSE(energy->energy_j);  // no nvmlDeviceGetTotalEnergyConsumption
   auto pcie = g3.pcie();
-  EXPECT_FALSE(pcie.tx_kbps);  // no nvmlDeviceGetPcieThroughput
-  EXPECT_EQ(pcie.link_gen, 5);
-  EXPECT_EQ(g3.thermal().temperature_c, 34);  // plain nvmlDeviceGetTemperature
-  auto procs = g3.processes();                // the unversioned process query
+  EXPECT_FALSE(pcie->tx_kbps);  // no nvmlDeviceGetPcieThroughput
+  EXPECT_EQ(pcie->link_gen, 5);
+  EXPECT_EQ(g3.thermal()->temperature_c, 34);  // plain nvmlDeviceGetTemperature
+  auto procs = g3.processes();                 // the unversioned process query
   ASSERT_EQ(procs.size(), 1u);
   EXPECT_EQ(procs[0].pid, 4242u);
   EXPECT_EQ(procs[0].used_memory_bytes, 40 * 1024 * kMiB);

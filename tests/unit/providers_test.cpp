@@ -57,9 +57,9 @@ TEST(Providers, GpuDefaultsAreUnsupportedNotZero) {
   auto snap = gpu.gpu_snapshot("region");
   EXPECT_EQ(snap.telemetry.name, "region");
   EXPECT_EQ(snap.telemetry.kind, UnitKind::gpu);
-  EXPECT_FALSE(snap.telemetry.utilization.supported);
-  EXPECT_FALSE(snap.telemetry.utilization.reason.empty());
-  EXPECT_FALSE(snap.pcie.supported);
+  EXPECT_FALSE(snap.telemetry.utilization.ok());
+  EXPECT_FALSE(snap.telemetry.utilization.reason().empty());
+  EXPECT_FALSE(snap.pcie.ok());
   EXPECT_FALSE(snap.fan_speed_pct);
   EXPECT_FALSE(gpu.temperature_c());
 }

@@ -35,7 +35,7 @@ END = "    # end of fields"
 #: reference reads as 0 where unavailable is never None).
 SPECIAL = {
     "GPUSnapshot": {"struct": "GpuSnapshot", "drop": {"telemetry"},
-                    "types": {"fan_speed_pct": "float"}},
+                    "types": {"fan_speed_pct": "float", "pcie": "PcieReading"}},
     "NPUSnapshot": {"struct": "NpuSnapshot", "drop": {"telemetry"}, "types": {}},
 }
 #: C++ struct -> the Python class that models it, where the names differ.
@@ -161,7 +161,7 @@ def python_models() -> dict[str, Path]:
     """Python model class -> the file defining it."""
     out = {}
     for path in sorted(PACKAGE.glob("*.py")):
-        for name in re.findall(r"^class (\w+)\((?:FrozenModel|UnitSnapshot|\w+Model)\):",
+        for name in re.findall(r"^class (\w+)\((?:FrozenModel|UnitSnapshot|_ZeroReading|\w+Model)\):",
                                path.read_text(), re.M):
             if name not in SKIP:
                 out[name] = path

@@ -53,32 +53,29 @@ std::vector<ClockReading> AccelNpu::clock_readings() const {
   return {r};
 }
 
-Utilization AccelNpu::utilization() const {
+Reading<Utilization> AccelNpu::utilization() const {
   Utilization u;
   auto busy = fs_->read_u64(dir_ + "/npu_busy_time_us");
-  if (!busy) {
-    u.reason = "this driver exposes no busy time";
-    return u;
-  }
+  if (!busy) return Reading<Utilization>::none("this driver exposes no busy time");
   auto now = core::monotonic_ns();
   std::lock_guard<std::mutex> lock(mutex_);
   auto last = last_busy_;
   last_busy_ = std::make_pair(now, *busy);
-  if (!last || now <= last->first || *busy < last->second) {
-    u.reason = "npu_busy_time_us is cumulative: a second reading gives the share";
-    return u;
-  }
+  if (!last || now <= last->first || *busy < last->second)
+    return Reading<Utilization>::none(
+        "npu_busy_time_us is cumulative: a second reading gives the share");
   double wall_us = static_cast<double>(now - last->first) / 1000.0;
   double busy_us = static_cast<double>(*busy - last->second);
-  u.supported = true;
   u.compute_pct = std::min(100.0, 100.0 * busy_us / wall_us);
   return u;
 }
 
-Energy AccelNpu::energy() const {
+Reading<Energy> AccelNpu::energy() const {
+  // The limit only (max_power, mW): the draw is not in this driver's sysfs.
+  auto mw = fs_->read_u64(dir_ + "/max_power");
+  if (!mw) return Reading<Energy>::none("power is not exposed by this driver's sysfs");
   Energy e;
-  if (auto mw = fs_->read_u64(dir_ + "/max_power")) e.power_limit_w = *mw / 1000.0;  // mW
-  e.reason = "power draw is not exposed by this driver's sysfs";
+  e.power_limit_w = static_cast<double>(*mw) / 1000.0;
   return e;
 }
 
@@ -113,8 +110,10 @@ Identity identify(const std::string& driver, unsigned vendor_id, unsigned device
     auto type = core::to_lower(device_type);
     if (core::starts_with(type, "goya")) return {"Habana Goya", "Intel", "Goya"};
     std::string generation;
-    if (core::starts_with(type, "gaudi3")) generation = " 3";
-    else if (core::starts_with(type, "gaudi2")) generation = " 2";
+    if (core::starts_with(type, "gaudi3"))
+      generation = " 3";
+    else if (core::starts_with(type, "gaudi2"))
+      generation = " 2";
     else if (type.empty())
       generation = device_id == 0x1060 ? " 3" : device_id == 0x1020 ? " 2" : "";
     std::string label = "Intel Gaudi" + generation;
@@ -151,8 +150,8 @@ void add(const providers::Context& context, const std::string& class_dir, bool l
   info.label = id.label;
   info.vendor = id.vendor;
   info.architecture = id.architecture;
-  out.push_back(
-      std::make_shared<AccelNpu>(std::move(info), legacy_class ? class_dir : device_dir, context.fs));
+  out.push_back(std::make_shared<AccelNpu>(std::move(info), legacy_class ? class_dir : device_dir,
+                                           context.fs));
 }
 
 }  // namespace

@@ -7,10 +7,10 @@
 #include <string>
 #include <utility>
 
-#include "host/note.hpp"
-#include "providers/provider.hpp"
-#include "mainboard/npu.hpp"
 #include "core/fs.hpp"
+#include "host/note.hpp"
+#include "mainboard/npu.hpp"
+#include "providers/provider.hpp"
 
 namespace mainboard {
 
@@ -30,8 +30,8 @@ class AccelNpu final : public Npu {
   std::vector<ClockReading> clock_readings() const override;
   /// Intel NPU: busy share since the previous reading (npu_busy_time_us is cumulative), so the
   /// first reading is unsupported.
-  Utilization utilization() const override;
-  Energy energy() const override;
+  Reading<Utilization> utilization() const override;
+  Reading<Energy> energy() const override;
 
  private:
   NpuInfo info_;

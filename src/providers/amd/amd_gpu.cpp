@@ -102,10 +102,17 @@ std::string marketing_name(unsigned device_id, unsigned revision) {
 std::string gfx_for_device(unsigned device_id) {
   // When the KFD topology is absent (no compute driver loaded): the ISA of known parts.
   switch (device_id) {
-    case 0x74a0: case 0x74a1: case 0x74a2: case 0x74a5: case 0x74b5: return "gfx942";
-    case 0x7408: case 0x740c: case 0x740f: return "gfx90a";
+    case 0x74a0:
+    case 0x74a1:
+    case 0x74a2:
+    case 0x74a5:
+    case 0x74b5: return "gfx942";
+    case 0x7408:
+    case 0x740c:
+    case 0x740f: return "gfx90a";
     case 0x738c: return "gfx908";
-    case 0x744c: case 0x7448: return "gfx1100";
+    case 0x744c:
+    case 0x7448: return "gfx1100";
     case 0x747e: return "gfx1101";
     case 0x73bf: return "gfx1030";
     case 0x7550: return "gfx1201";
@@ -119,7 +126,9 @@ namespace {
 
 using core::Fs;
 
-std::optional<std::uint64_t> u64(const Fs& fs, const std::string& path) { return fs.read_u64(path); }
+std::optional<std::uint64_t> u64(const Fs& fs, const std::string& path) {
+  return fs.read_u64(path);
+}
 
 /// The hwmon temperature channel with this label ("edge", "junction", "mem"), if any.
 std::optional<std::string> temp_channel(const Fs& fs, const std::string& hwmon, const char* label) {
@@ -195,69 +204,60 @@ std::vector<ClockReading> AmdGpu::clock_readings() const {
   return out;
 }
 
-Utilization AmdGpu::utilization() const {
+Reading<Utilization> AmdGpu::utilization() const {
   Utilization u;
   auto busy = u64(*fs_, dir_ + "/gpu_busy_percent");
-  if (!busy || *busy > 100) {
-    u.reason = "no gpu_busy_percent";
-    return u;
-  }
-  u.supported = true;
+  if (!busy || *busy > 100) return Reading<Utilization>::none("no gpu_busy_percent");
   u.compute_pct = static_cast<double>(*busy);
   if (auto mem = u64(*fs_, dir_ + "/mem_busy_percent"); mem && *mem <= 100)
     u.memory_pct = static_cast<double>(*mem);
   return u;
 }
 
-Energy AmdGpu::energy() const {
+Reading<Energy> AmdGpu::energy() const {
   Energy e;
   auto hwmon = providers::sysfs::hwmon_dir(*fs_, dir_);
-  if (!hwmon) {
-    e.reason = "no hwmon directory";
-    return e;
-  }
+  if (!hwmon) return Reading<Energy>::none("no hwmon directory");
   // power1_average (µW) on most parts; RDNA 3 and newer kernels report power1_input instead.
   auto uw = u64(*fs_, *hwmon + "/power1_average");
   if (!uw) uw = u64(*fs_, *hwmon + "/power1_input");
   if (uw) e.power_w = static_cast<double>(*uw) / 1e6;
   if (auto cap = u64(*fs_, *hwmon + "/power1_cap"); cap && *cap > 0)
     e.power_limit_w = static_cast<double>(*cap) / 1e6;
-  e.supported = e.power_w.has_value();
-  if (!e.supported) e.reason = "no power1_average or power1_input";
+  if (!e.power_w) return Reading<Energy>::none("no power1_average or power1_input");
   return e;
 }
 
-Thermal AmdGpu::thermal() const {
+Reading<Thermal> AmdGpu::thermal() const {
   Thermal t;
   auto hwmon = providers::sysfs::hwmon_dir(*fs_, dir_);
-  if (!hwmon) {
-    t.reason = "no hwmon directory";
-    return t;
-  }
+  if (!hwmon) return Reading<Thermal>::none("no hwmon directory");
   // "edge" is the die edge, "junction" the hottest spot the driver throttles on.
   auto channel = temp_channel(*fs_, *hwmon, "edge");
   if (!channel) channel = temp_channel(*fs_, *hwmon, "junction");
   if (!channel) channel = *hwmon + "/temp1";
-  if (auto mc = fs_->read_i64(*channel + "_input")) t.temperature_c = static_cast<double>(*mc) / 1000.0;
+  if (auto mc = fs_->read_i64(*channel + "_input"))
+    t.temperature_c = static_cast<double>(*mc) / 1000.0;
   if (auto mc = fs_->read_i64(*channel + "_crit")) t.slowdown_c = static_cast<double>(*mc) / 1000.0;
   if (auto mc = fs_->read_i64(*channel + "_emergency"))
     t.shutdown_c = static_cast<double>(*mc) / 1000.0;
-  t.supported = t.temperature_c.has_value();
-  if (!t.supported) t.reason = "no temperature input in " + *hwmon;
+  if (!t.temperature_c) return Reading<Thermal>::none("no temperature input in " + *hwmon);
   return t;
 }
 
-PcieReading AmdGpu::pcie() const {
+Reading<PcieReading> AmdGpu::pcie() const {
   PcieReading p;
   auto link = [&](const char* speed_file, const char* width_file, std::optional<int>& gen,
                   std::optional<int>& width) {
-    if (auto s = fs_->read_line(dir_ + "/" + speed_file)) gen = providers::sysfs::pcie_generation(*s);
+    if (auto s = fs_->read_line(dir_ + "/" + speed_file))
+      gen = providers::sysfs::pcie_generation(*s);
     if (auto w = u64(*fs_, dir_ + "/" + width_file); w && *w <= 32) width = static_cast<int>(*w);
   };
   link("current_link_speed", "current_link_width", p.link_gen, p.link_width);
   link("max_link_speed", "max_link_width", p.max_link_gen, p.max_link_width);
-  p.supported = p.link_gen.has_value();
-  if (!p.supported) p.reason = "no current_link_speed (throughput is not exposed by amdgpu sysfs)";
+  if (!p.link_gen)
+    return Reading<PcieReading>::none(
+        "no current_link_speed (throughput is not exposed by amdgpu sysfs)");
   return p;
 }
 
@@ -286,9 +286,12 @@ std::string kfd_gfx_target(const Fs& fs, const std::string& bus_id) {
     if (!props) continue;
     std::optional<std::uint64_t> loc, dom, gfx;
     for (auto [k, v] : core::parse_key_values(*props, ' ')) {
-      if (k == "location_id") loc = core::parse_u64(v);
-      else if (k == "domain") dom = core::parse_u64(v);
-      else if (k == "gfx_target_version") gfx = core::parse_u64(v);
+      if (k == "location_id")
+        loc = core::parse_u64(v);
+      else if (k == "domain")
+        dom = core::parse_u64(v);
+      else if (k == "gfx_target_version")
+        gfx = core::parse_u64(v);
     }
     if (loc == location && dom.value_or(0) == domain && gfx && *gfx) return gfx_target(*gfx);
   }
@@ -325,7 +328,8 @@ std::vector<std::shared_ptr<Gpu>> probe_gpus(const providers::Context& context, 
     if (info.arch_key.empty()) info.arch_key = gfx_for_device(pci->device_id);
     info.architecture = architecture_for(info.arch_key);
     if (auto uid = fs.read_line(pci->dir + "/unique_id"); uid && !uid->empty()) info.uuid = *uid;
-    if (auto total = fs.read_u64(pci->dir + "/mem_info_vram_total")) info.memory_total_bytes = *total;
+    if (auto total = fs.read_u64(pci->dir + "/mem_info_vram_total"))
+      info.memory_total_bytes = *total;
     out.push_back(std::make_shared<AmdGpu>(std::move(info), pci->dir, context.fs));
   }
   if (out.empty()) note.unsupported("no amdgpu device under /sys/class/drm");

@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "host/note.hpp"
-#include "providers/provider.hpp"
-#include "mainboard/gpu.hpp"
 #include "core/fs.hpp"
+#include "host/note.hpp"
+#include "mainboard/gpu.hpp"
+#include "providers/provider.hpp"
 
 namespace mainboard {
 
@@ -23,13 +23,13 @@ class AmdGpu final : public Gpu {
   AmdGpu(GpuInfo info, std::string device_dir, std::shared_ptr<const core::Fs> fs);
 
   const GpuInfo& info() const override { return info_; }
-  Memory memory() const override;                ///< VRAM
+  Memory memory() const override;                       ///< VRAM
   std::vector<Memory> memory_regions() const override;  ///< GTT
   std::vector<ClockReading> clock_readings() const override;
-  Utilization utilization() const override;
-  Energy energy() const override;
-  Thermal thermal() const override;
-  PcieReading pcie() const override;
+  Reading<Utilization> utilization() const override;
+  Reading<Energy> energy() const override;
+  Reading<Thermal> thermal() const override;
+  Reading<PcieReading> pcie() const override;
   std::optional<double> fan_speed_pct() const override;
   /// Not exposed by sysfs (only per-process fdinfo): empty.
   std::vector<GpuProcess> processes() const override { return {}; }

@@ -13,7 +13,8 @@ const char* kPrivileged = "Apple does not expose this without privileged samplin
 /// The unified pool: the machine's RAM, with usage from vm_stat when the runner can give it.
 Memory unified_memory(std::uint64_t total, const std::shared_ptr<const Runner>& runner) {
   Memory m;
-  if (runner && host::darwin::available(*runner)) m = host::darwin::read_memory(*runner, "unified", true);
+  if (runner && host::darwin::available(*runner))
+    m = host::darwin::read_memory(*runner, "unified", true);
   if (!m.supported && total > 0) {
     m = Memory{};
     m.total_bytes = total;
@@ -30,7 +31,10 @@ Memory unified_memory(std::uint64_t total, const std::shared_ptr<const Runner>& 
 
 AppleGpu::AppleGpu(GpuInfo info, std::uint64_t vram_bytes, bool unified,
                    std::shared_ptr<const Runner> runner)
-    : info_(std::move(info)), vram_bytes_(vram_bytes), unified_(unified), runner_(std::move(runner)) {}
+    : info_(std::move(info)),
+      vram_bytes_(vram_bytes),
+      unified_(unified),
+      runner_(std::move(runner)) {}
 
 Memory AppleGpu::memory() const {
   if (unified_) return unified_memory(vram_bytes_, runner_);
@@ -46,28 +50,24 @@ Memory AppleGpu::memory() const {
   return m;
 }
 
-Utilization AppleGpu::utilization() const {
-  Utilization u;
-  u.reason = kPrivileged;
-  return u;
+Reading<Utilization> AppleGpu::utilization() const {
+  return Reading<Utilization>::none(kPrivileged);
 }
 
-Energy AppleGpu::energy() const {
-  Energy e;
-  e.reason = kPrivileged;
-  return e;
+Reading<Energy> AppleGpu::energy() const {
+  return Reading<Energy>::none(kPrivileged);
 }
 
-Thermal AppleGpu::thermal() const {
-  Thermal t;
-  t.reason = kPrivileged;
-  return t;
+Reading<Thermal> AppleGpu::thermal() const {
+  return Reading<Thermal>::none(kPrivileged);
 }
 
 AppleNpu::AppleNpu(NpuInfo info, std::uint64_t memory_bytes, std::shared_ptr<const Runner> runner)
     : info_(std::move(info)), memory_bytes_(memory_bytes), runner_(std::move(runner)) {}
 
-Memory AppleNpu::memory() const { return unified_memory(memory_bytes_, runner_); }
+Memory AppleNpu::memory() const {
+  return unified_memory(memory_bytes_, runner_);
+}
 
 namespace apple {
 
@@ -118,8 +118,8 @@ std::vector<std::shared_ptr<Gpu>> probe_gpus(const providers::Context& context, 
     info.metal_support = core::metal_label(d.metal);
     bool unified = d.apple_silicon();
     if (unified) {
-      const auto& chip = profile->hardware && !profile->hardware->chip.empty() ? profile->hardware->chip
-                                                                               : d.model;
+      const auto& chip =
+          profile->hardware && !profile->hardware->chip.empty() ? profile->hardware->chip : d.model;
       info.architecture = soc_family(chip);
       info.arch_key = core_key(info.architecture);
       // The integrated GPU has no identifier of its own; the machine's hardware UUID is stable.
@@ -149,8 +149,8 @@ std::vector<std::shared_ptr<Npu>> probe_npus(const providers::Context& context, 
   info.vendor = "Apple";
   info.label = profile->hardware->chip + " Neural Engine";
   info.architecture = soc_family(profile->hardware->chip);
-  out.push_back(std::make_shared<AppleNpu>(std::move(info),
-                                           profile->hardware->memory_bytes.value_or(0), share(context)));
+  out.push_back(std::make_shared<AppleNpu>(
+      std::move(info), profile->hardware->memory_bytes.value_or(0), share(context)));
   return out;
 }
 

@@ -1,10 +1,10 @@
 #pragma once
 
 #include "host/note.hpp"
-#include "providers/provider.hpp"
-#include "mainboard/runner.hpp"
-#include "mainboard/npu.hpp"
 #include "mainboard/gpu.hpp"
+#include "mainboard/npu.hpp"
+#include "mainboard/runner.hpp"
+#include "providers/provider.hpp"
 
 namespace mainboard {
 
@@ -21,9 +21,9 @@ class AppleGpu final : public Gpu {
   const GpuInfo& info() const override { return info_; }
   Memory memory() const override;
   std::vector<ClockReading> clock_readings() const override { return {}; }
-  Utilization utilization() const override;
-  Energy energy() const override;
-  Thermal thermal() const override;
+  Reading<Utilization> utilization() const override;
+  Reading<Energy> energy() const override;
+  Reading<Thermal> thermal() const override;
   /// The human label for the Metal family identifier, e.g. "Metal 3".
   const std::string& metal_support() const { return info_.metal_support; }
 

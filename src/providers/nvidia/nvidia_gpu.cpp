@@ -186,63 +186,47 @@ std::vector<ClockReading> NvidiaGpu::clock_readings() const {
   return out;
 }
 
-Utilization NvidiaGpu::utilization() const {
+Reading<Utilization> NvidiaGpu::utilization() const {
   const auto& s = *state_;
   Utilization u;
   Why why{s};
-  if (!usable(s)) {
-    u.reason = why.missing_nvml();
-    return u;
-  }
-  if (!s.nvml->utilization) {
-    u.reason = why.symbol("nvmlDeviceGetUtilizationRates");
-    return u;
-  }
+  if (!usable(s)) return Unavailable{ProbeStatus::unsupported, why.missing_nvml()};
+  if (!s.nvml->utilization)
+    return Unavailable{ProbeStatus::unsupported, why.symbol("nvmlDeviceGetUtilizationRates")};
   nvml::Utilization rates{};
   Return r = s.nvml->utilization(s.device, &rates);
   if (r != nvml::kSuccess) {
     // MIG instances report NOT_SUPPORTED here: NVML has no per-instance utilization.
-    u.reason = why.error(r);
-    return u;
+    return Unavailable{ProbeStatus::unsupported, why.error(r)};
   }
-  u.supported = true;
   u.compute_pct = rates.gpu;
   u.memory_pct = rates.memory;
   return u;
 }
 
-Energy NvidiaGpu::energy() const {
+Reading<Energy> NvidiaGpu::energy() const {
   const auto& s = *state_;
   Energy e;
   Why why{s};
-  if (!usable(s)) {
-    e.reason = why.missing_nvml();
-    return e;
-  }
+  if (!usable(s)) return Unavailable{ProbeStatus::unsupported, why.missing_nvml()};
   unsigned mw = 0;
   Return r = s.nvml->power_usage ? s.nvml->power_usage(s.device, &mw) : nvml::kFunctionNotFound;
-  if (r == nvml::kSuccess)
-    e.power_w = mw / 1000.0;  // a 1 s average on Ampere and newer
-  else
-    e.reason = "power: " + why.error(r);
+  if (r == nvml::kSuccess) e.power_w = mw / 1000.0;  // a 1 s average on Ampere and newer
   if (s.nvml->power_limit && s.nvml->power_limit(s.device, &mw) == nvml::kSuccess)
     e.power_limit_w = mw / 1000.0;
   unsigned long long mj = 0;
   if (s.nvml->total_energy && s.nvml->total_energy(s.device, &mj) == nvml::kSuccess)
     e.energy_j = static_cast<double>(mj) / 1000.0;  // since the driver was loaded
-  e.supported = e.power_w || e.energy_j;
-  if (e.supported) e.reason.clear();
+  if (!e.power_w && !e.energy_j)
+    return Unavailable{ProbeStatus::unsupported, "power: " + why.error(r)};
   return e;
 }
 
-Thermal NvidiaGpu::thermal() const {
+Reading<Thermal> NvidiaGpu::thermal() const {
   const auto& s = *state_;
   Thermal t;
   Why why{s};
-  if (!usable(s)) {
-    t.reason = why.missing_nvml();
-    return t;
-  }
+  if (!usable(s)) return Unavailable{ProbeStatus::unsupported, why.missing_nvml()};
   Return r = nvml::kFunctionNotFound;
   if (s.nvml->temperature_v) {
     nvml::TemperatureV v{};
@@ -267,19 +251,16 @@ Thermal NvidiaGpu::thermal() const {
   if (s.nvml->clock_event_reasons &&
       s.nvml->clock_event_reasons(s.device, &reasons) == nvml::kSuccess)
     t.throttle_reasons = decode_clock_event_reasons(reasons);
-  t.supported = t.temperature_c.has_value();
-  if (!t.supported) t.reason = "temperature: " + why.error(r);
+  if (!t.temperature_c)
+    return Unavailable{ProbeStatus::unsupported, "temperature: " + why.error(r)};
   return t;
 }
 
-PcieReading NvidiaGpu::pcie() const {
+Reading<PcieReading> NvidiaGpu::pcie() const {
   const auto& s = *state_;
   PcieReading p;
   Why why{s};
-  if (!usable(s)) {
-    p.reason = why.missing_nvml();
-    return p;
-  }
+  if (!usable(s)) return Unavailable{ProbeStatus::unsupported, why.missing_nvml()};
   unsigned v = 0;
   Return r = nvml::kFunctionNotFound;
   if (s.nvml->pcie_throughput) {
@@ -295,8 +276,7 @@ PcieReading NvidiaGpu::pcie() const {
   read(s.nvml->pcie_link_width, p.link_width);
   read(s.nvml->pcie_max_link_gen, p.max_link_gen);
   read(s.nvml->pcie_max_link_width, p.max_link_width);
-  p.supported = p.tx_kbps || p.link_gen;
-  if (!p.supported) p.reason = why.error(r);
+  if (!p.tx_kbps && !p.link_gen) return Unavailable{ProbeStatus::unsupported, why.error(r)};
   return p;
 }
 
@@ -554,23 +534,19 @@ void start_unit_activity(const NvidiaGpu::State& s) {
 
 }  // namespace nvidia
 
-GpuUnitActivity NvidiaGpu::unit_activity() const {
+Reading<GpuUnitActivity> NvidiaGpu::unit_activity() const {
   using namespace std::chrono;
   const auto& s = *state_;
   GpuUnitActivity a;
-  if (!s.gpm) {
-    a.reason = "GPM not available";
-    return a;
-  }
+  std::string why;
+  auto none = [&](std::string reason) { return Reading<GpuUnitActivity>::none(std::move(reason)); };
+  if (!s.gpm) return none("GPM not available");
   auto& g = *s.gpm;
   std::lock_guard<std::mutex> lock(g.mutex);
-  if (!nvidia::gpm_usable(s, g)) {
-    a.reason = g.reason;
-    return a;
-  }
+  if (!nvidia::gpm_usable(s, g)) return none(g.reason);
   constexpr auto kMinWindow = milliseconds(100);
   if (!g.sample) {
-    if (!nvidia::take_sample(s, g.sample, a.reason)) return a;
+    if (!nvidia::take_sample(s, g.sample, why)) return none(why);
     g.taken = steady_clock::now();
   }
   auto age = steady_clock::now() - g.taken;
@@ -580,7 +556,7 @@ GpuUnitActivity NvidiaGpu::unit_activity() const {
     std::this_thread::sleep_for(kMinWindow - age);
   }
   nvml::GpmSample next = nullptr;
-  if (!nvidia::take_sample(s, next, a.reason)) return a;
+  if (!nvidia::take_sample(s, next, why)) return none(why);
   auto now = steady_clock::now();
   const auto* n = s.nvml.get();
   auto get = std::make_unique<nvml::GpmMetricsGet>();
@@ -597,19 +573,18 @@ GpuUnitActivity NvidiaGpu::unit_activity() const {
   n->gpm_sample_free(g.sample);
   g.sample = next;
   g.taken = now;
-  if (r != nvml::kSuccess) {
-    a.reason = "nvmlGpmMetricsGet: " + n->describe(r);
-    return a;
-  }
+  if (r != nvml::kSuccess) return none("nvmlGpmMetricsGet: " + n->describe(r));
   std::optional<double>* slots[] = {&a.sm_active_pct, &a.sm_occupancy_pct, &a.tensor_active_pct,
                                     &a.dram_bandwidth_pct, &a.graphics_active_pct};
   for (unsigned i = 0; i < get->numMetrics; ++i) {
     const auto& m = get->metrics[i];
     if (m.nvmlReturn == nvml::kSuccess && m.value >= 0 && m.value <= 100.0001) *slots[i] = m.value;
   }
-  a.supported = a.sm_active_pct || a.sm_occupancy_pct || a.tensor_active_pct ||
-                a.dram_bandwidth_pct || a.graphics_active_pct;
-  if (!a.supported) a.reason = "the driver gave none of the GPM metrics asked for";
+  if (!a.sm_active_pct && !a.sm_occupancy_pct && !a.tensor_active_pct && !a.dram_bandwidth_pct &&
+      !a.graphics_active_pct) {
+    g.last.reset();
+    return none("the driver gave none of the GPM metrics asked for");
+  }
   a.window_s = window;
   g.last = a;
   return a;
