@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mainboard/export.hpp"
+#include "mainboard/reading.hpp"
 
 namespace mainboard {
 
@@ -55,13 +56,12 @@ struct MAINBOARD_API DimmCard {
 
 /// DIMM slots, read once. `cards` is empty when dmidecode is missing or refused (it needs root).
 struct MAINBOARD_API MemorySlots {
-  std::vector<DimmCard> cards;
-  bool cards_supported = false;
-  std::string cards_reason;
+  /// Unavailable where dmidecode is missing, refused (it needs root) or finds no SMBIOS table.
+  Reading<std::vector<DimmCard>> cards;
 
   /// Highest rated speed over populated slots; empty when no card reports one.
   std::optional<std::uint32_t> speed_mhz() const;
-  std::size_t slots_total() const { return cards.size(); }
+  std::size_t slots_total() const { return cards.or_empty().size(); }
   std::size_t slots_used() const;
   bool operator==(const MemorySlots&) const = default;
 };

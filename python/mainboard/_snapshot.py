@@ -520,12 +520,11 @@ class MemoryHardware(FrozenModel):
 
     `MemoryHardware()` (and `Machine().memory_hardware`) captures nothing when it is made: the
     DIMM slots are read at the first access to `cards` (and kept), swap at each access. One
-    made from a document (a snapshot's `memory_hardware`) is that record.
+    made from a document (a snapshot's `memory_hardware`) is that record. Where the slots could
+    not be read, `cards` is empty and `unavailable_reason("cards")` says why.
     """
 
     # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
-    cards_supported: bool
-    cards_reason: str
     # end of fields
 
     _nested = {"cards": DimmCard}
@@ -543,7 +542,8 @@ class MemoryHardware(FrozenModel):
         if self._data is not None:
             return self._data
         document = self._live()
-        document["cards"] = [c.model_dump() for c in self.cards]
+        if not isinstance(document.get("cards"), dict):  # a dict: why there are none, kept
+            document["cards"] = [c.model_dump() for c in self.cards]
         return document
 
     def _live(self) -> dict[str, Any]:
@@ -564,7 +564,8 @@ class MemoryHardware(FrozenModel):
         cache = self._cache
         if "cards" not in cache:
             source = self._live() if self._data is None else self._data
-            cache["cards"] = _convert_cards(source.get("cards") or [])
+            raw = source.get("cards")
+            cache["cards"] = _convert_cards(raw if isinstance(raw, list) else [])
         return cache["cards"]
 
     @property

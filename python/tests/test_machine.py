@@ -207,6 +207,18 @@ def test_machine_view_pieces():
     assert view.memory_usage(mainboard.Memory(supported=False)) == "memory unavailable"
 
 
+def test_dimm_slots_that_cannot_be_read_are_empty_and_say_why():
+    machine = mainboard.Machine.over(host("vm-cgroup1-nodmi"))
+    live = machine.memory_hardware
+    assert live.cards == () and live.slots_total == 0 and live.speed_mhz is None
+    assert "no SMBIOS table" in live.unavailable_reason("cards")
+    saved = machine.snapshot(toolchain=False).memory_hardware
+    assert saved.cards == () and "no SMBIOS table" in saved.unavailable_reason("cards")
+    read = mainboard.MemoryHardware({"cards": [{"locator": "A1", "size_bytes": 1 << 34}],
+                                     "swap_total_bytes": 0, "swap_used_bytes": 0})
+    assert read.slots_used == 1 and read.unavailable_reason("cards") is None
+
+
 def test_pressure_stalls_are_typed_models_and_none_where_unread():
     snapshot = mainboard.Machine.over(host("cgroup2-capped")).snapshot()
     pressure = snapshot.pressure

@@ -52,9 +52,11 @@ std::string read_hostname(const Sources& src, const MachineSnapshot&, Note&) {
 
 MemorySlots read_dimms(const Sources& src, const MachineSnapshot&, Note& note) {
   MemorySlots slots;
-  slots.cards = probe_dimms(*src.fs, *src.runner, note);
-  slots.cards_supported = note.status == ProbeStatus::ok;
-  slots.cards_reason = note.reason;
+  auto cards = probe_dimms(*src.fs, *src.runner, note);
+  if (note.status == ProbeStatus::ok)
+    slots.cards = std::move(cards);
+  else
+    slots.cards = Unavailable{note.status, note.reason};
   return slots;
 }
 

@@ -58,12 +58,21 @@ MAINBOARD_DEFINE_JSON(DimmCard)
 template <class V>
 void fields(V& v, MemoryHardware& m) {
   v("cards", m.cards);
-  v("cards_supported", m.cards_supported);
-  v("cards_reason", m.cards_reason);
   v("swap_total_bytes", m.swap_total_bytes);
   v("swap_used_bytes", m.swap_used_bytes);
 }
-MAINBOARD_DEFINE_JSON(MemoryHardware)
+void to_json(nlohmann::json& j, const MemoryHardware& value) {
+  json_detail::write_model(j, value);
+}
+void from_json(const nlohmann::json& j, MemoryHardware& value) {
+  json_detail::read_model(j, value, "MemoryHardware");
+  // Schema 1 said the cards were unread beside them: "cards_supported": false, "cards_reason".
+  if (auto s = j.find("cards_supported"); s != j.end() && s->is_boolean() && !s->get<bool>()) {
+    auto r = j.find("cards_reason");
+    value.cards = Unavailable{ProbeStatus::unsupported,
+                              r != j.end() && r->is_string() ? r->get<std::string>() : ""};
+  }
+}
 
 template <class V>
 void fields(V& v, ClockReading& m) {
@@ -553,6 +562,8 @@ void from_json(const nlohmann::json& j, MachineSnapshot& value) {
                 std::to_string(kSnapshotSchemaVersion) + ")");
   json_detail::AdditiveReading additive;
   json_detail::read_model(j, value, "MachineSnapshot");
+  // Read, it is this build's model: written again, it is in this build's layout.
+  value.schema_version = kSnapshotSchemaVersion;
 }
 
 }  // namespace mainboard

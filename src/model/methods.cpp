@@ -26,14 +26,14 @@ double Memory::percent_used() const {
 
 std::optional<std::uint32_t> MemorySlots::speed_mhz() const {
   std::optional<std::uint32_t> best;
-  for (const auto& c : cards)
+  for (const auto& c : cards.or_empty())
     if (c.populated() && c.speed_mts && (!best || *c.speed_mts > *best)) best = c.speed_mts;
   return best;
 }
 
 std::size_t MemorySlots::slots_used() const {
   return static_cast<std::size_t>(
-      std::count_if(cards.begin(), cards.end(), [](const DimmCard& c) { return c.populated(); }));
+      std::ranges::count_if(cards.or_empty(), [](const DimmCard& c) { return c.populated(); }));
 }
 
 std::vector<UnitKind> MachineSnapshot::kinds() const {

@@ -12,14 +12,12 @@ Scrape read(const Machine& machine) {
   auto start = std::chrono::steady_clock::now();
   Scrape r;
   r.memory = machine.memory();
-  try {
-    auto hw = machine.memory_hardware();  // swap is read afresh; the DIMMs once
-    if (hw.swap_total_bytes || hw.swap_used_bytes || r.memory.supported) {
-      r.swap_total_bytes = hw.swap_total_bytes;
-      r.swap_used_bytes = hw.swap_used_bytes;
-    }
-  } catch (const std::exception&) {
-    // no swap figure: the family is left out
+  // Swap is read afresh, the DIMMs once. A probe never throws: one that fails is a reading
+  // marked unavailable, so a scrape needs no guard of its own here.
+  auto hw = machine.memory_hardware();
+  if (hw.swap_total_bytes || hw.swap_used_bytes || r.memory.supported) {
+    r.swap_total_bytes = hw.swap_total_bytes;
+    r.swap_used_bytes = hw.swap_used_bytes;
   }
   r.cgroup = machine.cgroup_memory();
   r.pressure = machine.pressure();

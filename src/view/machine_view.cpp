@@ -247,14 +247,15 @@ std::vector<std::string> MachineView::memory_rows() const {
   std::vector<std::string> rows;
   std::string total = s.memory.supported ? bytes(s.memory.total_bytes) : "size unknown";
   const auto& hw = s.memory_hardware;
-  if (!hw.cards.empty()) {
+  const auto& cards = hw.cards.or_empty();
+  if (!cards.empty()) {
     std::string type;
-    for (const auto& c : hw.cards)
+    for (const auto& c : cards)
       if (c.populated() && !c.type.empty()) type = c.type;
     total += " " + type + (hw.speed_mhz() ? "-" + std::to_string(*hw.speed_mhz()) : "");
   }
   rows.push_back(total);
-  if (!hw.cards.empty())
+  if (!cards.empty())
     rows.push_back(fmt::format("{} of {} DIMM slots", hw.slots_used(), hw.slots_total()));
   if (s.memory.supported && s.memory.used_bytes)
     rows.push_back(gauge(s.memory.percent_used() / 100.0) + " " + percent(s.memory.percent_used()) +
@@ -427,7 +428,7 @@ std::string MachineView::connection_label(UnitKind kind, std::size_t index) cons
   const auto& s = snapshot_;
   switch (kind) {
     case UnitKind::cpu: {
-      for (const auto& c : s.memory_hardware.cards)
+      for (const auto& c : s.memory_hardware.cards.or_empty())
         if (c.populated() && !c.type.empty())
           return s.memory_hardware.speed_mhz()
                      ? fmt::format("{}-{}", c.type, *s.memory_hardware.speed_mhz())

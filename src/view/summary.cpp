@@ -144,9 +144,9 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   const auto& hw = s.memory_hardware;
   b.more(hw.swap_total_bytes ? "swap " + capacity_pair(hw.swap_used_bytes, hw.swap_total_bytes)
                              : std::string("swap none"));
-  if (!hw.cards.empty()) {
+  if (!hw.cards.or_empty().empty()) {
     std::map<std::string, int> kinds;
-    for (const auto& c : hw.cards)
+    for (const auto& c : *hw.cards)
       if (c.populated())
         ++kinds[join({bytes(*c.size_bytes), c.type,
                       c.speed_mts ? std::to_string(*c.speed_mts) + " MT/s" : ""},
@@ -157,7 +157,7 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     b.more(fmt::format("DIMMs {} of {} slots: {}", hw.slots_used(), hw.slots_total(),
                        join(parts, ", ")));
   } else {
-    b.more("DIMMs " + unsupported(style, hw.cards_reason));
+    b.more("DIMMs " + unsupported(style, hw.cards.reason()));
   }
 
   if (!s.cgroup_memory) {

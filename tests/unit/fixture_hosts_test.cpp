@@ -55,11 +55,11 @@ TEST(FixtureHosts, CloudVmWithCgroupV1AndNoDmi) {
   EXPECT_EQ(s.memory.total_bytes, 24684084ull * 1024);
   EXPECT_EQ(s.memory.used_bytes, (24684084ull - 24346384ull) * 1024);
   EXPECT_EQ(s.memory_hardware.swap_total_bytes, 0u);
-  EXPECT_TRUE(s.memory_hardware.cards.empty());
-  EXPECT_FALSE(s.memory_hardware.cards_supported);
+  EXPECT_FALSE(s.memory_hardware.cards);
+  EXPECT_EQ(s.memory_hardware.slots_total(), 0u);
   // No SMBIOS table on this VM: dmidecode (on its PATH) is not started for nothing.
-  EXPECT_NE(s.memory_hardware.cards_reason.find("no SMBIOS table"), std::string::npos)
-      << s.memory_hardware.cards_reason;
+  EXPECT_NE(s.memory_hardware.cards.reason().find("no SMBIOS table"), std::string::npos)
+      << s.memory_hardware.cards.reason();
 
   ASSERT_TRUE(s.cgroup_memory);
   EXPECT_EQ(s.cgroup_memory->version, 1);
@@ -120,13 +120,13 @@ TEST(FixtureHosts, SlurmJobWithCgroupV2Cap) {
   EXPECT_EQ(s.memory.used_bytes, 16ull << 30);
   EXPECT_EQ(s.memory_hardware.swap_total_bytes, 8ull << 30);
   EXPECT_EQ(s.memory_hardware.swap_used_bytes, 1ull << 30);
-  EXPECT_TRUE(s.memory_hardware.cards_supported);
+  ASSERT_TRUE(s.memory_hardware.cards);
   EXPECT_EQ(s.memory_hardware.slots_total(), 8u);
   EXPECT_EQ(s.memory_hardware.slots_used(), 4u);
   EXPECT_EQ(s.memory_hardware.speed_mhz(), 4800u);
-  EXPECT_EQ(s.memory_hardware.cards[0].size_bytes, 16ull << 30);
-  EXPECT_EQ(s.memory_hardware.cards[0].configured_speed_mts, 4400u);
-  EXPECT_EQ(s.memory_hardware.cards[0].part_number, "M321R2GA3BB6-CQKET");
+  EXPECT_EQ(s.memory_hardware.cards->at(0).size_bytes, 16ull << 30);
+  EXPECT_EQ(s.memory_hardware.cards->at(0).configured_speed_mts, 4400u);
+  EXPECT_EQ(s.memory_hardware.cards->at(0).part_number, "M321R2GA3BB6-CQKET");
 
   ASSERT_TRUE(s.cgroup_memory);
   EXPECT_EQ(s.cgroup_memory->version, 2);
@@ -219,7 +219,7 @@ TEST(FixtureHosts, TwoSocketNumaServer) {
   EXPECT_FALSE(s.cgroup_memory->capped());
   EXPECT_EQ(s.board.vendor, "Dell Inc.");
   EXPECT_EQ(s.board.model, "0H1TJT");
-  EXPECT_NE(s.memory_hardware.cards_reason.find("not found"), std::string::npos);
+  EXPECT_NE(s.memory_hardware.cards.reason().find("not found"), std::string::npos);
   ASSERT_TRUE(s.toolchain);
   EXPECT_TRUE(s.toolchain->tools.empty());
   EXPECT_EQ(s.diagnostic("toolchain")->status, ProbeStatus::unsupported);
@@ -292,7 +292,7 @@ TEST(FixtureHosts, OneProbesPartAloneByItsRowsName) {
   EXPECT_EQ(dimms.slots_total(), 8u);
   EXPECT_EQ(dimms.swap_total_bytes, 0u);  // the swap row's half, not read
   auto swap = m.reading("swap").memory_hardware;
-  EXPECT_TRUE(swap.cards.empty());
+  EXPECT_TRUE(swap.cards.or_empty().empty());
   EXPECT_EQ(swap.swap_total_bytes, 8ull << 30);
   auto both = m.memory_hardware();
   EXPECT_EQ(both.slots_used(), 4u);

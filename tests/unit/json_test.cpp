@@ -73,10 +73,9 @@ MachineSnapshot full_snapshot() {
   s.cpu.load_5m = 2.25;
   s.cpu.load_15m = 0.125;
   s.memory = Memory{1 << 30, 1 << 29, 1 << 29, "system", true, "/proc/meminfo", true, ""};
-  s.memory_hardware.cards = {
+  s.memory_hardware.cards = std::vector<DimmCard>{
       {"DIMM_A1", "BANK 0", 16ull << 30, "DDR5", "DIMM", 4800, 4400, "Samsung", "M321", 2},
       {"DIMM_B1", "", std::nullopt, "", "", std::nullopt, std::nullopt, "", "", std::nullopt}};
-  s.memory_hardware.cards_supported = true;
   s.memory_hardware.swap_total_bytes = 8;
   s.memory_hardware.swap_used_bytes = 3;
   GpuSnapshot g;
@@ -173,6 +172,40 @@ TEST(Json, ASnapshotFromAnEarlierBuildLoadsWithTheFieldsItLacksAtTheirDefaults) 
   // Not a snapshot at all is still refused.
   j.erase("schema_version");
   EXPECT_THROW((void)j.get<MachineSnapshot>(), Error);
+}
+
+TEST(Json, ASchema1SnapshotReadsItsUnsupportedReadingsAsUnavailable) {
+  // Schema 1 said "supported": false beside a reading's fields (and, for the DIMMs,
+  // "cards_supported": false beside the cards); schema 2 puts why in the reading's place.
+  auto full = full_snapshot();
+  json j = full;
+  j["schema_version"] = 1;
+  j["cgroup_memory"] = {{"supported", false},
+                        {"version", 0},
+                        {"path", ""},
+                        {"limit_bytes", nullptr},
+                        {"reason", "no cgroup memory controller"}};
+  j["gpus"][0]["telemetry"]["utilization"] = {
+      {"supported", false}, {"compute_pct", nullptr}, {"reason", "Not Supported"}};
+  j["gpus"][0]["pcie"] = {{"supported", true}, {"tx_kbps", 5.0}, {"reason", ""}};
+  j["memory_hardware"] = {{"cards", json::array()},
+                          {"cards_supported", false},
+                          {"cards_reason", "dmidecode not found"},
+                          {"swap_total_bytes", 0},
+                          {"swap_used_bytes", 0}};
+  auto s = j.get<MachineSnapshot>();
+  EXPECT_EQ(s.cgroup_memory.reason(), "no cgroup memory controller");
+  EXPECT_EQ(s.gpus[0].telemetry.utilization.reason(), "Not Supported");
+  ASSERT_TRUE(s.gpus[0].pcie);  // "supported": true is the reading itself
+  EXPECT_EQ(s.gpus[0].pcie->tx_kbps, 5.0);
+  EXPECT_FALSE(s.memory_hardware.cards);
+  EXPECT_EQ(s.memory_hardware.cards.reason(), "dmidecode not found");
+  // Written again, it is schema 2: why stands in each reading's place.
+  json again = s;
+  EXPECT_EQ(again["schema_version"], 2);
+  EXPECT_EQ(again["memory_hardware"]["cards"]["unavailable"]["reason"], "dmidecode not found");
+  EXPECT_FALSE(again["memory_hardware"].contains("cards_supported"));
+  EXPECT_EQ(again.get<MachineSnapshot>(), s);
 }
 
 TEST(Json, MissingRequiredFieldIsNamedOutsideASnapshot) {
