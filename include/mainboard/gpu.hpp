@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,7 +103,7 @@ MAINBOARD_API const char* to_string(XidSource source);
 
 /// What a GPU's driver says about its fitness for work: persistence, ECC errors, memory rows
 /// remapped or pages retired. Each empty where the driver or GPU does not report it
-/// (`unsupported` says which and why).
+/// (`unavailable` says which and why).
 struct MAINBOARD_API GpuHealth {
   /// Persistence mode: the driver keeps the GPU initialized with no client attached.
   std::optional<bool> persistence_mode;
@@ -133,7 +134,9 @@ struct MAINBOARD_API GpuHealth {
   }
   /// NVLink, link by link (empty for a GPU without it).
   std::vector<GpuLink> links;
-  std::vector<std::string> unsupported;  ///< "ecc: NVML_ERROR_NOT_SUPPORTED", …
+  /// The parts the driver did not give, and why: "ecc", "ecc errors", "persistence",
+  /// "remapped rows", "retired pages", "xid", "nvlink".
+  std::map<std::string, Unavailable> unavailable;
   bool operator==(const GpuHealth&) const = default;
 };
 

@@ -435,9 +435,39 @@ void fields(V& v, GpuHealth& m) {
   v("xid_source", m.xid_source);
   v("xid_since_unix_s", m.xid_since_unix_s);
   v("links", m.links);
-  v("unsupported", m.unsupported);
+  v("unavailable", m.unavailable);
 }
-MAINBOARD_DEFINE_JSON(GpuHealth)
+void to_json(nlohmann::json& j, const GpuHealth& value) {
+  json_detail::write_model(j, value);
+}
+void from_json(const nlohmann::json& j, GpuHealth& value) {
+  // Schema 1 listed the parts not read as strings, "ecc: NVML_ERROR_NOT_SUPPORTED".
+  auto old = j.is_object() ? j.find("unsupported") : j.end();
+  if (old != j.end() && !j.contains("unavailable")) {
+    auto now = j;
+    now["unavailable"] = nlohmann::json::object();
+    json_detail::read_model(now, value, "GpuHealth");
+  } else {
+    json_detail::read_model(j, value, "GpuHealth");
+  }
+  if (old != j.end() && old->is_array())
+    for (const auto& item : *old) {
+      if (!item.is_string()) continue;
+      auto text = item.get<std::string>();
+      auto colon = text.find(": ");
+      value.unavailable.emplace(
+          text.substr(0, colon),
+          Unavailable{ProbeStatus::unsupported,
+                      colon == std::string::npos ? "" : text.substr(colon + 2)});
+    }
+}
+
+template <class V>
+void fields(V& v, Unavailable& m) {
+  v("status", m.status);
+  v("reason", m.reason);
+}
+MAINBOARD_DEFINE_JSON(Unavailable)
 
 template <class V>
 void fields(V& v, GpuSnapshot& m) {

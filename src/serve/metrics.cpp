@@ -183,14 +183,10 @@ void expose_gpu(const GpuSnapshot& g, Exposition& out, Family& unavailable) {
                     1);
   if (!g.health) return;
   const GpuHealth& h = *g.health;
-  for (const auto& missing : h.unsupported) {  // "ecc: NVML_ERROR_NOT_SUPPORTED"
-    auto colon = missing.find(": ");
+  for (const auto& [part, why] : h.unavailable)
     unavailable.add(
-        {{"unit", "gpu" + std::to_string(g.info.index)},
-         {"reading", missing.substr(0, colon)},
-         {"reason", colon == std::string::npos ? "unknown" : missing.substr(colon + 2)}},
+        {{"unit", "gpu" + std::to_string(g.info.index)}, {"reading", part}, {"reason", why.reason}},
         1);
-  }
   auto flag = [](bool b) { return b ? 1.0 : 0.0; };
   if (h.persistence_mode)
     out.gauge("mainboard_gpu_persistence_mode", "1 when the driver keeps the GPU initialized.")

@@ -207,8 +207,8 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
     if (g.health) {
       more(links_line(g.health->links));
       more(xid_line(*g.health));
-      for (const auto& u : g.health->unsupported)
-        if (u.rfind("xid: ", 0) == 0) unavailable("XIDs", u.substr(5));
+      if (auto xid = g.health->unavailable.find("xid"); xid != g.health->unavailable.end())
+        unavailable("XIDs", xid->second.reason);
     }
     for (const auto& [what, reason] : missing)
       more(why(style, what, reason));

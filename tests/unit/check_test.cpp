@@ -192,6 +192,6 @@ TEST(Check, GpuHealthOnAnOlderNvmlSaysWhatIsMissing) {
   auto h = m.gpus()[0]->health();
   EXPECT_FALSE(h.persistence_mode);
   EXPECT_FALSE(h.remap_pending);
-  ASSERT_FALSE(h.unsupported.empty());
-  EXPECT_EQ(h.unsupported[0], "persistence: not in this NVML");
+  ASSERT_TRUE(h.unavailable.contains("persistence"));
+  EXPECT_EQ(h.unavailable.at("persistence").reason, "not in this NVML");
 }

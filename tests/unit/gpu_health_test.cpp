@@ -10,6 +10,7 @@
 
 #include "fake_gpus.hpp"
 #include "mainboard/check.hpp"
+#include "mainboard/json.hpp"
 #include "mainboard/nvidia.hpp"
 #include "providers/nvidia/xid.hpp"
 
@@ -126,7 +127,7 @@ TEST(GpuHealth, XidsOfEachGpuFromTheHostsKernelLog) {
   auto g0 = m.gpus()[0]->health();
   EXPECT_EQ(g0.xid_errors, 0u);
   EXPECT_FALSE(g0.last_xid);
-  EXPECT_TRUE(g0.unsupported.empty()) << g0.unsupported.front();
+  EXPECT_TRUE(g0.unavailable.empty()) << g0.unavailable.begin()->first;
   EXPECT_EQ(g0.xid_source, XidSource::kernel_log);
   EXPECT_STREQ(g0.xid_period(), "since boot");
   EXPECT_FALSE(g0.xid_since_unix_s);
@@ -143,11 +144,10 @@ Machine::Options without_kernel_log(const FakeGpus& fake, bool listen) {
   return o;
 }
 
-/// Why a GPU has no XID count ("xid: …"), or empty.
+/// Why a GPU has no XID count, or empty.
 std::string xid_unsupported(const GpuHealth& h) {
-  for (const auto& u : h.unsupported)
-    if (u.rfind("xid: ", 0) == 0) return u;
-  return {};
+  auto xid = h.unavailable.find("xid");
+  return xid == h.unavailable.end() ? "" : xid->second.reason;
 }
 
 /// GPU `index`'s health once its XID count reaches `count` (or after 10 s, for the test to fail).
@@ -244,16 +244,24 @@ TEST(GpuHealth, AGpuWithoutNvLinkOrAnNvmlWithoutItSaysSo) {
     Machine m(fake.options());
     auto h = m.gpus()[0]->health();
     EXPECT_TRUE(h.links.empty());
-    EXPECT_NE(std::find_if(h.unsupported.begin(), h.unsupported.end(),
-                           [](const std::string& u) { return u.rfind("nvlink: ", 0) == 0; }),
-              h.unsupported.end());
+    EXPECT_TRUE(h.unavailable.contains("nvlink"));
   }
   FakeGpus fake("h100x8", {.nvml = FakeNvml::minimal});
   Machine m(fake.options());
   auto h = m.gpus()[0]->health();
   EXPECT_TRUE(h.links.empty());
-  EXPECT_NE(std::find(h.unsupported.begin(), h.unsupported.end(), "nvlink: not in this NVML"),
-            h.unsupported.end());
+  ASSERT_TRUE(h.unavailable.contains("nvlink"));
+  EXPECT_EQ(h.unavailable.at("nvlink").reason, "not in this NVML");
+  // In JSON, each part not read is named with why; a schema-1 list of "part: why" still reads.
+  nlohmann::json j = h;
+  EXPECT_EQ(j["unavailable"]["nvlink"]["reason"], "not in this NVML");
+  EXPECT_EQ(j["unavailable"]["nvlink"]["status"], "unsupported");
+  EXPECT_EQ(j.get<GpuHealth>(), h);
+  j.erase("unavailable");
+  j["unsupported"] = {"nvlink: not in this NVML", "ecc: Not Supported"};
+  auto old = j.get<GpuHealth>();
+  EXPECT_EQ(old.unavailable.at("ecc").reason, "Not Supported");
+  EXPECT_EQ(old.unavailable.at("nvlink").reason, "not in this NVML");
 }
 
 TEST(GpuUnitActivity, GpmOnHopper) {

@@ -355,11 +355,11 @@ GpuHealth NvidiaGpu::health() const {
   // Each reading on its own: a GPU without ECC still has persistence, an older one no remapper.
   auto read = [&](const char* what, auto* fn, auto call) {
     if (!fn) {
-      h.unsupported.push_back(std::string(what) + ": not in this NVML");
+      h.unavailable.emplace(what, Unavailable{ProbeStatus::unsupported, "not in this NVML"});
       return;
     }
     if (Return r = call(fn); r != nvml::kSuccess)
-      h.unsupported.push_back(std::string(what) + ": " + why.error(r));
+      h.unavailable.emplace(what, Unavailable{ProbeStatus::unsupported, why.error(r)});
   };
   read("persistence", s.nvml->persistence_mode, [&](auto* fn) {
     unsigned mode = 0;
@@ -413,7 +413,7 @@ GpuHealth NvidiaGpu::health() const {
     h.last_xid = std::move(x.last);
     h.xid_source = x.source;
     h.xid_since_unix_s = x.since_unix_s;
-    if (!x.count) h.unsupported.push_back("xid: " + x.reason);
+    if (!x.count) h.unavailable.emplace("xid", Unavailable{ProbeStatus::unsupported, x.reason});
   }
   read_links(h);
   return h;
@@ -424,7 +424,7 @@ void NvidiaGpu::read_links(GpuHealth& h) const {
   Why why{s};
   if (s.mig) return;  // links belong to the whole GPU
   if (!s.nvml->nvlink_state) {
-    h.unsupported.push_back("nvlink: not in this NVML");
+    h.unavailable.emplace("nvlink", Unavailable{ProbeStatus::unsupported, "not in this NVML"});
     return;
   }
   for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
@@ -433,7 +433,8 @@ void NvidiaGpu::read_links(GpuHealth& h) const {
     if (r == nvml::kInvalidArgument) break;  // past the GPU's last link
     if (r != nvml::kSuccess) {
       // A GPU without NVLink answers NOT_SUPPORTED for link 0: nothing to say beyond that.
-      if (link == 0) h.unsupported.push_back("nvlink: " + why.error(r));
+      if (link == 0)
+        h.unavailable.emplace("nvlink", Unavailable{ProbeStatus::unsupported, why.error(r)});
       break;
     }
     GpuLink l;
