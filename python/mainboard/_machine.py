@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _checks, _mainboard, _native
-from ._models import FrozenModel, Registry, Singleton, models_of
+from ._models import FrozenModel, Registry, Singleton, models_of, unavailable
 
 if TYPE_CHECKING:  # a type checker knows functools' as a property: ours is the same, read-only
     from functools import cached_property
@@ -44,7 +44,7 @@ _Model = TypeVar("_Model", bound=FrozenModel)
 
 def _reading(cls: type[_Model], data: dict[str, Any]) -> _Model | None:
     """The library's reading as a model; None where it says the reading is unavailable."""
-    return None if "unavailable" in data else cls(data)
+    return None if unavailable(data) is not None else cls(data)
 
 
 class Unit(FrozenModel):

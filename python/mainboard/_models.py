@@ -233,7 +233,7 @@ class FrozenModel:
         document = self._document()
         if field not in document:
             raise AttributeError(f"{type(self).__name__} has no field {field!r}")
-        why = _unavailable(document[field])
+        why = unavailable(document[field])
         return None if why is None else str(why.get("reason", ""))
 
     def __dir__(self) -> list[str]:
@@ -329,16 +329,17 @@ def _select(document: dict[str, Any], include: Any, exclude: Any,
     return out
 
 
-def _unavailable(raw: Any) -> dict[str, Any] | None:
+def unavailable(raw: Any, schema1: bool = True) -> dict[str, Any] | None:
     """Why a reading is missing, where `raw` says so: {"unavailable": {"status", "reason"}}
-    in the reading's place (or, in a document of schema 1, "supported": false beside its
-    fields)."""
+    in the reading's place, or (`schema1`: the reading is one of those schema 1 marked that way)
+    "supported": false beside its fields."""
     if not isinstance(raw, dict):
         return None
     why = raw.get("unavailable")
     if isinstance(why, dict) and len(raw) == 1 and isinstance(why.get("reason", ""), str):
         return why
-    if raw.get("supported") is False and "reason" in raw and isinstance(raw["reason"], str):
+    if (schema1 and raw.get("supported") is False and "reason" in raw
+            and isinstance(raw["reason"], str)):
         return {"status": "unsupported", "reason": raw["reason"]}
     return None
 
@@ -347,8 +348,7 @@ def _convert(raw: Any, model: type[FrozenModel] | None) -> Any:
     if isinstance(raw, list):
         return tuple(_convert(item, model) for item in raw)
     if isinstance(raw, dict):
-        why = _unavailable(raw)
-        if why is not None and ("supported" not in raw or (model is not None and model._readings)):
+        if unavailable(raw, schema1=model is not None and model._readings) is not None:
             return None
         return (model or FrozenModel)(raw)
     return raw

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from . import _mainboard, _native
-from ._models import GIB, FrozenModel
+from ._models import GIB, FrozenModel, unavailable
 
 
 class UnitKind(enum.Enum):
@@ -136,9 +136,11 @@ class _ZeroReading(FrozenModel):
     def zeros(cls, raw: Any, *fields: str) -> Any:
         """The reading in `raw` (the library's document), with 0 for each of `fields` that is
         missing: those the reference reads as zero where there is no reading."""
-        data = dict(raw) if isinstance(raw, dict) else {}
-        if "unavailable" in data:  # only why: the figures stand at none
-            data = {"unavailable": data["unavailable"]}
+        why = unavailable(raw)
+        if why is not None:  # only why: the figures stand at none
+            data: dict[str, Any] = {"unavailable": why}
+        else:
+            data = dict(raw) if isinstance(raw, dict) else {}
         for f in fields:
             if data.get(f) is None:
                 data[f] = 0.0

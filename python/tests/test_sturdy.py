@@ -96,6 +96,12 @@ def test_gpu_snapshots_are_flat_with_the_documented_zeros(fake_gpus):
     assert isinstance(s.memory, Memory) and s.memory.scope == "vram"
     assert GPUSnapshot.model_validate(dumped) == s
     assert pickle.loads(pickle.dumps(s)) == s
+    # A saved snapshot of schema 1 said "supported": false beside the figures: the same zeros,
+    # not supported, and why.
+    old = {**dumped, "utilization": {"supported": False, "compute_pct": None,
+                                     "memory_pct": None, "reason": "Not Supported"}}
+    util = GPUSnapshot.model_validate(old).utilization
+    assert util.compute_pct == 0.0 and util.supported is False and util.reason == "Not Supported"
     # The machine snapshot's JSON keeps its nesting; its GPUs as models are flat.
     snap = m.snapshot(toolchain=False)
     assert "telemetry" in snap.model_dump()["gpus"][0]
