@@ -540,6 +540,16 @@ class MemoryHardware(FrozenModel):
             return
         super().__init__(data, **fields)
 
+    @classmethod
+    def _prepare(cls, document: dict[str, Any]) -> dict[str, Any]:
+        # Schema 1 said the cards were unread beside them: "cards_supported": false and why.
+        if document.get("cards_supported") is False:
+            why = str(document.get("cards_reason", ""))
+            document = {k: v for k, v in document.items()
+                        if k not in ("cards_supported", "cards_reason")}
+            document["cards"] = {"unavailable": {"status": "unsupported", "reason": why}}
+        return document
+
     def _document(self) -> dict[str, Any]:
         if self._data is not None:
             return self._data

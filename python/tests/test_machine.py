@@ -241,4 +241,12 @@ def test_pressure_stalls_are_typed_models_and_none_where_unread():
                        "reason": "psi=0"}
     old = mainboard.MachineSnapshot.model_validate(old)
     assert old.pressure is None and old.unavailable_reason("pressure") == "psi=0"
+    # …and the DIMMs' pair, "cards_supported": false with "cards_reason", the same way.
+    legacy = vm.model_dump()
+    legacy["schema_version"] = 1
+    legacy["memory_hardware"] = {"cards": [], "cards_supported": False,
+                                 "cards_reason": "dmidecode not found", "swap_total_bytes": 0,
+                                 "swap_used_bytes": 0}
+    hw = mainboard.MachineSnapshot.model_validate(legacy).memory_hardware
+    assert hw.cards == () and hw.unavailable_reason("cards") == "dmidecode not found"
     assert mainboard.MachineSnapshot.model_validate_json(snapshot.model_dump_json()) == snapshot
