@@ -85,7 +85,7 @@ class MAINBOARD_API Cpu final : public Unit {
   const std::string& vendor() const override { return info_.vendor; }
   const CpuInfo& info() const { return info_; }
   /// System memory: the CPU sees all of it.
-  Memory memory() const override;
+  Reading<Memory> memory() const override;
   /// Per-domain clocks from cpufreq policies, or one domain from /proc/cpuinfo.
   std::vector<ClockReading> clock_readings() const override;
   CpuSnapshot reading() const;

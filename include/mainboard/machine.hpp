@@ -27,7 +27,7 @@ namespace mainboard {
 /// CPU, memory and disk of the host together.
 struct MAINBOARD_API Host {
   CpuInfo cpu;
-  Memory memory;
+  Reading<Memory> memory;
   Disk disk;
 };
 
@@ -90,7 +90,7 @@ class MAINBOARD_API Machine {
   std::optional<std::string> cuda_architecture() const;
 
   std::string hostname() const;
-  Memory memory() const;
+  Reading<Memory> memory() const;
   MemoryHardware memory_hardware() const;
   Reading<CgroupMemory> cgroup_memory() const;
   /// Pressure stall information now (/proc/pressure): how much work waits for CPU, memory, I/O.

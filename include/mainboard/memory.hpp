@@ -12,8 +12,8 @@ namespace mainboard {
 
 inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
-/// A memory reading for the host, a unit or a region. Readings a platform does not expose have
-/// `supported == false`; the byte counts are then zero and mean nothing.
+/// A memory reading for the host, a unit or a region. Where a platform does not expose one, the
+/// caller holds a `Reading<Memory>` that says why instead.
 struct MAINBOARD_API Memory {
   std::uint64_t total_bytes = 0;
   std::optional<std::uint64_t> used_bytes;
@@ -21,8 +21,6 @@ struct MAINBOARD_API Memory {
   std::string scope = "system";  ///< e.g. system, vram, unified
   bool unified = false;          ///< CPU and accelerators share this pool
   std::string source;            ///< where the figure came from, e.g. /proc/meminfo
-  bool supported = false;
-  std::string reason;  ///< why it is unsupported, when it is
 
   double total_gb() const { return static_cast<double>(total_bytes) / kBytesPerGiB; }
   double used_gb() const { return static_cast<double>(used_bytes.value_or(0)) / kBytesPerGiB; }
@@ -31,8 +29,9 @@ struct MAINBOARD_API Memory {
   double percent_used() const;
 
   /// Live system RAM from /proc/meminfo of this process's root (MAINBOARD_SYSROOT or /):
-  /// used = MemTotal - MemAvailable, free = MemAvailable.
-  static Memory system(std::string scope = "system", bool unified = false);
+  /// used = MemTotal - MemAvailable, free = MemAvailable; unavailable where that file is
+  /// missing or has no MemTotal.
+  static Reading<Memory> system(std::string scope = "system", bool unified = false);
 
   bool operator==(const Memory&) const = default;
 };

@@ -23,7 +23,7 @@ class MAINBOARD_API NvidiaGpu final : public Gpu {
   const GpuInfo& info() const override { return info_; }
   /// NVML v2 (used excludes driver-reserved memory), else NVML v1, else the CUDA driver's
   /// cuMemGetInfo; `source` names which. Coherent devices report `unified = true`.
-  Memory memory() const override;
+  Reading<Memory> memory() const override;
   /// graphics, sm, memory and video clocks: current and maximum.
   std::vector<ClockReading> clock_readings() const override;
   Reading<Utilization> utilization() const override;
@@ -40,10 +40,10 @@ class MAINBOARD_API NvidiaGpu final : public Gpu {
   /// GPM metrics (Hopper and later, not per MIG instance) between the previous sample and now.
   Reading<GpuUnitActivity> unit_activity() const override;
 
-  Memory nvml_memory() const;
+  Reading<Memory> nvml_memory() const;
   /// cuMemGetInfo through the device's primary context: retaining it costs a context on the
   /// device (hundreds of MB and tens of ms on real hardware), so it is only the fallback.
-  Memory runtime_memory() const;
+  Reading<Memory> runtime_memory() const;
   /// Whether it sits on a cache-coherent fabric with the host (Grace Hopper, GB10).
   bool coherent() const { return info_.coherent; }
 

@@ -61,7 +61,7 @@ struct MAINBOARD_API Diagnostic {
   /* Live: read at every snapshot. */                                  \
   X(hostname, live, none, std::string, hostname, )                     \
   X(cpu_clocks, live, none, CpuReadings, cpu, )                        \
-  X(memory, live, none, Memory, memory, )                              \
+  X(memory, live, none, Reading<Memory>, memory, )                     \
   X(tuning, live, none, std::optional<HostTuning>, tuning, )           \
   X(swap, live, none, SwapReading, memory_hardware, )                  \
   X(cgroup_memory, live, none, Reading<CgroupMemory>, cgroup_memory, ) \
@@ -76,7 +76,7 @@ struct MAINBOARD_API MachineSnapshot {
   std::int64_t unix_time_ns = 0;  ///< wall clock, for humans and for ordering files
   std::string hostname;
   CpuSnapshot cpu;
-  Memory memory;
+  Reading<Memory> memory;
   MemoryHardware memory_hardware;
   std::vector<GpuSnapshot> gpus;
   std::vector<NpuSnapshot> npus;

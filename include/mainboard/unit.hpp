@@ -55,7 +55,7 @@ struct MAINBOARD_API UnitSnapshot {
   std::string vendor;
   std::int64_t timestamp_ns = 0;  ///< monotonic clock, the one profiles use
   std::vector<ClockReading> clocks;
-  Memory memory;
+  Reading<Memory> memory;
   Reading<Utilization> utilization;
   Reading<Energy> energy;
   Reading<Thermal> thermal;
@@ -72,7 +72,7 @@ class MAINBOARD_API Unit {
   virtual const std::string& label() const = 0;
   virtual const std::string& architecture() const = 0;
   virtual const std::string& vendor() const = 0;
-  virtual Memory memory() const = 0;
+  virtual Reading<Memory> memory() const = 0;
   virtual std::vector<ClockReading> clock_readings() const = 0;
   virtual Reading<Utilization> utilization() const;
   virtual Reading<Energy> energy() const;

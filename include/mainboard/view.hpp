@@ -60,7 +60,7 @@ class MAINBOARD_API MachineView {
   static std::string capacity_pair(std::uint64_t used, std::uint64_t total);
   /// A memory reading as a gauge and its capacity pair ("███░░░░░░░ 24.0 / 80.0 GiB"), its total
   /// alone when use is unknown, "memory unavailable" when unsupported.
-  static std::string memory_usage(const Memory& memory);
+  static std::string memory_usage(const Reading<Memory>& memory);
 
   const MachineSnapshot& snapshot() const { return snapshot_; }
 

@@ -137,6 +137,9 @@ class FrozenModel:
     #: a reading that may be unavailable: where the library says why it is missing, the field
     #: that holds this model is None and `unavailable_reason(field)` says why
     _readings: ClassVar[bool] = False
+    #: such a reading the reference never gives as None (Memory): where it is missing, the field
+    #: holds the model with zero figures, `supported` False and `reason` saying why
+    _zero_when_unavailable: ClassVar[bool] = False
     model_fields: ClassVar[dict[str, FieldInfo]] = _ModelFields()  # type: ignore[assignment]
 
     def __init__(self, data: Mapping[str, Any] | None = None, /, **fields: Any) -> None:
@@ -348,7 +351,8 @@ def _convert(raw: Any, model: type[FrozenModel] | None) -> Any:
     if isinstance(raw, list):
         return tuple(_convert(item, model) for item in raw)
     if isinstance(raw, dict):
-        if unavailable(raw, schema1=model is not None and model._readings) is not None:
+        if (unavailable(raw, schema1=model is not None and model._readings) is not None
+                and not (model is not None and model._zero_when_unavailable)):
             return None
         return (model or FrozenModel)(raw)
     return raw

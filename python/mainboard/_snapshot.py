@@ -41,15 +41,70 @@ class ToolCategory(_StrEnum):
     PYTHON = "python"
 
 
-class Memory(FrozenModel):
+class _ZeroReading(FrozenModel):
+    """A reading the reference reads as zeros where it is unavailable (a GPU's utilization,
+    temperatures, power, PCIe throughput): its figures are 0 then, `supported` is False and
+    `reason` says why. Elsewhere (a CPU unit's snapshot) an unavailable one is None."""
+
+    _readings = True
+
+    @classmethod
+    def _prepare(cls, document: dict[str, Any]) -> dict[str, Any]:
+        # `supported` and `reason` given as fields (as the reference lists them, and as schema 1
+        # wrote them beside the figures) are the library's own form: why, where it is missing.
+        if "supported" in document or "reason" in document:
+            taken = document.pop("supported", True)
+            reason = document.pop("reason", "")
+            if taken is False:
+                document["unavailable"] = {"status": "unsupported", "reason": str(reason or "")}
+            elif taken is True:
+                document.pop("unavailable", None)
+            else:
+                raise TypeError(f"supported is a bool, not {type(taken).__name__}")
+        return document
+
+    @property
+    def supported(self) -> bool:
+        """Whether the reading was taken (False: its figures are zeros standing for none)."""
+        return "unavailable" not in self._document()
+
+    @property
+    def reason(self) -> str:
+        """Why the reading is unavailable; empty when it was taken."""
+        why = self._document().get("unavailable")
+        return str(why.get("reason", "")) if isinstance(why, dict) else ""
+
+    @classmethod
+    def zeros(cls, raw: Any, *fields: str) -> Any:
+        """The reading in `raw` (the library's document), with 0 for each of `fields` that is
+        missing: those the reference reads as zero where there is no reading."""
+        why = unavailable(raw)
+        if why is not None:  # only why: the figures stand at none
+            data: dict[str, Any] = {"unavailable": why}
+        else:
+            data = dict(raw) if isinstance(raw, dict) else {}
+        for f in fields:
+            if data.get(f) is None:
+                data[f] = 0.0
+        return cls(data)
+
+
+class Memory(_ZeroReading):
     """Memory usage for a host, unit, or memory region.
 
     total_bytes: total capacity. used_bytes: currently used bytes when known. free_bytes:
     currently free bytes when known. scope: region name (system, vram, unified). unified:
     whether CPU and accelerators share the pool. source: where the figure came from.
     supported: whether this platform exposes the reading; reason: why not, when it does not.
-    `Memory()` is an empty reading (0 bytes, unsupported); `Memory.system()` reads the host's.
+    Where it is unavailable the byte counts read 0 (the reference's zero), `supported` is False
+    and `reason` says why. `Memory()` is an empty reading (0 bytes, unsupported);
+    `Memory.system()` reads the host's.
     """
+
+    def __init__(self, data: Any = None, /, **fields: Any) -> None:
+        if data is None and not fields:
+            data = {"unavailable": {"status": "unsupported", "reason": "nothing read"}}
+        super().__init__(data, **fields)
 
     # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
     total_bytes: int
@@ -58,12 +113,11 @@ class Memory(FrozenModel):
     scope: str
     unified: bool
     source: str
-    supported: bool
-    reason: str
     # end of fields
 
     _defaults = {"total_bytes": 0, "used_bytes": None, "free_bytes": None, "scope": "system",
-                 "unified": False, "source": "", "supported": False, "reason": ""}
+                 "unified": False, "source": ""}
+    _zero_when_unavailable = True
 
     @property
     def total_gb(self) -> float:
@@ -112,39 +166,6 @@ class ClockReading(FrozenModel):
     max_mhz: float | None
     source: str
     # end of fields
-
-
-class _ZeroReading(FrozenModel):
-    """A reading the reference reads as zeros where it is unavailable (a GPU's utilization,
-    temperatures, power, PCIe throughput): its figures are 0 then, `supported` is False and
-    `reason` says why. Elsewhere (a CPU unit's snapshot) an unavailable one is None."""
-
-    _readings = True
-
-    @property
-    def supported(self) -> bool:
-        """Whether the reading was taken (False: its figures are zeros standing for none)."""
-        return "unavailable" not in self._document()
-
-    @property
-    def reason(self) -> str:
-        """Why the reading is unavailable; empty when it was taken."""
-        why = self._document().get("unavailable")
-        return str(why.get("reason", "")) if isinstance(why, dict) else ""
-
-    @classmethod
-    def zeros(cls, raw: Any, *fields: str) -> Any:
-        """The reading in `raw` (the library's document), with 0 for each of `fields` that is
-        missing: those the reference reads as zero where there is no reading."""
-        why = unavailable(raw)
-        if why is not None:  # only why: the figures stand at none
-            data: dict[str, Any] = {"unavailable": why}
-        else:
-            data = dict(raw) if isinstance(raw, dict) else {}
-        for f in fields:
-            if data.get(f) is None:
-                data[f] = 0.0
-        return cls(data)
 
 
 class Utilization(_ZeroReading):

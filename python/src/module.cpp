@@ -299,7 +299,10 @@ void bind_profiling(py::module_& m) {
 /// elsewhere, nothing (the main thread keeps Python's handler).
 std::unique_ptr<InterruptScope> ctrl_c_scope() {
   static const unsigned long main_thread = [] {
-    return py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+    return py::module_::import("threading")
+        .attr("main_thread")()
+        .attr("ident")
+        .cast<unsigned long>();
   }();
   if (PyThread_get_thread_ident() != main_thread) return nullptr;
   return std::make_unique<InterruptScope>(std::vector<int>{SIGINT});
@@ -513,9 +516,13 @@ void bind_tools_and_view(py::module_& m) {
       .def_static("bytes", &MachineView::bytes)
       .def_static("capacity_pair", &MachineView::capacity_pair)
       .def_static("memory_usage", [](const std::string& memory_json) {
-        json reading = Memory{};  // fields the caller left out keep their defaults
-        reading.update(json::parse(memory_json));
-        return MachineView::memory_usage(reading.get<Memory>());
+        json reading = json::parse(memory_json);
+        if (!reading.contains("unavailable")) {  // fields the caller left out keep their defaults
+          json taken = Memory{};
+          taken.update(reading);
+          reading = std::move(taken);
+        }
+        return MachineView::memory_usage(reading.get<Reading<Memory>>());
       });
 }
 
@@ -555,8 +562,8 @@ void bind_arch_config(py::module_& m) {
     set_log_sink([callable](LogLevel level, std::string_view message) {
       if (!Py_IsInitialized()) return;
       py::gil_scoped_acquire gil;
-      PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()),
-                                            "replace");
+      PyObject* text =
+          PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "replace");
       PyObject* result =
           text ? PyObject_CallFunction(callable, "iO", static_cast<int>(level), text) : nullptr;
       Py_XDECREF(text);

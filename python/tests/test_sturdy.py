@@ -81,6 +81,32 @@ def test_an_empty_memory_reads_zero_and_a_wrong_field_names_the_right_ones():
         empty.total_gigabytes
 
 
+def test_memory_that_could_not_be_read_is_the_reference_zero_with_why():
+    # A live unit: Gaudi's sysfs ABI has no device memory. The reference's Memory is never None.
+    npu = Machine.over(host("gaudi2")).npus[0]
+    memory = npu.memory
+    assert isinstance(memory, Memory) and memory.supported is False
+    assert "habanalabs" in memory.reason and memory.total_bytes == 0 and memory.used_bytes is None
+    assert npu.snapshot("step").memory.reason == memory.reason
+    # In a document the library writes why in the reading's place; a schema-1 one said
+    # "supported": false beside zero figures. Both read the same, and dump the library's form.
+    why = {"status": "unsupported", "reason": "no MemTotal in /proc/meminfo"}
+    old = {"total_bytes": 0, "used_bytes": None, "free_bytes": None, "scope": "system",
+           "unified": False, "source": "/proc/meminfo", "supported": False,
+           "reason": why["reason"]}
+    for raw in ({"unavailable": why}, old):
+        m = Memory.model_validate(raw)
+        assert (m.supported, m.reason, m.total_gb, m.percent_used) == (False, why["reason"], 0, 0)
+        assert m.model_dump()["unavailable"] == why and "supported" not in m.model_dump()
+        view = mainboard.MachineView(Machine.over(host("numa-2socket")))
+        assert view.memory_usage(m) == "memory unavailable"
+    taken = Memory.model_validate({**old, "supported": True, "reason": "", "total_bytes": 8 << 30})
+    assert taken.supported and taken.reason == "" and "unavailable" not in taken.model_dump()
+    assert Memory(total_bytes=1 << 30).supported  # figures given: a reading
+    with pytest.raises(TypeError, match="bool"):
+        Memory(supported="yes")
+
+
 def test_gpu_snapshots_are_flat_with_the_documented_zeros(fake_gpus):
     fake_gpus("h100x8")
     m = Machine.over(host("gpu-procs"))

@@ -133,8 +133,9 @@ struct Rules {
   }
 
   void memory() {
-    const auto& m = s.memory;
-    if (m.supported && m.total_bytes && m.used_bytes) {
+    if (!s.memory) return;
+    const auto& m = *s.memory;
+    if (m.total_bytes && m.used_bytes) {
       std::uint64_t available = m.total_bytes - std::min(*m.used_bytes, m.total_bytes);
       double share = static_cast<double>(available) / static_cast<double>(m.total_bytes);
       auto reading =
@@ -210,13 +211,13 @@ struct Rules {
         add("gpu.mig", subject, Severity::info,
             fmt::format("MIG mode on, {} instances", g.info.mig_devices.size()),
             "work sees a slice of the GPU: a MIG instance, not the whole device", "");
-      if (t.memory.supported && t.memory.total_bytes && t.memory.used_bytes &&
-          g.processes.empty() && t.memory.scope == "vram" &&
-          static_cast<double>(*t.memory.used_bytes) >
-              0.05 * static_cast<double>(t.memory.total_bytes))
+      if (t.memory && t.memory->total_bytes && t.memory->used_bytes && g.processes.empty() &&
+          t.memory->scope == "vram" &&
+          static_cast<double>(*t.memory->used_bytes) >
+              0.05 * static_cast<double>(t.memory->total_bytes))
         add("gpu.memory", subject, Severity::warning,
             fmt::format("{} in use with no process listed",
-                        view::capacity_pair(*t.memory.used_bytes, t.memory.total_bytes)),
+                        view::capacity_pair(*t.memory->used_bytes, t.memory->total_bytes)),
             "memory is held by something the driver does not list (another container, a leaked "
             "context)",
             "nvidia-smi --query-compute-apps=pid,used_memory --format=csv on the host");

@@ -152,7 +152,7 @@ class Collectors final : public detail::SessionExtension {
     }
     if (!on_gpu && gpu_->lists_processes()) return;
     auto mem = gpu_->memory();
-    if (mem.supported && mem.used_bytes) s.device_memory_used_bytes = mem.used_bytes;
+    if (mem && mem->used_bytes) s.device_memory_used_bytes = mem->used_bytes;
     auto util = gpu_->utilization();
     if (util) {
       s.utilization_pct = util->compute_pct;

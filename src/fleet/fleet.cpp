@@ -30,7 +30,7 @@ std::vector<std::pair<std::string, std::string>> Fleet::traits(const MachineSnap
                                             cpu.cores / cpu.packages, cpu.threads)
                               : fmt::format("{} cores, {} threads", cpu.cores, cpu.threads));
   // Three significant figures: sizes within about 1 % read the same.
-  t.emplace_back("memory", s.memory.supported ? view::bytes(s.memory.total_bytes) : "unknown");
+  t.emplace_back("memory", s.memory ? view::bytes(s.memory->total_bytes) : "unknown");
   std::map<std::string, int> models;
   for (const auto& g : s.gpus)
     ++models[g.info.label];

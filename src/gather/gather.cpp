@@ -357,12 +357,11 @@ json gpu_scenario(const CudaStack& cuda, const std::vector<std::shared_ptr<Gpu>>
     d["pageable_memory_access"] = i.coherent ? 1 : 0;
     d["concurrent_managed_access"] = 1;
     d["host_page_tables"] = i.coherent ? 1 : 0;
-    if (t.memory.supported) {
-      auto used = t.memory.used_bytes.value_or(0), free = t.memory.free_bytes.value_or(0);
-      d["memory"] = {{"total", t.memory.total_bytes},
+    if (const auto& m = t.memory) {
+      auto used = m->used_bytes.value_or(0), free = m->free_bytes.value_or(0);
+      d["memory"] = {{"total", m->total_bytes},
                      {"used", used},
-                     {"reserved",
-                      t.memory.total_bytes > used + free ? t.memory.total_bytes - used - free : 0}};
+                     {"reserved", m->total_bytes > used + free ? m->total_bytes - used - free : 0}};
     }
     json clocks = json::object(), max = json::object();
     for (const auto& c : t.clocks) {

@@ -163,7 +163,7 @@ CpuInfo probe_cpu(const Runner& runner, Note& note) {
   return info;
 }
 
-Memory read_memory(const Runner& runner, std::string scope, bool unified) {
+Reading<Memory> read_memory(const Runner& runner, std::string scope, bool unified) {
   Memory mem;
   mem.scope = std::move(scope);
   mem.unified = unified;
@@ -171,12 +171,8 @@ Memory read_memory(const Runner& runner, std::string scope, bool unified) {
   std::string error;
   auto m = sysctl(runner, error);
   auto total = m ? number(*m, "hw.memsize") : std::nullopt;
-  if (!total || *total == 0) {
-    mem.reason = m ? "no hw.memsize" : error;
-    return mem;
-  }
+  if (!total || *total == 0) return Reading<Memory>::none(m ? "no hw.memsize" : error);
   mem.total_bytes = *total;
-  mem.supported = true;
   auto exe = runner.find_executable("vm_stat");
   if (!exe) return mem;
   auto r = runner.run(Command{{*exe}, std::chrono::milliseconds(3000)});

@@ -30,6 +30,7 @@ bool available(const Runner& runner);
 CpuInfo probe_cpu(const Runner& runner, Note& note);
 /// hw.memsize for the total; used = (active + wired + compressed) pages, as Activity Monitor
 /// counts "Memory Used".
-Memory read_memory(const Runner& runner, std::string scope = "system", bool unified = false);
+Reading<Memory> read_memory(const Runner& runner, std::string scope = "system",
+                            bool unified = false);
 
 }  // namespace mainboard::host::darwin

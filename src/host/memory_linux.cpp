@@ -17,21 +17,15 @@ std::optional<std::uint64_t> meminfo_bytes(std::string_view text, std::string_vi
 
 }  // namespace
 
-Memory read_system_memory(const core::Fs& fs, std::string scope, bool unified) {
+Reading<Memory> read_system_memory(const core::Fs& fs, std::string scope, bool unified) {
   Memory m;
   m.scope = std::move(scope);
   m.unified = unified;
   m.source = core::paths::kProcMeminfo;
   auto text = fs.read(core::paths::kProcMeminfo);
-  if (!text) {
-    m.reason = "cannot read /proc/meminfo";
-    return m;
-  }
+  if (!text) return Reading<Memory>::none("cannot read /proc/meminfo");
   auto total = meminfo_bytes(*text, "MemTotal");
-  if (!total || *total == 0) {
-    m.reason = "no MemTotal in /proc/meminfo";
-    return m;
-  }
+  if (!total || *total == 0) return Reading<Memory>::none("no MemTotal in /proc/meminfo");
   // MemAvailable (Linux 3.14+) is the kernel's estimate of what can be allocated without
   // swapping; "used" is what is not available, which matches what tools like free(1) show.
   auto available = meminfo_bytes(*text, "MemAvailable");
@@ -47,7 +41,6 @@ Memory read_system_memory(const core::Fs& fs, std::string scope, bool unified) {
     m.free_bytes = avail;
     m.used_bytes = *total - avail;
   }
-  m.supported = true;
   return m;
 }
 

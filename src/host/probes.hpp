@@ -33,9 +33,10 @@ struct LoadAverage {
 std::optional<LoadAverage> read_loadavg(const core::Fs& fs);
 
 // memory_linux.cpp
-Memory read_system_memory(const core::Fs& fs, std::string scope = "system", bool unified = false);
+Reading<Memory> read_system_memory(const core::Fs& fs, std::string scope = "system",
+                                   bool unified = false);
 /// System memory from /proc/meminfo, or, on a host without /proc, through sysctl and vm_stat.
-Memory host_memory(const core::Fs& fs, const Runner* runner);
+Reading<Memory> host_memory(const core::Fs& fs, const Runner* runner);
 /// SwapTotal and SwapTotal - SwapFree, in bytes.
 std::optional<std::pair<std::uint64_t, std::uint64_t>> read_swap(const core::Fs& fs);
 /// DIMMs from `dmidecode -t 17`, run through the runner; empty (and noted) when it is missing

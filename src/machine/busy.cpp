@@ -18,7 +18,7 @@ bool gpu_busy(const Machine& machine, std::size_t index, const BusyThresholds& t
   auto util = gpu.utilization();
   if (util && util->compute_pct && *util->compute_pct > thresholds.util_pct) return true;
   auto mem = gpu.memory();
-  return mem.supported && mem.total_bytes > 0 && mem.percent_used() > thresholds.memory_pct;
+  return mem && mem->total_bytes > 0 && mem->percent_used() > thresholds.memory_pct;
 }
 
 bool gpu_busy(std::size_t index, const BusyThresholds& thresholds) {

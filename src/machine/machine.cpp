@@ -224,7 +224,7 @@ std::string Machine::hostname() const {
   return impl_->live("hostname").hostname;
 }
 
-Memory Machine::memory() const {
+Reading<Memory> Machine::memory() const {
   return impl_->live("memory").memory;
 }
 
@@ -245,10 +245,12 @@ std::vector<std::shared_ptr<Gpu>> Machine::probe_gpus(const std::string& provide
   return {};
 }
 
-Memory Memory::system(std::string scope, bool unified) {
+Reading<Memory> Memory::system(std::string scope, bool unified) {
   auto m = Machine::instance().memory();
-  m.scope = std::move(scope);
-  m.unified = unified;
+  if (m) {
+    m->scope = std::move(scope);
+    m->unified = unified;
+  }
   return m;
 }
 

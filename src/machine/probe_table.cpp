@@ -129,9 +129,9 @@ CudaStack read_cuda(const Sources& src, const MachineSnapshot& s, Note& note) {
   return stack;
 }
 
-Memory read_memory(const Sources& src, const MachineSnapshot&, Note& note) {
+Reading<Memory> read_memory(const Sources& src, const MachineSnapshot&, Note& note) {
   auto m = host_memory(*src.fs, src.runner.get());
-  if (!m.supported) note.unsupported(m.reason);
+  if (auto* why = m.unavailable()) note.unavailable(*why);
   return m;
 }
 

@@ -86,7 +86,7 @@ Cpu::Cpu(CpuInfo info, std::shared_ptr<const Readers> readers)
     : info_(std::move(info)), readers_(std::move(readers)) {}
 Cpu::~Cpu() = default;
 
-Memory Cpu::memory() const {
+Reading<Memory> Cpu::memory() const {
   return host::host_memory(*readers_->fs, readers_->runner.get());
 }
 
@@ -108,10 +108,10 @@ CpuSnapshot Cpu::reading() const {
 
 namespace host {
 
-Memory host_memory(const core::Fs& fs, const Runner* runner) {
+Reading<Memory> host_memory(const core::Fs& fs, const Runner* runner) {
   auto m = read_system_memory(fs);
   // No /proc/meminfo: a Mac (live or recorded) answers through sysctl and vm_stat.
-  if (!m.supported && runner && !fs.exists("/proc") && darwin::available(*runner))
+  if (!m && runner && !fs.exists("/proc") && darwin::available(*runner))
     return darwin::read_memory(*runner);
   return m;
 }

@@ -8,19 +8,30 @@
 
 namespace mainboard {
 
-Meter::Meter(const Machine& machine) : machine_(&machine), start_(std::chrono::steady_clock::now()) {
+Meter::Meter(const Machine& machine)
+    : machine_(&machine), start_(std::chrono::steady_clock::now()) {
   sample();
 }
 
 Meter::Meter(Meter&& other) noexcept
-    : machine_(other.machine_), start_(other.start_), end_(other.end_), stopped_(other.stopped_),
-      samples_(other.samples_), peak_host_(other.peak_host_), peak_gpu_(other.peak_gpu_),
-      first_host_(other.first_host_), last_host_(other.last_host_), peak_rss_(other.peak_rss_),
-      peak_pss_(other.peak_pss_), hwm_at_start_(other.hwm_at_start_) {
+    : machine_(other.machine_),
+      start_(other.start_),
+      end_(other.end_),
+      stopped_(other.stopped_),
+      samples_(other.samples_),
+      peak_host_(other.peak_host_),
+      peak_gpu_(other.peak_gpu_),
+      first_host_(other.first_host_),
+      last_host_(other.last_host_),
+      peak_rss_(other.peak_rss_),
+      peak_pss_(other.peak_pss_),
+      hwm_at_start_(other.hwm_at_start_) {
   other.stopped_ = true;  // the moved-from meter takes no final sample
 }
 
-Meter::~Meter() { stop(); }
+Meter::~Meter() {
+  stop();
+}
 
 namespace {
 
@@ -38,17 +49,17 @@ void Meter::sample() {
   if (stopped_) return;
   ++samples_;
   auto host = machine_->memory();
-  if (host.supported && host.used_bytes) {
-    peak_host_ = std::max(peak_host_, *host.used_bytes);
-    if (!first_host_) first_host_ = host.used_bytes;
-    last_host_ = host.used_bytes;
+  if (host && host->used_bytes) {
+    peak_host_ = std::max(peak_host_, *host->used_bytes);
+    if (!first_host_) first_host_ = host->used_bytes;
+    last_host_ = host->used_bytes;
   }
   std::uint64_t gpu = 0;
   for (const auto& g : machine_->gpus()) {
     auto m = g->memory();
     // A pool that is the host's own memory (Apple silicon, NPUs working out of RAM) is counted
     // in peak_host already. A coherent GPU's HBM (GH200) is the device's memory: it counts.
-    if (m.supported && m.used_bytes && m.scope == "vram") gpu += *m.used_bytes;
+    if (m && m->used_bytes && m->scope == "vram") gpu += *m->used_bytes;
   }
   peak_gpu_ = std::max(peak_gpu_, gpu);
 
@@ -57,8 +68,10 @@ void Meter::sample() {
   auto hwm = proctree::kib_field(status, "VmHWM");
   if (rss) peak_rss_ = std::max(peak_rss_, *rss * 1024);
   if (hwm) {
-    if (!hwm_at_start_) hwm_at_start_ = *hwm;
-    else if (*hwm > *hwm_at_start_) peak_rss_ = std::max(peak_rss_, *hwm * 1024);
+    if (!hwm_at_start_)
+      hwm_at_start_ = *hwm;
+    else if (*hwm > *hwm_at_start_)
+      peak_rss_ = std::max(peak_rss_, *hwm * 1024);
   }
   if (auto pss = proctree::kib_field(read_self("/proc/self/smaps_rollup"), "Pss"))
     peak_pss_ = std::max(peak_pss_, *pss * 1024);
@@ -76,14 +89,20 @@ double Meter::elapsed_s() const {
   return std::chrono::duration<double>(end - start_).count();
 }
 
-double Meter::peak_host_gb() const { return static_cast<double>(peak_host_) / kBytesPerGiB; }
-double Meter::peak_gpu_gb() const { return static_cast<double>(peak_gpu_) / kBytesPerGiB; }
+double Meter::peak_host_gb() const {
+  return static_cast<double>(peak_host_) / kBytesPerGiB;
+}
+double Meter::peak_gpu_gb() const {
+  return static_cast<double>(peak_gpu_) / kBytesPerGiB;
+}
 
 double Meter::host_delta_gb() const {
   if (!first_host_ || !last_host_) return 0.0;
   return (static_cast<double>(*last_host_) - static_cast<double>(*first_host_)) / kBytesPerGiB;
 }
 
-Meter meter() { return Meter(Machine::instance()); }
+Meter meter() {
+  return Meter(Machine::instance());
+}
 
 }  // namespace mainboard

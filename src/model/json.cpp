@@ -35,10 +35,9 @@ void fields(V& v, Memory& m) {
   v("scope", m.scope);
   v("unified", m.unified);
   v("source", m.source);
-  v("supported", m.supported);
-  v("reason", m.reason);
 }
 MAINBOARD_DEFINE_JSON(Memory)
+MAINBOARD_DEFINE_READING_JSON(Memory)
 
 template <class V>
 void fields(V& v, DimmCard& m) {

@@ -15,7 +15,7 @@ Scrape read(const Machine& machine) {
   // Swap is read afresh, the DIMMs once. A probe never throws: one that fails is a reading
   // marked unavailable, so a scrape needs no guard of its own here.
   auto hw = machine.memory_hardware();
-  if (hw.swap_total_bytes || hw.swap_used_bytes || r.memory.supported) {
+  if (hw.swap_total_bytes || hw.swap_used_bytes || r.memory) {
     r.swap_total_bytes = hw.swap_total_bytes;
     r.swap_used_bytes = hw.swap_used_bytes;
   }
@@ -46,8 +46,8 @@ void expose_unit(const std::string& prefix, const std::string& unit, const Label
     unavailable.add(
         {{"unit", unit}, {"reading", reading}, {"reason", why.empty() ? "unknown" : why}}, 1);
   };
-  const Memory& m = t.memory;
-  if (m.supported) {
+  if (const auto& reading = t.memory) {
+    const Memory& m = *reading;
     out.gauge(prefix + "_memory_total_bytes", "Memory of the unit, in bytes.")
         .add(id, m.total_bytes);
     if (m.used_bytes)
@@ -55,7 +55,7 @@ void expose_unit(const std::string& prefix, const std::string& unit, const Label
     if (m.free_bytes)
       out.gauge(prefix + "_memory_free_bytes", "Memory free, in bytes.").add(id, *m.free_bytes);
   } else {
-    missing("memory", m.reason);
+    missing("memory", reading.reason());
   }
   const Utilization& u = t.utilization.or_empty();
   if (u.compute_pct)
@@ -262,19 +262,19 @@ void expose(const Scrape& r, Exposition& out) {
       out.gauge("mainboard_reading_unavailable",
                 "1 for each reading a unit (host, gpu0, npu0, ...) could not give, with the "
                 "reason in a label.");
-  if (r.memory.supported) {
+  if (r.memory) {
     out.gauge("mainboard_memory_total_bytes", "Host memory, in bytes.")
-        .add({}, r.memory.total_bytes);
-    if (r.memory.free_bytes)
+        .add({}, r.memory->total_bytes);
+    if (r.memory->free_bytes)
       out.gauge("mainboard_memory_available_bytes",
                 "Host memory available to new work without swapping (MemAvailable), in bytes.")
-          .add({}, *r.memory.free_bytes);
-    if (r.memory.used_bytes)
+          .add({}, *r.memory->free_bytes);
+    if (r.memory->used_bytes)
       out.gauge("mainboard_memory_used_bytes",
                 "Host memory in use (total less available), in bytes.")
-          .add({}, *r.memory.used_bytes);
+          .add({}, *r.memory->used_bytes);
   } else {
-    unavailable.add({{"unit", "host"}, {"reading", "memory"}, {"reason", r.memory.reason}}, 1);
+    unavailable.add({{"unit", "host"}, {"reading", "memory"}, {"reason", r.memory.reason()}}, 1);
   }
   if (r.swap_total_bytes)
     out.gauge("mainboard_swap_total_bytes", "Swap space, in bytes.").add({}, *r.swap_total_bytes);

@@ -23,7 +23,7 @@ namespace mainboard::serve {
 
 /// Everything one scrape reports, read at once.
 struct Scrape {
-  Memory memory;
+  Reading<Memory> memory;
   std::optional<std::uint64_t> swap_total_bytes;
   std::optional<std::uint64_t> swap_used_bytes;
   Reading<CgroupMemory> cgroup;

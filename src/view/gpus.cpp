@@ -148,18 +148,16 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
       missing.emplace_back(what, reason);
     };
     std::vector<std::string> live;
-    if (t.memory.supported)
-      live.push_back(
-          "memory " + capacity_pair(t.memory.used_bytes.value_or(0), t.memory.total_bytes) +
-          (t.memory.source == "cuda" ? (t.memory.unified ? " (unified; the CUDA driver's figure)"
-                                                         : " (the CUDA driver's figure)")
-           : t.memory.unified        ? " (unified)"
-                                     : ""));
+    if (const auto& m = t.memory)
+      live.push_back("memory " + capacity_pair(m->used_bytes.value_or(0), m->total_bytes) +
+                     (m->source == "cuda" ? (m->unified ? " (unified; the CUDA driver's figure)"
+                                                        : " (the CUDA driver's figure)")
+                      : m->unified        ? " (unified)"
+                                          : ""));
     else
-      unavailable("memory", t.memory.reason);
+      unavailable("memory", m.reason());
     for (const auto& r : g.memory_regions)
-      if (r.supported)
-        live.push_back(r.scope + " " + capacity_pair(r.used_bytes.value_or(0), r.total_bytes));
+      live.push_back(r.scope + " " + capacity_pair(r.used_bytes.value_or(0), r.total_bytes));
     if (t.utilization.ok())
       live.push_back(
           fmt::format("util {:.0f} %", util.compute_pct.value_or(0)) +
@@ -228,10 +226,9 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
     for (const auto& c : t.clocks)
       parts.push_back(fmt::format("clock {:.0f}{} MHz", c.current_mhz.value_or(0),
                                   c.max_mhz ? fmt::format("/{:.0f}", *c.max_mhz) : ""));
-    if (t.memory.supported)
-      parts.push_back("memory " +
-                      capacity_pair(t.memory.used_bytes.value_or(0), t.memory.total_bytes) +
-                      (t.memory.unified ? " (unified)" : ""));
+    if (const auto& m = t.memory)
+      parts.push_back("memory " + capacity_pair(m->used_bytes.value_or(0), m->total_bytes) +
+                      (m->unified ? " (unified)" : ""));
     if (t.utilization.ok())
       parts.push_back(fmt::format("busy {:.0f} %", util.compute_pct.value_or(0)));
     if (!parts.empty()) more(join(parts, " · "));

@@ -201,8 +201,9 @@ std::string gauge(double fraction, int blocks = 10) {
          repeat("░", static_cast<std::size_t>(blocks - full));
 }
 
-std::string memory_use(const Memory& m) {
-  if (!m.supported) return "memory unavailable";
+std::string memory_use(const Reading<Memory>& reading) {
+  if (!reading) return "memory unavailable";
+  const auto& m = *reading;
   if (!m.used_bytes) return bytes(m.total_bytes);
   return gauge(m.percent_used() / 100.0) + " " + capacity_pair(*m.used_bytes, m.total_bytes);
 }
@@ -231,21 +232,21 @@ std::string MachineView::bytes(std::uint64_t value) {
 std::string MachineView::capacity_pair(std::uint64_t used, std::uint64_t total) {
   return view::capacity_pair(used, total);
 }
-std::string MachineView::memory_usage(const Memory& memory) {
+std::string MachineView::memory_usage(const Reading<Memory>& memory) {
   return memory_use(memory);
 }
 
 std::string MachineView::memory_title() const {
-  bool unified =
-      std::any_of(snapshot_.gpus.begin(), snapshot_.gpus.end(),
-                  [](const GpuSnapshot& g) { return g.telemetry.memory.scope == "unified"; });
+  bool unified = std::any_of(
+      snapshot_.gpus.begin(), snapshot_.gpus.end(),
+      [](const GpuSnapshot& g) { return g.telemetry.memory.or_empty().scope == "unified"; });
   return unified ? "Unified memory" : "Memory";
 }
 
 std::vector<std::string> MachineView::memory_rows() const {
   const auto& s = snapshot_;
   std::vector<std::string> rows;
-  std::string total = s.memory.supported ? bytes(s.memory.total_bytes) : "size unknown";
+  std::string total = s.memory ? bytes(s.memory->total_bytes) : "size unknown";
   const auto& hw = s.memory_hardware;
   const auto& cards = hw.cards.or_empty();
   if (!cards.empty()) {
@@ -257,9 +258,9 @@ std::vector<std::string> MachineView::memory_rows() const {
   rows.push_back(total);
   if (!cards.empty())
     rows.push_back(fmt::format("{} of {} DIMM slots", hw.slots_used(), hw.slots_total()));
-  if (s.memory.supported && s.memory.used_bytes)
-    rows.push_back(gauge(s.memory.percent_used() / 100.0) + " " + percent(s.memory.percent_used()) +
-                   " used");
+  if (s.memory && s.memory->used_bytes)
+    rows.push_back(gauge(s.memory->percent_used() / 100.0) + " " +
+                   percent(s.memory->percent_used()) + " used");
   rows.push_back(swap_label());
   if (s.cgroup_memory)
     rows.push_back(s.cgroup_memory->limit_bytes
@@ -269,10 +270,11 @@ std::vector<std::string> MachineView::memory_rows() const {
     rows.push_back(fmt::format("{} NUMA nodes", s.cpu.info.numa_nodes));
   std::vector<std::string> sharing;
   for (const auto& g : s.gpus)
-    if (g.telemetry.memory.scope == "unified")
+    if (g.telemetry.memory.or_empty().scope == "unified")
       sharing.push_back(fmt::format("GPU {}", g.info.index));
   for (const auto& n : s.npus)
-    if (n.telemetry.memory.unified) sharing.push_back(fmt::format("NPU {}", n.info.index));
+    if (n.telemetry.memory.or_empty().unified)
+      sharing.push_back(fmt::format("NPU {}", n.info.index));
   if (!sharing.empty()) rows.push_back("shared: " + join(sharing, ", "));
   return rows;
 }
@@ -337,7 +339,8 @@ std::vector<std::string> MachineView::gpu_rows(std::size_t index) const {
   if (!i.metal_support.empty()) id.push_back(i.metal_support);
   if (i.peak_bandwidth_gbs) id.push_back(fmt::format("{:.0f} GB/s", *i.peak_bandwidth_gbs));
   rows.push_back(join(id));
-  rows.push_back(t.memory.scope == "unified" ? "unified with the CPU" : memory_use(t.memory));
+  rows.push_back(t.memory.or_empty().scope == "unified" ? "unified with the CPU"
+                                                        : memory_use(t.memory));
   // Most telling first, so a narrow cell cuts the least useful.
   std::vector<std::string> live;
   if (t.utilization.ok() && util.compute_pct) live.push_back(percent(*util.compute_pct) + " busy");
@@ -374,8 +377,8 @@ std::vector<std::string> MachineView::npu_rows(std::size_t index) const {
     live.push_back(fmt::format("{:.0f}{} MHz", c.current_mhz.value_or(0),
                                c.max_mhz ? fmt::format(" / {:.0f}", *c.max_mhz) : ""));
   if (t.utilization.ok() && util.compute_pct) live.push_back(percent(*util.compute_pct) + " busy");
-  if (t.memory.supported && t.memory.used_bytes && t.memory.source == "npu_memory_utilization")
-    live.push_back(bytes(*t.memory.used_bytes) + " mapped");
+  if (t.memory && t.memory->used_bytes && t.memory->source == "npu_memory_utilization")
+    live.push_back(bytes(*t.memory->used_bytes) + " mapped");
   return {join({n.info.architecture, n.info.driver}),
           live.empty() ? "no live readings" : join(live)};
 }
@@ -400,8 +403,7 @@ std::vector<std::string> MachineView::gpu_group_rows() const {
     alike = alike && gpus[i].info.label == gpus[0].info.label && gpu_rows(i).front() == id;
   if (alike) {
     const auto& m = gpus.front().telemetry.memory;
-    rows.push_back(m.supported && m.scope != "unified" ? join({id, bytes(m.total_bytes) + " each"})
-                                                       : id);
+    rows.push_back(m && m->scope != "unified" ? join({id, bytes(m->total_bytes) + " each"}) : id);
   }
   rows.push_back("GPU · memory in use · busy · temperature · power");
   for (const auto& g : gpus) {
@@ -411,10 +413,10 @@ std::vector<std::string> MachineView::gpu_group_rows() const {
     const auto& power_now = t.energy.or_empty();
     std::string head = std::to_string(g.info.index);
     if (!alike) head += " " + g.info.label;
-    if (t.memory.scope == "unified")
+    if (t.memory.or_empty().scope == "unified")
       head += " unified";
-    else if (t.memory.supported && t.memory.used_bytes)
-      head += " " + gauge(t.memory.percent_used() / 100.0, 5) + " " + bytes(*t.memory.used_bytes);
+    else if (t.memory && t.memory->used_bytes)
+      head += " " + gauge(t.memory->percent_used() / 100.0, 5) + " " + bytes(*t.memory->used_bytes);
     std::vector<std::string> parts{head};
     if (t.utilization.ok() && util.compute_pct) parts.push_back(percent(*util.compute_pct));
     if (heat.temperature_c) parts.push_back(fmt::format("{:.0f} °C", *heat.temperature_c));
@@ -437,13 +439,14 @@ std::string MachineView::connection_label(UnitKind kind, std::size_t index) cons
     }
     case UnitKind::gpu: {
       const auto& g = s.gpus.at(index);
-      if (g.telemetry.memory.scope == "unified") return "unified";
+      if (g.telemetry.memory.or_empty().scope == "unified") return "unified";
       if (g.info.coherent) return "NVLink-C2C";
       return pcie_label(g.pcie.or_empty());
     }
     case UnitKind::npu: {
       const auto& n = s.npus.at(index);
-      if (n.telemetry.memory.scope == "unified" && n.info.provider == "apple") return "unified";
+      if (n.telemetry.memory.or_empty().scope == "unified" && n.info.provider == "apple")
+        return "unified";
       if (n.info.driver == "intel_vpu" || n.info.driver == "amdxdna") return "on-die";
       return "PCIe";
     }
@@ -473,7 +476,7 @@ std::string MachineView::compact_summary() const {
   parts.push_back(s.cpu.info.label);
   if (s.cpu.info.cores)
     parts.push_back(fmt::format("{} core{}", s.cpu.info.cores, s.cpu.info.cores == 1 ? "" : "s"));
-  if (s.memory.supported) parts.push_back(bytes(s.memory.total_bytes));
+  if (s.memory) parts.push_back(bytes(s.memory->total_bytes));
   // Accelerators grouped by name: "8 × NVIDIA H100 80GB HBM3".
   std::vector<std::pair<std::string, int>> groups;
   auto add = [&](const std::string& label) {

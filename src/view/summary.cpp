@@ -94,7 +94,7 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   // the nodes and the total are both true, and neither alone is the machine's memory. A node
   // without CPUs (a GPU's memory onlined by its driver) may or may not be in the total: the
   // total is compared with the nodes both with and without such nodes.
-  if (cpu.numa_memory_bytes && s.memory.supported && s.memory.total_bytes > 0) {
+  if (cpu.numa_memory_bytes && s.memory && s.memory->total_bytes > 0) {
     std::uint64_t all = 0, with_cpus = 0;
     for (std::uint32_t i = 0; i < cpu.numa_memory_bytes->size(); ++i) {
       auto node = (*cpu.numa_memory_bytes)[i];
@@ -103,7 +103,7 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
           cpu.memory_only_numa_nodes.end())
         with_cpus += node;
     }
-    auto total = static_cast<double>(s.memory.total_bytes);
+    auto total = static_cast<double>(s.memory->total_bytes);
     auto off = [&](std::uint64_t nodes) {
       double share = static_cast<double>(nodes) / total;
       return share < 0.9 || share > 1.1;
@@ -111,9 +111,9 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     if (off(all) && off(with_cpus))
       b.more(style.warn(fmt::format("the NUMA nodes seen hold {} of the {} the kernel counts "
                                     "({:.0f} %)",
-                                    bytes(with_cpus), bytes(s.memory.total_bytes),
+                                    bytes(with_cpus), bytes(s.memory->total_bytes),
                                     100.0 * static_cast<double>(with_cpus) / total)) +
-             style.dim(with_cpus < s.memory.total_bytes
+             style.dim(with_cpus < s.memory->total_bytes
                            ? ": memory in no node (hot-plugged or ballooned) or in nodes this "
                              "process may not use"
                            : ": the kernel counts less than its nodes hold"));
@@ -133,13 +133,12 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     b.more("isa " + join(cpu.isa_extensions, " ") +
            (cpu.sve_vector_bits ? fmt::format(" · SVE {}-bit", *cpu.sve_vector_bits) : ""));
 
-  if (s.memory.supported) {
+  if (const auto& m = s.memory) {
     b.line("Memory",
-           fmt::format("{} used ({})",
-                       capacity_pair(s.memory.used_bytes.value_or(0), s.memory.total_bytes),
-                       percent(s.memory.percent_used())));
+           fmt::format("{} used ({})", capacity_pair(m->used_bytes.value_or(0), m->total_bytes),
+                       percent(m->percent_used())));
   } else {
-    b.line("Memory", unsupported(style, s.memory.reason));
+    b.line("Memory", unsupported(style, m.reason()));
   }
   const auto& hw = s.memory_hardware;
   b.more(hw.swap_total_bytes ? "swap " + capacity_pair(hw.swap_used_bytes, hw.swap_total_bytes)
@@ -246,8 +245,8 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   if (s.gpus.empty()) b.line("GPUs", style.dim("none found"));
   for (const auto& g : s.gpus) {
     const auto& m = g.telemetry.memory;
-    std::string mem = m.supported ? capacity_pair(m.used_bytes.value_or(0), m.total_bytes)
-                                  : std::string("memory unavailable");
+    std::string mem = m ? capacity_pair(m->used_bytes.value_or(0), m->total_bytes)
+                        : std::string("memory unavailable");
     b.line(fmt::format("GPU {}", g.info.index), join({g.info.label, g.info.arch_key, mem}, " · "));
   }
   for (const auto& n : s.npus)

@@ -78,9 +78,9 @@ TEST(AmdGpu, InstinctMi300x) {
   EXPECT_EQ(gpus[1]->info().pci_bus_id, "0000:d6:00.0");
 
   auto mem = g.memory();
-  EXPECT_TRUE(mem.supported);
-  EXPECT_EQ(mem.scope, "vram");
-  EXPECT_EQ(mem.used_bytes, 4ull << 30);
+  EXPECT_TRUE(mem.ok());
+  EXPECT_EQ(mem->scope, "vram");
+  EXPECT_EQ(mem->used_bytes, 4ull << 30);
   auto regions = g.memory_regions();
   ASSERT_EQ(regions.size(), 1u);
   EXPECT_EQ(regions[0].scope, "gtt");
@@ -115,7 +115,7 @@ TEST(AmdGpu, RadeonAndAnIntelNpu) {
   const auto& g = *m.gpus()[0];
   EXPECT_EQ(g.label(), "AMD Radeon RX 7900 XTX");  // device 0x744c, revision 0xc8
   EXPECT_EQ(g.arch_key(), "gfx1100");
-  EXPECT_EQ(g.memory().used_bytes, 1536ull << 20);
+  EXPECT_EQ(g.memory()->used_bytes, 1536ull << 20);
   EXPECT_EQ(g.utilization()->compute_pct, 3);
   EXPECT_EQ(g.utilization()->memory_pct, 5);
   auto clocks = g.clock_readings();
@@ -139,9 +139,9 @@ TEST(AmdGpu, RadeonAndAnIntelNpu) {
   EXPECT_EQ(clocks_npu[0].current_mhz, 0);  // power-gated is a real reading
   EXPECT_EQ(clocks_npu[0].max_mhz, 1900);
   auto mem = npu.memory();
-  EXPECT_TRUE(mem.unified);
-  EXPECT_EQ(mem.used_bytes, 68714496u);
-  EXPECT_EQ(mem.total_bytes, 67108864ull * 1024);
+  EXPECT_TRUE(mem->unified);
+  EXPECT_EQ(mem->used_bytes, 68714496u);
+  EXPECT_EQ(mem->total_bytes, 67108864ull * 1024);
   auto first = npu.utilization();
   EXPECT_FALSE(first.ok());  // a cumulative counter needs a second reading
   auto second = npu.utilization();
@@ -173,7 +173,7 @@ TEST(AccelNpu, AmdXdnaAndGaudi) {
   EXPECT_EQ(g.clock_readings().at(0).current_mhz, 1600);
   EXPECT_EQ(g.clock_readings().at(0).max_mhz, 1800);
   EXPECT_EQ(g.energy()->power_limit_w, 600);
-  EXPECT_FALSE(g.memory().supported);
+  EXPECT_FALSE(g.memory().ok());
   EXPECT_TRUE(hls.gpus().empty());
 }
 

@@ -144,9 +144,9 @@ TEST(AppleHost, RecordedM3MaxMacbook) {
   EXPECT_EQ(s.cpu.info.cores, 16u);
   EXPECT_EQ(s.cpu.info.topology_source, "sysctl");
   EXPECT_EQ(s.cpu.info.cache_bytes(1, "data"), 65536u);
-  EXPECT_TRUE(s.memory.supported);
-  EXPECT_EQ(s.memory.total_bytes, 64ull << 30);
-  EXPECT_EQ(s.memory.used_bytes, (985602ull + 358331 + 123456) * 16384);
+  EXPECT_TRUE(s.memory.ok());
+  EXPECT_EQ(s.memory->total_bytes, 64ull << 30);
+  EXPECT_EQ(s.memory->used_bytes, (985602ull + 358331 + 123456) * 16384);
   EXPECT_EQ(s.environment.user, "ada");
   EXPECT_EQ(s.environment.group, "staff");
 
@@ -159,9 +159,9 @@ TEST(AppleHost, RecordedM3MaxMacbook) {
   EXPECT_EQ(gpu.info.metal_support, "Metal 3");
   EXPECT_EQ(gpu.info.uuid, "00000000-0000-0000-0000-0000000000E5");
   EXPECT_TRUE(gpu.info.coherent);
-  EXPECT_TRUE(gpu.telemetry.memory.unified);
-  EXPECT_EQ(gpu.telemetry.memory.scope, "unified");
-  EXPECT_EQ(gpu.telemetry.memory.total_bytes, 64ull << 30);
+  EXPECT_TRUE(gpu.telemetry.memory->unified);
+  EXPECT_EQ(gpu.telemetry.memory->scope, "unified");
+  EXPECT_EQ(gpu.telemetry.memory->total_bytes, 64ull << 30);
   EXPECT_FALSE(gpu.telemetry.utilization.ok());
   EXPECT_NE(gpu.telemetry.utilization.reason().find("powermetrics"), std::string::npos);
   EXPECT_TRUE(gpu.telemetry.clocks.empty());
@@ -169,7 +169,7 @@ TEST(AppleHost, RecordedM3MaxMacbook) {
   ASSERT_EQ(s.npus.size(), 1u);
   EXPECT_EQ(s.npus[0].info.label, "Apple M3 Max Neural Engine");
   EXPECT_EQ(s.npus[0].info.architecture, "Apple M3");
-  EXPECT_TRUE(s.npus[0].telemetry.memory.unified);
+  EXPECT_TRUE(s.npus[0].telemetry.memory->unified);
   EXPECT_EQ(s.kinds(), (std::vector<UnitKind>{UnitKind::cpu, UnitKind::gpu, UnitKind::npu}));
   EXPECT_EQ(s.unit_count(), 3u);
   EXPECT_EQ(s.diagnostic("gpu:apple")->status, ProbeStatus::ok);

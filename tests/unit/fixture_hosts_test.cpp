@@ -51,9 +51,9 @@ TEST(FixtureHosts, CloudVmWithCgroupV1AndNoDmi) {
   EXPECT_DOUBLE_EQ(*s.cpu.clocks[0].current_mhz, 2596.142);
   EXPECT_DOUBLE_EQ(*s.cpu.load_1m, 0.76);
 
-  EXPECT_TRUE(s.memory.supported);
-  EXPECT_EQ(s.memory.total_bytes, 24684084ull * 1024);
-  EXPECT_EQ(s.memory.used_bytes, (24684084ull - 24346384ull) * 1024);
+  EXPECT_TRUE(s.memory.ok());
+  EXPECT_EQ(s.memory->total_bytes, 24684084ull * 1024);
+  EXPECT_EQ(s.memory->used_bytes, (24684084ull - 24346384ull) * 1024);
   EXPECT_EQ(s.memory_hardware.swap_total_bytes, 0u);
   EXPECT_FALSE(s.memory_hardware.cards);
   EXPECT_EQ(s.memory_hardware.slots_total(), 0u);
@@ -116,8 +116,8 @@ TEST(FixtureHosts, SlurmJobWithCgroupV2Cap) {
   EXPECT_DOUBLE_EQ(*s.cpu.clocks[0].min_mhz, 800);
   EXPECT_DOUBLE_EQ(*s.cpu.clocks[0].max_mhz, 4700);
 
-  EXPECT_EQ(s.memory.total_bytes, 65536000ull * 1024);
-  EXPECT_EQ(s.memory.used_bytes, 16ull << 30);
+  EXPECT_EQ(s.memory->total_bytes, 65536000ull * 1024);
+  EXPECT_EQ(s.memory->used_bytes, 16ull << 30);
   EXPECT_EQ(s.memory_hardware.swap_total_bytes, 8ull << 30);
   EXPECT_EQ(s.memory_hardware.swap_used_bytes, 1ull << 30);
   ASSERT_TRUE(s.memory_hardware.cards);
@@ -213,7 +213,7 @@ TEST(FixtureHosts, TwoSocketNumaServer) {
   ASSERT_EQ(s.cpu.clocks.size(), 1u);
   EXPECT_EQ(s.cpu.clocks[0].domain, "cpu0-31");
   EXPECT_DOUBLE_EQ(*s.cpu.clocks[0].max_mhz, 4100);
-  EXPECT_EQ(s.memory.total_bytes, 512ull << 30);
+  EXPECT_EQ(s.memory->total_bytes, 512ull << 30);
   ASSERT_TRUE(s.cgroup_memory);
   EXPECT_EQ(s.cgroup_memory->version, 2);
   EXPECT_FALSE(s.cgroup_memory->capped());
@@ -245,8 +245,8 @@ TEST(FixtureHosts, BrokenFilesDegradeWithoutCrashing) {
   EXPECT_EQ(s.cpu.info.topology_source, "/proc/cpuinfo");
   EXPECT_TRUE(s.cpu.clocks.empty());
   EXPECT_FALSE(s.cpu.load_1m);
-  EXPECT_FALSE(s.memory.supported);
-  EXPECT_FALSE(s.memory.reason.empty());
+  EXPECT_FALSE(s.memory.ok());
+  EXPECT_FALSE(s.memory.reason().empty());
   EXPECT_FALSE(s.cgroup_memory);
   EXPECT_NE(s.cgroup_memory.reason().find("malformed"), std::string::npos);
   EXPECT_EQ(s.board.vendor, "");  // NUL inside: binary, not text
@@ -270,7 +270,7 @@ TEST(FixtureHosts, IdentityIsComputedOnceAndReadingsAreLive) {
   EXPECT_EQ(&m.toolchain(), &m.toolchain());
   EXPECT_EQ(m.units().size(), 1u);
   EXPECT_EQ(m.units()[0]->kind(), UnitKind::cpu);
-  EXPECT_EQ(m.cpu().memory().total_bytes, 65536000ull * 1024);
+  EXPECT_EQ(m.cpu().memory()->total_bytes, 65536000ull * 1024);
   auto host = m.host();
   EXPECT_EQ(host.cpu.threads, 8u);
   EXPECT_EQ(host.disk.devices.size(), 2u);
@@ -371,7 +371,7 @@ TEST(FixtureHosts, SysrootFromTheEnvironment) {
   ::unsetenv("MAINBOARD_SYSROOT");
   EXPECT_FALSE(m.is_live());
   EXPECT_EQ(m.hostname(), "r760-a");
-  EXPECT_EQ(Memory::system().total_bytes > 0, true);
+  EXPECT_EQ(Memory::system()->total_bytes > 0, true);
 }
 
 // This machine: the C library is asked directly (no program started) and agrees with getconf.

@@ -165,7 +165,7 @@ TEST(Fleet, CheckListsTheNodesThatAreNotReady) {
     g.processes.clear();
     g.telemetry.utilization->compute_pct = 0;
     g.telemetry.thermal->throttle_reasons.clear();
-    g.telemetry.memory.used_bytes = 0;
+    g.telemetry.memory->used_bytes = 0;
     g.health.reset();
   }
   base.cpu.load_1m = 0.2;

@@ -313,13 +313,13 @@ TEST(Nvidia, AUnifiedMemoryGpuWithoutNvmlMemoryReadsTheCudaDriver) {
     EXPECT_TRUE(gpu.info().coherent);
     EXPECT_EQ(gpu.info().compute_capability, "12.1");
     auto nvml = dynamic_cast<const NvidiaGpu&>(gpu).nvml_memory();
-    EXPECT_FALSE(nvml.supported) << scenario << ": zero is not a reading";
+    EXPECT_FALSE(nvml.ok()) << scenario << ": zero is not a reading";
     auto mem = gpu.memory();
-    EXPECT_TRUE(mem.supported) << scenario << ": " << mem.reason;
-    EXPECT_EQ(mem.source, "cuda") << scenario;
-    EXPECT_TRUE(mem.unified);
-    EXPECT_EQ(mem.total_bytes, 122502ull << 20);
-    EXPECT_EQ(mem.used_bytes, 20480ull << 20);
+    EXPECT_TRUE(mem.ok()) << scenario << ": " << mem.reason();
+    EXPECT_EQ(mem->source, "cuda") << scenario;
+    EXPECT_TRUE(mem->unified);
+    EXPECT_EQ(mem->total_bytes, 122502ull << 20);
+    EXPECT_EQ(mem->used_bytes, 20480ull << 20);
   }
 }
 

@@ -72,7 +72,7 @@ MachineSnapshot full_snapshot() {
   s.cpu.load_1m = 1.5;
   s.cpu.load_5m = 2.25;
   s.cpu.load_15m = 0.125;
-  s.memory = Memory{1 << 30, 1 << 29, 1 << 29, "system", true, "/proc/meminfo", true, ""};
+  s.memory = Memory{1 << 30, 1 << 29, 1 << 29, "system", true, "/proc/meminfo"};
   s.memory_hardware.cards = std::vector<DimmCard>{
       {"DIMM_A1", "BANK 0", 16ull << 30, "DDR5", "DIMM", 4800, 4400, "Samsung", "M321", 2},
       {"DIMM_B1", "", std::nullopt, "", "", std::nullopt, std::nullopt, "", "", std::nullopt}};

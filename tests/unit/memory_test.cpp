@@ -10,13 +10,13 @@ TEST(SystemMemory, UsedIsTotalMinusAvailable) {
   TempDir root;
   root.write("proc/meminfo", "MemTotal:  1000 kB\nMemFree: 100 kB\nMemAvailable:  600 kB\n");
   auto m = host::read_system_memory(core::Fs(root.path()));
-  EXPECT_TRUE(m.supported);
-  EXPECT_EQ(m.total_bytes, 1024000u);
-  EXPECT_EQ(m.used_bytes, 400u * 1024);
-  EXPECT_EQ(m.free_bytes, 600u * 1024);
-  EXPECT_DOUBLE_EQ(m.percent_used(), 40.0);
-  EXPECT_EQ(m.scope, "system");
-  EXPECT_EQ(m.source, "/proc/meminfo");
+  EXPECT_TRUE(m.ok());
+  EXPECT_EQ(m->total_bytes, 1024000u);
+  EXPECT_EQ(m->used_bytes, 400u * 1024);
+  EXPECT_EQ(m->free_bytes, 600u * 1024);
+  EXPECT_DOUBLE_EQ(m->percent_used(), 40.0);
+  EXPECT_EQ(m->scope, "system");
+  EXPECT_EQ(m->source, "/proc/meminfo");
 }
 
 TEST(SystemMemory, OldKernelsWithoutMemAvailable) {
@@ -24,7 +24,7 @@ TEST(SystemMemory, OldKernelsWithoutMemAvailable) {
   root.write("proc/meminfo",
              "MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 50 kB\nCached: 250 kB\n");
   auto m = host::read_system_memory(core::Fs(root.path()));
-  EXPECT_EQ(m.free_bytes, 400u * 1024);
+  EXPECT_EQ(m->free_bytes, 400u * 1024);
 }
 
 TEST(SystemMemory, MalformedIsUnsupportedNotZero) {
@@ -32,13 +32,13 @@ TEST(SystemMemory, MalformedIsUnsupportedNotZero) {
   for (const char* text : {"", "MemTotal: lots kB\n", "garbage\x01\x02", "MemTotal: 0 kB\n"}) {
     root.write("proc/meminfo", text);
     auto m = host::read_system_memory(core::Fs(root.path()));
-    EXPECT_FALSE(m.supported) << text;
-    EXPECT_FALSE(m.reason.empty());
-    EXPECT_DOUBLE_EQ(m.percent_used(), 0.0);
+    EXPECT_FALSE(m.ok()) << text;
+    EXPECT_FALSE(m.reason().empty());
+    EXPECT_THROW((void)m->percent_used(), mainboard::Error) << "a missing reading is no zero";
   }
   // Available above total (a racy read) is clamped rather than wrapping around.
   root.write("proc/meminfo", "MemTotal: 100 kB\nMemAvailable: 200 kB\n");
-  EXPECT_EQ(host::read_system_memory(core::Fs(root.path())).used_bytes, 0u);
+  EXPECT_EQ(host::read_system_memory(core::Fs(root.path()))->used_bytes, 0u);
 }
 
 TEST(Swap, TotalAndUsed) {

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/log.hpp"
 #include "fake_gpus.hpp"
 #include "mainboard/error.hpp"
-#include "core/log.hpp"
 #include "mainboard/log.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
@@ -59,7 +59,8 @@ TEST(Meter, ThisProcessesPeakCountsWhatWasFreedBetweenSamples) {
   constexpr std::size_t kBytes = 96u << 20;
   {
     std::vector<char> block(kBytes);
-    for (std::size_t i = 0; i < kBytes; i += 4096) block[i] = 1;  // resident, page by page
+    for (std::size_t i = 0; i < kBytes; i += 4096)
+      block[i] = 1;  // resident, page by page
     asm volatile("" : : "r"(block.data()) : "memory");
   }  // freed before any sample saw it: the kernel's high-water mark did
   meter.stop();
@@ -70,7 +71,8 @@ TEST(Meter, ThisProcessesPeakCountsWhatWasFreedBetweenSamples) {
 
 TEST(Log, LinesGoToTheProgramsSinkNotStderr) {
   // A recorded host whose environment record is malformed: the library warns that it ignores it.
-  auto root = std::filesystem::temp_directory_path() / ("mainboard-log-" + std::to_string(::getpid()));
+  auto root =
+      std::filesystem::temp_directory_path() / ("mainboard-log-" + std::to_string(::getpid()));
   std::filesystem::create_directories(root / ".mainboard");
   { std::ofstream(root / ".mainboard/environment.json") << "{ not json"; }
   mainboard::core::set_log_level(spdlog::level::warn);
@@ -87,7 +89,8 @@ TEST(Log, LinesGoToTheProgramsSinkNotStderr) {
   set_log_sink({});
   std::filesystem::remove_all(root);
   auto warned = std::find_if(lines.begin(), lines.end(), [](const auto& line) {
-    return line.first == LogLevel::warn && line.second.find("ignoring malformed") != std::string::npos;
+    return line.first == LogLevel::warn &&
+           line.second.find("ignoring malformed") != std::string::npos;
   });
   EXPECT_NE(warned, lines.end()) << lines.size() << " lines";
   EXPECT_EQ(err.find("ignoring malformed"), std::string::npos) << err;
@@ -108,7 +111,7 @@ TEST(Meter, CoherentGpuCountsItsHbm) {
   FakeGpus fake("gh200");
   Machine m(fake.options());
   ASSERT_EQ(m.gpus().size(), 1u);
-  ASSERT_TRUE(m.gpus()[0]->memory().unified);
+  ASSERT_TRUE(m.gpus()[0]->memory()->unified);
   Meter meter(m);
   meter.stop();
   EXPECT_EQ(meter.peak_gpu_bytes(), 12ull << 30);  // the scenario's used bytes

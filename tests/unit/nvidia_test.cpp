@@ -52,12 +52,12 @@ TEST(Nvidia, EightH100sWithAProcessOnGpu3) {
 
   const auto& g3 = *gpus[3];
   auto mem = g3.memory();
-  EXPECT_TRUE(mem.supported);
-  EXPECT_EQ(mem.source, "nvml_v2");
-  EXPECT_EQ(mem.scope, "vram");
-  EXPECT_EQ(mem.used_bytes, 40 * 1024 * kMiB);  // v2: without the driver's reservation
-  EXPECT_EQ(mem.free_bytes, (81559 - 529 - 40 * 1024) * kMiB);
-  EXPECT_FALSE(mem.unified);
+  EXPECT_TRUE(mem.ok());
+  EXPECT_EQ(mem->source, "nvml_v2");
+  EXPECT_EQ(mem->scope, "vram");
+  EXPECT_EQ(mem->used_bytes, 40 * 1024 * kMiB);  // v2: without the driver's reservation
+  EXPECT_EQ(mem->free_bytes, (81559 - 529 - 40 * 1024) * kMiB);
+  EXPECT_FALSE(mem->unified);
   auto util = g3.utilization();
   EXPECT_TRUE(util.ok());
   EXPECT_EQ(util->compute_pct, 97);
@@ -115,7 +115,7 @@ TEST(Nvidia, GraceHopperIsCoherentAndItsMemoryUnified) {
   ASSERT_EQ(m.gpus().size(), 1u);
   const auto& gpu = nvidia(m.gpus()[0]);
   EXPECT_TRUE(gpu.coherent());
-  EXPECT_TRUE(gpu.memory().unified);
+  EXPECT_TRUE(gpu.memory()->unified);
   EXPECT_EQ(gpu.info().pci_bus_id, "00000009:01:00.0");
   EXPECT_NEAR(*gpu.peak_bandwidth_gbs(), 4022.8, 0.1);  // 6144-bit HBM3
 }
@@ -134,7 +134,7 @@ TEST(Nvidia, Rtx4090WithAFanAndGddr6x) {
   // Memory in use rises between readings (the scenario's sequence), and the last one sticks.
   std::uint64_t previous = 0;
   for (int i = 0; i < 4; ++i) {
-    auto used = *gpu.memory().used_bytes;
+    auto used = *gpu.memory()->used_bytes;
     EXPECT_GE(used, previous);
     previous = used;
   }
@@ -154,8 +154,8 @@ TEST(Nvidia, MigInstanceSelectedByUuid) {
   ASSERT_EQ(gpu.info().mig_devices.size(), 1u);
   EXPECT_EQ(gpu.info().mig_devices[0].gpu_instance_id, 2u);
   auto mem = gpu.memory();
-  EXPECT_EQ(mem.total_bytes, 20096 * kMiB);
-  EXPECT_EQ(mem.used_bytes, 2048 * kMiB);
+  EXPECT_EQ(mem->total_bytes, 20096 * kMiB);
+  EXPECT_EQ(mem->used_bytes, 2048 * kMiB);
   auto util = gpu.utilization();
   EXPECT_FALSE(util.ok());  // NVML has no per-instance utilization
   EXPECT_EQ(util.reason(), "Not Supported");
@@ -179,7 +179,7 @@ TEST(Nvidia, MigSelectionWithoutTheDriver) {
   Machine m(fake.options());
   ASSERT_EQ(m.gpus().size(), 1u);
   EXPECT_EQ(m.gpus()[0]->uuid(), "MIG-66666666-7777-8888-9999-aaaaaaaaaaaa");
-  EXPECT_EQ(m.gpus()[0]->memory().used_bytes, 2048 * kMiB);
+  EXPECT_EQ(m.gpus()[0]->memory()->used_bytes, 2048 * kMiB);
 }
 
 class Ordering : public ::testing::TestWithParam<bool> {};  // with the driver, or NVML alone
@@ -241,8 +241,8 @@ TEST(Nvidia, LostGpuReadsAsUnsupportedWithoutCrashing) {
   EXPECT_TRUE(gpu.clock_readings().empty());
   EXPECT_TRUE(gpu.processes().empty());
   auto nvml_mem = nvidia(m.gpus()[0]).nvml_memory();
-  EXPECT_FALSE(nvml_mem.supported);
-  EXPECT_NE(nvml_mem.reason.find("GPU is lost"), std::string::npos);
+  EXPECT_FALSE(nvml_mem.ok());
+  EXPECT_NE(nvml_mem.reason().find("GPU is lost"), std::string::npos);
   auto s = m.snapshot();  // the snapshot still completes
   ASSERT_EQ(s.gpus.size(), 1u);
   EXPECT_FALSE(s.gpus[0].telemetry.utilization.ok());
@@ -260,9 +260,9 @@ TEST(Nvidia, NvmlMissingMemoryFromTheCudaDriver) {
   EXPECT_EQ(gpu.info().memory_total_bytes, 24564 * kMiB);
   EXPECT_EQ(gpu.info().sm_count, 128u);
   auto mem = gpu.memory();
-  EXPECT_TRUE(mem.supported);
-  EXPECT_EQ(mem.source, "cuda");
-  EXPECT_EQ(mem.total_bytes, 24564 * kMiB);
+  EXPECT_TRUE(mem.ok());
+  EXPECT_EQ(mem->source, "cuda");
+  EXPECT_EQ(mem->total_bytes, 24564 * kMiB);
   auto util = gpu.utilization();
   EXPECT_FALSE(util.ok());
   EXPECT_NE(util.reason().find("NVML"), std::string::npos);
@@ -280,8 +280,8 @@ TEST(Nvidia, OlderNvmlWithoutTheNewerSymbolsFallsBack) {
   ASSERT_EQ(m.gpus().size(), 8u);
   const auto& g3 = *m.gpus()[3];
   auto mem = g3.memory();
-  EXPECT_EQ(mem.source, "nvml");                        // v1: no nvmlDeviceGetMemoryInfo_v2
-  EXPECT_EQ(mem.used_bytes, (40 * 1024 + 529) * kMiB);  // v1 counts the reservation as used
+  EXPECT_EQ(mem->source, "nvml");                        // v1: no nvmlDeviceGetMemoryInfo_v2
+  EXPECT_EQ(mem->used_bytes, (40 * 1024 + 529) * kMiB);  // v1 counts the reservation as used
   auto energy = g3.energy();
   EXPECT_DOUBLE_EQ(*energy->power_w, 655.0);
   EXPECT_FALSE(energy->energy_j);  // no nvmlDeviceGetTotalEnergyConsumption

@@ -13,7 +13,7 @@ class FakeGpu final : public Gpu {
  public:
   FakeGpu() { info_.label = "Fake GPU"; }
   const GpuInfo& info() const override { return info_; }
-  Memory memory() const override { return {}; }
+  Reading<Memory> memory() const override { return Reading<Memory>::none("a fake"); }
   std::vector<ClockReading> clock_readings() const override { return {}; }
 
  private:

@@ -140,7 +140,7 @@ TEST(Serve, EightGpusInBaseUnits) {
   EXPECT_EQ(line(text, "# TYPE mainboard_gpu_energy_joules_total"),
             "# TYPE mainboard_gpu_energy_joules_total counter");
   EXPECT_EQ(line(text, "mainboard_memory_total_bytes "),
-            "mainboard_memory_total_bytes " + std::to_string(m.memory().total_bytes));
+            "mainboard_memory_total_bytes " + std::to_string(m.memory()->total_bytes));
   std::size_t types = 0, helps = 0;
   for (std::size_t at = text.find("# TYPE "); at != std::string::npos;
        at = text.find("# TYPE ", at + 1))

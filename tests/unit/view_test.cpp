@@ -62,19 +62,20 @@ TEST(Summary, AScratchInRamSaysItCountsAgainstMemoryAndTheCap) {
 // systems and not on others: neither is remarked on; memory that neither sum explains is.
 TEST(Summary, NumaMemoryThatDoesNotAddUpIsSaidAndAGpuNodeEitherWayIsNot) {
   mainboard::MachineSnapshot s;
-  s.memory.supported = true;
+  s.memory = mainboard::Memory{};
   s.cpu.info.numa_nodes = 2;
   s.cpu.info.numa_memory_bytes = std::vector<std::uint64_t>{480ull << 30, 96ull << 30};
   s.cpu.info.memory_only_numa_nodes = {1};
   Style plain{false};
   for (auto total : {576ull << 30, 480ull << 30}) {
-    s.memory.total_bytes = total;
+    s.memory->total_bytes = total;
     EXPECT_EQ(render_summary(s, plain).find("NUMA nodes seen"), std::string::npos) << total;
   }
-  s.memory.total_bytes = 1000ull << 30;
+  s.memory->total_bytes = 1000ull << 30;
   EXPECT_NE(render_summary(s, plain).find("the NUMA nodes seen hold 480 GiB of the 1000 GiB"),
             std::string::npos)
       << render_summary(s, plain);
-  s.memory.supported = false;  // no total to compare with: nothing said
+  s.memory = mainboard::Reading<mainboard::Memory>::none(
+      "not read");  // no total to compare with: nothing said
   EXPECT_EQ(render_summary(s, plain).find("NUMA nodes seen"), std::string::npos);
 }

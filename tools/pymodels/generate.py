@@ -43,6 +43,9 @@ PYTHON_NAME = {spec["struct"]: cls for cls, spec in SPECIAL.items()}
 #: Python classes that read their document their own way (Profile: raw lists, loaded through
 #: the library): not given generated fields.
 SKIP = {"Profile"}
+#: Readings the reference never gives as None: an unavailable one is the model with zero figures
+#: and `supported` False (the reference documents `Memory.supported`).
+ALWAYS_MODEL = {"Memory"}
 #: C++ enums: the document holds their names (a property of the class may give the enum).
 ENUMS = {"XidSource", "UnitKind", "ToolCategory", "StorageTier", "ProbeStatus", "Bound", "Severity",
          "CallGraph", "Activity", "Feature", "MemoryKind"}
@@ -135,6 +138,8 @@ def python_type(cpp: str, classes: set[str]) -> str:
     match = re.fullmatch(r"(?:std::)?(optional|vector|array|map|Reading)<(.*)>", cpp)
     if match:
         kind, args = match.group(1), split_args(match.group(2))
+        if kind == "Reading" and args[0] in ALWAYS_MODEL:
+            return python_type(args[0], classes)
         if kind in ("optional", "Reading"):  # a Reading not taken is None, its reason beside
             return f"{python_type(args[0], classes)} | None"
         if kind in ("vector", "array"):

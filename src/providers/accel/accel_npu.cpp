@@ -17,21 +17,18 @@ namespace mainboard {
 AccelNpu::AccelNpu(NpuInfo info, std::string attribute_dir, std::shared_ptr<const core::Fs> fs)
     : info_(std::move(info)), dir_(std::move(attribute_dir)), fs_(std::move(fs)) {}
 
-Memory AccelNpu::memory() const {
+Reading<Memory> AccelNpu::memory() const {
   // None of these drivers reports a dedicated pool through sysfs: Intel and AMD client NPUs
   // work out of system memory (unified); Gaudi's HBM size is not in its sysfs ABI.
-  Memory m = host::read_system_memory(*fs_, "unified", true);
-  if (info_.driver == "habanalabs") {
-    Memory unknown;
-    unknown.scope = "hbm";
-    unknown.reason = "the habanalabs sysfs ABI does not report device memory";
-    return unknown;
-  }
+  if (info_.driver == "habanalabs")
+    return Reading<Memory>::none("the habanalabs sysfs ABI does not report device memory");
+  auto m = host::read_system_memory(*fs_, "unified", true);
+  if (!m) return m;
   if (auto used = fs_->read_u64(dir_ + "/npu_memory_utilization")) {
     // What the NPU has mapped, of the shared pool.
-    m.used_bytes = *used;
-    m.free_bytes = m.total_bytes > *used ? m.total_bytes - *used : 0;
-    m.source = "npu_memory_utilization";
+    m->used_bytes = *used;
+    m->free_bytes = m->total_bytes > *used ? m->total_bytes - *used : 0;
+    m->source = "npu_memory_utilization";
   }
   return m;
 }

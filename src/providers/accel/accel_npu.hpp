@@ -26,7 +26,7 @@ class AccelNpu final : public Npu {
 
   const NpuInfo& info() const override { return info_; }
   /// NPUs without their own memory share system RAM; Intel's reports what it has mapped.
-  Memory memory() const override;
+  Reading<Memory> memory() const override;
   std::vector<ClockReading> clock_readings() const override;
   /// Intel NPU: busy share since the previous reading (npu_busy_time_us is cumulative), so the
   /// first reading is unsupported.

@@ -141,22 +141,19 @@ std::optional<std::string> temp_channel(const Fs& fs, const std::string& hwmon, 
 
 }  // namespace
 
-Memory AmdGpu::memory() const {
+Reading<Memory> AmdGpu::memory() const {
+  auto total = u64(*fs_, dir_ + "/mem_info_vram_total");
+  auto used = u64(*fs_, dir_ + "/mem_info_vram_used");
+  if (!total || *total == 0)
+    return Reading<Memory>::none("no mem_info_vram_total (an APU, or an old kernel)");
   Memory m;
   m.scope = "vram";
   m.source = "amdgpu";
-  auto total = u64(*fs_, dir_ + "/mem_info_vram_total");
-  auto used = u64(*fs_, dir_ + "/mem_info_vram_used");
-  if (!total || *total == 0) {
-    m.reason = "no mem_info_vram_total (an APU, or an old kernel)";
-    return m;
-  }
   m.total_bytes = *total;
   if (used) {
     m.used_bytes = std::min(*used, *total);
     m.free_bytes = *total - *m.used_bytes;
   }
-  m.supported = true;
   return m;
 }
 
@@ -172,7 +169,6 @@ std::vector<Memory> AmdGpu::memory_regions() const {
     gtt.used_bytes = std::min(*used, *total);
     gtt.free_bytes = *total - *gtt.used_bytes;
   }
-  gtt.supported = true;
   return {gtt};
 }
 

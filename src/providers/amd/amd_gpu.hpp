@@ -23,7 +23,7 @@ class AmdGpu final : public Gpu {
   AmdGpu(GpuInfo info, std::string device_dir, std::shared_ptr<const core::Fs> fs);
 
   const GpuInfo& info() const override { return info_; }
-  Memory memory() const override;                       ///< VRAM
+  Reading<Memory> memory() const override;              ///< VRAM
   std::vector<Memory> memory_regions() const override;  ///< GTT
   std::vector<ClockReading> clock_readings() const override;
   Reading<Utilization> utilization() const override;

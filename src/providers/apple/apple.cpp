@@ -11,19 +11,15 @@ namespace {
 const char* kPrivileged = "Apple does not expose this without privileged sampling (powermetrics)";
 
 /// The unified pool: the machine's RAM, with usage from vm_stat when the runner can give it.
-Memory unified_memory(std::uint64_t total, const std::shared_ptr<const Runner>& runner) {
-  Memory m;
+Reading<Memory> unified_memory(std::uint64_t total, const std::shared_ptr<const Runner>& runner) {
   if (runner && host::darwin::available(*runner))
-    m = host::darwin::read_memory(*runner, "unified", true);
-  if (!m.supported && total > 0) {
-    m = Memory{};
-    m.total_bytes = total;
-    m.supported = true;
-    m.source = "system_profiler physical_memory";
-  }
+    if (auto m = host::darwin::read_memory(*runner, "unified", true)) return m;
+  if (total == 0) return Reading<Memory>::none("no memory size from system_profiler or sysctl");
+  Memory m;
+  m.total_bytes = total;
+  m.source = "system_profiler physical_memory";
   m.scope = "unified";
   m.unified = true;
-  if (!m.supported) m.reason = "no memory size from system_profiler or sysctl";
   return m;
 }
 
@@ -36,17 +32,13 @@ AppleGpu::AppleGpu(GpuInfo info, std::uint64_t vram_bytes, bool unified,
       unified_(unified),
       runner_(std::move(runner)) {}
 
-Memory AppleGpu::memory() const {
+Reading<Memory> AppleGpu::memory() const {
   if (unified_) return unified_memory(vram_bytes_, runner_);
-  Memory m;
+  if (vram_bytes_ == 0) return Reading<Memory>::none("system_profiler reports no VRAM size");
+  Memory m;  // the size only: usage needs IOKit accounting we do not read
   m.scope = "vram";
   m.source = "system_profiler";
-  if (vram_bytes_ == 0) {
-    m.reason = "system_profiler reports no VRAM size";
-    return m;
-  }
   m.total_bytes = vram_bytes_;
-  m.supported = true;  // the size only: usage needs IOKit accounting we do not read
   return m;
 }
 
@@ -65,7 +57,7 @@ Reading<Thermal> AppleGpu::thermal() const {
 AppleNpu::AppleNpu(NpuInfo info, std::uint64_t memory_bytes, std::shared_ptr<const Runner> runner)
     : info_(std::move(info)), memory_bytes_(memory_bytes), runner_(std::move(runner)) {}
 
-Memory AppleNpu::memory() const {
+Reading<Memory> AppleNpu::memory() const {
   return unified_memory(memory_bytes_, runner_);
 }
 

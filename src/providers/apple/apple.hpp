@@ -19,7 +19,7 @@ class AppleGpu final : public Gpu {
   AppleGpu(GpuInfo info, std::uint64_t vram_bytes, bool unified,
            std::shared_ptr<const Runner> runner);
   const GpuInfo& info() const override { return info_; }
-  Memory memory() const override;
+  Reading<Memory> memory() const override;
   std::vector<ClockReading> clock_readings() const override { return {}; }
   Reading<Utilization> utilization() const override;
   Reading<Energy> energy() const override;
@@ -39,7 +39,7 @@ class AppleNpu final : public Npu {
  public:
   AppleNpu(NpuInfo info, std::uint64_t memory_bytes, std::shared_ptr<const Runner> runner);
   const NpuInfo& info() const override { return info_; }
-  Memory memory() const override;
+  Reading<Memory> memory() const override;
   /// Not exposed through public interfaces.
   std::vector<ClockReading> clock_readings() const override { return {}; }
 

@@ -68,71 +68,63 @@ NvidiaGpu::Bindings NvidiaGpu::bindings() const {
   return b;
 }
 
-Memory NvidiaGpu::nvml_memory() const {
+Reading<Memory> NvidiaGpu::nvml_memory() const {
   const auto& s = *state_;
+  Why why{s};
+  if (!usable(s)) return Reading<Memory>::none(why.missing_nvml());
   Memory m;
   m.scope = "vram";
   m.unified = info_.coherent;
-  Why why{s};
-  if (!usable(s)) {
-    m.reason = why.missing_nvml();
-    return m;
-  }
+  std::string reason;
   // One call's answer: true when it settles the reading. A total of 0 settles it as none: some
   // drivers answer a unified-memory GPU (GB10) with zeros.
   auto take = [&](const char* call, Return r, const auto& answer, const char* source) {
     if (r != nvml::kSuccess) {
-      m.reason = std::string(call) + ": " + why.error(r);
+      reason = std::string(call) + ": " + why.error(r);
       return false;
     }
     if (answer.total == 0) {
-      m.reason = std::string(call) + " gave a total of 0 (unified memory)";
+      reason = std::string(call) + " gave a total of 0 (unified memory)";
       return true;
     }
     m.total_bytes = answer.total;
     m.used_bytes = answer.used;
     m.free_bytes = answer.free;
     m.source = source;
-    m.supported = true;
-    m.reason.clear();
+    reason.clear();
     return true;
+  };
+  auto settled = [&]() {
+    return reason.empty() ? Reading<Memory>(m) : Reading<Memory>::none(reason);
   };
   if (s.nvml->memory_v2) {
     nvml::MemoryV2 v2{};
     v2.version = nvml::kMemoryV2Version;
     if (take("nvmlDeviceGetMemoryInfo_v2", s.nvml->memory_v2(s.device, &v2), v2, "nvml_v2"))
-      return m;
+      return settled();
   }
   if (s.nvml->memory_v1) {
     nvml::Memory v1{};
-    if (take("nvmlDeviceGetMemoryInfo", s.nvml->memory_v1(s.device, &v1), v1, "nvml")) return m;
+    if (take("nvmlDeviceGetMemoryInfo", s.nvml->memory_v1(s.device, &v1), v1, "nvml"))
+      return settled();
   }
-  if (m.reason.empty()) m.reason = why.symbol("nvmlDeviceGetMemoryInfo");
-  return m;
+  return Reading<Memory>::none(reason.empty() ? why.symbol("nvmlDeviceGetMemoryInfo") : reason);
 }
 
-Memory NvidiaGpu::runtime_memory() const {
+Reading<Memory> NvidiaGpu::runtime_memory() const {
   const auto& s = *state_;
-  Memory m;
-  m.scope = "vram";
-  m.unified = info_.coherent;
-  m.source = "cuda";
   const auto* c = s.cuda.get();
-  if (!c || !c->ok || !s.cuda_device) {
-    m.reason = c && !c->error.empty() ? c->error : "CUDA driver not available";
-    return m;
-  }
+  if (!c || !c->ok || !s.cuda_device)
+    return Reading<Memory>::none(c && !c->error.empty() ? c->error : "CUDA driver not available");
   if (!c->primary_ctx_retain || !c->primary_ctx_release || !c->ctx_push || !c->ctx_pop ||
-      !c->mem_get_info) {
-    m.reason = "this CUDA driver lacks the context or cuMemGetInfo_v2 entry points";
-    return m;
-  }
+      !c->mem_get_info)
+    return Reading<Memory>::none(
+        "this CUDA driver lacks the context or cuMemGetInfo_v2 entry points");
   cuda::Context ctx = nullptr;
   cuda::Result r = c->primary_ctx_retain(&ctx, *s.cuda_device);
-  if (r != cuda::kSuccess) {
-    m.reason = "cuDevicePrimaryCtxRetain: " + c->describe(r);
-    return m;
-  }
+  if (r != cuda::kSuccess)
+    return Reading<Memory>::none("cuDevicePrimaryCtxRetain: " + c->describe(r),
+                                 ProbeStatus::failed);
   std::size_t free = 0, total = 0;
   r = c->ctx_push(ctx);
   if (r == cuda::kSuccess) {
@@ -141,24 +133,24 @@ Memory NvidiaGpu::runtime_memory() const {
     c->ctx_pop(&popped);
   }
   c->primary_ctx_release(*s.cuda_device);
-  if (r != cuda::kSuccess) {
-    m.reason = "cuMemGetInfo: " + c->describe(r);
-    return m;
-  }
+  if (r != cuda::kSuccess)
+    return Reading<Memory>::none("cuMemGetInfo: " + c->describe(r), ProbeStatus::failed);
+  Memory m;
+  m.scope = "vram";
+  m.unified = info_.coherent;
+  m.source = "cuda";
   m.total_bytes = total;
   m.free_bytes = free;
   m.used_bytes = total >= free ? total - free : 0;
-  m.supported = true;
   return m;
 }
 
-Memory NvidiaGpu::memory() const {
+Reading<Memory> NvidiaGpu::memory() const {
   auto m = nvml_memory();
-  if (m.supported) return m;
+  if (m) return m;
   auto r = runtime_memory();
-  if (r.supported) return r;
-  r.reason = m.reason + "; " + r.reason;
-  return r;
+  if (r) return r;
+  return Reading<Memory>::none(m.reason() + "; " + r.reason(), r.unavailable()->status);
 }
 
 std::vector<ClockReading> NvidiaGpu::clock_readings() const {
