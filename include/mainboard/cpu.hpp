@@ -20,6 +20,18 @@ struct MAINBOARD_API CacheInfo {
   bool operator==(const CacheInfo&) const = default;
 };
 
+/// Where the CPU's topology came from: "hwloc", "/proc/cpuinfo" (hwloc failed) or "sysctl" (macOS).
+enum class TopologySource { none, hwloc, proc_cpuinfo, sysctl };
+MAINBOARD_API const char* to_string(TopologySource source);
+
+/// Where the cache sizes come from: "kernel" (its cacheinfo in sysfs), "processor" (what the
+/// processor reports, x86's CPUID, where the kernel lists none), "sysctl" (macOS) or
+/// "hypervisor" (a virtual machine: every answer there, the kernel's included, is built from the
+/// CPUID the hypervisor presents, which need not be the cache the guest gets: a 2-vCPU guest told
+/// of a 508 MiB L3). "" (none) with no caches.
+enum class CacheSource { none, kernel, processor, sysctl, hypervisor };
+MAINBOARD_API const char* to_string(CacheSource source);
+
 /// Identity and capacity of the host CPU; computed once.
 struct MAINBOARD_API CpuInfo {
   std::string label;              ///< model name, e.g. "AMD EPYC 9654 96-Core Processor"
@@ -38,13 +50,8 @@ struct MAINBOARD_API CpuInfo {
   std::optional<std::vector<std::uint64_t>> numa_memory_bytes;
   std::vector<CacheInfo> caches;            ///< L1d, L1i, L2, L3 … in that order, where present
   std::vector<std::string> isa_extensions;  ///< notable vector/matrix extensions (avx512f, sve…)
-  std::string topology_source;              ///< hwloc, or /proc/cpuinfo when hwloc failed
-  /// Where the cache sizes come from: "kernel" (its cacheinfo in sysfs), "processor" (what the
-  /// processor reports, x86's CPUID, where the kernel lists none), "sysctl" (macOS) or
-  /// "hypervisor" (a virtual machine: every answer there, the kernel's included, is built from
-  /// the CPUID the hypervisor presents, which need not be the cache the guest gets: a 2-vCPU
-  /// guest told of a 508 MiB L3). Empty with no caches.
-  std::string cache_source;
+  TopologySource topology_source = TopologySource::none;
+  CacheSource cache_source = CacheSource::none;
   /// NUMA nodes with memory and no CPUs, by index in numa_memory_bytes' order: a GH200's HBM
   /// onlined by the driver, CXL memory.
   std::vector<std::uint32_t> memory_only_numa_nodes;

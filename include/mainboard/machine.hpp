@@ -80,7 +80,7 @@ class MAINBOARD_API Machine {
   std::vector<const Unit*> units() const;
 
   const Environment& environment() const;
-  const Board& board() const;
+  const Reading<Board>& board() const;
   const Toolchain& toolchain() const;
   const CompilerConfig& compilers() const;
   std::optional<std::string> nvcc_path() const;

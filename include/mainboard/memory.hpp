@@ -12,15 +12,30 @@ namespace mainboard {
 
 inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
+/// Where a memory reading came from; in JSON the name in quotes ("/proc/meminfo", "nvml_v2").
+enum class MemorySource {
+  none,                    ///< ""
+  proc_meminfo,            ///< "/proc/meminfo": MemTotal and MemAvailable
+  sysctl,                  ///< "sysctl hw.memsize, vm_stat" (macOS)
+  nvml_v2,                 ///< "nvml_v2": nvmlDeviceGetMemoryInfo_v2 (excludes reserved memory)
+  nvml,                    ///< "nvml": nvmlDeviceGetMemoryInfo
+  cuda,                    ///< "cuda": cuMemGetInfo, where NVML has none
+  amdgpu,                  ///< "amdgpu": mem_info_* in sysfs
+  npu_memory_utilization,  ///< "npu_memory_utilization": what an Intel NPU has mapped
+  system_profiler,         ///< "system_profiler": a discrete Mac GPU's VRAM size
+  system_profiler_ram,     ///< "system_profiler physical_memory": a Mac's RAM size alone
+};
+MAINBOARD_API const char* to_string(MemorySource source);
+
 /// A memory reading for the host, a unit or a region. Where a platform does not expose one, the
 /// caller holds a `Reading<Memory>` that says why instead.
 struct MAINBOARD_API Memory {
   std::uint64_t total_bytes = 0;
   std::optional<std::uint64_t> used_bytes;
   std::optional<std::uint64_t> free_bytes;
-  std::string scope = "system";  ///< e.g. system, vram, unified
-  bool unified = false;          ///< CPU and accelerators share this pool
-  std::string source;            ///< where the figure came from, e.g. /proc/meminfo
+  std::string scope = "system";              ///< e.g. system, vram, unified
+  bool unified = false;                      ///< CPU and accelerators share this pool
+  MemorySource source = MemorySource::none;  ///< where the figure came from
 
   double total_gb() const { return static_cast<double>(total_bytes) / kBytesPerGiB; }
   double used_gb() const { return static_cast<double>(used_bytes.value_or(0)) / kBytesPerGiB; }

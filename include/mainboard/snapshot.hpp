@@ -51,7 +51,7 @@ struct MAINBOARD_API Diagnostic {
 #define MAINBOARD_HOST_PROBES(X)                                       \
   /* Identity: read once per Machine. */                               \
   X(cpu, identity, none, CpuInfo, cpu, .info)                          \
-  X(board, identity, none, Board, board, )                             \
+  X(board, identity, none, Reading<Board>, board, )                    \
   X(environment, identity, none, Environment, environment, )           \
   X(dimms, identity, none, MemorySlots, memory_hardware, )             \
   X(os, identity, none, std::optional<OperatingSystem>, os, )          \
@@ -88,7 +88,7 @@ struct MAINBOARD_API MachineSnapshot {
   /// The kernel settings that move measurements (governors, boost, SMT, ASLR, huge pages,
   /// perf_event_paranoid); empty where none could be read.
   std::optional<HostTuning> tuning;
-  Board board;
+  Reading<Board> board;                ///< unavailable without DMI
   std::optional<Toolchain> toolchain;  ///< empty when the snapshot skipped it
   CompilerConfig compilers;
   Reading<CgroupMemory> cgroup_memory;

@@ -547,7 +547,8 @@ class Machine(Singleton):
 
     @cached_property
     def board(self) -> Board:
-        """The motherboard and firmware identity (empty strings when unreadable)."""
+        """The motherboard and firmware identity (empty strings when unreadable; `supported`
+        False and `reason` where the host has no DMI)."""
         return Board((self._native.board()))
 
     @cached_property

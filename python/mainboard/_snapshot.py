@@ -43,10 +43,17 @@ class ToolCategory(_StrEnum):
 
 class _ZeroReading(FrozenModel):
     """A reading the reference reads as zeros where it is unavailable (a GPU's utilization,
-    temperatures, power, PCIe throughput): its figures are 0 then, `supported` is False and
-    `reason` says why. Elsewhere (a CPU unit's snapshot) an unavailable one is None."""
+    temperatures, power, PCIe throughput; every Memory; a Board's empty strings): its figures are
+    0 then, `supported` is False and `reason` says why. Elsewhere (a CPU unit's snapshot) an
+    unavailable one is None. One made from nothing (`Memory()`, `Board()`) is a reading of
+    nothing: unsupported."""
 
     _readings = True
+
+    def __init__(self, data: Any = None, /, **fields: Any) -> None:
+        if data is None and not fields and self._zero_when_unavailable:
+            data = {"unavailable": {"status": "unsupported", "reason": "nothing read"}}
+        super().__init__(data, **fields)
 
     @classmethod
     def _prepare(cls, document: dict[str, Any]) -> dict[str, Any]:
@@ -101,10 +108,7 @@ class Memory(_ZeroReading):
     `Memory.system()` reads the host's.
     """
 
-    def __init__(self, data: Any = None, /, **fields: Any) -> None:
-        if data is None and not fields:
-            data = {"unavailable": {"status": "unsupported", "reason": "nothing read"}}
-        super().__init__(data, **fields)
+
 
     # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
     total_bytes: int
@@ -452,9 +456,11 @@ class CpuSnapshot(FrozenModel):
     _nested = {"info": CpuInfo, "clocks": ClockReading}
 
 
-class Board(FrozenModel):
+class Board(_ZeroReading):
     """The host's motherboard and firmware identity. Unreadable means empty strings, never an
-    error.
+    error: where the host has no DMI at all (many virtual machines) every field is empty,
+    `supported` is False and `reason` says why. A field the firmware left as a placeholder is
+    empty on its own.
 
     vendor, model, version, bios_vendor, bios_version, bios_date.
     """
@@ -467,6 +473,10 @@ class Board(FrozenModel):
     bios_version: str
     bios_date: str
     # end of fields
+
+    _defaults = {"vendor": "", "model": "", "version": "", "bios_vendor": "", "bios_version": "",
+                 "bios_date": ""}
+    _zero_when_unavailable = True
 
     @classmethod
     def probe(cls) -> Board:

@@ -517,6 +517,9 @@ void bind_tools_and_view(py::module_& m) {
       .def_static("capacity_pair", &MachineView::capacity_pair)
       .def_static("memory_usage", [](const std::string& memory_json) {
         json reading = json::parse(memory_json);
+        // Where the figure came from does not change how it is drawn, and a model made in
+        // Python may name a source the library does not know.
+        if (reading.is_object()) reading.erase("source");
         if (!reading.contains("unavailable")) {  // fields the caller left out keep their defaults
           json taken = Memory{};
           taken.update(reading);

@@ -103,8 +103,22 @@ def test_memory_that_could_not_be_read_is_the_reference_zero_with_why():
     taken = Memory.model_validate({**old, "supported": True, "reason": "", "total_bytes": 8 << 30})
     assert taken.supported and taken.reason == "" and "unavailable" not in taken.model_dump()
     assert Memory(total_bytes=1 << 30).supported  # figures given: a reading
+    # A source the library does not know (a model made in Python) is drawn all the same.
+    drawn = view.memory_usage(Memory(total_bytes=8 << 30, used_bytes=2 << 30, source="psutil"))
+    assert drawn.endswith("2.00 / 8.00 GiB"), drawn
     with pytest.raises(TypeError, match="bool"):
         Memory(supported="yes")
+
+
+def test_a_board_without_dmi_is_empty_strings_and_says_why():
+    m = Machine.over(host("vm-cgroup1-nodmi"))
+    for board in (m.board, m.snapshot(toolchain=False).board):
+        assert isinstance(board, mainboard.Board) and board.supported is False
+        assert (board.vendor, board.model, board.bios_version) == ("", "", "")
+        assert "/sys/class/dmi/id" in board.reason
+    named = Machine.over(host("numa-2socket")).board
+    assert named.supported and named.vendor == "Dell Inc." and named.reason == ""
+    assert mainboard.Board().supported is False
 
 
 def test_gpu_snapshots_are_flat_with_the_documented_zeros(fake_gpus):
@@ -149,7 +163,8 @@ assert snap.pcie.tx_kbps == 0.0 and not snap.pcie.supported
 # The snapshot's JSON says why in the reading's place; read back, the zeros are the same.
 machine = Machine.over(sys.argv[1]).snapshot(toolchain=False)
 raw = machine.model_dump()["gpus"][0]["telemetry"]["utilization"]
-assert raw == {"unavailable": {"status": "unsupported", "reason": "GPU is lost"}}, raw
+# Offered and gone wrong: failed, not unsupported.
+assert raw == {"unavailable": {"status": "failed", "reason": "GPU is lost"}}, raw
 assert machine.gpus[0].utilization.reason == "GPU is lost"
 assert GPUSnapshot.model_validate(snap.model_dump()) == snap
 print("ok")

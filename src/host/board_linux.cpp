@@ -29,12 +29,11 @@ std::string dmi_field(const core::Fs& fs, const char* name) {
 
 }  // namespace
 
-Board probe_board(const core::Fs& fs, Note& note) {
+Reading<Board> probe_board(const core::Fs& fs) {
+  if (!fs.is_dir(core::paths::kSysDmiId))
+    return Reading<Board>::none(
+        "no /sys/class/dmi/id (this platform or virtual machine exposes no DMI)");
   Board b;
-  if (!fs.is_dir(core::paths::kSysDmiId)) {
-    note.unsupported("no /sys/class/dmi/id (this platform or virtual machine exposes no DMI)");
-    return b;
-  }
   b.vendor = dmi_field(fs, "board_vendor");
   b.model = dmi_field(fs, "board_name");
   b.version = dmi_field(fs, "board_version");
@@ -45,7 +44,7 @@ Board probe_board(const core::Fs& fs, Note& note) {
   b.bios_vendor = dmi_field(fs, "bios_vendor");
   b.bios_version = dmi_field(fs, "bios_version");
   b.bios_date = dmi_field(fs, "bios_date");
-  if (b.empty()) note.unsupported("DMI fields are empty or unreadable");
+  if (b.empty()) return Reading<Board>::none("DMI fields are empty or unreadable");
   return b;
 }
 

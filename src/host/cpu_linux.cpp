@@ -286,12 +286,12 @@ namespace {
 /// Where hwloc's cache sizes came from. In a guest (the "hypervisor" CPU flag) every answer,
 /// the kernel's cacheinfo included, is built from the CPUID the hypervisor chooses to present.
 /// Elsewhere the kernel's cacheinfo, else what the processor itself reports (x86 CPUID).
-std::string cache_source(const core::Fs& fs, std::string_view cpuinfo_block) {
+CacheSource cache_source(const core::Fs& fs, std::string_view cpuinfo_block) {
   if (auto flags = find_value(cpuinfo_block, "flags"))
     for (auto f : core::split_ws(*flags))
-      if (f == "hypervisor") return "hypervisor";
-  if (fs.exists("/sys/devices/system/cpu/cpu0/cache")) return "kernel";
-  return "processor";
+      if (f == "hypervisor") return CacheSource::hypervisor;
+  if (fs.exists("/sys/devices/system/cpu/cpu0/cache")) return CacheSource::kernel;
+  return CacheSource::processor;
 }
 
 }  // namespace
@@ -319,7 +319,7 @@ CpuInfo probe_cpu(const core::Fs& fs, Note& note) {
     if (!topo->numa_memory.empty()) info.numa_memory_bytes = topo->numa_memory;
     info.memory_only_numa_nodes = topo->memory_only;
     info.caches = std::move(topo->caches);
-    info.topology_source = "hwloc";
+    info.topology_source = TopologySource::hwloc;
     if (!info.caches.empty()) info.cache_source = cache_source(fs, block);
   } else {
     core::log().debug("cpu: {}; counting from /proc/cpuinfo", error);
@@ -329,7 +329,7 @@ CpuInfo probe_cpu(const core::Fs& fs, Note& note) {
       info.cores = t.cores;
       info.threads = t.threads;
       info.numa_nodes = t.threads ? 1 : 0;
-      info.topology_source = "/proc/cpuinfo";
+      info.topology_source = TopologySource::proc_cpuinfo;
     }
     note.unsupported(error);
   }

@@ -157,8 +157,8 @@ CpuInfo probe_cpu(const Runner& runner, Note& note) {
   cache(1, "instruction", "hw.l1icachesize", info.cores);
   cache(2, "unified", "hw.l2cachesize", per_l2 ? std::max(info.cores / per_l2, 1u) : 1u);
   cache(3, "unified", "hw.l3cachesize", 1);
-  info.topology_source = "sysctl";
-  if (!info.caches.empty()) info.cache_source = "sysctl";
+  info.topology_source = TopologySource::sysctl;
+  if (!info.caches.empty()) info.cache_source = CacheSource::sysctl;
   if (info.label.empty()) info.label = info.vendor.empty() ? "unknown CPU" : info.vendor + " CPU";
   return info;
 }
@@ -167,7 +167,7 @@ Reading<Memory> read_memory(const Runner& runner, std::string scope, bool unifie
   Memory mem;
   mem.scope = std::move(scope);
   mem.unified = unified;
-  mem.source = "sysctl hw.memsize, vm_stat";
+  mem.source = MemorySource::sysctl;
   std::string error;
   auto m = sysctl(runner, error);
   auto total = m ? number(*m, "hw.memsize") : std::nullopt;

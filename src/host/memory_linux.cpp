@@ -21,7 +21,7 @@ Reading<Memory> read_system_memory(const core::Fs& fs, std::string scope, bool u
   Memory m;
   m.scope = std::move(scope);
   m.unified = unified;
-  m.source = core::paths::kProcMeminfo;
+  m.source = MemorySource::proc_meminfo;
   auto text = fs.read(core::paths::kProcMeminfo);
   if (!text) return Reading<Memory>::none("cannot read /proc/meminfo");
   auto total = meminfo_bytes(*text, "MemTotal");

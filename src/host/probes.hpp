@@ -45,7 +45,7 @@ std::vector<DimmCard> probe_dimms(const core::Fs& fs, const Runner& runner, Note
 std::vector<DimmCard> parse_dmidecode_memory(std::string_view text);
 
 // board_linux.cpp
-Board probe_board(const core::Fs& fs, Note& note);
+Reading<Board> probe_board(const core::Fs& fs);
 
 // environment_linux.cpp
 Environment probe_environment(const core::Fs& fs, const core::EnvMap& env, const Runner& runner,

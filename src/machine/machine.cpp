@@ -185,7 +185,7 @@ const Environment& Machine::environment() const {
   return impl_->identity.environment;
 }
 
-const Board& Machine::board() const {
+const Reading<Board>& Machine::board() const {
   impl_->ensure("board");
   return impl_->identity.board;
 }

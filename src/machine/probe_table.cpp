@@ -31,8 +31,10 @@ CpuReadings read_cpu_clocks(const Sources& src, const MachineSnapshot&, Note& no
   return r;
 }
 
-Board read_board(const Sources& src, const MachineSnapshot&, Note& note) {
-  return probe_board(*src.fs, note);
+Reading<Board> read_board(const Sources& src, const MachineSnapshot&, Note& note) {
+  auto b = probe_board(*src.fs);
+  if (auto* why = b.unavailable()) note.unavailable(*why);
+  return b;
 }
 
 Environment read_environment(const Sources& src, const MachineSnapshot&, Note& note) {

@@ -30,6 +30,20 @@ struct EnumNames;
 
 MAINBOARD_ENUM_NAMES(XidSource, {XidSource::none, ""}, {XidSource::kernel_log, "kernel_log"},
                      {XidSource::nvml_events, "nvml_events"});
+MAINBOARD_ENUM_NAMES(MemorySource, {MemorySource::none, ""},
+                     {MemorySource::proc_meminfo, "/proc/meminfo"},
+                     {MemorySource::sysctl, "sysctl hw.memsize, vm_stat"},
+                     {MemorySource::nvml_v2, "nvml_v2"}, {MemorySource::nvml, "nvml"},
+                     {MemorySource::cuda, "cuda"}, {MemorySource::amdgpu, "amdgpu"},
+                     {MemorySource::npu_memory_utilization, "npu_memory_utilization"},
+                     {MemorySource::system_profiler, "system_profiler"},
+                     {MemorySource::system_profiler_ram, "system_profiler physical_memory"});
+MAINBOARD_ENUM_NAMES(TopologySource, {TopologySource::none, ""}, {TopologySource::hwloc, "hwloc"},
+                     {TopologySource::proc_cpuinfo, "/proc/cpuinfo"},
+                     {TopologySource::sysctl, "sysctl"});
+MAINBOARD_ENUM_NAMES(CacheSource, {CacheSource::none, ""}, {CacheSource::kernel, "kernel"},
+                     {CacheSource::processor, "processor"}, {CacheSource::sysctl, "sysctl"},
+                     {CacheSource::hypervisor, "hypervisor"});
 MAINBOARD_ENUM_NAMES(UnitKind, {UnitKind::cpu, "cpu"}, {UnitKind::gpu, "gpu"},
                      {UnitKind::npu, "npu"});
 MAINBOARD_ENUM_NAMES(ToolCategory, {ToolCategory::c, "c"}, {ToolCategory::cxx, "cxx"},

@@ -26,6 +26,19 @@ MAINBOARD_DEFINE_ENUM_JSON(StorageTier)
 MAINBOARD_DEFINE_ENUM_JSON(ProbeStatus)
 MAINBOARD_DEFINE_ENUM_JSON(XidSource)
 MAINBOARD_DEFINE_ENUM_JSON(ToolCategory)
+MAINBOARD_DEFINE_ENUM_JSON(MemorySource)
+MAINBOARD_DEFINE_ENUM_JSON(TopologySource)
+MAINBOARD_DEFINE_ENUM_JSON(CacheSource)
+
+const char* to_string(MemorySource source) {
+  return detail::name_of(source);
+}
+const char* to_string(TopologySource source) {
+  return detail::name_of(source);
+}
+const char* to_string(CacheSource source) {
+  return detail::name_of(source);
+}
 
 template <class V>
 void fields(V& v, Memory& m) {
@@ -177,6 +190,7 @@ void fields(V& v, Board& m) {
   v("bios_date", m.bios_date);
 }
 MAINBOARD_DEFINE_JSON(Board)
+MAINBOARD_DEFINE_READING_JSON(Board)
 
 template <class V>
 void fields(V& v, Scheduler& m) {
@@ -591,6 +605,11 @@ void from_json(const nlohmann::json& j, MachineSnapshot& value) {
                 std::to_string(kSnapshotSchemaVersion) + ")");
   json_detail::AdditiveReading additive;
   json_detail::read_model(j, value, "MachineSnapshot");
+  // Schema 1 wrote a board without DMI as empty strings, and why in the probe's diagnostic.
+  if (read_version == 1 && value.board && value.board->empty()) {
+    const auto* d = value.diagnostic("board");
+    value.board = Reading<Board>::none(d && !d->reason.empty() ? d->reason : "no DMI fields");
+  }
   // Read, it is this build's model: written again, it is in this build's layout.
   value.schema_version = kSnapshotSchemaVersion;
 }

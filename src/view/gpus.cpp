@@ -150,10 +150,11 @@ std::string render_gpus(const std::vector<GpuSnapshot>& gpus, const std::vector<
     std::vector<std::string> live;
     if (const auto& m = t.memory)
       live.push_back("memory " + capacity_pair(m->used_bytes.value_or(0), m->total_bytes) +
-                     (m->source == "cuda" ? (m->unified ? " (unified; the CUDA driver's figure)"
-                                                        : " (the CUDA driver's figure)")
-                      : m->unified        ? " (unified)"
-                                          : ""));
+                     (m->source == MemorySource::cuda
+                          ? (m->unified ? " (unified; the CUDA driver's figure)"
+                                        : " (the CUDA driver's figure)")
+                      : m->unified ? " (unified)"
+                                   : ""));
     else
       unavailable("memory", m.reason());
     for (const auto& r : g.memory_regions)

@@ -306,7 +306,7 @@ std::vector<std::string> MachineView::cpu_rows() const {
   // The last-level cache says most about a machine; the others are in `mainboard snapshot`. A
   // guest's CPUID sizes are the hypervisor's description, not a fact about this machine: left out.
   static const std::vector<CacheInfo> kNone;
-  const auto& caches = c.cache_source == "hypervisor" ? kNone : c.caches;
+  const auto& caches = c.cache_source == CacheSource::hypervisor ? kNone : c.caches;
   const CacheInfo* last = nullptr;
   for (const auto& cache : caches)
     if (cache.type == "unified" && (!last || cache.level > last->level)) last = &cache;
@@ -377,7 +377,7 @@ std::vector<std::string> MachineView::npu_rows(std::size_t index) const {
     live.push_back(fmt::format("{:.0f}{} MHz", c.current_mhz.value_or(0),
                                c.max_mhz ? fmt::format(" / {:.0f}", *c.max_mhz) : ""));
   if (t.utilization.ok() && util.compute_pct) live.push_back(percent(*util.compute_pct) + " busy");
-  if (t.memory && t.memory->used_bytes && t.memory->source == "npu_memory_utilization")
+  if (t.memory && t.memory->used_bytes && t.memory->source == MemorySource::npu_memory_utilization)
     live.push_back(bytes(*t.memory->used_bytes) + " mapped");
   return {join({n.info.architecture, n.info.driver}),
           live.empty() ? "no live readings" : join(live)};

@@ -87,7 +87,7 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
               ", "));
   if (auto caches = cache_summary(cpu); !caches.empty())
     b.more(
-        cpu.cache_source == "hypervisor"
+        cpu.cache_source == CacheSource::hypervisor
             ? style.dim("caches as the hypervisor's CPUID describes them, not measured: " + caches)
             : "caches " + caches);
   // Memory outside the NUMA nodes (hot-plugged or ballooned, or nodes this process may not use):
@@ -186,12 +186,12 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
                            one("io", psi.io) + style.dim(" waiting (some/full, last 10 s)"));
   }
 
-  if (s.board.empty()) {
-    const auto* d = s.diagnostic("board");
-    b.line("Board", unsupported(style, d ? d->reason : ""));
+  if (const auto& board = s.board) {
+    auto name = join({board->vendor, board->model, board->version}, " ");
+    b.line("Board", name.empty() ? style.dim("not named by the firmware") : name);
+    b.more("BIOS " + join({board->bios_vendor, board->bios_version, board->bios_date}, " "));
   } else {
-    b.line("Board", join({s.board.vendor, s.board.model, s.board.version}, " "));
-    b.more("BIOS " + join({s.board.bios_vendor, s.board.bios_version, s.board.bios_date}, " "));
+    b.line("Board", unsupported(style, board.reason()));
   }
 
   const auto& env = s.environment;

@@ -142,7 +142,7 @@ TEST(AppleHost, RecordedM3MaxMacbook) {
   EXPECT_EQ(s.cpu.info.vendor, "Apple");
   EXPECT_EQ(s.cpu.info.architecture, "arm64");
   EXPECT_EQ(s.cpu.info.cores, 16u);
-  EXPECT_EQ(s.cpu.info.topology_source, "sysctl");
+  EXPECT_EQ(s.cpu.info.topology_source, mainboard::TopologySource::sysctl);
   EXPECT_EQ(s.cpu.info.cache_bytes(1, "data"), 65536u);
   EXPECT_TRUE(s.memory.ok());
   EXPECT_EQ(s.memory->total_bytes, 64ull << 30);

@@ -83,7 +83,7 @@ TEST(CpuProbe, CountsFromCpuinfoWhenTheTopologyIsMissing) {
   core::Fs fs(root.path());
   host::Note note;
   auto info = host::probe_cpu(fs, note);
-  EXPECT_EQ(info.topology_source, "/proc/cpuinfo");
+  EXPECT_EQ(info.topology_source, mainboard::TopologySource::proc_cpuinfo);
   EXPECT_EQ(info.threads, 3u);
   EXPECT_EQ(info.packages, 2u);
   EXPECT_EQ(info.cores, 2u);

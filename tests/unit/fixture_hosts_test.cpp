@@ -37,7 +37,7 @@ TEST(FixtureHosts, CloudVmWithCgroupV1AndNoDmi) {
   EXPECT_EQ(cpu.vendor, "AMD");
   EXPECT_EQ(cpu.architecture, "x86_64");
   EXPECT_EQ(cpu.microarchitecture, "Zen 4");
-  EXPECT_EQ(cpu.topology_source, "hwloc");
+  EXPECT_EQ(cpu.topology_source, mainboard::TopologySource::hwloc);
   EXPECT_EQ(cpu.packages, 1u);
   EXPECT_EQ(cpu.cores, 2u);
   EXPECT_EQ(cpu.threads, 2u);
@@ -66,8 +66,10 @@ TEST(FixtureHosts, CloudVmWithCgroupV1AndNoDmi) {
   EXPECT_FALSE(s.cgroup_memory->capped());  // the v1 "unlimited" sentinel
   EXPECT_EQ(s.cgroup_memory->usage_bytes, 748314624u);
 
-  EXPECT_TRUE(s.board.empty());
+  EXPECT_FALSE(s.board);
+  EXPECT_NE(s.board.reason().find("no /sys/class/dmi/id"), std::string::npos) << s.board.reason();
   EXPECT_EQ(s.diagnostic("board")->status, ProbeStatus::unsupported);
+  EXPECT_EQ(s.diagnostic("board")->reason, s.board.reason());
 
   EXPECT_EQ(s.environment.user, "root");
   EXPECT_FALSE(s.environment.scheduler);
@@ -136,12 +138,12 @@ TEST(FixtureHosts, SlurmJobWithCgroupV2Cap) {
   EXPECT_EQ(s.cgroup_memory->usage_bytes, 1234567890u);
   EXPECT_EQ(s.cgroup_memory->swap_limit_bytes, 0u);  // memory.swap.max "0": no swap at all
 
-  EXPECT_EQ(s.board.vendor, "Supermicro");
-  EXPECT_EQ(s.board.model, "X13SWA-TF");
-  EXPECT_EQ(s.board.version, "1.01");
-  EXPECT_EQ(s.board.bios_vendor, "American Megatrends International, LLC.");
-  EXPECT_EQ(s.board.bios_version, "2.1");
-  EXPECT_EQ(s.board.bios_date, "03/15/2024");
+  EXPECT_EQ(s.board->vendor, "Supermicro");
+  EXPECT_EQ(s.board->model, "X13SWA-TF");
+  EXPECT_EQ(s.board->version, "1.01");
+  EXPECT_EQ(s.board->bios_vendor, "American Megatrends International, LLC.");
+  EXPECT_EQ(s.board->bios_version, "2.1");
+  EXPECT_EQ(s.board->bios_date, "03/15/2024");
 
   EXPECT_EQ(s.environment.user, "ada");
   EXPECT_EQ(s.environment.group, "ada");
@@ -217,8 +219,8 @@ TEST(FixtureHosts, TwoSocketNumaServer) {
   ASSERT_TRUE(s.cgroup_memory);
   EXPECT_EQ(s.cgroup_memory->version, 2);
   EXPECT_FALSE(s.cgroup_memory->capped());
-  EXPECT_EQ(s.board.vendor, "Dell Inc.");
-  EXPECT_EQ(s.board.model, "0H1TJT");
+  EXPECT_EQ(s.board->vendor, "Dell Inc.");
+  EXPECT_EQ(s.board->model, "0H1TJT");
   EXPECT_NE(s.memory_hardware.cards.reason().find("not found"), std::string::npos);
   ASSERT_TRUE(s.toolchain);
   EXPECT_TRUE(s.toolchain->tools.empty());
@@ -242,16 +244,17 @@ TEST(FixtureHosts, BrokenFilesDegradeWithoutCrashing) {
   EXPECT_EQ(s.cpu.info.vendor, "Intel");
   EXPECT_FALSE(s.cpu.info.model);     // 99999999999999999999999 does not fit
   EXPECT_EQ(s.cpu.info.threads, 1u);  // counted from the one processor line
-  EXPECT_EQ(s.cpu.info.topology_source, "/proc/cpuinfo");
+  EXPECT_EQ(s.cpu.info.topology_source, mainboard::TopologySource::proc_cpuinfo);
   EXPECT_TRUE(s.cpu.clocks.empty());
   EXPECT_FALSE(s.cpu.load_1m);
   EXPECT_FALSE(s.memory.ok());
   EXPECT_FALSE(s.memory.reason().empty());
   EXPECT_FALSE(s.cgroup_memory);
   EXPECT_NE(s.cgroup_memory.reason().find("malformed"), std::string::npos);
-  EXPECT_EQ(s.board.vendor, "");  // NUL inside: binary, not text
-  EXPECT_EQ(s.board.model, "");   // a firmware placeholder
-  EXPECT_EQ(s.board.bios_version, "F12");
+  ASSERT_TRUE(s.board);            // the BIOS version alone is a reading
+  EXPECT_EQ(s.board->vendor, "");  // NUL inside: binary, not text
+  EXPECT_EQ(s.board->model, "");   // a firmware placeholder
+  EXPECT_EQ(s.board->bios_version, "F12");
   EXPECT_TRUE(s.disk.devices.empty());
   EXPECT_EQ(s.environment.user, "");
   ASSERT_TRUE(s.toolchain);
@@ -326,7 +329,7 @@ TEST(FixtureHosts, CachesOnlyAHypervisorDescribesAreNotShownAsFacts) {
     return Machine(o).snapshot({.toolchain = false});
   };
   auto guest = snapshot(fixture_host("vm-cgroup1-nodmi"));
-  EXPECT_EQ(guest.cpu.info.cache_source, "hypervisor");
+  EXPECT_EQ(guest.cpu.info.cache_source, mainboard::CacheSource::hypervisor);
   ASSERT_FALSE(guest.cpu.info.caches.empty());  // still in the JSON, with where it came from
   for (const auto& row : MachineView(guest).cpu_rows())
     EXPECT_EQ(row.find("L3"), std::string::npos) << row;
@@ -336,7 +339,7 @@ TEST(FixtureHosts, CachesOnlyAHypervisorDescribesAreNotShownAsFacts) {
       << text;
 
   auto metal = snapshot(fixture_host("cgroup2-capped"));
-  EXPECT_EQ(metal.cpu.info.cache_source, "kernel");
+  EXPECT_EQ(metal.cpu.info.cache_source, mainboard::CacheSource::kernel);
   auto rows = MachineView(metal).cpu_rows();
   EXPECT_NE(rows.back().find("L3 22.5 MiB"), std::string::npos) << rows.back();
   // The same host without the kernel's cacheinfo: what the processor reports.
@@ -344,7 +347,7 @@ TEST(FixtureHosts, CachesOnlyAHypervisorDescribesAreNotShownAsFacts) {
   std::filesystem::copy(fixture_host("cgroup2-capped"), copy.path(),
                         std::filesystem::copy_options::recursive);
   std::filesystem::remove_all(copy.path() / "sys/devices/system/cpu/cpu0/cache");
-  EXPECT_EQ(snapshot(copy.path()).cpu.info.cache_source, "processor");
+  EXPECT_EQ(snapshot(copy.path()).cpu.info.cache_source, mainboard::CacheSource::processor);
 }
 
 // Half of this guest's memory is in no NUMA node (hot-plugged): both figures are said.

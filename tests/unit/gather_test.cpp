@@ -75,7 +75,7 @@ TEST(Gather, TheGatheredTreeReproducesThisHost) {
   auto b = replay.snapshot();
 
   EXPECT_EQ(b.hostname, "replayed");  // the real hostname is never written
-  EXPECT_EQ(b.cpu.info.topology_source, "hwloc");
+  EXPECT_EQ(b.cpu.info.topology_source, mainboard::TopologySource::hwloc);
   EXPECT_EQ(b.memory->total_bytes, a.memory->total_bytes);
   EXPECT_EQ(b.cgroup_memory.value_or({}).limit_bytes, a.cgroup_memory.value_or({}).limit_bytes);
   auto before = identity_of(a), after = identity_of(b);

@@ -316,7 +316,7 @@ TEST(Nvidia, AUnifiedMemoryGpuWithoutNvmlMemoryReadsTheCudaDriver) {
     EXPECT_FALSE(nvml.ok()) << scenario << ": zero is not a reading";
     auto mem = gpu.memory();
     EXPECT_TRUE(mem.ok()) << scenario << ": " << mem.reason();
-    EXPECT_EQ(mem->source, "cuda") << scenario;
+    EXPECT_EQ(mem->source, mainboard::MemorySource::cuda) << scenario;
     EXPECT_TRUE(mem->unified);
     EXPECT_EQ(mem->total_bytes, 122502ull << 20);
     EXPECT_EQ(mem->used_bytes, 20480ull << 20);

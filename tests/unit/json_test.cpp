@@ -67,12 +67,12 @@ MachineSnapshot full_snapshot() {
               std::vector<std::uint64_t>{192ull << 30, 192ull << 30, 192ull << 30, 192ull << 30},
               {{1, "data", 49152, 96}, {3, "unified", 110100480, 2}},
               {"avx512f", "amx_tile"},
-              "hwloc"};
+              TopologySource::hwloc};
   s.cpu.clocks = {{"cpu0-191", 2100.5, 800.0, 3800.0, "cpufreq"}};
   s.cpu.load_1m = 1.5;
   s.cpu.load_5m = 2.25;
   s.cpu.load_15m = 0.125;
-  s.memory = Memory{1 << 30, 1 << 29, 1 << 29, "system", true, "/proc/meminfo"};
+  s.memory = Memory{1 << 30, 1 << 29, 1 << 29, "system", true, MemorySource::proc_meminfo};
   s.memory_hardware.cards = std::vector<DimmCard>{
       {"DIMM_A1", "BANK 0", 16ull << 30, "DDR5", "DIMM", 4800, 4400, "Samsung", "M321", 2},
       {"DIMM_B1", "", std::nullopt, "", "", std::nullopt, std::nullopt, "", "", std::nullopt}};
@@ -148,6 +148,19 @@ TEST(Json, EveryFieldRoundTrips) {
   EXPECT_EQ(j["schema_version"], kSnapshotSchemaVersion);
   EXPECT_EQ(j["scratch"]["tier"], "local-ssd");
   EXPECT_TRUE(j["gpus"][0]["info"]["sm_count"].is_number_unsigned());
+  // Closed sets of sources are enums in C++ and the same strings in JSON as before.
+  EXPECT_EQ(j["memory"]["source"], "/proc/meminfo");
+  EXPECT_EQ(j["cpu"]["info"]["topology_source"], "hwloc");
+  EXPECT_EQ(j["cpu"]["info"]["cache_source"], "");
+  auto odd = j;
+  odd["memory"]["source"] = "psutil";
+  try {
+    (void)odd.get<MachineSnapshot>();
+    FAIL() << "an unknown source was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("MemorySource: unknown value 'psutil'"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Json, LiveSnapshotRoundTrips) {
@@ -188,6 +201,15 @@ TEST(Json, ASchema1SnapshotReadsItsUnsupportedReadingsAsUnavailable) {
   j["gpus"][0]["telemetry"]["utilization"] = {
       {"supported", false}, {"compute_pct", nullptr}, {"reason", "Not Supported"}};
   j["gpus"][0]["pcie"] = {{"supported", true}, {"tx_kbps", 5.0}, {"reason", ""}};
+  // Schema 1 wrote no DMI as a board of empty strings, and why in the probe's diagnostic
+  // (full_snapshot's: "no DMI").
+  j["board"] = json(Board{});
+  j["memory"]["supported"] = true;  // a host's memory that was read, as schema 1 wrote it
+  j["memory"]["reason"] = "";
+  j["gpus"][0]["telemetry"]["memory"] = {{"total_bytes", 0},      {"used_bytes", nullptr},
+                                         {"free_bytes", nullptr}, {"scope", "vram"},
+                                         {"unified", false},      {"source", ""},
+                                         {"supported", false},    {"reason", "GPU is lost"}};
   j["memory_hardware"] = {{"cards", json::array()},
                           {"cards_supported", false},
                           {"cards_reason", "dmidecode not found"},
@@ -198,6 +220,10 @@ TEST(Json, ASchema1SnapshotReadsItsUnsupportedReadingsAsUnavailable) {
   EXPECT_EQ(s.gpus[0].telemetry.utilization.reason(), "Not Supported");
   ASSERT_TRUE(s.gpus[0].pcie);  // "supported": true is the reading itself
   EXPECT_EQ(s.gpus[0].pcie->tx_kbps, 5.0);
+  ASSERT_TRUE(s.memory);
+  EXPECT_EQ(s.memory->total_bytes, full.memory->total_bytes);
+  EXPECT_EQ(s.board.reason(), "no DMI");
+  EXPECT_EQ(s.gpus[0].telemetry.memory.reason(), "GPU is lost");
   EXPECT_FALSE(s.memory_hardware.cards);
   EXPECT_EQ(s.memory_hardware.cards.reason(), "dmidecode not found");
   // Written again, it is schema 2: why stands in each reading's place.
@@ -205,6 +231,9 @@ TEST(Json, ASchema1SnapshotReadsItsUnsupportedReadingsAsUnavailable) {
   EXPECT_EQ(again["schema_version"], 2);
   EXPECT_EQ(again["memory_hardware"]["cards"]["unavailable"]["reason"], "dmidecode not found");
   EXPECT_FALSE(again["memory_hardware"].contains("cards_supported"));
+  EXPECT_FALSE(again["memory"].contains("supported"));
+  EXPECT_EQ(again["gpus"][0]["telemetry"]["memory"],
+            json({{"unavailable", {{"status", "unsupported"}, {"reason", "GPU is lost"}}}}));
   EXPECT_EQ(again.get<MachineSnapshot>(), s);
 }
 

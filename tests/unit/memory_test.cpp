@@ -16,7 +16,7 @@ TEST(SystemMemory, UsedIsTotalMinusAvailable) {
   EXPECT_EQ(m->free_bytes, 600u * 1024);
   EXPECT_DOUBLE_EQ(m->percent_used(), 40.0);
   EXPECT_EQ(m->scope, "system");
-  EXPECT_EQ(m->source, "/proc/meminfo");
+  EXPECT_EQ(m->source, mainboard::MemorySource::proc_meminfo);
 }
 
 TEST(SystemMemory, OldKernelsWithoutMemAvailable) {

@@ -53,7 +53,7 @@ TEST(Nvidia, EightH100sWithAProcessOnGpu3) {
   const auto& g3 = *gpus[3];
   auto mem = g3.memory();
   EXPECT_TRUE(mem.ok());
-  EXPECT_EQ(mem->source, "nvml_v2");
+  EXPECT_EQ(mem->source, mainboard::MemorySource::nvml_v2);
   EXPECT_EQ(mem->scope, "vram");
   EXPECT_EQ(mem->used_bytes, 40 * 1024 * kMiB);  // v2: without the driver's reservation
   EXPECT_EQ(mem->free_bytes, (81559 - 529 - 40 * 1024) * kMiB);
@@ -159,6 +159,7 @@ TEST(Nvidia, MigInstanceSelectedByUuid) {
   auto util = gpu.utilization();
   EXPECT_FALSE(util.ok());  // NVML has no per-instance utilization
   EXPECT_EQ(util.reason(), "Not Supported");
+  EXPECT_EQ(util.unavailable()->status, ProbeStatus::unsupported);  // offered none
   EXPECT_EQ(gpu.processes().at(0).name, "vllm");
 }
 
@@ -235,6 +236,7 @@ TEST(Nvidia, LostGpuReadsAsUnsupportedWithoutCrashing) {
   auto util = gpu.utilization();
   EXPECT_FALSE(util.ok());
   EXPECT_EQ(util.reason(), "GPU is lost");
+  EXPECT_EQ(util.unavailable()->status, ProbeStatus::failed);  // offered, and gone wrong
   EXPECT_FALSE(gpu.thermal().ok());
   EXPECT_FALSE(gpu.energy().ok());
   EXPECT_FALSE(gpu.pcie().ok());
@@ -243,6 +245,7 @@ TEST(Nvidia, LostGpuReadsAsUnsupportedWithoutCrashing) {
   auto nvml_mem = nvidia(m.gpus()[0]).nvml_memory();
   EXPECT_FALSE(nvml_mem.ok());
   EXPECT_NE(nvml_mem.reason().find("GPU is lost"), std::string::npos);
+  EXPECT_EQ(nvml_mem.unavailable()->status, ProbeStatus::failed);
   auto s = m.snapshot();  // the snapshot still completes
   ASSERT_EQ(s.gpus.size(), 1u);
   EXPECT_FALSE(s.gpus[0].telemetry.utilization.ok());
@@ -261,7 +264,7 @@ TEST(Nvidia, NvmlMissingMemoryFromTheCudaDriver) {
   EXPECT_EQ(gpu.info().sm_count, 128u);
   auto mem = gpu.memory();
   EXPECT_TRUE(mem.ok());
-  EXPECT_EQ(mem->source, "cuda");
+  EXPECT_EQ(mem->source, mainboard::MemorySource::cuda);
   EXPECT_EQ(mem->total_bytes, 24564 * kMiB);
   auto util = gpu.utilization();
   EXPECT_FALSE(util.ok());
@@ -280,8 +283,8 @@ TEST(Nvidia, OlderNvmlWithoutTheNewerSymbolsFallsBack) {
   ASSERT_EQ(m.gpus().size(), 8u);
   const auto& g3 = *m.gpus()[3];
   auto mem = g3.memory();
-  EXPECT_EQ(mem->source, "nvml");                        // v1: no nvmlDeviceGetMemoryInfo_v2
-  EXPECT_EQ(mem->used_bytes, (40 * 1024 + 529) * kMiB);  // v1 counts the reservation as used
+  EXPECT_EQ(mem->source, mainboard::MemorySource::nvml);  // v1: no nvmlDeviceGetMemoryInfo_v2
+  EXPECT_EQ(mem->used_bytes, (40 * 1024 + 529) * kMiB);   // v1 counts the reservation as used
   auto energy = g3.energy();
   EXPECT_DOUBLE_EQ(*energy->power_w, 655.0);
   EXPECT_FALSE(energy->energy_j);  // no nvmlDeviceGetTotalEnergyConsumption

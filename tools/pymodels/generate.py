@@ -44,11 +44,12 @@ PYTHON_NAME = {spec["struct"]: cls for cls, spec in SPECIAL.items()}
 #: the library): not given generated fields.
 SKIP = {"Profile"}
 #: Readings the reference never gives as None: an unavailable one is the model with zero figures
-#: and `supported` False (the reference documents `Memory.supported`).
-ALWAYS_MODEL = {"Memory"}
+#: and `supported` False (the reference documents `Memory.supported`), or Board's empty strings.
+ALWAYS_MODEL = {"Memory", "Board"}
 #: C++ enums: the document holds their names (a property of the class may give the enum).
 ENUMS = {"XidSource", "UnitKind", "ToolCategory", "StorageTier", "ProbeStatus", "Bound", "Severity",
-         "CallGraph", "Activity", "Feature", "MemoryKind"}
+         "CallGraph", "Activity", "Feature", "MemoryKind", "MemorySource", "TopologySource",
+         "CacheSource"}
 
 
 def probe_members() -> list[str]:

@@ -28,7 +28,7 @@ Reading<Memory> AccelNpu::memory() const {
     // What the NPU has mapped, of the shared pool.
     m->used_bytes = *used;
     m->free_bytes = m->total_bytes > *used ? m->total_bytes - *used : 0;
-    m->source = "npu_memory_utilization";
+    m->source = MemorySource::npu_memory_utilization;
   }
   return m;
 }

@@ -148,7 +148,7 @@ Reading<Memory> AmdGpu::memory() const {
     return Reading<Memory>::none("no mem_info_vram_total (an APU, or an old kernel)");
   Memory m;
   m.scope = "vram";
-  m.source = "amdgpu";
+  m.source = MemorySource::amdgpu;
   m.total_bytes = *total;
   if (used) {
     m.used_bytes = std::min(*used, *total);
@@ -160,7 +160,7 @@ Reading<Memory> AmdGpu::memory() const {
 std::vector<Memory> AmdGpu::memory_regions() const {
   Memory gtt;
   gtt.scope = "gtt";  // system memory the GPU maps through its page tables
-  gtt.source = "amdgpu";
+  gtt.source = MemorySource::amdgpu;
   auto total = u64(*fs_, dir_ + "/mem_info_gtt_total");
   auto used = u64(*fs_, dir_ + "/mem_info_gtt_used");
   if (!total) return {};

@@ -17,7 +17,7 @@ Reading<Memory> unified_memory(std::uint64_t total, const std::shared_ptr<const 
   if (total == 0) return Reading<Memory>::none("no memory size from system_profiler or sysctl");
   Memory m;
   m.total_bytes = total;
-  m.source = "system_profiler physical_memory";
+  m.source = MemorySource::system_profiler_ram;
   m.scope = "unified";
   m.unified = true;
   return m;
@@ -37,7 +37,7 @@ Reading<Memory> AppleGpu::memory() const {
   if (vram_bytes_ == 0) return Reading<Memory>::none("system_profiler reports no VRAM size");
   Memory m;  // the size only: usage needs IOKit accounting we do not read
   m.scope = "vram";
-  m.source = "system_profiler";
+  m.source = MemorySource::system_profiler;
   m.total_bytes = vram_bytes_;
   return m;
 }

@@ -28,6 +28,15 @@ struct Why {
   }
   std::string symbol(const char* name) const { return std::string("this NVML lacks ") + name; }
   std::string error(Return r) const { return s.nvml->describe(r); }
+  /// No NVML to ask.
+  Unavailable no_nvml() const { return {ProbeStatus::unsupported, missing_nvml()}; }
+  /// A call that answered `r`: unsupported where the GPU, the driver or this process's
+  /// permissions offer none; failed where it is offered and went wrong (a lost GPU, a timeout).
+  Unavailable call(Return r, std::string prefix = {}) const {
+    bool none =
+        r == nvml::kNotSupported || r == nvml::kNoPermission || r == nvml::kFunctionNotFound;
+    return {none ? ProbeStatus::unsupported : ProbeStatus::failed, prefix + error(r)};
+  }
 };
 
 bool usable(const NvidiaGpu::State& s) {
@@ -71,44 +80,41 @@ NvidiaGpu::Bindings NvidiaGpu::bindings() const {
 Reading<Memory> NvidiaGpu::nvml_memory() const {
   const auto& s = *state_;
   Why why{s};
-  if (!usable(s)) return Reading<Memory>::none(why.missing_nvml());
+  if (!usable(s)) return why.no_nvml();
   Memory m;
   m.scope = "vram";
   m.unified = info_.coherent;
-  std::string reason;
+  Reading<Memory> out = Reading<Memory>::none(why.symbol("nvmlDeviceGetMemoryInfo"));
   // One call's answer: true when it settles the reading. A total of 0 settles it as none: some
   // drivers answer a unified-memory GPU (GB10) with zeros.
-  auto take = [&](const char* call, Return r, const auto& answer, const char* source) {
+  auto take = [&](const char* call, Return r, const auto& answer, MemorySource source) {
     if (r != nvml::kSuccess) {
-      reason = std::string(call) + ": " + why.error(r);
+      out = why.call(r, std::string(call) + ": ");
       return false;
     }
     if (answer.total == 0) {
-      reason = std::string(call) + " gave a total of 0 (unified memory)";
+      out = Reading<Memory>::none(std::string(call) + " gave a total of 0 (unified memory)");
       return true;
     }
     m.total_bytes = answer.total;
     m.used_bytes = answer.used;
     m.free_bytes = answer.free;
     m.source = source;
-    reason.clear();
+    out = m;
     return true;
-  };
-  auto settled = [&]() {
-    return reason.empty() ? Reading<Memory>(m) : Reading<Memory>::none(reason);
   };
   if (s.nvml->memory_v2) {
     nvml::MemoryV2 v2{};
     v2.version = nvml::kMemoryV2Version;
-    if (take("nvmlDeviceGetMemoryInfo_v2", s.nvml->memory_v2(s.device, &v2), v2, "nvml_v2"))
-      return settled();
+    if (take("nvmlDeviceGetMemoryInfo_v2", s.nvml->memory_v2(s.device, &v2), v2,
+             MemorySource::nvml_v2))
+      return out;
   }
   if (s.nvml->memory_v1) {
     nvml::Memory v1{};
-    if (take("nvmlDeviceGetMemoryInfo", s.nvml->memory_v1(s.device, &v1), v1, "nvml"))
-      return settled();
+    take("nvmlDeviceGetMemoryInfo", s.nvml->memory_v1(s.device, &v1), v1, MemorySource::nvml);
   }
-  return Reading<Memory>::none(reason.empty() ? why.symbol("nvmlDeviceGetMemoryInfo") : reason);
+  return out;
 }
 
 Reading<Memory> NvidiaGpu::runtime_memory() const {
@@ -138,7 +144,7 @@ Reading<Memory> NvidiaGpu::runtime_memory() const {
   Memory m;
   m.scope = "vram";
   m.unified = info_.coherent;
-  m.source = "cuda";
+  m.source = MemorySource::cuda;
   m.total_bytes = total;
   m.free_bytes = free;
   m.used_bytes = total >= free ? total - free : 0;
@@ -182,14 +188,14 @@ Reading<Utilization> NvidiaGpu::utilization() const {
   const auto& s = *state_;
   Utilization u;
   Why why{s};
-  if (!usable(s)) return Unavailable{ProbeStatus::unsupported, why.missing_nvml()};
+  if (!usable(s)) return why.no_nvml();
   if (!s.nvml->utilization)
-    return Unavailable{ProbeStatus::unsupported, why.symbol("nvmlDeviceGetUtilizationRates")};
+    return Reading<Utilization>::none(why.symbol("nvmlDeviceGetUtilizationRates"));
   nvml::Utilization rates{};
   Return r = s.nvml->utilization(s.device, &rates);
   if (r != nvml::kSuccess) {
     // MIG instances report NOT_SUPPORTED here: NVML has no per-instance utilization.
-    return Unavailable{ProbeStatus::unsupported, why.error(r)};
+    return why.call(r);
   }
   u.compute_pct = rates.gpu;
   u.memory_pct = rates.memory;
@@ -200,7 +206,7 @@ Reading<Energy> NvidiaGpu::energy() const {
   const auto& s = *state_;
   Energy e;
   Why why{s};
-  if (!usable(s)) return Unavailable{ProbeStatus::unsupported, why.missing_nvml()};
+  if (!usable(s)) return why.no_nvml();
   unsigned mw = 0;
   Return r = s.nvml->power_usage ? s.nvml->power_usage(s.device, &mw) : nvml::kFunctionNotFound;
   if (r == nvml::kSuccess) e.power_w = mw / 1000.0;  // a 1 s average on Ampere and newer
@@ -209,8 +215,7 @@ Reading<Energy> NvidiaGpu::energy() const {
   unsigned long long mj = 0;
   if (s.nvml->total_energy && s.nvml->total_energy(s.device, &mj) == nvml::kSuccess)
     e.energy_j = static_cast<double>(mj) / 1000.0;  // since the driver was loaded
-  if (!e.power_w && !e.energy_j)
-    return Unavailable{ProbeStatus::unsupported, "power: " + why.error(r)};
+  if (!e.power_w && !e.energy_j) return why.call(r, "power: ");
   return e;
 }
 
@@ -218,7 +223,7 @@ Reading<Thermal> NvidiaGpu::thermal() const {
   const auto& s = *state_;
   Thermal t;
   Why why{s};
-  if (!usable(s)) return Unavailable{ProbeStatus::unsupported, why.missing_nvml()};
+  if (!usable(s)) return why.no_nvml();
   Return r = nvml::kFunctionNotFound;
   if (s.nvml->temperature_v) {
     nvml::TemperatureV v{};
@@ -243,8 +248,7 @@ Reading<Thermal> NvidiaGpu::thermal() const {
   if (s.nvml->clock_event_reasons &&
       s.nvml->clock_event_reasons(s.device, &reasons) == nvml::kSuccess)
     t.throttle_reasons = decode_clock_event_reasons(reasons);
-  if (!t.temperature_c)
-    return Unavailable{ProbeStatus::unsupported, "temperature: " + why.error(r)};
+  if (!t.temperature_c) return why.call(r, "temperature: ");
   return t;
 }
 
@@ -252,7 +256,7 @@ Reading<PcieReading> NvidiaGpu::pcie() const {
   const auto& s = *state_;
   PcieReading p;
   Why why{s};
-  if (!usable(s)) return Unavailable{ProbeStatus::unsupported, why.missing_nvml()};
+  if (!usable(s)) return why.no_nvml();
   unsigned v = 0;
   Return r = nvml::kFunctionNotFound;
   if (s.nvml->pcie_throughput) {
@@ -268,7 +272,7 @@ Reading<PcieReading> NvidiaGpu::pcie() const {
   read(s.nvml->pcie_link_width, p.link_width);
   read(s.nvml->pcie_max_link_gen, p.max_link_gen);
   read(s.nvml->pcie_max_link_width, p.max_link_width);
-  if (!p.tx_kbps && !p.link_gen) return Unavailable{ProbeStatus::unsupported, why.error(r)};
+  if (!p.tx_kbps && !p.link_gen) return why.call(r);
   return p;
 }
 
@@ -350,8 +354,7 @@ GpuHealth NvidiaGpu::health() const {
       h.unavailable.emplace(what, Unavailable{ProbeStatus::unsupported, "not in this NVML"});
       return;
     }
-    if (Return r = call(fn); r != nvml::kSuccess)
-      h.unavailable.emplace(what, Unavailable{ProbeStatus::unsupported, why.error(r)});
+    if (Return r = call(fn); r != nvml::kSuccess) h.unavailable.emplace(what, why.call(r));
   };
   read("persistence", s.nvml->persistence_mode, [&](auto* fn) {
     unsigned mode = 0;
@@ -425,8 +428,7 @@ void NvidiaGpu::read_links(GpuHealth& h) const {
     if (r == nvml::kInvalidArgument) break;  // past the GPU's last link
     if (r != nvml::kSuccess) {
       // A GPU without NVLink answers NOT_SUPPORTED for link 0: nothing to say beyond that.
-      if (link == 0)
-        h.unavailable.emplace("nvlink", Unavailable{ProbeStatus::unsupported, why.error(r)});
+      if (link == 0) h.unavailable.emplace("nvlink", why.call(r));
       break;
     }
     GpuLink l;
