@@ -7,7 +7,6 @@ from __future__ import annotations
 import operator
 import os
 import re
-import shutil
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +102,8 @@ class MachineView:
         `width` defaults to the terminal's (80 off a terminal)."""
         tty = sys.stdout.isatty()
         if width is None:
+            import shutil  # only here: the rest of the package never needs it
+
             width = shutil.get_terminal_size((80, 24)).columns if tty else 80
         sys.stdout.write(self.text(color=color and tty and not os.environ.get("NO_COLOR"),
                                    width=width))

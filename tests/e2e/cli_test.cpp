@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -423,6 +424,52 @@ TEST_P(Golden, SummaryText) {
 INSTANTIATE_TEST_SUITE_P(Hosts, Golden,
                          ::testing::Values("vm-cgroup1-nodmi", "cgroup2-capped", "numa-2socket",
                                            "broken", "apple-m3-max", "radeon-npu", "amd-mi300x"),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+// Every reading the host could not give says why, in the reading's place and in its probe's
+// diagnostic: "unavailable: " with nothing after it tells a user nothing.
+class EveryHost : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryHost, EveryMissingReadingSaysWhy) {
+  auto r = cli({"--sysroot", host(GetParam()), "snapshot", "--json", "--no-toolchain"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> silent;
+  std::function<void(const nlohmann::json&, const std::string&)> walk = [&](const nlohmann::json& j,
+                                                                            const std::string& at) {
+    if (j.is_object()) {
+      if (auto u = j.find("unavailable"); u != j.end() && u->is_object())
+        if (u->value("reason", std::string()).empty()) silent.push_back(at);
+      for (const auto& [key, value] : j.items())
+        walk(value, at + "." + key);
+    } else if (j.is_array()) {
+      for (std::size_t i = 0; i < j.size(); ++i)
+        walk(j[i], at + "[" + std::to_string(i) + "]");
+    }
+  };
+  auto j = nlohmann::json::parse(r.out);
+  walk(j, "");
+  for (const auto& d : j["diagnostics"])
+    if (d["status"] != "ok" && d.value("reason", std::string()).empty())
+      silent.push_back("diagnostics: " + d["probe"].get<std::string>());
+  EXPECT_TRUE(silent.empty()) << ::testing::PrintToString(silent);
+}
+
+/// Every fixture host's name, read from the fixtures directory: a new host is checked too.
+std::vector<std::string> every_host() {
+  std::vector<std::string> names;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(MAINBOARD_FIXTURES) + "/hosts"))
+    if (e.is_directory()) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, EveryHost, ::testing::ValuesIn(every_host()),
                          [](const auto& param_info) {
                            std::string n = param_info.param;
                            for (auto& c : n)
