@@ -59,15 +59,16 @@ class _ZeroReading(FrozenModel):
     def _prepare(cls, document: dict[str, Any]) -> dict[str, Any]:
         # `supported` and `reason` given as fields (as the reference lists them, and as schema 1
         # wrote them beside the figures) are the library's own form: why, where it is missing.
-        if "supported" in document or "reason" in document:
-            taken = document.pop("supported", True)
-            reason = document.pop("reason", "")
-            if taken is False:
-                document["unavailable"] = {"status": "unsupported", "reason": str(reason or "")}
-            elif taken is True:
-                document.pop("unavailable", None)
-            else:
-                raise TypeError(f"supported is a bool, not {type(taken).__name__}")
+        taken = document.pop("supported", None)
+        reason = document.pop("reason", None)
+        if taken is False:
+            document["unavailable"] = {"status": "unsupported", "reason": str(reason or "")}
+        elif taken is True:
+            document.pop("unavailable", None)  # a reading that was taken has no reason
+        elif taken is not None:
+            raise TypeError(f"supported is a bool, not {type(taken).__name__}")
+        elif reason is not None and isinstance(document.get("unavailable"), dict):
+            document["unavailable"] = {**document["unavailable"], "reason": str(reason)}
         return document
 
     @property

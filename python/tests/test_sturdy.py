@@ -108,6 +108,9 @@ def test_memory_that_could_not_be_read_is_the_reference_zero_with_why():
     assert drawn.endswith("2.00 / 8.00 GiB"), drawn
     with pytest.raises(TypeError, match="bool"):
         Memory(supported="yes")
+    # A reason on its own explains a missing reading; it does not make one of a taken reading.
+    assert Memory({"unavailable": why}, reason="gone").reason == "gone"
+    assert Memory(total_bytes=1 << 30, reason="stray").supported
 
 
 def test_a_board_without_dmi_is_empty_strings_and_says_why():
