@@ -5,40 +5,22 @@
 
 namespace mainboard {
 
-const char* to_string(UnitKind kind) {
-  return detail::name_of(kind);
-}
-const char* to_string(ToolCategory category) {
-  return detail::name_of(category);
-}
-const char* to_string(StorageTier tier) {
-  return detail::name_of(tier);
-}
-const char* to_string(ProbeStatus status) {
-  return detail::name_of(status);
-}
-const char* to_string(XidSource source) {
-  return detail::name_of(source);
-}
+// Each enum's to_string and JSON conversions, from its one names table (model/enum_names.hpp).
+#define MAINBOARD_DEFINE_ENUM(Type)   \
+  const char* to_string(Type value) { \
+    return detail::name_of(value);    \
+  }                                   \
+  MAINBOARD_DEFINE_ENUM_JSON(Type)
 
-MAINBOARD_DEFINE_ENUM_JSON(UnitKind)
-MAINBOARD_DEFINE_ENUM_JSON(StorageTier)
-MAINBOARD_DEFINE_ENUM_JSON(ProbeStatus)
-MAINBOARD_DEFINE_ENUM_JSON(XidSource)
-MAINBOARD_DEFINE_ENUM_JSON(ToolCategory)
-MAINBOARD_DEFINE_ENUM_JSON(MemorySource)
-MAINBOARD_DEFINE_ENUM_JSON(TopologySource)
-MAINBOARD_DEFINE_ENUM_JSON(CacheSource)
-
-const char* to_string(MemorySource source) {
-  return detail::name_of(source);
-}
-const char* to_string(TopologySource source) {
-  return detail::name_of(source);
-}
-const char* to_string(CacheSource source) {
-  return detail::name_of(source);
-}
+MAINBOARD_DEFINE_ENUM(UnitKind)
+MAINBOARD_DEFINE_ENUM(StorageTier)
+MAINBOARD_DEFINE_ENUM(ProbeStatus)
+MAINBOARD_DEFINE_ENUM(XidSource)
+MAINBOARD_DEFINE_ENUM(ToolCategory)
+MAINBOARD_DEFINE_ENUM(MemorySource)
+MAINBOARD_DEFINE_ENUM(TopologySource)
+MAINBOARD_DEFINE_ENUM(CacheSource)
+#undef MAINBOARD_DEFINE_ENUM
 
 template <class V>
 void fields(V& v, Memory& m) {
