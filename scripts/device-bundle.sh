@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/default}
-cmake --build "$build" --target mainboard_cli gpu_check mainboard_inject >/dev/null
+cmake --build "$build" --target mainboard_cli gpu_check mainboard_inject mainboard_loaded_later >/dev/null
 out=build/bundle
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/lib-cxx"
@@ -16,7 +16,8 @@ programs=("$build/src/cli/mainboard" "$build/tests/gpu/gpu_check" "$build/src/li
 for p in "${programs[@]}"; do
   strip --strip-unneeded -o "$out/bin/$(basename "$p")" "$p"
 done
-for lib in $(ldd "${programs[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u); do
+# With what the command loads when first needed (elfutils, libmicrohttpd): see src/CMakeLists.txt.
+for lib in $(ldd "${programs[@]}" "$build/src/libmainboard_loaded_later.so" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u); do
   case $(basename "$lib") in
     libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | ld-linux*) ;;
     libstdc++.so.* | libgcc_s.so.*) cp -L "$lib" "$out/lib-cxx/" ;;

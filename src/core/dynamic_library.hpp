@@ -50,4 +50,16 @@ class DynamicLibrary {
   std::string path_;
 };
 
+/// Points `slot` at the function `name` of `lib`, typed from its header's declaration; a name
+/// the library lacks is added to `missing` (comma-separated) and the slot left null.
+template <class Fn>
+void bind_function(const DynamicLibrary& lib, Fn*& slot, const char* name, std::string& missing) {
+  slot = lib.symbol<Fn>(name);
+  if (!slot) missing += (missing.empty() ? "" : ", ") + std::string(name);
+}
+
 }  // namespace mainboard::core
+
+/// A member of a table of functions loaded at run time, of the type its header declares:
+/// `MAINBOARD_FUNCTION_SLOT(dwfl_begin)` is `decltype(&::dwfl_begin) dwfl_begin = nullptr;`.
+#define MAINBOARD_FUNCTION_SLOT(name) decltype(&::name) name = nullptr;

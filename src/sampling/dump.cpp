@@ -22,6 +22,7 @@
 #include "mainboard/json.hpp"
 #include "mainboard/sampler.hpp"
 #include "sampling/python_frames.hpp"
+#include "symbols/libdw.hpp"
 #include "symbols/symbolizer.hpp"
 
 namespace mainboard {
@@ -385,15 +386,19 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
     ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
   } restore{previous};
 
+  const auto& dw = symbols::libdw();
+  if (!dw) throw Error("cannot unwind process " + std::to_string(pid) + ": " + dw.error);
   std::unique_ptr<Dwfl, void (*)(Dwfl*)> dwfl(symbols::begin_dwfl(),
-                                              dwfl_end);  // dwfl_end detaches
+                                              dw.dwfl_end);  // dwfl_end detaches
   if (!dwfl) throw Error("libdwfl could not start");
-  if (dwfl_linux_proc_report(dwfl.get(), static_cast<pid_t>(pid)) != 0 ||
-      dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0)
+  if (symbols::libdw().dwfl_linux_proc_report(dwfl.get(), static_cast<pid_t>(pid)) != 0 ||
+      symbols::libdw().dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0)
     throw Error("cannot read the modules of process " + std::to_string(pid) + ": " +
-                dwfl_errmsg(-1));
-  if (int e = dwfl_linux_proc_attach(dwfl.get(), static_cast<pid_t>(pid), false); e != 0)
-    throw Error(e > 0 ? explain_ptrace(e, pid) : std::string("cannot attach: ") + dwfl_errmsg(-1));
+                symbols::libdw().dwfl_errmsg(-1));
+  if (int e = symbols::libdw().dwfl_linux_proc_attach(dwfl.get(), static_cast<pid_t>(pid), false);
+      e != 0)
+    throw Error(e > 0 ? explain_ptrace(e, pid)
+                      : std::string("cannot attach: ") + symbols::libdw().dwfl_errmsg(-1));
 
   symbols::Symbolizer symbolizer;
   symbolizer.set_mappings(symbols::parse_maps(maps));
@@ -411,7 +416,7 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
     auto* c = static_cast<Context*>(arg);
     if (interrupted()) return DWARF_CB_ABORT;
     ThreadStack t;
-    t.tid = dwfl_thread_tid(thread);
+    t.tid = symbols::libdw().dwfl_thread_tid(thread);
     if (!c->all_threads && t.tid != c->pid) return DWARF_CB_OK;
     t.name = thread_name(c->pid, t.tid);
     if (auto s = c->states->find(t.tid); s != c->states->end()) t.state = s->second;
@@ -437,7 +442,7 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
       }
       Dwarf_Addr pc = 0;
       bool activation = false;
-      if (!dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
+      if (!symbols::libdw().dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
       // The instruction itself: a caller's return address less one, as eu-stack shows it.
       auto where = activation || pc == 0 ? pc : pc - 1;
       for (const auto& fr : f->symbolizer->symbolize(pc, !activation)) {
@@ -446,7 +451,8 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
       }
       return ++f->depth >= 256 ? DWARF_CB_ABORT : DWARF_CB_OK;
     };
-    dwfl_thread_getframes(thread, frame_cb, &fc);  // a partial stack is still worth showing
+    symbols::libdw().dwfl_thread_getframes(thread, frame_cb,
+                                           &fc);  // a partial stack is still worth showing
     if (fc.python_read)
       for (const auto& pt : fc.python)
         if (pt.tid == t.tid) {
@@ -469,13 +475,14 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
     c->dump->threads.push_back(std::move(t));
     return DWARF_CB_OK;
   };
-  int walked = dwfl_getthreads(dwfl.get(), on_thread, &context);
+  int walked = symbols::libdw().dwfl_getthreads(dwfl.get(), on_thread, &context);
   if (interrupted()) {
     dwfl.reset();  // every thread let go before anything else
     throw_interrupted(pid);
   }
   if (walked != 0 && dump.threads.empty())
-    throw Error("cannot unwind process " + std::to_string(pid) + ": " + dwfl_errmsg(-1));
+    throw Error("cannot unwind process " + std::to_string(pid) + ": " +
+                symbols::libdw().dwfl_errmsg(-1));
   // The names and tasks, read with the process running again (a read that does not hold
   // together is left out).
   if (py && read_python(*py, python_threads, 20)) python_extras(*py, python_threads, options, dump);

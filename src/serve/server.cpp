@@ -22,11 +22,51 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "core/dynamic_library.hpp"
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "serve/metrics.hpp"
 
 namespace mainboard::serve {
+
+namespace {
+
+// libmicrohttpd, loaded when a server starts instead of linked: it brings GnuTLS and eight more
+// libraries (about 5 ms of every other command's start-up) that nothing but `serve` uses.
+// clang-format off
+#define MAINBOARD_MHD_FUNCTIONS(X)                                                              \
+  X(MHD_start_daemon) X(MHD_stop_daemon) X(MHD_create_response_from_buffer)                     \
+  X(MHD_create_response_from_iovec) X(MHD_add_response_header) X(MHD_queue_response)            \
+  X(MHD_destroy_response) X(MHD_lookup_connection_value)
+// clang-format on
+
+struct Microhttpd {
+  MAINBOARD_MHD_FUNCTIONS(MAINBOARD_FUNCTION_SLOT)
+  std::string error;  // why it cannot be used; empty when every function was found
+  core::DynamicLibrary file;
+};
+
+const Microhttpd& mhd() {
+  // Never closed: a connection may still be served while the process ends.
+  static const Microhttpd& table = *[] {
+    auto* t = new Microhttpd;
+    std::string error;
+    t->file = core::DynamicLibrary::open({"libmicrohttpd.so.12"}, &error);
+    if (!t->file) {
+      t->error = "libmicrohttpd.so.12 not loaded (" + error + ")";
+      return t;
+    }
+    std::string missing;
+#define MAINBOARD_BIND_MHD(name) core::bind_function(t->file, t->name, #name, missing);
+    MAINBOARD_MHD_FUNCTIONS(MAINBOARD_BIND_MHD)
+#undef MAINBOARD_BIND_MHD
+    if (!missing.empty()) t->error = t->file.path() + " lacks " + missing;
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
 
 std::string listening_port(const std::string& listen) {
   auto colon = listen.rfind(':');
@@ -139,14 +179,14 @@ namespace {
 /// The response to one request: MHD copies the body, so it lives only for this call.
 MHD_Result respond(MHD_Connection* conn, unsigned status, const char* type, std::string_view body,
                    const char* allow = nullptr) {
-  MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()),
-                                                    MHD_RESPMEM_MUST_COPY);
+  MHD_Response* r = mhd().MHD_create_response_from_buffer(
+      body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
   if (!r) return MHD_NO;
-  MHD_add_response_header(r, "Content-Type", type);
-  MHD_add_response_header(r, "Cache-Control", "no-store");
-  if (allow) MHD_add_response_header(r, "Allow", allow);
-  MHD_Result ok = MHD_queue_response(conn, status, r);
-  MHD_destroy_response(r);
+  mhd().MHD_add_response_header(r, "Content-Type", type);
+  mhd().MHD_add_response_header(r, "Cache-Control", "no-store");
+  if (allow) mhd().MHD_add_response_header(r, "Allow", allow);
+  MHD_Result ok = mhd().MHD_queue_response(conn, status, r);
+  mhd().MHD_destroy_response(r);
   return ok;
 }
 
@@ -163,16 +203,16 @@ MHD_Result respond_metrics(MHD_Connection* conn, const char* type,
   auto* held = new Held{std::move(taken), std::move(tail)};
   const std::string& families = held->taken->families(format);
   MHD_IoVec parts[2] = {{families.data(), families.size()}, {held->tail.data(), held->tail.size()}};
-  MHD_Response* r = MHD_create_response_from_iovec(
+  MHD_Response* r = mhd().MHD_create_response_from_iovec(
       parts, 2, [](void* cls) { delete static_cast<Held*>(cls); }, held);
   if (!r) {
     delete held;
     return MHD_NO;
   }
-  MHD_add_response_header(r, "Content-Type", type);
-  MHD_add_response_header(r, "Cache-Control", "no-store");
-  MHD_Result ok = MHD_queue_response(conn, 200, r);
-  MHD_destroy_response(r);
+  mhd().MHD_add_response_header(r, "Content-Type", type);
+  mhd().MHD_add_response_header(r, "Cache-Control", "no-store");
+  MHD_Result ok = mhd().MHD_queue_response(conn, 200, r);
+  mhd().MHD_destroy_response(r);
   return ok;
 }
 
@@ -189,7 +229,8 @@ MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const ch
     return respond(conn, 405, kText,
                    fmt::format("{} is not served here: GET /metrics or GET /healthz\n", m),
                    "GET, HEAD");
-  if (const char* length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length")) {
+  if (const char* length =
+          mhd().MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length")) {
     auto n = core::parse_u64(length);
     if (!n || *n > self.options.max_request_bytes)
       return respond(conn, 413, kText, "request body too large\n");
@@ -200,7 +241,7 @@ MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const ch
   if (path == "/healthz") return respond(conn, 200, kText, "ok\n");
   if (path != "/metrics")
     return respond(conn, 404, kText, "not found: this server has /metrics and /healthz\n");
-  const char* accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+  const char* accept = mhd().MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
   Format format = negotiate(accept ? accept : "");
   try {
     std::chrono::steady_clock::time_point taken_at;
@@ -271,6 +312,8 @@ int bind_listener(const std::string& listen) {
 
 MetricsServer::MetricsServer(const Machine& machine, const ServerOptions& options)
     : impl_(std::make_unique<Impl>(machine, options)) {
+  if (!mhd().error.empty())
+    throw Error(fmt::format("serve: cannot start the HTTP server: {}", mhd().error));
   impl_->host = options.listen.substr(0, options.listen.rfind(':'));
   if (impl_->host.empty()) impl_->host = "0.0.0.0";
   int fd = bind_listener(options.listen);
@@ -287,7 +330,7 @@ MetricsServer::MetricsServer(const Machine& machine, const ServerOptions& option
   unsigned timeout_s =
       static_cast<unsigned>(std::max(1, (options.request_timeout_ms + 999) / 1000));
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-  impl_->daemon = MHD_start_daemon(
+  impl_->daemon = mhd().MHD_start_daemon(
       flags, 0, nullptr, nullptr, &on_request, impl_.get(), MHD_OPTION_LISTEN_SOCKET, fd,
       MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(std::max(1, options.threads)),
       MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_CONNECTION_LIMIT,
@@ -304,7 +347,7 @@ MetricsServer::MetricsServer(const Machine& machine, const ServerOptions& option
 MetricsServer::~MetricsServer() {
   // Wakes every loop at once (an eventfd), closes every connection, idle ones included: a stop
   // takes milliseconds whatever the clients do. MHD closes the listening socket it was given.
-  if (impl_ && impl_->daemon) MHD_stop_daemon(impl_->daemon);
+  if (impl_ && impl_->daemon) mhd().MHD_stop_daemon(impl_->daemon);
 }
 
 int MetricsServer::port() const {

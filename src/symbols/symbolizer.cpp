@@ -1,8 +1,6 @@
 #include "symbols/symbolizer.hpp"
 
 #include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,10 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
 
+#include "core/log.hpp"
 #include "core/text.hpp"
 #include "symbols/demangle.hpp"
+#include "symbols/libdw.hpp"
 #include "symbols/perf_regs.hpp"
 
 namespace mainboard::symbols {
@@ -49,24 +50,31 @@ std::string basename(const std::string& path) {
 std::string die_name(Dwarf_Die* die) {
   Dwarf_Attribute attr;
   for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name})
-    if (dwarf_attr_integrate(die, name, &attr))
-      if (const char* s = dwarf_formstring(&attr)) return demangle(s);
-  if (dwarf_attr_integrate(die, DW_AT_name, &attr))
-    if (const char* s = dwarf_formstring(&attr)) return s;
+    if (libdw().dwarf_attr_integrate(die, name, &attr))
+      if (const char* s = libdw().dwarf_formstring(&attr)) return demangle(s);
+  if (libdw().dwarf_attr_integrate(die, DW_AT_name, &attr))
+    if (const char* s = libdw().dwarf_formstring(&attr)) return s;
   return "";
 }
 
 }  // namespace
 
 Dwfl* begin_dwfl() {
+  const auto& dw = libdw();
+  if (!dw) {
+    static std::once_flag said;
+    std::call_once(said,
+                   [&] { core::log().warn("frames in binaries are not named: {}", dw.error); });
+    return nullptr;
+  }
   static char* debuginfo_path = nullptr;
   static const Dwfl_Callbacks callbacks = {
-      .find_elf = dwfl_linux_proc_find_elf,
-      .find_debuginfo = dwfl_standard_find_debuginfo,
+      .find_elf = dw.dwfl_linux_proc_find_elf,
+      .find_debuginfo = dw.dwfl_standard_find_debuginfo,
       .section_address = nullptr,
       .debuginfo_path = &debuginfo_path,
   };
-  return dwfl_begin(&callbacks);
+  return dw.dwfl_begin(&callbacks);
 }
 
 std::string read_proc_file(const std::string& path) {
@@ -141,7 +149,7 @@ std::vector<JitSymbol> parse_perf_map(std::string_view text) {
 Symbolizer::Symbolizer() = default;
 
 Symbolizer::~Symbolizer() {
-  if (dwfl_) dwfl_end(dwfl_);
+  if (dwfl_) libdw().dwfl_end(dwfl_);
 }
 
 void Symbolizer::set_mappings(std::vector<Mapping> mappings) {
@@ -160,7 +168,7 @@ void Symbolizer::set_jit_symbols(std::vector<JitSymbol> symbols) {
 void Symbolizer::build() {
   built_ = true;
   attached_ = false;
-  if (dwfl_) dwfl_end(dwfl_);
+  if (dwfl_) libdw().dwfl_end(dwfl_);
   dwfl_ = begin_dwfl();
   if (!dwfl_) return;
   // libdwfl reads the mappings as /proc/<pid>/maps text, and works out each file's load bias
@@ -183,13 +191,13 @@ void Symbolizer::build() {
   for (const auto* m : files)
     text += fmt::format("{:x}-{:x} {} {:08x} 00:00 {} {}\n", m->start, m->end, m->perms, m->offset,
                         m->inode ? m->inode : 1, m->path);
-  dwfl_report_begin(dwfl_);
+  libdw().dwfl_report_begin(dwfl_);
   if (!text.empty())
     if (FILE* f = fmemopen(text.data(), text.size(), "r")) {
-      dwfl_linux_proc_maps_report(dwfl_, f);
+      libdw().dwfl_linux_proc_maps_report(dwfl_, f);
       std::fclose(f);
     }
-  dwfl_report_end(dwfl_, nullptr, nullptr);
+  libdw().dwfl_report_end(dwfl_, nullptr, nullptr);
 }
 
 std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
@@ -204,16 +212,16 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
       return out;
     }
   }
-  Dwfl_Module* mod = dwfl_ ? dwfl_addrmodule(dwfl_, address) : nullptr;
+  Dwfl_Module* mod = dwfl_ ? libdw().dwfl_addrmodule(dwfl_, address) : nullptr;
   if (mod) {
     Dwarf_Addr module_start = 0;
-    const char* module_name =
-        dwfl_module_info(mod, nullptr, &module_start, nullptr, nullptr, nullptr, nullptr, nullptr);
+    const char* module_name = libdw().dwfl_module_info(mod, nullptr, &module_start, nullptr,
+                                                       nullptr, nullptr, nullptr, nullptr);
     std::string module = module_name ? basename(module_name) : "[unknown]";
     GElf_Off offset = 0;
     GElf_Sym sym;
     const char* symbol =
-        dwfl_module_addrinfo(mod, address, &offset, &sym, nullptr, nullptr, nullptr);
+        libdw().dwfl_module_addrinfo(mod, address, &offset, &sym, nullptr, nullptr, nullptr);
     StackFrame outer;
     outer.module = module;
     if (symbol) {
@@ -230,9 +238,9 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
     // Source line of the address itself: belongs to the innermost frame.
     std::string file;
     std::uint32_t line = 0;
-    if (Dwfl_Line* l = dwfl_module_getsrc(mod, address)) {
+    if (Dwfl_Line* l = libdw().dwfl_module_getsrc(mod, address)) {
       int lineno = 0;
-      if (const char* src = dwfl_lineinfo(l, nullptr, &lineno, nullptr, nullptr, nullptr)) {
+      if (const char* src = libdw().dwfl_lineinfo(l, nullptr, &lineno, nullptr, nullptr, nullptr)) {
         file = src;
         line = static_cast<std::uint32_t>(std::max(lineno, 0));
       }
@@ -240,13 +248,13 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
     // Inlined functions around the address, innermost first; each call site is the location in
     // the frame outside it.
     Dwarf_Addr bias = 0;
-    if (Dwarf_Die* cu = dwfl_module_addrdie(mod, address, &bias)) {
+    if (Dwarf_Die* cu = libdw().dwfl_module_addrdie(mod, address, &bias)) {
       Dwarf_Die* scopes = nullptr;
-      int n = dwarf_getscopes(cu, address - bias, &scopes);
+      int n = libdw().dwarf_getscopes(cu, address - bias, &scopes);
       Dwarf_Files* files = nullptr;
-      dwarf_getsrcfiles(cu, &files, nullptr);
+      libdw().dwarf_getsrcfiles(cu, &files, nullptr);
       for (int i = 0; i < n; ++i) {
-        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
+        if (libdw().dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
         StackFrame inl;
         inl.function = die_name(&scopes[i]);
         if (inl.function.empty()) inl.function = "[inlined]";
@@ -260,10 +268,12 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
         Dwarf_Word call_file = 0, call_line = 0;
         file.clear();
         line = 0;
-        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &call_file) == 0 &&
+        if (libdw().dwarf_formudata(libdw().dwarf_attr(&scopes[i], DW_AT_call_file, &attr),
+                                    &call_file) == 0 &&
             files)
-          if (const char* f = dwarf_filesrc(files, call_file, nullptr, nullptr)) file = f;
-        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &call_line) == 0)
+          if (const char* f = libdw().dwarf_filesrc(files, call_file, nullptr, nullptr)) file = f;
+        if (libdw().dwarf_formudata(libdw().dwarf_attr(&scopes[i], DW_AT_call_line, &attr),
+                                    &call_line) == 0)
           line = static_cast<std::uint32_t>(call_line);
       }
       std::free(scopes);
@@ -332,8 +342,9 @@ bool set_initial_registers(Dwfl_Thread* thread, void* arg) {
   if (!layout) return false;
   std::array<std::uint64_t, 32> dwarf{};
   if (!dwarf_registers(*layout, *in->regs, dwarf)) return false;
-  if (!dwfl_thread_state_registers(thread, 0, layout->dwarf_count, dwarf.data())) return false;
-  dwfl_thread_state_register_pc(thread, (*in->regs)[layout->pc]);
+  if (!libdw().dwfl_thread_state_registers(thread, 0, layout->dwarf_count, dwarf.data()))
+    return false;
+  libdw().dwfl_thread_state_register_pc(thread, (*in->regs)[layout->pc]);
   return true;
 }
 
@@ -367,7 +378,7 @@ std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
   if (!built_) build();
   if (!dwfl_) return pcs;
   if (!attached_) {
-    attached_ = dwfl_attach_state(dwfl_, nullptr, tid, &kCallbacks, &input_);
+    attached_ = libdw().dwfl_attach_state(dwfl_, nullptr, tid, &kCallbacks, &input_);
     if (!attached_) return pcs;
   }
   input_ = {tid, &regs, &stack, false};
@@ -375,11 +386,11 @@ std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
     auto* out = static_cast<std::vector<std::uint64_t>*>(arg);
     Dwarf_Addr pc = 0;
     bool activation = false;
-    if (!dwfl_frame_pc(state, &pc, &activation) || pc == 0) return DWARF_CB_ABORT;
+    if (!libdw().dwfl_frame_pc(state, &pc, &activation) || pc == 0) return DWARF_CB_ABORT;
     out->push_back(pc);
     return out->size() >= 127 ? DWARF_CB_ABORT : DWARF_CB_OK;
   };
-  dwfl_getthread_frames(dwfl_, tid, frame, &pcs);  // a partial stack is kept
+  libdw().dwfl_getthread_frames(dwfl_, tid, frame, &pcs);  // a partial stack is kept
   return pcs;
 }
 

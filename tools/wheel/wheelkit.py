@@ -191,7 +191,9 @@ def assemble(build: Path, python: str, package: Path, out_dir: Path,
     version_ = version()
     extension = package / f"_mainboard{facts['suffix']}"
     cli = build / "src" / "cli" / "mainboard"
-    for needed in (extension, cli):
+    # Links what the libraries load with dlopen when first needed (elfutils, libmicrohttpd).
+    later = build / "src" / "libmainboard_loaded_later.so"
+    for needed in (extension, cli, later):
         if not needed.exists():
             raise SystemExit(f"{needed} is not built (build mainboard_python and mainboard_cli)")
     with tempfile.TemporaryDirectory(prefix="mainboard-wheel-") as tmp:
@@ -215,7 +217,7 @@ def assemble(build: Path, python: str, package: Path, out_dir: Path,
         search = [build / "src"]
         lister = [*emulator, _loader(cli), "--list"] if emulator else ["ldd"]
         bundled: dict[str, Path] = {}
-        for elf in (extension, cli):
+        for elf in (extension, cli, later):
             for name, found in _resolved(elf, search, lister).items():
                 if not SYSTEM.match(name):
                     bundled[name] = found

@@ -1,0 +1,1 @@
+/* Nothing: this object only links the libraries loaded later (src/CMakeLists.txt). */
