@@ -76,26 +76,30 @@ TEST(SpansOnly, NeedsOnlyTheCAndCxxRuntime) {
   for (const auto& l : needed(MAINBOARD_SPANS_ONLY))
     EXPECT_TRUE(runtime(l) || l.rfind("libmainboard_spans.so", 0) == 0)
         << "a spans-only program needs " << l;
-  // The full library is where hwloc, fmt and spdlog are; elfutils is loaded when a frame is
-  // first named, not when the library is.
+  // The full library is where hwloc is; fmt and spdlog are compiled in, and elfutils is loaded
+  // when a frame is first named, not when the library is.
   std::set<std::string> full;
   for (const auto& l : needed(MAINBOARD_FULL_LIBRARY))
     full.insert(l.substr(0, l.find(".so")));
-  for (const char* expected : {"libmainboard_spans", "libhwloc", "libfmt", "libspdlog"})
+  for (const char* expected : {"libmainboard_spans", "libhwloc"})
     EXPECT_TRUE(full.count(expected)) << "libmainboard does not need " << expected;
-  for (const char* lazy : {"libdw", "libelf", "libmicrohttpd"})
-    EXPECT_FALSE(full.count(lazy)) << "libmainboard links " << lazy;
+  for (const char* other : {"libfmt", "libspdlog", "libdw", "libelf", "libmicrohttpd"})
+    EXPECT_FALSE(full.count(other)) << "libmainboard links " << other;
 }
 
-// `mainboard --version`, `snapshot` and `check` start without elfutils, compression, HTTP or
-// TLS libraries: the profiler loads elfutils, `serve` libmicrohttpd, when they start.
+// `mainboard --version`, `snapshot` and `check` start without elfutils, compression, HTTP, TLS
+// or C++ shared libraries: the profiler loads elfutils, `serve` libmicrohttpd, when they start.
 TEST(Startup, TheCommandLinksNoProfilingOrHttpLibrary) {
   std::set<std::string> linked;
   for (const auto& l : needed(MAINBOARD_CLI))
     linked.insert(l.substr(0, l.find(".so")));
   EXPECT_TRUE(linked.count("libhwloc"));
-  for (const char* lazy : {"libdw", "libelf", "libz", "liblzma", "libmicrohttpd", "libgnutls"})
+  for (const char* lazy : {"libdw", "libelf", "libz", "liblzma", "libmicrohttpd", "libgnutls",
+                           "libfmt", "libspdlog"})
     EXPECT_FALSE(linked.count(lazy)) << "mainboard links " << lazy;
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  EXPECT_FALSE(linked.count("libstdc++")) << "the C++ runtime is linked into the command";
+#endif
 }
 
 TEST(SpansOnly, StartsNoProcessAndOpensNoHardwareOrVendorLibrary) {
