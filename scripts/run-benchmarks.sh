@@ -69,6 +69,7 @@ trap 'rm -rf "$cache_home"' EXIT
 export XDG_CACHE_HOME=$cache_home
 "$cli" snapshot --json >/dev/null  # fills the toolchain cache
 hyperfine -N --warmup 3 --runs "$runs" --export-json "$out/snapshot_vs_python.json" \
+  -n "/bin/true" "/bin/true" \
   -n "mainboard (warm cache)" "$cli snapshot --json" \
   -n "mainboard (cold, --no-cache)" "$cli --no-cache snapshot --json" \
   -n "mainboard --version (start-up)" "$cli --version" \
@@ -82,4 +83,30 @@ for name in ("mainboard (warm cache)", "mainboard (cold, --no-cache)"):
 start = r["mainboard --version (start-up)"]
 print(f"of the warm snapshot, start-up (mainboard --version) is {start*1000:.1f} ms, "
       f"the reading {(r['mainboard (warm cache)'] - start)*1000:.1f} ms")
+true = r["/bin/true"]
+for name, goal in (("mainboard --version (start-up)", 1.5), ("mainboard (warm cache)", 3.0)):
+    print(f"{name}: {r[name] / true:.2f}x /bin/true ({true*1000:.1f} ms; goal <= {goal}x)")
+print(f"warm snapshot {py / r['mainboard (warm cache)']:.1f}x faster than the python probe "
+      "(goal >= 20x)")
+PY
+
+echo
+echo "== Python: import mainboard and a first snapshot, next to import psutil and a reading"
+# Compiled first, as an installed package is: the source tree's copy has no bytecode.
+pkg=$(mktemp -d)
+cp -r "$build/python/mainboard" "$pkg/"
+"$python" -m compileall -q "$pkg" >/dev/null
+hyperfine -N --warmup 3 --runs "$runs" --export-json "$out/python_first_contact.json" \
+  -n "python3 -c pass" "$python -c pass" \
+  -n "psutil" "$python -c 'import psutil; psutil.virtual_memory()'" \
+  -n "mainboard" "env PYTHONPATH=$pkg $python -c 'import mainboard; mainboard.Machine().snapshot()'"
+rm -rf "$pkg"
+"$python" - "$out/python_first_contact.json" <<'PY'
+import json, sys
+r = {x["command"]: x["mean"] for x in json.load(open(sys.argv[1]))["results"]}
+bare = r["python3 -c pass"]
+print(f"import mainboard + Machine().snapshot(): {r['mainboard']*1000:.1f} ms, "
+      f"import psutil + virtual_memory(): {r['psutil']*1000:.1f} ms -> "
+      f"{r['mainboard'] / r['psutil']:.2f}x (goal <= 1x); beyond the bare interpreter "
+      f"{(r['mainboard'] - bare)*1000:.1f} vs {(r['psutil'] - bare)*1000:.1f} ms")
 PY
