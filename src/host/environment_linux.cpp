@@ -52,35 +52,54 @@ std::string group_name(gid_t gid) {
   return out ? std::string(out->gr_name) : std::to_string(gid);
 }
 
-/// The live identity through NSS (so LDAP and SSSD users resolve too).
-Identity live_identity() {
-  Identity id;
-  uid_t uid = ::geteuid();
-  std::vector<char> buf(16384);
-  passwd pw{};
-  passwd* out = nullptr;
-  while (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &out) == ERANGE && buf.size() < (1u << 22))
-    buf.resize(buf.size() * 2);
-  gid_t primary = ::getegid();
-  if (out) {
-    id.user = out->pw_name;
-    primary = out->pw_gid;
-  } else {
-    id.user = std::to_string(uid);
+/// The name /etc/passwd or /etc/group gives `id` ("NAME:x:ID:…"), when it lists it.
+std::optional<std::string> listed_name(const std::optional<std::string>& text, unsigned id) {
+  if (!text) return std::nullopt;
+  const std::string wanted = std::to_string(id);
+  for (auto line : core::split_lines(*text)) {
+    auto f = core::split(line, ':');
+    if (f.size() >= 3 && f[2] == wanted && !f[0].empty()) return std::string(f[0]);
   }
-  id.group = group_name(primary);
+  return std::nullopt;
+}
+
+/// The live identity: this process's user and groups (geteuid, getegid, getgroups: what it may
+/// open, as `id` shows it). Names come from /etc/passwd and /etc/group where they list the ids,
+/// else from NSS, so that LDAP and SSSD users and groups resolve too: NSS loads its modules and
+/// may ask daemons (1.3 ms with systemd's on every snapshot), so it is asked only for what the
+/// files leave out.
+Identity live_identity(const core::Fs& fs) {
+  Identity id;
+  const auto passwd_text = fs.read(core::paths::kEtcPasswd);
+  const auto group_text = fs.read(core::paths::kEtcGroup);
+  uid_t uid = ::geteuid();
+  if (auto listed = listed_name(passwd_text, uid)) {
+    id.user = *listed;
+  } else {
+    std::vector<char> buf(16384);
+    passwd pw{};
+    passwd* out = nullptr;
+    while (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &out) == ERANGE &&
+           buf.size() < (1u << 22))
+      buf.resize(buf.size() * 2);
+    id.user = out ? std::string(out->pw_name) : std::to_string(uid);
+  }
+  auto name_of = [&](gid_t gid) {
+    auto listed = listed_name(group_text, gid);
+    return listed ? *listed : group_name(gid);
+  };
+  const gid_t primary = ::getegid();
+  id.group = name_of(primary);
   id.groups.push_back(id.group);
-  if (out) {
-    int n = 64;
-    std::vector<gid_t> gids(static_cast<std::size_t>(n));
-    if (::getgrouplist(id.user.c_str(), primary, gids.data(), &n) < 0 && n > 0 && n < 65536) {
-      gids.resize(static_cast<std::size_t>(n));
-      if (::getgrouplist(id.user.c_str(), primary, gids.data(), &n) < 0) n = 0;
-    }
-    for (int i = 0; i < n; ++i) {
-      if (gids[static_cast<std::size_t>(i)] == primary) continue;
-      id.groups.push_back(group_name(gids[static_cast<std::size_t>(i)]));
-    }
+  int n = ::getgroups(0, nullptr);
+  std::vector<gid_t> gids(static_cast<std::size_t>(std::max(n, 0)));
+  n = n > 0 ? ::getgroups(n, gids.data()) : 0;
+  std::vector<gid_t> seen{primary};
+  for (int i = 0; i < n; ++i) {
+    gid_t gid = gids[static_cast<std::size_t>(i)];
+    if (std::find(seen.begin(), seen.end(), gid) != seen.end()) continue;
+    seen.push_back(gid);
+    id.groups.push_back(name_of(gid));
   }
   return id;
 }
@@ -198,9 +217,9 @@ std::vector<Scheduler> detect_schedulers(const Runner& runner) {
 Environment probe_environment(const core::Fs& fs, const core::EnvMap& env, const Runner& runner,
                               Note& note) {
   Environment e;
-  Identity id = fs.is_live()                ? live_identity()
-                : fs.exists("/proc")         ? recorded_identity(fs, note)
-                                             : identity_from_commands(env, runner);
+  Identity id = fs.is_live()         ? live_identity(fs)
+                : fs.exists("/proc") ? recorded_identity(fs, note)
+                                     : identity_from_commands(env, runner);
   e.user = std::move(id.user);
   e.group = std::move(id.group);
   e.groups = std::move(id.groups);

@@ -44,14 +44,24 @@ TEST(Schedulers, FoundOnPathInTableOrder) {
   EXPECT_EQ(found[2].name, "flux");
 }
 
-TEST(Environment, LiveIdentityResolves) {
+// The live identity is this process's, named as `id` names it (files first, then NSS).
+TEST(Environment, LiveIdentityIsWhatIdSays) {
   host::Note note;
   auto env = host::probe_environment(core::Fs("/"), {}, ReplayRunner({}, {}), note);
-  EXPECT_FALSE(env.user.empty());
-  EXPECT_FALSE(env.group.empty());
   ASSERT_FALSE(env.groups.empty());
   EXPECT_EQ(env.groups.front(), env.group);
   EXPECT_FALSE(env.scheduler);
+  auto id = [](const char* flag) {
+    auto r = LocalRunner("/usr/bin:/bin").run(Command{{"id", flag}, std::chrono::seconds(10)});
+    EXPECT_TRUE(r.ok()) << r.err;
+    return std::string(core::trim(r.out));
+  };
+  EXPECT_EQ(env.user, id("-un"));
+  EXPECT_EQ(env.group, id("-gn"));
+  std::string groups;
+  for (const auto& g : env.groups)
+    groups += (groups.empty() ? "" : " ") + g;
+  EXPECT_EQ(groups, id("-Gn"));
 }
 
 TEST(Environment, RecordedIdentityFromPasswdAndGroup) {
