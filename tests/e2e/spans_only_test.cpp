@@ -94,8 +94,8 @@ TEST(Startup, TheCommandLinksNoProfilingOrHttpLibrary) {
   for (const auto& l : needed(MAINBOARD_CLI))
     linked.insert(l.substr(0, l.find(".so")));
   EXPECT_TRUE(linked.count("libhwloc"));
-  for (const char* lazy : {"libdw", "libelf", "libz", "liblzma", "libmicrohttpd", "libgnutls",
-                           "libfmt", "libspdlog"})
+  for (const char* lazy :
+       {"libdw", "libelf", "libz", "liblzma", "libmicrohttpd", "libgnutls", "libfmt", "libspdlog"})
     EXPECT_FALSE(linked.count(lazy)) << "mainboard links " << lazy;
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   EXPECT_FALSE(linked.count("libstdc++")) << "the C++ runtime is linked into the command";
