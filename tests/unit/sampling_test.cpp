@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/processes.hpp"
+#include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
@@ -451,6 +452,55 @@ TEST(Symbolizer, NamesAFunctionOfThisProcess) {
   EXPECT_NE(frames.back().file.find("sampling_test.cpp"), std::string::npos);
   // An address nothing maps.
   EXPECT_EQ(s.symbolize(0x10, false).front().module, "[unknown]");
+}
+
+// A binary stripped of its .symtab can keep the names of its functions in a MiniDebugInfo
+// section (.gnu_debugdata: an xz-compressed ELF with the symbols .dynsym lacks, as Fedora ships
+// its binaries). The symbolizer names them from there; the same binary without the section
+// shows that the name came from it.
+TEST(Symbolizer, NamesFunctionsFromMiniDebugInfo) {
+  TempDir dir;
+  const std::string original = MAINBOARD_SAMPLE_TARGET_NOFP;
+  auto tool = [](std::vector<std::string> argv) {
+    Command c;
+    c.argv = std::move(argv);
+    c.timeout = std::chrono::seconds(60);
+    return LocalRunner("/usr/bin:/bin").run(c);
+  };
+  auto symbols = tool({"nm", "--defined-only", original});
+  std::uint64_t address = 0;
+  for (auto line : core::split_lines(symbols.out)) {
+    auto f = core::split_ws(line);
+    if (f.size() == 3 && f[1] == "T" && f[2] == "fixed_work")
+      address = std::stoull(std::string(f[0]), nullptr, 16);
+  }
+  if (!symbols.ok() || address == 0) GTEST_SKIP() << "nm cannot read this build's target";
+  const auto keep = (dir.path() / "keep").string(), mini = (dir.path() / "mini").string(),
+             stripped = (dir.path() / "stripped").string(),
+             with = (dir.path() / "with-minidebuginfo").string();
+  std::ofstream(keep) << "fixed_work\nhot_a\n";
+  for (auto step : std::vector<std::vector<std::string>>{
+           {"objcopy", "--strip-all", "--remove-section", ".comment", "--keep-symbols=" + keep,
+            original, mini},
+           {"xz", "-f", mini},
+           {"strip", "--strip-all", "-o", stripped, original},
+           {"objcopy", "--add-section", ".gnu_debugdata=" + mini + ".xz", stripped, with}}) {
+    auto r = tool(step);
+    if (!r.ok()) GTEST_SKIP() << step[0] << " cannot make MiniDebugInfo here: " << r.err;
+  }
+  auto name_at = [&](const std::string& file) {
+    symbols::Symbolizer s;
+    symbols::Mapping m;
+    m.start = 0x400000;
+    m.end = m.start + std::filesystem::file_size(file);
+    m.offset = 0;
+    m.inode = 1;
+    m.path = file;
+    s.set_mappings({m});
+    return s.symbolize(m.start + address + 2, false).back().function;
+  };
+  EXPECT_EQ(name_at(with), "fixed_work");
+  EXPECT_NE(name_at(stripped), "fixed_work");
 }
 
 namespace {
