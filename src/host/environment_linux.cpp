@@ -52,15 +52,23 @@ std::string group_name(gid_t gid) {
   return out ? std::string(out->gr_name) : std::to_string(gid);
 }
 
-/// The name /etc/passwd or /etc/group gives `id` ("NAME:x:ID:…"), when it lists it.
+/// The fields of the /etc/passwd or /etc/group line ("NAME:x:ID:…") whose id is `id` and that
+/// has at least `fields` of them; empty when none has.
+std::vector<std::string_view> entry_with_id(const std::optional<std::string>& text,
+                                            const std::string& id, std::size_t fields) {
+  if (text)
+    for (auto line : core::split_lines(*text)) {
+      auto f = core::split(line, ':');
+      if (f.size() >= fields && f[2] == id) return f;
+    }
+  return {};
+}
+
+/// The name /etc/passwd or /etc/group gives `id`, when it lists it.
 std::optional<std::string> listed_name(const std::optional<std::string>& text, unsigned id) {
-  if (!text) return std::nullopt;
-  const std::string wanted = std::to_string(id);
-  for (auto line : core::split_lines(*text)) {
-    auto f = core::split(line, ':');
-    if (f.size() >= 3 && f[2] == wanted && !f[0].empty()) return std::string(f[0]);
-  }
-  return std::nullopt;
+  auto f = entry_with_id(text, std::to_string(id), 3);
+  if (f.empty() || f[0].empty()) return std::nullopt;
+  return std::string(f[0]);
 }
 
 /// The live identity: this process's user and groups (geteuid, getegid, getgroups: what it may
@@ -137,15 +145,10 @@ Identity recorded_identity(const core::Fs& fs, Note& note) {
   }
   std::string uid_text = std::to_string(*uid);
   std::string gid_text;
-  if (auto passwd = fs.read(core::paths::kEtcPasswd)) {
-    for (auto line : core::split_lines(*passwd)) {
-      auto f = core::split(line, ':');
-      if (f.size() >= 4 && f[2] == uid_text) {
-        id.user = std::string(f[0]);
-        gid_text = std::string(f[3]);
-        break;
-      }
-    }
+  const auto passwd_text = fs.read(core::paths::kEtcPasswd);
+  if (auto f = entry_with_id(passwd_text, uid_text, 4); !f.empty()) {
+    id.user = std::string(f[0]);
+    gid_text = std::string(f[3]);
   }
   if (id.user.empty()) id.user = uid_text;
   if (auto groups = fs.read(core::paths::kEtcGroup)) {

@@ -48,12 +48,13 @@ std::string basename(const std::string& path) {
 
 /// The name of a DWARF subprogram or inlined subroutine (through its abstract origin).
 std::string die_name(Dwarf_Die* die) {
+  const auto& dw = libdw();
   Dwarf_Attribute attr;
   for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name})
-    if (libdw().dwarf_attr_integrate(die, name, &attr))
-      if (const char* s = libdw().dwarf_formstring(&attr)) return demangle(s);
-  if (libdw().dwarf_attr_integrate(die, DW_AT_name, &attr))
-    if (const char* s = libdw().dwarf_formstring(&attr)) return s;
+    if (dw.dwarf_attr_integrate(die, name, &attr))
+      if (const char* s = dw.dwarf_formstring(&attr)) return demangle(s);
+  if (dw.dwarf_attr_integrate(die, DW_AT_name, &attr))
+    if (const char* s = dw.dwarf_formstring(&attr)) return s;
   return "";
 }
 
@@ -166,9 +167,10 @@ void Symbolizer::set_jit_symbols(std::vector<JitSymbol> symbols) {
 }
 
 void Symbolizer::build() {
+  const auto& dw = libdw();
   built_ = true;
   attached_ = false;
-  if (dwfl_) libdw().dwfl_end(dwfl_);
+  if (dwfl_) dw.dwfl_end(dwfl_);
   dwfl_ = begin_dwfl();
   if (!dwfl_) return;
   // libdwfl reads the mappings as /proc/<pid>/maps text, and works out each file's load bias
@@ -191,16 +193,17 @@ void Symbolizer::build() {
   for (const auto* m : files)
     text += fmt::format("{:x}-{:x} {} {:08x} 00:00 {} {}\n", m->start, m->end, m->perms, m->offset,
                         m->inode ? m->inode : 1, m->path);
-  libdw().dwfl_report_begin(dwfl_);
+  dw.dwfl_report_begin(dwfl_);
   if (!text.empty())
     if (FILE* f = fmemopen(text.data(), text.size(), "r")) {
-      libdw().dwfl_linux_proc_maps_report(dwfl_, f);
+      dw.dwfl_linux_proc_maps_report(dwfl_, f);
       std::fclose(f);
     }
-  libdw().dwfl_report_end(dwfl_, nullptr, nullptr);
+  dw.dwfl_report_end(dwfl_, nullptr, nullptr);
 }
 
 std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
+  const auto& dw = libdw();
   std::vector<StackFrame> out;
   // JIT code first: the runtime's perf map names it, whatever mapping holds it.
   auto it = std::upper_bound(jit_.begin(), jit_.end(), address,
@@ -212,16 +215,16 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
       return out;
     }
   }
-  Dwfl_Module* mod = dwfl_ ? libdw().dwfl_addrmodule(dwfl_, address) : nullptr;
+  Dwfl_Module* mod = dwfl_ ? dw.dwfl_addrmodule(dwfl_, address) : nullptr;
   if (mod) {
     Dwarf_Addr module_start = 0;
-    const char* module_name = libdw().dwfl_module_info(mod, nullptr, &module_start, nullptr,
-                                                       nullptr, nullptr, nullptr, nullptr);
+    const char* module_name = dw.dwfl_module_info(mod, nullptr, &module_start, nullptr, nullptr,
+                                                  nullptr, nullptr, nullptr);
     std::string module = module_name ? basename(module_name) : "[unknown]";
     GElf_Off offset = 0;
     GElf_Sym sym;
     const char* symbol =
-        libdw().dwfl_module_addrinfo(mod, address, &offset, &sym, nullptr, nullptr, nullptr);
+        dw.dwfl_module_addrinfo(mod, address, &offset, &sym, nullptr, nullptr, nullptr);
     StackFrame outer;
     outer.module = module;
     if (symbol) {
@@ -238,9 +241,9 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
     // Source line of the address itself: belongs to the innermost frame.
     std::string file;
     std::uint32_t line = 0;
-    if (Dwfl_Line* l = libdw().dwfl_module_getsrc(mod, address)) {
+    if (Dwfl_Line* l = dw.dwfl_module_getsrc(mod, address)) {
       int lineno = 0;
-      if (const char* src = libdw().dwfl_lineinfo(l, nullptr, &lineno, nullptr, nullptr, nullptr)) {
+      if (const char* src = dw.dwfl_lineinfo(l, nullptr, &lineno, nullptr, nullptr, nullptr)) {
         file = src;
         line = static_cast<std::uint32_t>(std::max(lineno, 0));
       }
@@ -248,13 +251,13 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
     // Inlined functions around the address, innermost first; each call site is the location in
     // the frame outside it.
     Dwarf_Addr bias = 0;
-    if (Dwarf_Die* cu = libdw().dwfl_module_addrdie(mod, address, &bias)) {
+    if (Dwarf_Die* cu = dw.dwfl_module_addrdie(mod, address, &bias)) {
       Dwarf_Die* scopes = nullptr;
-      int n = libdw().dwarf_getscopes(cu, address - bias, &scopes);
+      int n = dw.dwarf_getscopes(cu, address - bias, &scopes);
       Dwarf_Files* files = nullptr;
-      libdw().dwarf_getsrcfiles(cu, &files, nullptr);
+      dw.dwarf_getsrcfiles(cu, &files, nullptr);
       for (int i = 0; i < n; ++i) {
-        if (libdw().dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
+        if (dw.dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
         StackFrame inl;
         inl.function = die_name(&scopes[i]);
         if (inl.function.empty()) inl.function = "[inlined]";
@@ -268,12 +271,11 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
         Dwarf_Word call_file = 0, call_line = 0;
         file.clear();
         line = 0;
-        if (libdw().dwarf_formudata(libdw().dwarf_attr(&scopes[i], DW_AT_call_file, &attr),
-                                    &call_file) == 0 &&
+        if (dw.dwarf_formudata(dw.dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &call_file) ==
+                0 &&
             files)
-          if (const char* f = libdw().dwarf_filesrc(files, call_file, nullptr, nullptr)) file = f;
-        if (libdw().dwarf_formudata(libdw().dwarf_attr(&scopes[i], DW_AT_call_line, &attr),
-                                    &call_line) == 0)
+          if (const char* f = dw.dwarf_filesrc(files, call_file, nullptr, nullptr)) file = f;
+        if (dw.dwarf_formudata(dw.dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &call_line) == 0)
           line = static_cast<std::uint32_t>(call_line);
       }
       std::free(scopes);
@@ -337,14 +339,14 @@ bool memory_read(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
 }
 
 bool set_initial_registers(Dwfl_Thread* thread, void* arg) {
+  const auto& dw = libdw();
   auto* in = static_cast<Input*>(arg);
   const auto* layout = perf_regs();
   if (!layout) return false;
   std::array<std::uint64_t, 32> dwarf{};
   if (!dwarf_registers(*layout, *in->regs, dwarf)) return false;
-  if (!libdw().dwfl_thread_state_registers(thread, 0, layout->dwarf_count, dwarf.data()))
-    return false;
-  libdw().dwfl_thread_state_register_pc(thread, (*in->regs)[layout->pc]);
+  if (!dw.dwfl_thread_state_registers(thread, 0, layout->dwarf_count, dwarf.data())) return false;
+  dw.dwfl_thread_state_register_pc(thread, (*in->regs)[layout->pc]);
   return true;
 }
 
@@ -372,13 +374,14 @@ const PerfRegs* perf_regs() {
 std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
                                               const std::vector<std::uint64_t>& regs,
                                               const std::vector<unsigned char>& stack) {
+  const auto& dw = libdw();
   std::vector<std::uint64_t> pcs;
   const auto* layout = perf_regs();
   if (!layout || regs.size() < layout->count) return pcs;
   if (!built_) build();
   if (!dwfl_) return pcs;
   if (!attached_) {
-    attached_ = libdw().dwfl_attach_state(dwfl_, nullptr, tid, &kCallbacks, &input_);
+    attached_ = dw.dwfl_attach_state(dwfl_, nullptr, tid, &kCallbacks, &input_);
     if (!attached_) return pcs;
   }
   input_ = {tid, &regs, &stack, false};
@@ -390,7 +393,7 @@ std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
     out->push_back(pc);
     return out->size() >= 127 ? DWARF_CB_ABORT : DWARF_CB_OK;
   };
-  libdw().dwfl_getthread_frames(dwfl_, tid, frame, &pcs);  // a partial stack is kept
+  dw.dwfl_getthread_frames(dwfl_, tid, frame, &pcs);  // a partial stack is kept
   return pcs;
 }
 
