@@ -1,4 +1,3 @@
-#include <hwloc.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include "core/log.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "host/libhwloc.hpp"
 #include "host/microarch.hpp"
 #include "host/probes.hpp"
 
@@ -86,9 +86,10 @@ struct Topology {
 
 /// A topology object of hwloc, destroyed with its scope.
 struct HwlocTopology {
+  const Libhwloc& hwloc = libhwloc();
   hwloc_topology_t topo = nullptr;
   ~HwlocTopology() {
-    if (topo) hwloc_topology_destroy(topo);
+    if (topo) hwloc.hwloc_topology_destroy(topo);
   }
 };
 
@@ -106,21 +107,26 @@ bool load_topology(const core::Fs& fs, HwlocTopology& t, std::string& error) {
       return false;
     }
   }
-  if (hwloc_topology_init(&t.topo) != 0) {
+  const auto& hwloc = t.hwloc;
+  if (!hwloc) {
+    error = hwloc.error;
+    return false;
+  }
+  if (hwloc.hwloc_topology_init(&t.topo) != 0) {
     t.topo = nullptr;
     error = "hwloc could not start";
     return false;
   }
   // Only the CPU side: no PCI/I/O discovery (slow, and the GPU providers do their own).
-  hwloc_topology_set_io_types_filter(t.topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+  hwloc.hwloc_topology_set_io_types_filter(t.topo, HWLOC_TYPE_FILTER_KEEP_NONE);
   // Instruction caches are filtered out by default; we report L1i.
-  hwloc_topology_set_icache_types_filter(t.topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (xml &&
-      hwloc_topology_set_xmlbuffer(t.topo, xml->data(), static_cast<int>(xml->size() + 1)) != 0) {
+  hwloc.hwloc_topology_set_icache_types_filter(t.topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (xml && hwloc.hwloc_topology_set_xmlbuffer(t.topo, xml->data(),
+                                                static_cast<int>(xml->size() + 1)) != 0) {
     error = "the recorded CPU topology is not hwloc XML";
     return false;
   }
-  if (hwloc_topology_load(t.topo) != 0) {
+  if (hwloc.hwloc_topology_load(t.topo) != 0) {
     error = xml ? "hwloc could not load the recorded CPU topology"
                 : "hwloc could not load the topology";
     return false;
@@ -146,9 +152,10 @@ std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
   HwlocTopology loaded;
   if (!load_topology(fs, loaded, error)) return std::nullopt;
   hwloc_topology_t topo = loaded.topo;
+  const auto& hwloc = loaded.hwloc;
   Topology t;
   auto count = [&](hwloc_obj_type_t type) {
-    int n = hwloc_get_nbobjs_by_type(topo, type);
+    int n = hwloc.nbobjs_by_type(topo, type);
     return n > 0 ? static_cast<std::uint32_t>(n) : 0u;
   };
   t.packages = count(HWLOC_OBJ_PACKAGE);
@@ -156,9 +163,9 @@ std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
   t.threads = count(HWLOC_OBJ_PU);
   t.numa_nodes = count(HWLOC_OBJ_NUMANODE);
   for (std::uint32_t i = 0; i < t.numa_nodes; ++i)
-    if (auto* node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i); node && node->attr) {
+    if (auto* node = hwloc.obj_by_type(topo, HWLOC_OBJ_NUMANODE, i); node && node->attr) {
       t.numa_memory.push_back(node->attr->numanode.local_memory);
-      if (node->cpuset && hwloc_bitmap_iszero(node->cpuset)) t.memory_only.push_back(i);
+      if (node->cpuset && hwloc.hwloc_bitmap_iszero(node->cpuset)) t.memory_only.push_back(i);
     }
   if (t.numa_memory.size() != t.numa_nodes ||
       std::all_of(t.numa_memory.begin(), t.numa_memory.end(), [](auto b) { return b == 0; }))
@@ -173,9 +180,9 @@ std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
                                {HWLOC_OBJ_L3CACHE, 3},
                                {HWLOC_OBJ_L4CACHE, 4}};
   for (auto [type, level] : kLevels) {
-    int n = hwloc_get_nbobjs_by_type(topo, type);
+    int n = hwloc.nbobjs_by_type(topo, type);
     if (n <= 0) continue;
-    hwloc_obj_t obj = hwloc_get_obj_by_type(topo, type, 0);
+    hwloc_obj_t obj = hwloc.obj_by_type(topo, type, 0);
     if (!obj || !obj->attr) continue;
     CacheInfo c;
     c.level = level;
@@ -203,11 +210,12 @@ std::optional<std::string> topology_xml(const core::Fs& fs) {
   if (!load_topology(fs, loaded, error)) return std::nullopt;
   char* buffer = nullptr;
   int length = 0;
-  if (hwloc_topology_export_xmlbuffer(loaded.topo, &buffer, &length, 0) != 0 || !buffer)
+  if (loaded.hwloc.hwloc_topology_export_xmlbuffer(loaded.topo, &buffer, &length, 0) != 0 ||
+      !buffer)
     return std::nullopt;
   std::string xml = scrub_topology(
       std::string_view(buffer, length > 0 ? static_cast<std::size_t>(length - 1) : 0));
-  hwloc_free_xmlbuffer(loaded.topo, buffer);
+  loaded.hwloc.hwloc_free_xmlbuffer(loaded.topo, buffer);
   return xml;
 }
 

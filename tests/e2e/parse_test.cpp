@@ -72,15 +72,18 @@ TEST(Parse, MeterTakesTheCommandAfterDashesOrAfterItsOptions) {
 }
 
 TEST(Parse, ProfileRunGathersItsSamplingOptions) {
-  auto p = parsed({"profile", "run", "--hz", "999", "--gpu", "--no-children", "--call-graph",
-                   "dwarf", "--user-only", "--wall", "--timeout", "5", "-o", "-", "--", "./train"});
+  // Stacks are unwound with CFI unless fp is asked for.
+  auto plain = parsed({"profile", "run", "--", "./train"});
+  EXPECT_EQ(as<ProfileRun>(plain).options.call_graph, CallGraph::dwarf);
+  auto p = parsed({"profile", "run", "--hz", "999", "--gpu", "--no-children", "--call-graph", "fp",
+                   "--user-only", "--wall", "--timeout", "5", "-o", "-", "--", "./train"});
   ASSERT_NE(p.info, nullptr);
   EXPECT_STREQ(p.info->path, "profile run");
   auto& r = as<ProfileRun>(p);
   EXPECT_EQ(r.options.hz, 999);
   EXPECT_TRUE(has(r.options.features, Feature::gpu_activity));
   EXPECT_FALSE(r.options.children);
-  EXPECT_EQ(r.options.call_graph, CallGraph::dwarf);
+  EXPECT_EQ(r.options.call_graph, CallGraph::frame_pointers);
   EXPECT_FALSE(r.options.kernel);
   EXPECT_TRUE(r.options.wall);
   EXPECT_EQ(r.options.timeout_s, 5);
@@ -151,6 +154,11 @@ TEST(Parse, HelpAndVersionEndParsingWithZero) {
   auto version = ended({"--version"});
   EXPECT_EQ(version.code, 0);
   EXPECT_EQ(version.out, std::string("mainboard ") + kVersion + "\n");
+  // Alone, it is answered before the table is built; beside a global option, by the parser:
+  // the same words.
+  auto parsed_version = ended({"--no-cache", "--version"});
+  EXPECT_EQ(parsed_version.code, 0);
+  EXPECT_EQ(parsed_version.out, version.out);
   auto help = ended({"--help"});
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("Usage: mainboard"), std::string::npos);

@@ -76,25 +76,26 @@ TEST(SpansOnly, NeedsOnlyTheCAndCxxRuntime) {
   for (const auto& l : needed(MAINBOARD_SPANS_ONLY))
     EXPECT_TRUE(runtime(l) || l.rfind("libmainboard_spans.so", 0) == 0)
         << "a spans-only program needs " << l;
-  // The full library is where hwloc is; fmt and spdlog are compiled in, and elfutils is loaded
-  // when a frame is first named, not when the library is.
+  // fmt and spdlog are compiled into the full library; hwloc is loaded when the topology is
+  // first read, elfutils when a frame is first named, not when the library is.
   std::set<std::string> full;
   for (const auto& l : needed(MAINBOARD_FULL_LIBRARY))
     full.insert(l.substr(0, l.find(".so")));
-  for (const char* expected : {"libmainboard_spans", "libhwloc"})
-    EXPECT_TRUE(full.count(expected)) << "libmainboard does not need " << expected;
-  for (const char* other : {"libfmt", "libspdlog", "libdw", "libelf", "libmicrohttpd"})
+  EXPECT_TRUE(full.count("libmainboard_spans")) << "libmainboard does not need its spans";
+  for (const char* other :
+       {"libhwloc", "libudev", "libfmt", "libspdlog", "libdw", "libelf", "libmicrohttpd"})
     EXPECT_FALSE(full.count(other)) << "libmainboard links " << other;
 }
 
-// `mainboard --version`, `snapshot` and `check` start without elfutils, compression, HTTP, TLS
-// or C++ shared libraries: the profiler loads elfutils, `serve` libmicrohttpd, when they start.
+// `mainboard --version` starts on the C library alone, `snapshot` and `check` without elfutils,
+// compression, HTTP, TLS or C++ shared libraries: a topology reading loads hwloc, the profiler
+// elfutils, `serve` libmicrohttpd, when they start.
 TEST(Startup, TheCommandLinksNoProfilingOrHttpLibrary) {
   std::set<std::string> linked;
   for (const auto& l : needed(MAINBOARD_CLI))
     linked.insert(l.substr(0, l.find(".so")));
-  EXPECT_TRUE(linked.count("libhwloc"));
-  for (const char* lazy : {"libmicrohttpd", "libgnutls", "libfmt", "libspdlog"})
+  for (const char* lazy :
+       {"libhwloc", "libudev", "libmicrohttpd", "libgnutls", "libfmt", "libspdlog"})
     EXPECT_FALSE(linked.count(lazy)) << "mainboard links " << lazy;
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   // The sanitizer builds link elfutils and the shared C++ runtime (src/CMakeLists.txt).
@@ -102,6 +103,39 @@ TEST(Startup, TheCommandLinksNoProfilingOrHttpLibrary) {
     EXPECT_FALSE(linked.count(lazy)) << "mainboard links " << lazy;
   EXPECT_FALSE(linked.count("libstdc++")) << "the C++ runtime is linked into the command";
 #endif
+}
+
+// What the loader and the command open, as strace sees it: `--version` no library but the C
+// library's family, `snapshot` hwloc as well (its topology), neither of them elfutils.
+TEST(Startup, TheVersionOpensOnlyTheCLibraryAndTheSnapshotLoadsHwloc) {
+  TempDir dir;
+  auto libraries = [&](std::vector<std::string> args) {
+    auto log = dir.path / "strace.log";
+    // -z: the opens that succeeded, each on one line (none split by another thread's call).
+    std::vector<std::string> argv{
+        "strace", "-f", "-z", "-qq", "-o", log.string(), "-e", "trace=open,openat", MAINBOARD_CLI};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run(argv, {{"ASAN_OPTIONS", "detect_leaks=0"}});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::set<std::string> opened;
+    std::regex re(R"re(open(?:at)?\(.*"[^"]*/(lib[^"/]+\.so[^"/]*)")re");
+    std::istringstream lines(read(log));
+    std::smatch m;
+    for (std::string line; std::getline(lines, line);)
+      if (std::regex_search(line, m, re))
+        opened.insert(m[1].str().substr(0, m[1].str().find(".so")));
+    return opened;
+  };
+  auto version = libraries({"--version"});
+  ASSERT_TRUE(version.count("libc")) << "strace saw no library opened";
+  for (const auto& lib : version)
+    EXPECT_TRUE(runtime(lib + ".so")) << "--version opened " << lib;
+  auto snapshot = libraries({"snapshot", "--json", "--no-toolchain"});
+  EXPECT_TRUE(snapshot.count("libhwloc"));
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  EXPECT_FALSE(snapshot.count("libdw"));  // the sanitizer builds link it (src/CMakeLists.txt)
+#endif
+  EXPECT_FALSE(snapshot.count("libmicrohttpd"));
 }
 
 TEST(SpansOnly, StartsNoProcessAndOpensNoHardwareOrVendorLibrary) {

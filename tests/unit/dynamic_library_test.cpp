@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "core/dynamic_library.hpp"
+#include "host/libhwloc.hpp"
 #include "symbols/libdw.hpp"
 
 using mainboard::core::DynamicLibrary;
@@ -67,4 +69,37 @@ TEST(Libdw, ALibraryWithoutTheFunctionsNamesThem) {
   EXPECT_FALSE(dw);
   EXPECT_NE(dw.error.find("lacks dwfl_begin, dwfl_end"), std::string::npos) << dw.error;
   EXPECT_NE(dw.gelf_getsym, nullptr);  // libelf's half is there
+}
+
+// hwloc is loaded when the topology is first read (host/libhwloc.hpp).
+TEST(Libhwloc, TheInstalledLibraryFillsEverySlotAndCountsThisMachine) {
+  const auto& hwloc = mainboard::host::libhwloc();
+  ASSERT_TRUE(hwloc) << hwloc.error;
+  EXPECT_EQ(hwloc.hwloc_get_api_version() >> 16, HWLOC_API_VERSION >> 16);
+  hwloc_topology_t topo = nullptr;
+  ASSERT_EQ(hwloc.hwloc_topology_init(&topo), 0);
+  hwloc.hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+  ASSERT_EQ(hwloc.hwloc_topology_load(topo), 0);
+  // The two helpers hwloc.h has inline, rebuilt on the table: as many PUs as CPUs online.
+  EXPECT_EQ(hwloc.nbobjs_by_type(topo, HWLOC_OBJ_PU),
+            static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)));
+  auto* pu = hwloc.obj_by_type(topo, HWLOC_OBJ_PU, 0);
+  ASSERT_NE(pu, nullptr);
+  EXPECT_EQ(pu->type, HWLOC_OBJ_PU);
+  EXPECT_EQ(hwloc.obj_by_type(topo, HWLOC_OBJ_PU, 100000), nullptr);
+  EXPECT_EQ(hwloc.nbobjs_by_type(topo, HWLOC_OBJ_PCI_DEVICE), 0);  // filtered out: no such depth
+  hwloc.hwloc_topology_destroy(topo);
+  EXPECT_EQ(&hwloc, &mainboard::host::libhwloc());  // loaded once
+}
+
+TEST(Libhwloc, AMissingOrWrongLibrarySaysWhy) {
+  auto missing = mainboard::host::load_libhwloc("/no/such/libhwloc.so.15");
+  EXPECT_FALSE(missing);
+  EXPECT_NE(missing.error.find("/no/such/libhwloc.so.15 not loaded"), std::string::npos)
+      << missing.error;
+  EXPECT_EQ(missing.hwloc_topology_init, nullptr);
+  auto other = mainboard::host::load_libhwloc(MAINBOARD_TEST_LIB);
+  EXPECT_FALSE(other);
+  EXPECT_NE(other.error.find("lacks hwloc_get_api_version, hwloc_topology_init"), std::string::npos)
+      << other.error;
 }

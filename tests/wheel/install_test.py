@@ -43,10 +43,10 @@ def check_elves(wheel: Path, unpacked: Path) -> None:
         zf.extractall(unpacked)
     carried = {p.name for p in (unpacked / "mainboard.libs").iterdir()}
     # Loaded with dlopen when first needed, so no ELF file names them: carried all the same.
-    for later in ("libdw.so.1", "libelf.so.1", "libmicrohttpd.so.12"):
+    for later in ("libhwloc.so.15", "libdw.so.1", "libelf.so.1", "libmicrohttpd.so.12"):
         if later not in carried:
-            raise SystemExit(f"FAILED: the wheel does not carry {later}, which the profiler "
-                             "or serve loads when it starts")
+            raise SystemExit(f"FAILED: the wheel does not carry {later}, which the topology, "
+                             "the profiler or serve loads when first needed")
     elves = [p for p in unpacked.rglob("*") if p.is_file() and p.read_bytes()[:4] == b"\x7fELF"]
     assert len(elves) >= 4, elves
     for elf in elves:
