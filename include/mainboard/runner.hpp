@@ -54,6 +54,10 @@ class MAINBOARD_API Runner {
   /// instead, and a cache keys on it: the shim's own file does not change when the selection does.
   virtual std::optional<std::string> launched_program(const std::string& path) const;
 
+  /// The search path (PATH's value) this runner finds executables on, where those are this
+  /// host's files; empty for a runner that answers from elsewhere.
+  virtual std::optional<std::string> search_path() const { return std::nullopt; }
+
   CommandResult run(const Command& command) const;
 };
 
@@ -67,6 +71,7 @@ class MAINBOARD_API LocalRunner final : public Runner {
   std::optional<std::string> find_executable(std::string_view name) const override;
   std::vector<CommandResult> run_all(const std::vector<Command>& commands) const override;
   std::optional<std::string> launched_program(const std::string& path) const override;
+  std::optional<std::string> search_path() const override { return path_; }
 
  private:
   std::string path_;

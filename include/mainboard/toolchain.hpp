@@ -3,9 +3,11 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mainboard/export.hpp"
@@ -47,7 +49,8 @@ struct MAINBOARD_API ToolProbe {
 MAINBOARD_API std::span<const ToolProbe> tool_probes();
 
 /// Version answers kept on disk, keyed by a binary's resolved path, size and mtime, so that a
-/// second probe spawns nothing for tools that did not change.
+/// second probe spawns nothing for tools that did not change; and which of the probes' names
+/// each PATH directory holds, by the directory's mtime, so that it looks for absent ones in none.
 class MAINBOARD_API ToolCache {
  public:
   /// `file` is the JSON cache file; it need not exist yet.
@@ -60,12 +63,17 @@ class MAINBOARD_API ToolCache {
   void save() const;
   /// The key for a binary: path, size, mtime and the version arguments.
   static std::optional<std::string> key_for(const std::string& path, const ToolProbe& probe);
+  /// The executable `name` runs on the search path `path`, as a shell finds it, looking again
+  /// only in the directories that changed since the cache last looked. Any thread.
+  std::optional<std::string> find_on_path(std::string_view name, std::string_view path);
   std::size_t hits() const { return hits_; }
   std::size_t misses() const { return misses_; }
 
  private:
   std::filesystem::path file_;
   std::map<std::string, std::optional<std::string>> entries_;
+  struct PathMemory;
+  std::shared_ptr<PathMemory> path_;
   bool dirty_ = false;
   mutable std::size_t hits_ = 0;
   mutable std::size_t misses_ = 0;

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,6 +41,46 @@ std::optional<std::string> find_program(std::string_view name, std::string_view 
     std::string file =
         (dir.empty() ? std::string(".") : std::string(dir)) + "/" + std::string(name);
     if (executable_file(file)) return absolute(file);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> PathIndex::find(std::string_view name, std::string_view path) {
+  if (name.empty() || name.find('/') != std::string_view::npos) return find_program(name, path);
+  for (auto entry : split(path, ':')) {
+    if (entry.empty() || entry.front() != '/') {  // the current directory: looked at each time
+      std::string file =
+          (entry.empty() ? std::string(".") : std::string(entry)) + "/" + std::string(name);
+      if (executable_file(file)) return absolute(file);
+      continue;
+    }
+    std::string dir(entry);
+    auto seen = checked_.find(dir);
+    if (seen == checked_.end()) {
+      struct stat st {};
+      bool exists = ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+      seen = checked_.emplace(dir, exists).first;
+      if (exists) {
+        std::int64_t mtime = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+        auto& known = directories[dir];
+        if (known.mtime_ns != mtime || known.mtime_ns + 1'000'000'000 > known.read_ns) {
+          timespec now{};
+          ::clock_gettime(CLOCK_REALTIME, &now);
+          known = {mtime, std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec, {}};
+          changed_ = true;
+        }
+      }
+    }
+    if (!seen->second) continue;  // no such directory: nothing in it
+    auto& names = directories[dir].names;
+    std::string file = dir + "/" + std::string(name);
+    auto held = names.find(name);
+    if (held == names.end()) {
+      struct stat st {};
+      held = names.emplace(std::string(name), ::lstat(file.c_str(), &st) == 0).first;
+      changed_ = true;
+    }
+    if (held->second && executable_file(file)) return absolute(file);
   }
   return std::nullopt;
 }

@@ -5,9 +5,13 @@
 // code. One rule each, so that the commands cannot start different programs for one name or
 // report one ending two ways.
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mainboard::core {
@@ -20,6 +24,32 @@ bool executable_file(const std::string& file);
 /// PATH value), where an empty entry means the current directory and a relative entry is
 /// relative to it. Empty when there is none.
 std::optional<std::string> find_program(std::string_view name, std::string_view path);
+
+/// find_program with a memory of absences, for a probe that looks for the same few dozen names
+/// at every run: which of them each PATH directory held, kept with the directory's mtime. A name
+/// appears in a directory only by a change of that directory, so while its mtime stays, a name it
+/// did not hold is not looked for there again (one stat of the directory instead of one per name
+/// and directory). A name it held is checked as find_program checks it. A directory changed
+/// within a second before it was read is read again (a change in the same tick would not show
+/// in its mtime); relative entries (the current directory) are never remembered.
+class PathIndex {
+ public:
+  struct Directory {
+    std::int64_t mtime_ns = 0;  ///< the directory's mtime when its names were read
+    std::int64_t read_ns = 0;   ///< when they were read (the wall clock)
+    std::map<std::string, bool, std::less<>> names;  ///< each name asked: whether it was there
+  };
+  /// As find_program(name, path).
+  std::optional<std::string> find(std::string_view name, std::string_view path);
+  /// What is remembered, by directory; read from and saved to a cache by its owner.
+  std::map<std::string, Directory, std::less<>> directories;
+  /// Whether find() learned something since this object was made or the last call.
+  bool take_changed() { return std::exchange(changed_, false); }
+
+ private:
+  std::map<std::string, bool, std::less<>> checked_;  // directories statted by this object
+  bool changed_ = false;
+};
 
 /// Why find_program found nothing for `name`: "not found on PATH", "no such file", "is a
 /// directory" or "not an executable file".

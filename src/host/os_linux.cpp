@@ -70,7 +70,7 @@ OperatingSystem probe_os(const core::Fs& fs, const Runner& runner, Note& note) {
     if (n && *n >= 4096 && *n <= (1 << 20) && (*n & (*n - 1)) == 0)
       os.page_size_bytes = static_cast<std::uint64_t>(*n);
   };
-  if (fs.root() == "/" && dynamic_cast<const LocalRunner*>(&runner)) {
+  if (fs.root() == "/" && runner.search_path()) {
     char buf[64] = {};
     if (::confstr(_CS_GNU_LIBC_VERSION, buf, sizeof buf) > 0) set_libc(buf);
     set_page(std::to_string(::sysconf(_SC_PAGESIZE)));

@@ -2,14 +2,17 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
+#include "core/process.hpp"
 #include "mainboard/runner.hpp"
 
 namespace mainboard {
@@ -70,13 +73,15 @@ std::optional<std::string> parse_version(const ToolProbe& probe, const CommandRe
   return std::nullopt;
 }
 
-/// The tool as found on PATH (first candidate binary that exists), without its version yet.
-DetectedTool locate(const ToolProbe& probe, const Runner& runner) {
+/// The tool as found on PATH (first candidate binary that exists), without its version yet:
+/// through the cache's index of the PATH directories where the runner searches this host's.
+DetectedTool locate(const ToolProbe& probe, const Runner& runner, ToolCache* cache) {
   DetectedTool tool;
   tool.name = probe.name;
   tool.category = probe.category;
+  auto search = cache ? runner.search_path() : std::nullopt;
   for (const auto& bin : probe.binaries) {
-    if (auto path = runner.find_executable(bin)) {
+    if (auto path = search ? cache->find_on_path(bin, *search) : runner.find_executable(bin)) {
       tool.path = *path;
       tool.available = true;
       break;
@@ -88,7 +93,7 @@ DetectedTool locate(const ToolProbe& probe, const Runner& runner) {
 }  // namespace
 
 DetectedTool ToolProbe::detect(const Runner& runner) const {
-  auto tool = locate(*this, runner);
+  auto tool = locate(*this, runner, nullptr);
   if (tool.available)
     tool.version =
         parse_version(*this, runner.run(version_command(
@@ -96,7 +101,13 @@ DetectedTool ToolProbe::detect(const Runner& runner) const {
   return tool;
 }
 
-ToolCache::ToolCache(std::filesystem::path file) : file_(std::move(file)) {
+struct ToolCache::PathMemory {
+  std::mutex mutex;
+  core::PathIndex index;
+};
+
+ToolCache::ToolCache(std::filesystem::path file)
+    : file_(std::move(file)), path_(std::make_shared<PathMemory>()) {
   std::ifstream in(file_);
   if (!in) return;
   std::stringstream ss;
@@ -112,6 +123,28 @@ ToolCache::ToolCache(std::filesystem::path file) : file_(std::move(file)) {
     else if (value.is_null())
       entries_[key] = std::nullopt;
   }
+  // {"/usr/bin": {"mtime_ns": …, "read_ns": …, "held": ["gcc", …], "absent": ["icx", …]}}: an
+  // entry that is not all of that is left out (its directory is read again).
+  auto index = j.find("path_index");
+  if (index == j.end() || !index->is_object()) return;
+  for (auto& [dir, value] : index->items()) {
+    auto mtime = value.find("mtime_ns"), read = value.find("read_ns");
+    auto held = value.find("held"), absent = value.find("absent");
+    if (!value.is_object() || mtime == value.end() || !mtime->is_number_integer() ||
+        read == value.end() || !read->is_number_integer() || held == value.end() ||
+        !held->is_array() || absent == value.end() || !absent->is_array())
+      continue;
+    core::PathIndex::Directory d{mtime->get<std::int64_t>(), read->get<std::int64_t>(), {}};
+    for (const auto* list : {&*held, &*absent})
+      for (const auto& name : *list)
+        if (name.is_string()) d.names[name.get<std::string>()] = list == &*held;
+    path_->index.directories[dir] = std::move(d);
+  }
+}
+
+std::optional<std::string> ToolCache::find_on_path(std::string_view name, std::string_view path) {
+  std::lock_guard lock(path_->mutex);
+  return path_->index.find(name, path);
 }
 
 std::optional<std::filesystem::path> ToolCache::default_file() {
@@ -140,7 +173,8 @@ void ToolCache::store(const std::string& key, const std::optional<std::string>& 
 }
 
 void ToolCache::save() const {
-  if (!dirty_) return;
+  std::lock_guard lock(path_->mutex);
+  if (!path_->index.take_changed() && !dirty_) return;
   nlohmann::json entries = nlohmann::json::object();
   for (const auto& [key, value] : entries_) {
     if (value)
@@ -148,7 +182,25 @@ void ToolCache::save() const {
     else
       entries[key] = nullptr;
   }
-  nlohmann::json j = {{"version", 1}, {"entries", entries}};
+  // The directories read most recently, at most 64: PATH differs from shell to shell, and a
+  // directory left out is only read again.
+  std::vector<const std::pair<const std::string, core::PathIndex::Directory>*> dirs;
+  for (const auto& d : path_->index.directories)
+    dirs.push_back(&d);
+  std::sort(dirs.begin(), dirs.end(),
+            [](const auto* a, const auto* b) { return a->second.read_ns > b->second.read_ns; });
+  if (dirs.size() > 64) dirs.resize(64);
+  nlohmann::json index = nlohmann::json::object();
+  for (const auto* d : dirs) {
+    nlohmann::json held = nlohmann::json::array(), absent = nlohmann::json::array();
+    for (const auto& [name, there] : d->second.names)
+      (there ? held : absent).push_back(name);
+    index[d->first] = {{"mtime_ns", d->second.mtime_ns},
+                       {"read_ns", d->second.read_ns},
+                       {"held", held},
+                       {"absent", absent}};
+  }
+  nlohmann::json j = {{"version", 1}, {"entries", entries}, {"path_index", index}};
   try {
     std::error_code ec;
     std::filesystem::create_directories(file_.parent_path(), ec);
@@ -182,7 +234,7 @@ Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> prob
   std::vector<std::optional<std::string>> keys;
   std::vector<const ToolProbe*> sources;
   for (const auto& p : probes) {
-    auto tool = locate(p, runner);
+    auto tool = locate(p, runner, cache);
     if (!tool.available) continue;  // only tools present on PATH are kept
     // A pyenv shim is asked through the interpreter it selects: no bash and pyenv started, and
     // the cache keyed by that interpreter (the shim stays the same file when the choice changes).

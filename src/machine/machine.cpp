@@ -27,10 +27,39 @@ std::filesystem::path resolve_sysroot(const std::filesystem::path& requested) {
 
 }  // namespace
 
+namespace {
+
+/// A live runner whose executables are found through the tool cache's index of its PATH
+/// directories (ToolCache::find_on_path) instead of a stat of each name in each directory.
+class IndexedRunner final : public Runner {
+ public:
+  IndexedRunner(std::shared_ptr<const Runner> inner, std::shared_ptr<ToolCache> cache,
+                std::string path)
+      : inner_(std::move(inner)), cache_(cache), path_(std::move(path)) {}
+  std::optional<std::string> find_executable(std::string_view name) const override {
+    if (name.find('/') != std::string_view::npos) return inner_->find_executable(name);
+    return cache_->find_on_path(name, path_);
+  }
+  std::vector<CommandResult> run_all(const std::vector<Command>& commands) const override {
+    return inner_->run_all(commands);
+  }
+  std::optional<std::string> launched_program(const std::string& path) const override {
+    return inner_->launched_program(path);
+  }
+  std::optional<std::string> search_path() const override { return path_; }
+
+ private:
+  std::shared_ptr<const Runner> inner_;
+  std::shared_ptr<ToolCache> cache_;
+  std::string path_;
+};
+
+}  // namespace
+
 struct Machine::Impl {
   Options options;
   machine::Sources sources;
-  std::optional<ToolCache> tool_cache;
+  std::shared_ptr<ToolCache> tool_cache;  // shared with the runner, which may outlive this
 
   // Identity: each probe of the table fills its fields of `identity` once.
   MachineSnapshot identity;
@@ -124,9 +153,15 @@ Machine::Machine(Options options) : impl_(std::make_unique<Impl>()) {
   if (m.options.toolchain_cache && fs.is_live()) {
     auto file =
         m.options.toolchain_cache_file ? m.options.toolchain_cache_file : ToolCache::default_file();
-    if (file) m.tool_cache.emplace(*file);
+    if (file) m.tool_cache = std::make_shared<ToolCache>(*file);
   }
-  m.sources.tool_cache = m.tool_cache ? &*m.tool_cache : nullptr;
+  m.sources.tool_cache = m.tool_cache.get();
+  // Every probe that looks for a program (a scheduler's commands, dmidecode, the tools) looks
+  // through the cache's index of PATH: about 150 names a snapshot, most of them absent.
+  if (m.tool_cache && !m.options.runner)
+    if (auto path = m.sources.runner->search_path())
+      m.sources.runner =
+          std::make_shared<IndexedRunner>(m.sources.runner, m.tool_cache, std::move(*path));
   Impl* impl = impl_.get();
   m.sources.gpus = [impl]() -> const std::vector<std::shared_ptr<Gpu>>& {
     impl->probe_units();
@@ -313,7 +348,9 @@ MachineSnapshot Machine::snapshot(const SnapshotOptions& options) const {
   };
   // The identity probes that start programs (version probes, dmidecode, getconf) each run on a
   // thread of their own, beside the rest: a program's start-up is their cost, not their work.
-  std::vector<const char*> spawning{"dimms", "os"};
+  // So does the CPU's topology (hwloc loaded, then about a hundred files of /sys read): the
+  // longest of them all, begun first, beside the GPU providers' loading of their libraries.
+  std::vector<const char*> spawning{"cpu", "dimms", "os"};
   if (options.toolchain) spawning.insert(spawning.begin(), "toolchain");
   std::vector<std::future<void>> programs;
   for (const char* name : spawning) {
@@ -355,6 +392,7 @@ MachineSnapshot Machine::snapshot(const SnapshotOptions& options) const {
     }
   s.diagnostics = identity_diagnostics();
   s.diagnostics.insert(s.diagnostics.end(), live.begin(), live.end());
+  if (m.tool_cache) m.tool_cache->save();  // what the probes learned of PATH (when anything)
   return s;
 }
 

@@ -1,5 +1,7 @@
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <fstream>
 
@@ -105,6 +107,100 @@ TEST(ToolCache, CorruptFileIsRebuilt) {
   cache.save();
   ToolCache again(file);
   EXPECT_EQ(again.lookup("k"), std::optional<std::string>("1.0"));
+}
+
+namespace {
+/// Sets a directory's mtime `seconds_ago`, keeping it exactly (nanoseconds included).
+timespec set_mtime(const std::filesystem::path& dir, timespec when) {
+  timespec times[2] = {when, when};
+  EXPECT_EQ(::utimensat(AT_FDCWD, dir.c_str(), times, 0), 0);
+  return when;
+}
+timespec seconds_ago(int seconds) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  now.tv_sec -= seconds;
+  return now;
+}
+}  // namespace
+
+TEST(ToolCache, AbsentNamesAreNotLookedForAgainUntilTheirDirectoryChanges) {
+  TempDir dir;
+  dir.mkdir("one");
+  dir.mkdir("two");
+  auto one = dir.path() / "one", two = dir.path() / "two";
+  std::string path = one.string() + ":" + two.string();
+  auto file = dir.path() / "tools.json";
+  auto old_two = set_mtime(two, seconds_ago(100));
+  set_mtime(one, seconds_ago(100));
+  {
+    ToolCache cache(file);
+    EXPECT_FALSE(cache.find_on_path("mytool", path));
+    cache.save();
+  }
+  // mytool appears in `two` while its mtime stays what it was (which only this test can do):
+  // the cache does not look for it there, which shows it no longer stats absent names.
+  auto tool = dir.write("two/mytool", "#!/bin/sh\n");
+  ::chmod(tool.c_str(), 0755);
+  set_mtime(two, old_two);
+  EXPECT_FALSE(ToolCache(file).find_on_path("mytool", path));
+  // Any change of the directory (here its mtime) and it is read again.
+  set_mtime(two, seconds_ago(50));
+  {
+    ToolCache cache(file);
+    EXPECT_EQ(cache.find_on_path("mytool", path), tool.string());
+    cache.save();
+  }
+  // A name a directory holds is checked each time, as a shell does: no longer executable, the
+  // next directory's is found.
+  auto first = dir.write("one/mytool", "#!/bin/sh\n");
+  ::chmod(first.c_str(), 0755);
+  set_mtime(one, seconds_ago(40));
+  EXPECT_EQ(ToolCache(file).find_on_path("mytool", path), first.string());
+  {
+    ToolCache cache(file);
+    EXPECT_EQ(cache.find_on_path("mytool", path), first.string());
+    cache.save();
+  }
+  ::chmod(first.c_str(), 0644);
+  EXPECT_EQ(ToolCache(file).find_on_path("mytool", path), tool.string());
+}
+
+TEST(ToolCache, ADirectoryChangedJustBeforeItWasReadIsReadAgain) {
+  TempDir dir;
+  dir.mkdir("bin");
+  auto bin = dir.path() / "bin";
+  auto file = dir.path() / "tools.json";
+  auto now = set_mtime(bin, seconds_ago(0));  // changed in the tick it is read
+  {
+    ToolCache cache(file);
+    EXPECT_FALSE(cache.find_on_path("mytool", bin.string()));
+    cache.save();
+  }
+  // Another change in the same tick would leave the same mtime: not trusted, so it is seen.
+  auto tool = dir.write("bin/mytool", "#!/bin/sh\n");
+  ::chmod(tool.c_str(), 0755);
+  set_mtime(bin, now);
+  EXPECT_EQ(ToolCache(file).find_on_path("mytool", bin.string()), tool.string());
+}
+
+TEST(ToolCache, AnIndexThatIsNotWhatItShouldBeIsLeftOut) {
+  TempDir dir;
+  auto tool = dir.write("bin/mytool", "#!/bin/sh\n");
+  ::chmod(tool.c_str(), 0755);
+  auto bin = (dir.path() / "bin").string();
+  for (
+      const std::string& index : std::vector<std::string>{
+          R"("garbage")", R"({")" + bin + R"(": {"mtime_ns": "x"}})",
+          R"({")" + bin +
+              R"(": {"mtime_ns": 1, "read_ns": 9000000000000000000, "held": [], "absent": ["mytool", 3]}})"}) {
+    auto file =
+        dir.write("tools.json", R"({"version": 1, "entries": {}, "path_index": )" + index + "}");
+    ToolCache cache(file);
+    EXPECT_EQ(cache.find_on_path("mytool", bin), tool.string()) << index;  // mtime 1 is not bin's
+    cache.save();
+    EXPECT_EQ(ToolCache(file).find_on_path("mytool", bin), tool.string()) << index;
+  }
 }
 
 TEST(ToolCache, TimeoutsAreNotRemembered) {
