@@ -1,5 +1,7 @@
 #include "providers/nvidia/libraries.hpp"
 
+#include <unistd.h>
+
 #include <map>
 #include <mutex>
 
@@ -191,6 +193,15 @@ std::optional<std::string> library_path(const core::EnvMap& env, const char* var
   return std::string(fallback);
 }
 
+/// Why the driver's libraries cannot work here, when no NVIDIA kernel driver is loaded (neither
+/// its control device, its /proc directory, nor WSL's GPU device): a library of the driver looked
+/// for anyway is looked for in about thirty directories, to fail in each.
+std::optional<std::string> no_kernel_driver() {
+  for (const char* path : {"/dev/nvidiactl", "/proc/driver/nvidia", "/dev/dxg"})
+    if (::access(path, F_OK) == 0) return std::nullopt;
+  return "no NVIDIA kernel driver (no /dev/nvidiactl, /proc/driver/nvidia or /dev/dxg)";
+}
+
 template <class Lib>
 std::shared_ptr<Lib> not_for_recorded_host(const char* variable) {
   auto lib = std::make_shared<Lib>();
@@ -204,6 +215,12 @@ std::shared_ptr<Lib> not_for_recorded_host(const char* variable) {
 std::shared_ptr<NvmlLibrary> load_nvml(const core::EnvMap& env, bool live) {
   auto path = library_path(env, "MAINBOARD_NVML_LIBRARY", "libnvidia-ml.so.1", live);
   if (!path) return not_for_recorded_host<NvmlLibrary>("MAINBOARD_NVML_LIBRARY");
+  if (!core::env_value(env, "MAINBOARD_NVML_LIBRARY"))
+    if (auto why = no_kernel_driver()) {
+      auto n = std::make_shared<NvmlLibrary>();
+      n->error = "NVML not loaded: " + *why;
+      return n;
+    }
   auto n = shared<NvmlLibrary>(*path, open_nvml);
   if (!n->ok) core::log().debug("nvidia: {}", n->error);
   return n;
@@ -212,6 +229,12 @@ std::shared_ptr<NvmlLibrary> load_nvml(const core::EnvMap& env, bool live) {
 std::shared_ptr<CudaLibrary> load_cuda(const core::EnvMap& env, bool live) {
   auto path = library_path(env, "MAINBOARD_CUDA_LIBRARY", "libcuda.so.1", live);
   if (!path) return not_for_recorded_host<CudaLibrary>("MAINBOARD_CUDA_LIBRARY");
+  if (!core::env_value(env, "MAINBOARD_CUDA_LIBRARY"))
+    if (auto why = no_kernel_driver()) {
+      auto c = std::make_shared<CudaLibrary>();
+      c->error = "CUDA driver not loaded: " + *why;
+      return c;
+    }
   auto c = shared<CudaLibrary>(*path, open_cuda);
   if (!c->ok) core::log().debug("nvidia: {}", c->error);
   return c;
