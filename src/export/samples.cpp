@@ -9,20 +9,25 @@ namespace mainboard {
 
 namespace {
 
-std::string folded_frame_name(const StackFrame& f) {
-  std::string name = f.function;
+/// A name as one field of a folded line: ';' separates frames and a line ends at a newline, so
+/// neither (nor any other control character) may stand in it.
+std::string folded_name(std::string name) {
   for (auto& c : name)
-    if (c == ';') c = ':';  // the folded format's separator
+    if (c == ';')
+      c = ':';
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      c = '?';
   return name;
+}
+
+std::string folded_frame_name(const StackFrame& f) {
+  return folded_name(f.function);
 }
 
 std::string thread_label(const Profile& p, std::uint32_t thread) {
   if (thread >= p.threads.size()) return "thread " + std::to_string(thread);
   const auto& t = p.threads[thread];
-  std::string name = t.name.empty() ? "thread" : t.name;
-  for (auto& c : name)
-    if (c == ';') c = ':';
-  return name + "-" + std::to_string(t.tid);
+  return folded_name(t.name.empty() ? "thread" : t.name) + "-" + std::to_string(t.tid);
 }
 
 }  // namespace
@@ -31,8 +36,9 @@ std::string Profile::folded(bool per_process) const {
   // The root: the command's name (else the first thread's), or each thread of its own.
   std::string root = command;
   if (root.empty()) root = threads.empty() || threads[0].name.empty() ? "program" : threads[0].name;
+  root = folded_name(root);
   for (auto& c : root)
-    if (c == ';' || c == ' ') c = '_';
+    if (c == ' ') c = '_';
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> counts;  // (thread, stack)
   for (const auto& s : samples)
     ++counts[{s.thread, s.stack}];

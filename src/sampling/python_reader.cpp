@@ -148,8 +148,14 @@ bool PythonReader::code_at(std::uint64_t address, const unsigned char* header, s
   std::uint64_t table = field(L.code_linetable);
   std::int32_t first_line = 0;
   std::memcpy(&first_line, header + L.code_firstlineno, sizeof first_line);
-  bool named = read_string(qualname ? qualname : name, code.qualname);
-  bool filed = read_string(file, code.file);
+  // A name is an identifier (or "<module>", "<lambda>", dotted): a control character in it is a
+  // torn read, and a file name that holds one would break every line-based format downstream.
+  auto plain = [](const std::string& text) {
+    return std::none_of(text.begin(), text.end(),
+                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  };
+  bool named = read_string(qualname ? qualname : name, code.qualname) && plain(code.qualname);
+  bool filed = read_string(file, code.file) && plain(code.file);
   std::string lines;
   bool lined = read_bytes_object(table, lines);
   if (!named || !filed || !lined) {

@@ -661,6 +661,23 @@ TEST(Samples, FoldedStacksForFlamegraph) {
             "worker-71;main;io_wait 3\n");
 }
 
+// A name that holds the format's separators (a frame read from a file or a process, a thread
+// named by its program) cannot split a line or a stack: every line keeps its count.
+TEST(Samples, FoldedLinesSurviveNamesWithSeparatorsAndControlCharacters) {
+  auto p = sampled();
+  p.command = "my app;v2\n";
+  p.frames[0].function = "main\nfake 99";
+  p.frames[1].function = "a;b\r\x1e";
+  p.threads[0].name = "main\tthread";
+  EXPECT_EQ(p.folded(),
+            "my_app:v2?;main?fake 99;a:b??;a:b?? 1\n"
+            "my_app:v2?;main?fake 99;a:b??;kernel_loop 6\n"
+            "my_app:v2?;main?fake 99;io_wait 3\n");
+  for (const auto& line : core::split_lines(p.folded(true)))
+    EXPECT_NE(line.rfind(' '), std::string_view::npos) << line;
+  EXPECT_EQ(p.folded(true).substr(0, 12), "main?thread-");
+}
+
 // Two lines of one function are two frames, so two stacks: read by name they are the same, and a
 // report or flame graph that showed them twice would split the hottest path in two.
 TEST(Samples, StacksThatReadTheSameAreOneRow) {
