@@ -11,7 +11,11 @@ For the Python work, also the program's CPU time for its work (slowed by what th
 to its caches and by the interrupts it causes, not by time stopped) and the profiler's own CPU
 time as a share of one CPU over the program's time: steadier than elapsed time on a noisy
 machine.
-Usage: bench-sampling.py BUILD_DIR [ROUNDS] [native|python]"""
+A third workload, where Debian's PyTorch is installed: a training loop (the tests' train_torch.py)
+for a fixed time under `mainboard profile run` with each call graph: the steps it managed and the
+profiler's own CPU (the run's CPU less the bare program's), so the default's cost can be weighed
+against frame pointers'.
+Usage: bench-sampling.py BUILD_DIR [ROUNDS] [native|python|torch]"""
 import glob
 import json
 import os
@@ -138,6 +142,45 @@ def torn_reads():
                   f" ({1000 * dropped / reads:.1f} per thousand)")
 
 
+def torch_measure():
+    script = os.path.join(here, "..", "tests", "targets", "python", "train_torch.py")
+    env = dict(os.environ, PYTHONPATH=os.path.join(build, "python"))
+    program = ["/usr/bin/python3", script, "3"]  # trains for 3 seconds
+
+    def run(graph):
+        return [mainboard, "profile", "run", "-o", os.path.join(tmp, f"torch-{graph}.json"),
+                "--call-graph", graph, "--"] + program
+
+    configs = {"bare": program, "mainboard, --call-graph fp": run("fp"),
+               "mainboard, --call-graph dwarf": run("dwarf")}
+    steps = {name: [] for name in configs}
+    cpu = {name: [] for name in configs}
+    order = list(configs.items())
+    for r in range(rounds):
+        random.Random(r).shuffle(order)
+        for name, argv in order:
+            before = children_cpu()
+            out = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+            whole = children_cpu() - before
+            words = out.stdout.split()
+            if out.returncode != 0 or not words:
+                print(f"{name}: exit {out.returncode}: {out.stderr.strip()[-300:]}")
+                return
+            steps[name].append(int(words[-1]))
+            cpu[name].append(whole)
+    bare_steps, bare_cpu = statistics.median(steps["bare"]), statistics.median(cpu["bare"])
+    print(f"{'PyTorch training loop, 3 s (train_torch.py)':<44} {'steps':>9} {'slowdown':>9}"
+          f" {'profiler CPU':>13}   ({rounds} interleaved rounds)")
+    extra = {}
+    for name in configs:
+        s_ = statistics.median(steps[name])
+        extra[name] = statistics.median(cpu[name]) - bare_cpu
+        print(f"{name:<44} {s_:>9.0f} {100 * (bare_steps / s_ - 1):>+8.2f}% {extra[name]:>12.2f}s")
+    fp, dwarf = extra["mainboard, --call-graph fp"], extra["mainboard, --call-graph dwarf"]
+    if fp > 0:
+        print(f"profiler CPU, dwarf / fp: {dwarf / fp:.2f}x")
+
+
 if only in (None, "native"):
     measure("native work (sample_target)", native_configs())
 if only in (None, "python"):
@@ -149,4 +192,10 @@ if only in (None, "python"):
     print()
     measure("Python work on 2 threads", python_configs(2))
     torn_reads()
+if only in (None, "torch"):
+    have_torch = subprocess.run(["/usr/bin/python3", "-c", "import torch"],
+                                capture_output=True, check=False).returncode == 0
+    if have_torch:
+        print()
+        torch_measure()
 shutil.rmtree(tmp, ignore_errors=True)

@@ -19,13 +19,15 @@ namespace mainboard {
 
 /// How sampled stacks are walked.
 enum class CallGraph {
-  frame_pointers,  ///< by the kernel, along frame pointers: cheap; code without them is cut short
-  dwarf,           ///< a copy of the user stack per sample, unwound with the modules' CFI
+  frame_pointers,  ///< by the kernel, along frame pointers: code without them is cut short
+  /// A copy of the user stack per sample, unwound with the modules' CFI: also the frames of code
+  /// built without frame pointers (libtorch, BLAS, most of a distribution's libraries)
+  dwarf,
 };
 
 /// How Sampler::run and Sampler::attach sample another process.
 struct MAINBOARD_API SampleOptions {
-  CallGraph call_graph = CallGraph::frame_pointers;
+  CallGraph call_graph = CallGraph::dwarf;
   Feature features =
       Feature::defaults | Feature::stacks;   ///< stacks; spans and gpu_activity for run
   Activity activities = Activity::defaults;  ///< GPU kinds, through the injection library

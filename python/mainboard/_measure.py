@@ -241,9 +241,10 @@ class Sampler:
     """How the stack sampler drives a program (Profiler.run, attach, measure): one value, so
     call sites cannot disagree about the policy.
 
-    hz: stack samples per second and thread. call_graph: "fp" (along frame pointers, by the
-    kernel: cheap; code built without them is cut short) or "dwarf" (a copy of the user stack
-    per sample, unwound with the modules' call-frame information). children: also sample the
+    hz: stack samples per second and thread. call_graph: "dwarf" (a copy of the user stack per
+    sample, unwound with the modules' call-frame information: the frames of code built without
+    frame pointers, such as libtorch and BLAS, are kept) or "fp" (along frame pointers, by the
+    kernel: cheaper; such code is cut short). children: also sample the
     processes the target starts. kernel: time spent in the kernel on the target's behalf as a
     "[kernel]" frame, where perf_event_paranoid allows. max_samples: the most samples kept.
     python: in CPython 3.9–3.13 programs, the interpreter's frames replaced by the Python frames
@@ -253,7 +254,7 @@ class Sampler:
     """
 
     hz: int = 99
-    call_graph: str = "fp"
+    call_graph: str = "dwarf"
     children: bool = True
     kernel: bool = True
     max_samples: int = 10_000_000

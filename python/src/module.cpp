@@ -314,9 +314,9 @@ SampleOptions sample_options(const py::dict& d) {
   auto get = [&](const char* key, auto& into) {
     if (d.contains(key)) into = d[key].cast<std::remove_reference_t<decltype(into)>>();
   };
-  std::string call_graph = "fp";
-  get("call_graph", call_graph);
-  o.call_graph = call_graph == "dwarf" ? CallGraph::dwarf : CallGraph::frame_pointers;
+  if (d.contains("call_graph"))  // else SampleOptions' default
+    o.call_graph =
+        d["call_graph"].cast<std::string>() == "fp" ? CallGraph::frame_pointers : CallGraph::dwarf;
   std::uint32_t features = static_cast<std::uint32_t>(o.features);
   std::uint32_t activities = static_cast<std::uint32_t>(o.activities);
   get("features", features);

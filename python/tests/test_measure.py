@@ -141,8 +141,9 @@ def test_collection_is_one_validated_value():
 
 
 def test_sampler_is_one_validated_value():
-    s = Sampler(hz=499, call_graph="dwarf")
-    assert s == Sampler(499, "dwarf") and s != Sampler()
+    assert Sampler().call_graph == "dwarf"  # every frame kept by default
+    s = Sampler(hz=499, call_graph="fp")
+    assert s == Sampler(499, "fp") and s != Sampler()
     with pytest.raises(ValueError, match="call_graph"):
         Sampler(call_graph="lbr")
     with pytest.raises(ValueError, match="hz"):

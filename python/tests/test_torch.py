@@ -160,6 +160,28 @@ def test_run_a_training_script_shows_its_python_over_libtorch_and_blas(capfd):
                 for i, n in enumerate(frames))]
     assert forward_over_native  # Linear.forward (or Module._call_impl) over libtorch/BLAS
 
+    # Every frame kept under the default options: libtorch is built without frame pointers, so
+    # only its call-frame information finds libtorch's own frames (at::native::linear,
+    # at::_ops::addmm::call, ...) between the Python forward and BLAS's sgemm.
+    torch_frames = {f.function for f in prof.hot_functions(10_000) if "libtorch" in f.module}
+
+    def chained(frames):
+        for i, name in enumerate(frames):
+            if not is_forward(name):
+                continue
+            below = frames[i + 1:]
+            for j, inner in enumerate(below):
+                if inner in torch_frames and any("gemm" in n for n in below[j + 1:]):
+                    return True
+        return False
+
+    through_gemm = [(f, c) for f, c in stacks if python_over_native(f) and any("gemm" in n for n in f)]
+    kept = sum(c for f, c in through_gemm if chained(f))
+    assert kept > 0, [";".join(f) for f, _ in through_gemm[:10]]
+    # Not by chance: most samples in BLAS under a forward show the libtorch frames that led there.
+    under_forward = sum(c for f, c in through_gemm if any(is_forward(n) for n in f))
+    assert kept >= under_forward / 2, (kept, under_forward)
+
     # the script's own spans, recorded by the child's mainboard under the run
     by_name = {s.name: s for s in prof.stats()}
     assert {"step", "forward", "backward", "optimizer"} <= set(by_name), sorted(by_name)

@@ -151,8 +151,9 @@ void Sampling::declare(CLI::App& cmd) {
          [this](const std::string& v) {
            options.call_graph = v == "dwarf" ? CallGraph::dwarf : CallGraph::frame_pointers;
          },
-         "fp: walk frame pointers (cheap, the default); dwarf: copy each sample's stack and "
-         "unwind it with CFI (code built without frame pointers)")
+         "dwarf (the default): copy each sample's stack and unwind it with the modules' CFI, "
+         "keeping the frames of code built without frame pointers (libtorch, BLAS); fp: the "
+         "kernel's walk along frame pointers (cheaper; such code is cut short)")
       ->check(one_of({"fp", "dwarf"}))
       ->type_name("fp|dwarf");
 }

@@ -287,14 +287,22 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
         if (regs_.size() == layout->count && valid > 0 && valid <= copied && data + valid <= end) {
           stack_.assign(data, data + valid);
           auto& unwinder = unwinders_[s.pid];
-          const auto& maps = out_.mappings[s.pid];
           auto changed = file_maps_changed_[s.pid];
-          if (!unwinder || unwinder_built_at_[s.pid] != changed) {
+          auto rebuild = [&] {
             unwinder = std::make_unique<Symbolizer>();
-            unwinder->set_mappings(maps);
+            unwinder->set_mappings(out_.mappings[s.pid]);
             unwinder_built_at_[s.pid] = changed;
-          }
+          };
+          if (!unwinder) rebuild();
           auto pcs = unwinder->unwind(s.tid, regs_, stack_);
+          // Rebuilt only when files were mapped since and the walk stopped in code the unwinder
+          // does not know: a program that loads hundreds of libraries (import torch) would
+          // otherwise have every module re-read, and its CFI parsed again, at each of them.
+          if (unwinder_built_at_[s.pid] != changed &&
+              (pcs.empty() || !unwinder->covers(pcs.back()))) {
+            rebuild();
+            pcs = unwinder->unwind(s.tid, regs_, stack_);
+          }
           if (pcs.size() > s.ips.size()) s.ips = std::move(pcs);  // the longer chain wins
         }
       }
@@ -336,6 +344,7 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
       if (h.misc & PERF_RECORD_MISC_COMM_EXEC) {  // a new address space
         out_.mappings[pid].clear();
         ++file_maps_changed_[pid];
+        unwinders_.erase(pid);  // its modules are gone, whatever addresses they covered
       }
       if (q < end)
         out_.thread_names[tid] = std::string(reinterpret_cast<const char*>(q),

@@ -11,6 +11,7 @@ namespace mainboard::symbols {
 
 ElfSymbols elf_symbols(const std::string& path, const std::vector<std::string>& wanted) {
   ElfSymbols out;
+  std::lock_guard lock(elfutils_mutex());
   const auto& dw = libdw();
   if (!dw) return out;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -30,6 +30,11 @@ Libdw load_libdw(const std::string& libdw_file, const std::string& libelf_file) 
   return table;
 }
 
+std::recursive_mutex& elfutils_mutex() {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+
 const Libdw& libdw() {
   // Never closed: a thread may still be naming frames while the process exits.
   static const Libdw& table = *new Libdw(load_libdw("libdw.so.1", "libelf.so.1"));

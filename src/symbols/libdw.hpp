@@ -11,6 +11,7 @@
 #include <libelf.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/dynamic_library.hpp"
@@ -46,6 +47,12 @@ struct Libdw {
 
 /// The process's table, loaded by the first call (any thread) and kept loaded to the end.
 const Libdw& libdw();
+
+/// Held around every use of elfutils by the sampler's threads: the unwinder on the one that
+/// drains the perf buffers, the symbols of a Python interpreter read on the one that reads its
+/// stacks. libelf as distributions build it has no locks of its own, and since stacks are unwound
+/// as they arrive by default, both run at once. Recursive: an unwinder builds its modules inside.
+std::recursive_mutex& elfutils_mutex();
 
 /// Loads a table from the given files (tests: a library that is not there, or lacks a
 /// function).

@@ -150,6 +150,7 @@ std::vector<JitSymbol> parse_perf_map(std::string_view text) {
 Symbolizer::Symbolizer() = default;
 
 Symbolizer::~Symbolizer() {
+  std::lock_guard lock(elfutils_mutex());
   if (dwfl_) libdw().dwfl_end(dwfl_);
 }
 
@@ -301,6 +302,7 @@ const std::vector<StackFrame>& Symbolizer::symbolize(std::uint64_t address, bool
   std::uint64_t pc = return_address && address > 0 ? address - 1 : address;
   auto it = cache_.find(pc);
   if (it != cache_.end()) return it->second;
+  std::lock_guard lock(elfutils_mutex());
   if (!built_) build();
   return cache_.emplace(pc, lookup(pc)).first->second;
 }
@@ -371,6 +373,12 @@ const PerfRegs* perf_regs() {
 #endif
 }
 
+bool Symbolizer::covers(std::uint64_t address) {
+  std::lock_guard lock(elfutils_mutex());
+  if (!built_) build();
+  return dwfl_ && libdw().dwfl_addrmodule(dwfl_, address) != nullptr;
+}
+
 std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
                                               const std::vector<std::uint64_t>& regs,
                                               const std::vector<unsigned char>& stack) {
@@ -378,6 +386,7 @@ std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
   std::vector<std::uint64_t> pcs;
   const auto* layout = perf_regs();
   if (!layout || regs.size() < layout->count) return pcs;
+  std::lock_guard lock(elfutils_mutex());
   if (!built_) build();
   if (!dwfl_) return pcs;
   if (!attached_) {

@@ -70,6 +70,9 @@ class Symbolizer {
   std::vector<std::uint64_t> unwind(std::int32_t tid, const std::vector<std::uint64_t>& regs,
                                     const std::vector<unsigned char>& stack);
 
+  /// Whether a module of the mappings holds `address`.
+  bool covers(std::uint64_t address);
+
  private:
   void build();
   std::vector<StackFrame> lookup(std::uint64_t address);
