@@ -127,7 +127,10 @@ CudaStack read_cuda(const Sources& src, const MachineSnapshot& s, Note& note) {
       stack.nvcc_path = nvcc->path;
       stack.nvcc_version = nvcc->version;
     }
-  if (!stack.nvml.found && !stack.cuda_driver.found) note.unsupported("no NVIDIA driver libraries");
+  if (!stack.nvml.found && !stack.cuda_driver.found)
+    note.unsupported(stack.nvml.reason.find("no NVIDIA kernel driver") != std::string::npos
+                         ? "no NVIDIA kernel driver"
+                         : "no NVIDIA driver libraries");
   return stack;
 }
 

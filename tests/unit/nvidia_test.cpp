@@ -1,6 +1,7 @@
 // The NVIDIA provider's real code against fake NVML and CUDA driver libraries (tests/fakes/),
 // answering from the scenarios in tests/fixtures/gpus/.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "fake_gpus.hpp"
 #include "mainboard/busy.hpp"
@@ -350,4 +351,29 @@ TEST(Nvidia, ProbeOneProviderByName) {
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_EQ(gpus[0]->label(), "NVIDIA GeForce RTX 4090");
   EXPECT_TRUE(m.probe_gpus("no-such-vendor").empty());
+}
+
+// On a host without an NVIDIA kernel driver, the driver's libraries are not looked for (a dlopen
+// that fails in thirty directories), and the reason says what is missing.
+TEST(Nvidia, WithoutAKernelDriverTheLibrariesAreNotLookedFor) {
+  for (const char* path : {"/dev/nvidiactl", "/proc/driver/nvidia", "/dev/dxg"})
+    if (::access(path, F_OK) == 0) GTEST_SKIP() << "this host has an NVIDIA driver: " << path;
+  Machine::Options o;
+  o.environment = std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"}};
+  o.toolchain_cache = false;
+  Machine m(o);
+  EXPECT_TRUE(m.gpus().empty());
+  SnapshotOptions no_tools;
+  no_tools.toolchain = false;
+  auto s = m.snapshot(no_tools);
+  ASSERT_NE(s.diagnostic("gpu:nvidia"), nullptr);
+  EXPECT_NE(s.diagnostic("gpu:nvidia")
+                ->reason.find("NVML not loaded: no NVIDIA kernel driver (no "
+                              "/dev/nvidiactl, /proc/driver/nvidia or /dev/dxg)"),
+            std::string::npos)
+      << s.diagnostic("gpu:nvidia")->reason;
+  EXPECT_FALSE(s.cuda.nvml.found);
+  EXPECT_FALSE(s.cuda.cuda_driver.found);
+  ASSERT_NE(s.diagnostic("cuda"), nullptr);
+  EXPECT_EQ(s.diagnostic("cuda")->reason, "no NVIDIA kernel driver");
 }
