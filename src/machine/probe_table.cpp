@@ -127,10 +127,9 @@ CudaStack read_cuda(const Sources& src, const MachineSnapshot& s, Note& note) {
       stack.nvcc_path = nvcc->path;
       stack.nvcc_version = nvcc->version;
     }
-  if (!stack.nvml.found && !stack.cuda_driver.found)
-    note.unsupported(stack.nvml.reason.find("no NVIDIA kernel driver") != std::string::npos
-                         ? "no NVIDIA kernel driver"
-                         : "no NVIDIA driver libraries");
+  // As a recorded host says it (gather reproduces this reading): why the libraries were not
+  // loaded, a kernel driver missing among the reasons, is the gpu:nvidia diagnostic's to say.
+  if (!stack.nvml.found && !stack.cuda_driver.found) note.unsupported("no NVIDIA driver libraries");
   return stack;
 }
 

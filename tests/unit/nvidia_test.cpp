@@ -375,5 +375,5 @@ TEST(Nvidia, WithoutAKernelDriverTheLibrariesAreNotLookedFor) {
   EXPECT_FALSE(s.cuda.nvml.found);
   EXPECT_FALSE(s.cuda.cuda_driver.found);
   ASSERT_NE(s.diagnostic("cuda"), nullptr);
-  EXPECT_EQ(s.diagnostic("cuda")->reason, "no NVIDIA kernel driver");
+  EXPECT_EQ(s.diagnostic("cuda")->reason, "no NVIDIA driver libraries");
 }
