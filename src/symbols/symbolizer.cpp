@@ -335,7 +335,10 @@ bool memory_read(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
   const auto* layout = perf_regs();
   if (!layout || !in->regs || in->regs->size() < layout->count || !in->stack) return false;
   std::uint64_t sp = (*in->regs)[layout->sp];
-  if (addr < sp || addr + sizeof(Dwarf_Word) > sp + in->stack->size()) return false;
+  // A garbage address near the top of the address space must not wrap the bound around: the
+  // offset into the copy is checked, not the address's end.
+  std::size_t size = in->stack->size();
+  if (addr < sp || size < sizeof(Dwarf_Word) || addr - sp > size - sizeof(Dwarf_Word)) return false;
   std::memcpy(result, in->stack->data() + (addr - sp), sizeof(Dwarf_Word));
   return true;
 }

@@ -86,9 +86,13 @@ std::size_t sampled_threads(const Profile& p) {
   return static_cast<std::size_t>(std::count(seen.begin(), seen.end(), true));
 }
 
+/// Frame pointers, as these tests' expectations of each stack were written for (the kernel's
+/// walk, the same under a sanitizer); the tests of CFI unwinding ask for it, and the Python and
+/// PyTorch tests run the default.
 SampleOptions quick(double hz = 999) {
   SampleOptions o;
   o.hz = static_cast<std::uint32_t>(hz);
+  o.call_graph = CallGraph::frame_pointers;
   return o;
 }
 
