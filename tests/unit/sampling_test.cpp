@@ -677,9 +677,10 @@ TEST(Samples, FoldedLinesSurviveNamesWithSeparatorsAndControlCharacters) {
             "my_app:v2?;main?fake 99;a:b??;a:b?? 1\n"
             "my_app:v2?;main?fake 99;a:b??;kernel_loop 6\n"
             "my_app:v2?;main?fake 99;io_wait 3\n");
-  for (const auto& line : core::split_lines(p.folded(true)))
+  auto per_thread = p.folded(true);
+  for (const auto& line : core::split_lines(per_thread))
     EXPECT_NE(line.rfind(' '), std::string_view::npos) << line;
-  EXPECT_EQ(p.folded(true).substr(0, 12), "main?thread-");
+  EXPECT_EQ(per_thread.substr(0, 12), "main?thread-");
 }
 
 // Two lines of one function are two frames, so two stacks: read by name they are the same, and a
