@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +10,7 @@
 
 #include "mainboard/error.hpp"
 
+#include "core/clock.hpp"
 #include "core/text.hpp"
 
 namespace mainboard::core {
@@ -64,15 +64,13 @@ std::optional<std::string> PathIndex::find(std::string_view name, std::string_vi
         std::int64_t mtime = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
         auto& known = directories[dir];
         if (known.mtime_ns != mtime || known.mtime_ns + 1'000'000'000 > known.read_ns) {
-          timespec now{};
-          ::clock_gettime(CLOCK_REALTIME, &now);
-          known = {mtime, std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec, {}};
+          known = {mtime, unix_ns(), {}};
           changed_ = true;
         }
       }
     }
     if (!seen->second) continue;  // no such directory: nothing in it
-    auto& names = directories[dir].names;
+    auto& names = directories.find(dir)->second.names;
     std::string file = dir + "/" + std::string(name);
     auto held = names.find(name);
     if (held == names.end()) {

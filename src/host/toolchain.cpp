@@ -73,15 +73,14 @@ std::optional<std::string> parse_version(const ToolProbe& probe, const CommandRe
   return std::nullopt;
 }
 
-/// The tool as found on PATH (first candidate binary that exists), without its version yet:
-/// through the cache's index of the PATH directories where the runner searches this host's.
-DetectedTool locate(const ToolProbe& probe, const Runner& runner, ToolCache* cache) {
+/// The tool as found on PATH (first candidate binary that exists), without its version yet.
+/// (The Machine's runner finds executables through the tool cache's index of PATH.)
+DetectedTool locate(const ToolProbe& probe, const Runner& runner) {
   DetectedTool tool;
   tool.name = probe.name;
   tool.category = probe.category;
-  auto search = cache ? runner.search_path() : std::nullopt;
   for (const auto& bin : probe.binaries) {
-    if (auto path = search ? cache->find_on_path(bin, *search) : runner.find_executable(bin)) {
+    if (auto path = runner.find_executable(bin)) {
       tool.path = *path;
       tool.available = true;
       break;
@@ -93,7 +92,7 @@ DetectedTool locate(const ToolProbe& probe, const Runner& runner, ToolCache* cac
 }  // namespace
 
 DetectedTool ToolProbe::detect(const Runner& runner) const {
-  auto tool = locate(*this, runner, nullptr);
+  auto tool = locate(*this, runner);
   if (tool.available)
     tool.version =
         parse_version(*this, runner.run(version_command(
@@ -234,7 +233,7 @@ Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> prob
   std::vector<std::optional<std::string>> keys;
   std::vector<const ToolProbe*> sources;
   for (const auto& p : probes) {
-    auto tool = locate(p, runner, cache);
+    auto tool = locate(p, runner);
     if (!tool.available) continue;  // only tools present on PATH are kept
     // A pyenv shim is asked through the interpreter it selects: no bash and pyenv started, and
     // the cache keyed by that interpreter (the shim stays the same file when the choice changes).
