@@ -6,6 +6,7 @@
 #include "view/format.hpp"
 #include "view/summary.hpp"
 
+using namespace mainboard;
 using namespace mainboard::view;
 
 TEST(Format, Bytes) {
