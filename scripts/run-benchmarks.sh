@@ -62,6 +62,11 @@ echo "== stack sampling: the sampled program's slowdown, next to perf record"
 "$python" scripts/bench-sampling.py "$build" "$(( quick ? 2 : 7 ))"
 
 echo
+echo "== a distributed job: merging 512 rank profiles (10 000 spans, 5 000 samples each), then its report"
+if ((quick)); then "$python" scripts/bench-merge.py "$build" 16 2000 1000
+else "$python" scripts/bench-merge.py "$build"; fi
+
+echo
 echo "== mainboard snapshot --json vs a Python probe (psutil + platform + subprocess)"
 # A private cache file so the "cold" runs really are cold and the warm ones warm.
 cache_home=$(mktemp -d)

@@ -16,9 +16,10 @@
 
 namespace mainboard {
 
-/// Version of the profile's JSON layout. Versions 1 (no GPU activity), 2 (no stack samples) and
-/// 3 (no function_maps; counters with duration_ns) still load.
-inline constexpr int kProfileSchemaVersion = 6;
+/// Version of the profile's JSON layout. Versions 1 (no GPU activity), 2 (no stack samples), 3
+/// (no function_maps; counters with duration_ns) and 4 to 6 (no ranks, processes or clock
+/// reference) still load.
+inline constexpr int kProfileSchemaVersion = 7;
 
 /// Exact statistics of one span path over the whole session (whatever max_spans was).
 struct MAINBOARD_API SpanStat {
@@ -48,7 +49,64 @@ struct MAINBOARD_API ThreadInfo {
   std::uint32_t index = 0;
   std::int64_t tid = 0;
   std::string name;
+  /// Index into Profile::processes (a merged job's rank); 0 where the profile has none.
+  std::uint32_t process = 0;
   bool operator==(const ThreadInfo&) const = default;
+};
+
+/// Which rank of a distributed job a process was, as its launcher said in its environment.
+struct MAINBOARD_API RankInfo {
+  std::int64_t rank = 0;
+  std::optional<std::int64_t> local_rank;  ///< its rank on its node
+  std::optional<std::int64_t> world_size;  ///< how many ranks the job has
+  std::string job_id;                      ///< SLURM_JOB_ID, TORCHELASTIC_RUN_ID, …
+  /// The variable the rank was read from: "RANK" (torchrun and most launchers),
+  /// "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK" or "SLURM_PROCID".
+  std::string source;
+  /// The rank of the process whose environment is `env` (NAME=VALUE strings, as `environ`);
+  /// empty when no launcher variable holds a rank. The launcher nearest the process wins:
+  /// torchrun's RANK over MPI's, MPI's over Slurm's task id.
+  static std::optional<RankInfo> from_environment(const std::vector<std::string>& env);
+  /// This process's (its `environ`).
+  static std::optional<RankInfo> current();
+  bool operator==(const RankInfo&) const = default;
+};
+
+/// Where a profile's clock (the monotonic clock of its node, which starts near boot) stood
+/// against the wall clock: what puts the profiles of different nodes on one time axis.
+struct MAINBOARD_API ClockReference {
+  std::int64_t monotonic_ns = 0;
+  std::int64_t realtime_ns = 0;     ///< read between two monotonic reads, paired with their middle
+  std::int64_t uncertainty_ns = 0;  ///< half the time between those two reads
+  /// The kernel's boot id: profiles with one boot id share the monotonic clock itself (the
+  /// ranks of one node), and are aligned exactly, without the wall clock.
+  std::string boot_id;
+  /// Read now. Several tries: the pair with the shortest gap is kept.
+  static ClockReference now();
+  bool operator==(const ClockReference&) const = default;
+};
+
+/// One process of a merged job (a rank), and how its times were put on the job's time axis.
+struct MAINBOARD_API ProcessInfo {
+  std::uint32_t index = 0;
+  std::int64_t pid = 0;
+  std::string command;
+  std::string node;  ///< the host it ran on
+  std::optional<RankInfo> rank;
+  std::string written_by;  ///< the mainboard version that recorded it
+  /// Added to each of its times to put them on the job's axis (0 for the reference rank).
+  std::int64_t offset_ns = 0;
+  /// How the offset was found: "reference" (the first rank), "boot id" (the same node's clock:
+  /// exact), "wall clock" (the nodes' realtime clocks, as well synchronized as they are) or
+  /// "unaligned" (no clock reference: placed at the job's start, with a warning).
+  std::string alignment;
+  std::int64_t start_ns = 0;  ///< on the job's axis
+  std::int64_t end_ns = 0;
+  std::vector<SpanStat> span_stats;  ///< its own exact statistics, whatever was stored
+  std::uint64_t samples = 0;         ///< its stack samples
+  std::uint64_t lost_samples = 0;
+  std::uint64_t dropped_spans = 0;
+  bool operator==(const ProcessInfo&) const = default;
 };
 
 /// One frame of a sampled stack, symbolized.
@@ -289,6 +347,91 @@ struct MAINBOARD_API ProfileDiff {
   bool operator==(const ProfileDiff&) const = default;
 };
 
+/// One span path's time on each rank of a merged job.
+struct MAINBOARD_API RankSpread {
+  std::string path;
+  /// Time in it is waiting for other ranks: a collective by its name ("allreduce", "barrier",
+  /// "wait", … or one RankOptions::collectives names), or the phase in which the other ranks
+  /// are found to wait for the straggler.
+  bool wait = false;
+  std::vector<std::int64_t> total_ns;  ///< per rank, in RankReport::ranks order
+  std::int64_t min_ns = 0;
+  std::int64_t median_ns = 0;
+  std::int64_t max_ns = 0;
+  std::int64_t slowest_rank = 0;    ///< the rank with the most time in it
+  std::int64_t over_median_ns = 0;  ///< the slowest rank's time minus the median
+  bool operator==(const RankSpread&) const = default;
+};
+
+/// One step (an occurrence of the repeated step span) across the ranks.
+struct MAINBOARD_API StepLag {
+  std::uint64_t index = 0;        ///< the step's number, from 0, in each rank's order
+  std::int64_t slowest_rank = 0;  ///< the rank with the most work (time outside waits) in it
+  std::int64_t lag_ns = 0;        ///< that rank's work minus the median of the others'
+  std::int64_t median_work_ns = 0;
+  bool operator==(const StepLag&) const = default;
+};
+
+/// One rank's share of a job.
+struct MAINBOARD_API RankSummary {
+  std::int64_t rank = 0;
+  std::string node;
+  std::int64_t pid = 0;
+  std::int64_t work_ns = 0;  ///< time in the phases that are not waits
+  std::int64_t wait_ns = 0;  ///< time in the wait phases
+  std::uint64_t samples = 0;
+  /// Of its stack samples, those in a collective library's code (gloo, NCCL, MPI, c10d).
+  std::uint64_t collective_samples = 0;
+  /// The rank it waits for: the straggler, when this rank waits longer than it does.
+  std::optional<std::int64_t> waits_for;
+  std::uint64_t slowest_steps = 0;  ///< steps in which it had the most work
+  std::string alignment;            ///< ProcessInfo::alignment
+  bool operator==(const RankSummary&) const = default;
+};
+
+/// The rank that holds the job back, where, and what it costs the others.
+struct MAINBOARD_API Straggler {
+  std::int64_t rank = 0;
+  std::string node;
+  std::string phase;                 ///< the span path in which it is slowest against the others
+  std::string phase_kind;            ///< "data loading", "forward", "backward", "optimizer" or ""
+  std::int64_t phase_excess_ns = 0;  ///< its time in that phase minus the others' median
+  std::int64_t lag_ns = 0;           ///< its work minus the others' median work
+  double lag_pct = 0;                ///< of the others' median work
+  std::string wait_phase;            ///< where the others wait for it
+  std::int64_t others_wait_ns = 0;   ///< the others' median wait beyond its own
+  std::uint64_t slowest_steps = 0;   ///< steps in which it had the most work
+  std::uint64_t steps = 0;
+  bool operator==(const Straggler&) const = default;
+};
+
+/// How Profile::ranks() reads a job.
+struct MAINBOARD_API RankOptions {
+  /// The step span (its path or last name); empty: the shallowest span repeated on every rank.
+  std::string step;
+  /// More span names whose time is waiting in a collective.
+  std::vector<std::string> collectives;
+  /// A lag under this share of the others' median work names no straggler.
+  double threshold_pct = 5;
+  std::size_t top = 10;  ///< the most steps listed (the text; the JSON has them all)
+};
+
+/// Which rank holds a job back: the ranks of a merged profile compared phase by phase.
+struct MAINBOARD_API RankReport {
+  std::vector<RankSummary> ranks;  ///< by rank
+  std::optional<std::int64_t> world_size;
+  std::vector<std::int64_t> missing_ranks;  ///< ranks of world_size without one (the first 1000)
+  std::string step;                         ///< the step span's path; empty without one
+  std::vector<RankSpread> spans;            ///< the phases, the widest spread first
+  std::vector<StepLag> steps;               ///< each step recorded on every rank, in order
+  std::optional<Straggler> straggler;
+  /// One line: "rank 2 (n3) holds the job back: …", or why no rank does.
+  std::string verdict;
+  std::vector<std::string> warnings;  ///< what the merge could not do (clocks, versions, ranks)
+  std::string report(std::size_t top = 10) const;  ///< the text section (mainboard::mainboard)
+  bool operator==(const RankReport&) const = default;
+};
+
 /// One immutable result of a profiling session: only evidence that was observed (span
 /// statistics, stored spans, device samples), the machine it ran on, and what could not be
 /// collected and why.
@@ -327,7 +470,15 @@ struct MAINBOARD_API Profile {
   /// and at the end of an in-process session). Empty once named.
   std::vector<std::string> function_maps;
   std::optional<MachineSnapshot> machine;
+  std::string node;              ///< the host it ran on
+  std::optional<RankInfo> rank;  ///< the rank it was, when a launcher said so
+  std::optional<ClockReference> clock;
+  std::string written_by;  ///< the mainboard version that recorded it
+  /// A merged job: one per rank (merge_ranks); the threads name theirs. Empty otherwise.
+  std::vector<ProcessInfo> processes;
 
+  /// Records where and when this process is: node, rank, clock reference, this version.
+  void record_origin();
   /// Per-path statistics, slowest total first.
   std::vector<SpanStat> stats() const;
   /// The `top` slowest paths by total time.
@@ -362,12 +513,26 @@ struct MAINBOARD_API Profile {
   /// For the pieces of one run (the stack samples, the target's own spans, its GPU trace) or
   /// the processes of one job.
   void merge(const Profile& other);
+  /// One profile of a distributed job from the profiles of its ranks: a process per rank, its
+  /// times moved onto the first rank's clock (the same boot: exactly; other nodes: through the
+  /// wall clock), statistics summed. What cannot be done right is said in `unavailable`
+  /// ("merge: …"): ranks missing from world_size, a rank twice, clocks that cannot be aligned,
+  /// profiles of other mainboard versions. `names` (the files, say) name the profiles in those
+  /// lines. Throws mainboard::Error when `ranks` is empty.
+  static Profile merge_ranks(std::vector<Profile> ranks,
+                             const std::vector<std::string>& names = {});
+  /// The ranks compared (a merged job's processes): per phase, per step, the waits, and the
+  /// straggler. Empty (no ranks) for a profile of one process.
+  RankReport ranks(const RankOptions& options = {}) const;
   /// Change of every region, kernel and sampled function against `baseline`, largest absolute
   /// change first.
   ProfileDiff diff(const Profile& baseline) const;
   /// Plain text with only the sections that have evidence; no list longer than `top` rows (the
   /// regions all by default; 15 functions, 3 stacks, 5 idle gaps at most) (mainboard::mainboard).
   std::string report(std::size_t top = SIZE_MAX) const;
+  /// The same, a merged job's ranks read with `ranks` (the report above uses the defaults). A
+  /// merged job's report opens with the line that names the rank holding it back.
+  std::string report(std::size_t top, const RankOptions& ranks) const;
   /// Prints the report, coloured when `color` (mainboard::mainboard).
   void show(bool color = true) const;
 

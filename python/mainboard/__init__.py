@@ -47,8 +47,8 @@ from . import meter, profiling
 from .meter import Meter, MemorySource, MeteredMachine
 from ._profiling import (
     Activity, Collection, Feature, FunctionStat, IdleGap, KernelCounters, KernelEfficiency,
-    KernelSummary, NameStat, NativeActivity, Profile, ProfileDiff, Profiler, SpanStat, StackStat,
-    Timeline, TraceReport, span, spanned,
+    KernelSummary, NameStat, NativeActivity, Profile, ProfileDiff, Profiler, RankReport, RankSpread,
+    RankSummary, SpanStat, StackStat, StepLag, Straggler, Timeline, TraceReport, span, spanned,
 )
 from ._snapshot import (
     Board, CgroupMemory, CompilerConfig, CpuInfo, CudaStack, DetectedTool, Diagnostic, Disk,
@@ -66,8 +66,9 @@ __all__ = [
     "KernelSummary", "Machine", "MachineSnapshot", "MachineView", "MainboardError", "Memory",
     "MemoryHardware", "MemorySource", "Meter", "meter", "MeteredMachine", "NameStat",
     "NativeActivity", "NPU", "NpuInfo", "NPUSnapshot", "NvidiaGPU", "Pressure", "Profile",
-    "profile", "ProfileDiff", "Profiler", "ProfileReport", "Reach", "Registry", "ResourcePressure",
+    "profile", "ProfileDiff", "Profiler", "ProfileReport", "RankReport", "RankSpread", "RankSummary",
+    "Reach", "Registry", "ResourcePressure",
     "RunResult", "Sampler", "Scratch", "Singleton", "span", "spanned", "SpanStat", "StackDump",
-    "StackStat", "StallShare", "Timeline", "TOOL_PROBES", "ToolCategory", "Toolchain", "ToolProbe",
+    "StackStat", "StallShare", "StepLag", "Straggler", "Timeline", "TOOL_PROBES", "ToolCategory", "Toolchain", "ToolProbe",
     "TraceReport", "Unit", "UnitKind", "UnitSnapshot", "wait_for_idle",
 ]

@@ -345,6 +345,90 @@ class ProfileDiff(FrozenModel):
     _nested = {"regions": RegionDiff, "kernels": KernelDiff}
 
 
+class RankSpread(FrozenModel):
+    """One span path's time on each rank of a merged job, and the rank slowest in it."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    path: str
+    wait: bool
+    total_ns: tuple[int, ...]
+    min_ns: int
+    median_ns: int
+    max_ns: int
+    slowest_rank: int
+    over_median_ns: int
+    # end of fields
+
+
+class StepLag(FrozenModel):
+    """One step across the ranks: the rank with the most work in it and its lag."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    index: int
+    slowest_rank: int
+    lag_ns: int
+    median_work_ns: int
+    # end of fields
+
+
+class RankSummary(FrozenModel):
+    """One rank's share of a job: work, waits, samples in collectives, whom it waits for."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    rank: int
+    node: str
+    pid: int
+    work_ns: int
+    wait_ns: int
+    samples: int
+    collective_samples: int
+    waits_for: int | None
+    slowest_steps: int
+    alignment: str
+    # end of fields
+
+
+class Straggler(FrozenModel):
+    """The rank that holds a job back, the phase that makes it slow, and the others' wait."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    rank: int
+    node: str
+    phase: str
+    phase_kind: str
+    phase_excess_ns: int
+    lag_ns: int
+    lag_pct: float
+    wait_phase: str
+    others_wait_ns: int
+    slowest_steps: int
+    steps: int
+    # end of fields
+
+
+class RankReport(FrozenModel):
+    """Which rank holds a distributed job back: its ranks compared phase by phase and step by
+    step (`Profile.ranks()` of a merged profile)."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    verdict: str
+    straggler: Straggler | None
+    ranks: tuple[RankSummary, ...]
+    world_size: int | None
+    missing_ranks: tuple[int, ...]
+    step: str
+    spans: tuple[RankSpread, ...]
+    steps: tuple[StepLag, ...]
+    warnings: tuple[str, ...]
+    # end of fields
+
+    _nested = {"straggler": Straggler, "ranks": RankSummary, "spans": RankSpread,
+               "steps": StepLag}
+
+    def __str__(self) -> str:
+        return self._text if hasattr(self, "_text") else self.verdict
+
+
 class Profile(FrozenModel):
     """One immutable result containing only evidence that was observed: span statistics and
     stored spans, device samples, GPU activity, stack samples, the machine, and what could not
@@ -465,6 +549,44 @@ class Profile(FrozenModel):
     def diff(self, baseline: Profile) -> ProfileDiff:
         """Regions and kernels against `baseline`, largest absolute change first."""
         return ProfileDiff((self._native.diff(baseline._native)))
+
+    @classmethod
+    def merge(cls, profiles: Iterable[Profile | str | os.PathLike[str]]) -> Profile:
+        """One profile of a distributed job from its ranks' profiles (Profile objects or saved
+        files, a directory's *.json included): a process per rank on the first rank's time axis.
+        What could not be done right (a missing rank, clocks that cannot be aligned, another
+        mainboard version) is in `unavailable`, as lines that begin "merge: "."""
+        natives: list[Any] = []
+        names: list[str] = []
+        for item in profiles:
+            if isinstance(item, Profile):
+                natives.append(item._native)
+                names.append(f"profile {len(names) + 1}")
+                continue
+            path = _checks.text(item, "profiles")
+            if os.path.isdir(path):
+                for name in sorted(os.listdir(path)):
+                    if name.endswith(".json") and not name.startswith("."):
+                        natives.append(_mainboard._Profile.load(os.path.join(path, name)))
+                        names.append(os.path.join(path, name))
+                continue
+            natives.append(_mainboard._Profile.load(path))
+            names.append(path)
+        if not natives:
+            raise ValueError("Profile.merge() needs at least one profile")
+        return cls(_mainboard._Profile.merge_ranks(natives, names))
+
+    def ranks(self, *, step: str = "", collectives: Sequence[str] = (),
+              threshold_pct: float = 5.0, top: int = 10) -> RankReport:
+        """A merged job's ranks compared: per phase, per step, the waits in collectives, and the
+        rank that holds the job back (`verdict`, one line). `step`: the span that is one step
+        (default: the shallowest span every rank repeats); `collectives`: more span names whose
+        time is waiting for other ranks."""
+        args = (_checks.text(step, "step"), [_checks.text(c, "collectives") for c in collectives],
+                float(threshold_pct), _top(top))
+        report = RankReport(self._native.ranks(*args))
+        object.__setattr__(report, "_text", self._native.ranks_report(*args))
+        return report
 
     def folded(self, per_process: bool = False) -> str:  # noqa: FBT001
         """The stack samples as folded stacks (flamegraph.pl, speedscope, inferno), each line

@@ -252,7 +252,27 @@ void bind_profiling(py::module_& m) {
       .def("diff_report",
            [](const Profile& p, const Profile& baseline) { return p.diff(baseline).report(); })
       .def("folded", &Profile::folded, py::arg("per_process") = false)
-      .def("speedscope", &Profile::speedscope_json);
+      .def("speedscope", &Profile::speedscope_json)
+      .def_static(
+          "merge_ranks",
+          [](const std::vector<std::shared_ptr<Profile>>& ranks,
+             const std::vector<std::string>& names) {
+            std::vector<Profile> copies;
+            for (const auto& r : ranks)
+              copies.push_back(*r);
+            py::gil_scoped_release release;
+            return std::make_shared<Profile>(Profile::merge_ranks(std::move(copies), names));
+          })
+      .def("ranks",
+           [](const Profile& p, const std::string& step,
+              const std::vector<std::string>& collectives, double threshold_pct, std::size_t top) {
+             return dump(p.ranks({step, collectives, threshold_pct, top}));
+           })
+      .def("ranks_report",
+           [](const Profile& p, const std::string& step,
+              const std::vector<std::string>& collectives, double threshold_pct, std::size_t top) {
+             return p.ranks({step, collectives, threshold_pct, top}).report(top);
+           });
 
   py::class_<SpanToken>(m, "_SpanToken")
       .def_readonly("depth", &SpanToken::depth)

@@ -237,3 +237,66 @@ def test_a_loop_in_another_thread_does_not_take_this_threads_spans():
         release.set()
         t.join()
     assert paths(p) == {"bg": 1, "fg": 1, "fg/inner": 1}
+
+
+def _rank_document(rank, world, data_ms, backward_ms, steps=5):
+    """One rank's saved profile of `steps` training steps (data, forward, backward)."""
+    ms = 1_000_000
+    phases = [("data", data_ms), ("forward", 20), ("backward", backward_ms)]
+    paths = ["step"] + [f"step/{n}" for n, _ in phases]
+    totals = {p: [0, 0] for p in paths}
+    spans, t = [], 5_000 * ms
+    for _ in range(steps):
+        s0 = t
+        for i, (name, d) in enumerate(phases):
+            spans.append([i + 1, 0, t, t + d * ms])
+            totals[f"step/{name}"][0] += 1
+            totals[f"step/{name}"][1] += d * ms
+            t += d * ms
+        spans.append([0, 0, s0, t])
+        totals["step"][0] += 1
+        totals["step"][1] += t - s0
+    spans.sort(key=lambda s: s[2])
+    doc = mainboard.Profile().model_dump()
+    doc.update(
+        pid=100 + rank, start_ns=5_000 * ms, end_ns=t, paths=paths, spans=spans,
+        span_stats=[{"path": p, "name": p.split("/")[-1], "calls": c, "total_ns": n,
+                     "self_ns": n, "min_ns": 0, "max_ns": 0} for p, (c, n) in totals.items()],
+        threads=[{"index": 0, "tid": 7, "name": "MainThread", "process": 0}],
+        node=f"n{rank}", written_by=mainboard.__version__,
+        rank={"rank": rank, "local_rank": 0, "world_size": world, "job_id": "9",
+              "source": "RANK"},
+        clock={"monotonic_ns": 0, "realtime_ns": 0, "uncertainty_ns": 0, "boot_id": "same"})
+    return doc
+
+
+def test_ranks_merge_and_the_straggler_is_named(tmp_path):
+    docs = [_rank_document(r, 3, 10 + (40 if r == 2 else 0), 30 + (0 if r == 2 else 40))
+            for r in range(3)]
+    ranks = [mainboard.Profile.model_validate(d) for d in docs]
+    job = mainboard.Profile.merge(ranks)
+    assert [p["rank"]["rank"] for p in job.processes] == [0, 1, 2]
+    report = job.ranks()
+    assert isinstance(report, mainboard.RankReport)
+    assert isinstance(report.straggler, mainboard.Straggler)
+    assert report.straggler.rank == 2
+    assert report.straggler.phase == "step/data"
+    assert report.straggler.phase_kind == "data loading"
+    assert report.straggler.others_wait_ns == 5 * 40 * 1_000_000
+    assert [r.waits_for for r in report.ranks] == [2, 2, None]
+    assert report.verdict.startswith("rank 2 (n2) holds the job back")
+    assert str(report).startswith(report.verdict) and "Ranks (3 of 3" in str(report)
+    assert job.report().startswith(report.verdict)
+    # From the files, as the command writes them; one rank missing is said, not an error.
+    out = tmp_path / "profiles"
+    out.mkdir()
+    for r in (0, 2):
+        ranks[r].save(out / f"rank-{r:05}.json")
+    partial = mainboard.Profile.merge([str(out)])
+    assert any(u == "merge: 1 of 3 ranks have no profile: rank 1 (ended before writing one, or "
+               "not given)" for u in partial.unavailable), partial.unavailable
+    assert partial.ranks(step="step", collectives=["backward"]).missing_ranks == (1,)
+    with pytest.raises(ValueError):
+        mainboard.Profile.merge([])
+    with pytest.raises(mainboard.MainboardError, match="already a merged job"):
+        mainboard.Profile.merge([job])

@@ -111,6 +111,10 @@ const std::vector<CommandInfo>& commands() {
       {"profile report", "the report of a saved profile", make<ProfileReport>},
       {"profile diff", "change of every region from BASE to NEW", make<ProfileDiff>},
       {"profile perfetto", "export a profile as a Chrome/Perfetto trace", make<ProfilePerfetto>},
+      {"profile merge",
+       "merge the ranks' profiles of a distributed job into one, a process per rank on one time "
+       "axis",
+       make<ProfileMerge>},
       {"profile run",
        "run a command, sample its stacks (and collect its spans and, with --gpu, its GPU "
        "activity); exit with its status",

@@ -71,7 +71,7 @@ struct Check : Command {
 
 /// `fleet`, `fleet check` and `fleet gather DIR` (one command: the same nodes, three views).
 struct Fleet : Command {
-  enum class Mode { show, check, gather } mode = Mode::show;
+  enum class Mode { show, check, gather, profile } mode = Mode::show;
   std::string from, partition, nodelist;
   bool json = false, strict = false;
   std::size_t nodes = 0;
@@ -81,6 +81,11 @@ struct Fleet : Command {
   bool node = false;              // one node's side (what srun runs on each node)
   std::string gather_into;        // one node's side of fleet gather
   std::vector<std::string> srun;  // the srun command line, from the options and after "--"
+  // fleet profile: the rank profiles' directory, the tasks, and the command after "--"
+  std::string profile_dir = "mainboard-profiles";
+  std::size_t ntasks = 0, ntasks_per_node = 0;
+  std::vector<std::string> profile_options;  // passed to each rank's `profile run`
+  std::vector<std::string> command;
   void declare(CLI::App& cmd) override;
   std::string complete(const CLI::App& cmd, std::vector<std::string> rest) override;
   int run(const Global& g) override;
@@ -129,6 +134,7 @@ struct ProfileReport : Command {
   std::string file;
   std::size_t top = 20;
   bool json = false;
+  RankOptions ranks;  // how a merged job's ranks are read
   void declare(CLI::App& cmd) override;
   int run(const Global& g) override;
 };
@@ -137,6 +143,15 @@ struct ProfileDiff : Command {
   std::string base, next;
   bool json = false;
   void declare(CLI::App& cmd) override;
+  int run(const Global& g) override;
+};
+
+/// `profile merge`: the ranks' profiles of a distributed job into one.
+struct ProfileMerge : Command {
+  std::vector<std::string> inputs;
+  std::string output = "mainboard-job.json", perfetto;
+  void declare(CLI::App& cmd) override;
+  std::string complete(const CLI::App& cmd, std::vector<std::string> rest) override;
   int run(const Global& g) override;
 };
 
@@ -152,6 +167,7 @@ struct SampleOutputs {
   std::string output = "mainboard-profile.json", perfetto, folded, speedscope;
   bool per_process = false;  // folded stacks rooted at each thread, not the command
   bool json = false;
+  bool quiet = false;  // no summary on stderr
 };
 
 /// What `profile run` and `profile attach` share: sampling options and output files.
@@ -160,6 +176,8 @@ struct Sampling : Command {
   SampleOutputs out;
   void declare(CLI::App& cmd) override;  // the shared options
   std::string complete(const CLI::App& cmd, std::vector<std::string> rest) override;
+  /// The rank whose profile this is (it names the output under a launcher).
+  virtual std::optional<RankInfo> output_rank() const;
 };
 
 struct ProfileRun : Sampling {
@@ -173,6 +191,7 @@ struct ProfileRun : Sampling {
 struct ProfileAttach : Sampling {
   std::int64_t pid = 0;
   void declare(CLI::App& cmd) override;
+  std::optional<RankInfo> output_rank() const override;
   int run(const Global& g) override;
 };
 

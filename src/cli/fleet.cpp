@@ -1,13 +1,22 @@
 // `mainboard fleet`, `fleet check`, `fleet gather DIR`: many nodes at once, through Slurm (one
 // task per node, each running `mainboard fleet --node`) or from recorded nodes.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/beneath.hpp"
+#include "core/interrupts.hpp"
+#include "core/process.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/fleet.hpp"
 #include "mainboard/json.hpp"
@@ -55,6 +64,51 @@ int run_gather(const std::filesystem::path& dir, bool force, std::vector<std::st
                "--from %s\n",
                done, gathered.nodes.size(), dir.c_str(), dir.c_str());
   return done == gathered.nodes.size() ? 0 : 1;
+}
+
+/// `fleet profile`: `profile run` as every task of an srun step, each rank's profile into `dir`.
+/// Exit: srun's status. Interrupted (Ctrl-C, SIGTERM), srun is passed the signal and, after a
+/// grace, SIGTERM, which it passes to the tasks: each rank ends its command and keeps its profile.
+int run_profile(std::vector<std::string> argv, const std::string& dir,
+                const std::vector<std::string>& options, const std::vector<std::string>& command) {
+  const char* path = std::getenv("PATH");
+  auto srun = core::find_program("srun", path ? path : "/usr/bin:/bin");
+  if (!srun) {
+    std::fprintf(stderr,
+                 "mainboard: error: fleet profile runs the ranks through Slurm's srun, "
+                 "and there is none on PATH\n");
+    return 127;
+  }
+  // Every rank runs to its end: one that fails does not end the others' step.
+  argv.insert(argv.begin() + 1, "--kill-on-bad-exit=0");
+  auto self = std::filesystem::read_symlink("/proc/self/exe").string();
+  argv.insert(argv.end(), {"--", self, "profile", "run", "-o", dir + "/", "--quiet"});
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  std::vector<char*> args;
+  for (auto& a : argv)
+    args.push_back(a.data());
+  args.push_back(nullptr);
+  core::InterruptHandlers interrupts(interrupt_signals());
+  pid_t pid = -1;
+  if (int rc = ::posix_spawn(&pid, srun->c_str(), nullptr, nullptr, args.data(), environ); rc != 0)
+    core::throw_exec_failed("srun", rc);
+  core::Ending ending(10.0);
+  int status = 0;
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) break;
+    ending.tick([&] { return std::vector<int>{pid}; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  auto ended = core::exit_status(status);
+  std::fprintf(stderr,
+               "mainboard: the ranks' profiles are in %s; merge them: mainboard profile merge %s "
+               "-o job.json\n",
+               dir.c_str(), dir.c_str());
+  return ended.signal ? 128 + ended.signal : ended.exit_code;
 }
 
 /// `fleet check`: the nodes that are not ready, and why; exit 0 only when all are.
@@ -105,6 +159,43 @@ void Fleet::declare(CLI::App& cmd) {
   gather->add_option("DIR", gather_dir, "where each node's tree goes")->required();
   gather->add_flag("--force", gather_force, "write into trees that are not empty");
   gather->fallthrough();
+  auto* profile = cmd.add_subcommand(
+      "profile",
+      "profile run as every rank of a job through srun (-- CMD ARGS): a profile per rank in DIR, "
+      "to merge with mainboard profile merge DIR");
+  profile
+      ->add_option("-o,--output", profile_dir, "where each rank's profile goes (rank-00003.json)")
+      ->capture_default_str()
+      ->type_name("DIR");
+  profile->add_option("-n,--ntasks", ntasks, "how many ranks (srun --ntasks)")->type_name("N");
+  profile
+      ->add_option("--ntasks-per-node", ntasks_per_node, "ranks per node (srun --ntasks-per-node)")
+      ->type_name("N");
+  profile
+      ->add_option_function<std::string>(
+          "--hz",
+          [this](const std::string& v) {
+            profile_options.insert(profile_options.end(), {"--hz", v});
+          },
+          "stack samples per second on each rank (profile run --hz)")
+      ->check(number(1, 100000))
+      ->type_name("HZ");
+  profile
+      ->add_option_function<std::string>(
+          "--call-graph",
+          [this](const std::string& v) {
+            profile_options.insert(profile_options.end(), {"--call-graph", v});
+          },
+          "fp or dwarf (profile run --call-graph)")
+      ->check(one_of({"fp", "dwarf"}))
+      ->type_name("fp|dwarf");
+  profile->add_flag_callback(
+      "--gpu", [this] { profile_options.push_back("--gpu"); },
+      "trace each rank's CUDA kernels and copies (profile run --gpu)");
+  profile->footer(
+      "Example: mainboard fleet profile --nodes 3 --ntasks 3 -o profiles -- python3 train.py\n"
+      "Then: mainboard profile merge profiles -o job.json && mainboard profile report job.json");
+  profile->fallthrough();
   cmd.add_option("--gather-into", gather_into, "one node's side of fleet gather")->group("");
   cmd.add_flag("--gather-force", gather_force, "one node's side of gather --force")->group("");
 }
@@ -112,11 +203,30 @@ void Fleet::declare(CLI::App& cmd) {
 std::string Fleet::complete(const CLI::App& cmd, std::vector<std::string> rest) {
   if (cmd.got_subcommand("check")) mode = Mode::check;
   if (cmd.got_subcommand("gather")) mode = Mode::gather;
-  // Through Slurm, one task per node; anything after -- goes to srun.
+  if (cmd.got_subcommand("profile")) mode = Mode::profile;
+  // Through Slurm, one task per node; anything after -- goes to srun (fleet profile: it is the
+  // command each rank runs).
   srun = {"srun"};
   if (nodes) srun.insert(srun.end(), {"--nodes", std::to_string(nodes)});
   if (!partition.empty()) srun.insert(srun.end(), {"--partition", partition});
   if (!nodelist.empty()) srun.insert(srun.end(), {"--nodelist", nodelist});
+  if (mode == Mode::profile) {
+    if (!from.empty()) return "fleet profile runs on live nodes: no --from";
+    if (rest.empty()) return "fleet profile needs a command: mainboard fleet profile -- CMD ARGS";
+    command = std::move(rest);
+    if (ntasks) srun.insert(srun.end(), {"--ntasks", std::to_string(ntasks)});
+    if (ntasks_per_node)
+      srun.insert(srun.end(), {"--ntasks-per-node", std::to_string(ntasks_per_node)});
+    auto dir = std::filesystem::absolute(profile_dir);
+    try {
+      core::TreeWriter shared(dir);  // created; refused through another's link
+    } catch (const Error& e) {
+      return e.what();
+    }
+    if (auto why = core::why_unwritable(dir / "probe"); !why.empty()) return why;
+    profile_dir = dir.string();
+    return "";
+  }
   srun.insert(srun.end(), rest.begin(), rest.end());
   if (mode != Mode::gather || node) return "";
   if (!from.empty()) return "fleet gather records live nodes: no --from";
@@ -135,6 +245,7 @@ std::string Fleet::complete(const CLI::App& cmd, std::vector<std::string> rest) 
 int Fleet::run(const Global& g) {
   if (node) return run_node(g, gather_into, gather_force);
   if (mode == Mode::gather) return run_gather(gather_dir, gather_force, srun, timeout_s);
+  if (mode == Mode::profile) return run_profile(srun, profile_dir, profile_options, command);
   auto fleet = from.empty() ? mainboard::Fleet::from_srun(srun, timeout_s, {})
                             : mainboard::Fleet::from_directory(from);
   if (mode == Mode::check) return run_check(fleet, json, strict);

@@ -1,12 +1,22 @@
 // `mainboard profile …`: sample programs (run, attach, dump) and read saved profiles (report,
 // diff, perfetto).
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
+#include "core/beneath.hpp"
 #include "core/interrupts.hpp"
+#include "core/text.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/profile.hpp"
 
@@ -17,14 +27,15 @@ namespace {
 /// The summary first (it is printed whatever happens to the files), then the files. A profile
 /// written over an earlier one keeps that one as FILE.old, as perf keeps perf.data.old.
 void write_outputs(const Profile& p, const SampleOutputs& o) {
-  std::string text = o.json ? nlohmann::json{{"hot_functions", p.hot_functions(20)},
-                                             {"hot_stacks", p.hot_stacks(5)},
-                                             {"samples", p.samples.size()},
-                                             {"lost_samples", p.lost_samples},
-                                             {"unavailable", p.unavailable}}
-                                      .dump(2) +
-                                  "\n"
-                            : p.report(20);
+  std::string text = o.quiet  ? std::string()
+                     : o.json ? nlohmann::json{{"hot_functions", p.hot_functions(20)},
+                                               {"hot_stacks", p.hot_stacks(5)},
+                                               {"samples", p.samples.size()},
+                                               {"lost_samples", p.lost_samples},
+                                               {"unavailable", p.unavailable}}
+                                        .dump(2) +
+                                    "\n"
+                              : p.report(20);
   std::fwrite(text.data(), 1, text.size(), stderr);
   if (!o.output.empty()) {
     std::error_code ec;
@@ -48,6 +59,41 @@ void write_outputs(const Profile& p, const SampleOutputs& o) {
     });
 }
 
+/// The file a rank's profile goes to. `-o DIR/` (or an existing directory): DIR/rank-00003.json
+/// (without a rank: DIR/HOST-PID.json); "{rank}" and "{node}" in a name are replaced; a plain
+/// name under a launcher of several ranks gets ".rank-00003" before its extension, so that
+/// ranks never write over each other. The directory is made (not through another's link).
+std::string rank_output(const std::string& out, const std::optional<RankInfo>& rank,
+                        bool* renamed) {
+  namespace fs = std::filesystem;
+  if (out.empty() || out == "-" || core::starts_with(out, "/dev/")) return out;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string rank_text =
+      rank ? fmt::format("{:05}", rank->rank) : fmt::format("{}-{}", host, ::getpid());
+  std::error_code ec;
+  fs::path path;
+  if (out.back() == '/' || fs::is_directory(out, ec)) {
+    path = fs::path(out) / (rank ? "rank-" + rank_text + ".json" : rank_text + ".json");
+  } else if (out.find("{rank}") != std::string::npos || out.find("{node}") != std::string::npos) {
+    std::string name = out;
+    for (std::size_t at; (at = name.find("{rank}")) != std::string::npos;)
+      name.replace(at, 6, rank_text);
+    for (std::size_t at; (at = name.find("{node}")) != std::string::npos;)
+      name.replace(at, 6, host);
+    path = name;
+  } else if (rank && rank->world_size.value_or(2) > 1) {
+    fs::path given(out);
+    path = given.parent_path() /
+           (given.stem().string() + ".rank-" + rank_text + given.extension().string());
+    if (renamed) *renamed = true;
+  } else {
+    return out;
+  }
+  if (path.has_parent_path()) core::TreeWriter made(path.parent_path());
+  return path.string();
+}
+
 }  // namespace
 
 // ---- saved profiles ----------------------------------------------------------------------
@@ -58,13 +104,27 @@ void ProfileReport::declare(CLI::App& cmd) {
       ->capture_default_str()
       ->type_name("N");
   cmd.add_flag("--json", json,
-               "every section as JSON: regions, timeline, hot functions and stacks, GPU");
+               "every section as JSON: regions, timeline, hot functions and stacks, GPU, ranks");
+  cmd.add_option("--step", ranks.step,
+                 "a merged job: the span that is one training step (default: the shallowest "
+                 "span every rank repeats)")
+      ->type_name("NAME");
+  cmd.add_option("--collective", ranks.collectives,
+                 "a merged job: a span whose time is waiting for other ranks, besides those "
+                 "named like one (allreduce, barrier, wait, …); repeat for more")
+      ->type_name("NAME");
+  cmd.add_option("--threshold", ranks.threshold_pct,
+                 "a merged job: the least lag, in percent of the others' work, that names a "
+                 "straggler")
+      ->capture_default_str()
+      ->check(number(0, 1000))
+      ->type_name("PCT");
 }
 
 int ProfileReport::run(const Global&) {
   auto profile = Profile::load(file);
   if (!json) {
-    print(profile.report(top));
+    print(profile.report(top, ranks));
     return 0;
   }
   nlohmann::json j = {
@@ -77,7 +137,107 @@ int ProfileReport::run(const Global&) {
     j["dropped_activities"] = profile.dropped_activities;
   }
   if (!profile.counters.empty()) j["counter_bottlenecks"] = profile.counter_bottlenecks(top);
+  if (!profile.processes.empty()) {
+    auto o = ranks;
+    o.top = top;
+    j["ranks"] = profile.ranks(o);
+  }
   print(j.dump(2) + "\n");
+  return 0;
+}
+
+void ProfileMerge::declare(CLI::App& cmd) {
+  cmd.add_option("INPUT", inputs,
+                 "the ranks' profiles: files, or directories of them (every *.json in it)")
+      ->required();
+  cmd.add_option("-o,--output", output, "the merged profile")
+      ->capture_default_str()
+      ->type_name("FILE");
+  cmd.add_option("--perfetto", perfetto, "also write a Chrome/Perfetto trace, a process per rank")
+      ->type_name("FILE");
+  cmd.footer(
+      "Example: mainboard profile merge profiles/ -o job.json && mainboard profile report "
+      "job.json");
+}
+
+std::string ProfileMerge::complete(const CLI::App&, std::vector<std::string>) {
+  return check_outputs({{"-o", output}, {"--perfetto", perfetto}});
+}
+
+int ProfileMerge::run(const Global&) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    if (!fs::is_directory(in, ec)) {
+      files.push_back(in);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(in, ec)) {
+      auto name = e.path().filename().string();
+      if (e.path().extension() == ".json" && !e.is_directory(ec) && name[0] != '.')
+        found.push_back(e.path().string());
+    }
+    if (ec) {
+      std::fprintf(stderr, "mainboard: error: cannot read %s: %s\n", in.c_str(),
+                   ec.message().c_str());
+      return 1;
+    }
+    std::sort(found.begin(), found.end());
+    if (found.empty()) std::fprintf(stderr, "mainboard: %s holds no *.json file\n", in.c_str());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  // Read side by side: each file is parsed on its own (most of the time is the JSON).
+  std::vector<std::optional<Profile>> loaded(files.size());
+  std::vector<std::string> errors(files.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < files.size();) {
+      try {
+        loaded[i] = Profile::load(files[i]);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  auto n =
+      std::min<std::size_t>({files.size(), 8, std::max(1u, std::thread::hardware_concurrency())});
+  for (std::size_t i = 1; i < n; ++i)
+    pool.emplace_back(work);
+  work();
+  for (auto& t : pool)
+    t.join();
+  std::vector<Profile> profiles;
+  std::vector<std::string> names, unreadable;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (loaded[i]) {
+      profiles.push_back(std::move(*loaded[i]));
+      names.push_back(files[i]);
+    } else {
+      unreadable.push_back("merge: " + errors[i] + " (left out)");
+    }
+  }
+  for (const auto& u : unreadable)
+    std::fprintf(stderr, "mainboard: %s\n", u.c_str() + 7);
+  if (profiles.empty()) {
+    std::fprintf(stderr, "mainboard: error: no profile to merge\n");
+    return 1;
+  }
+  auto job = Profile::merge_ranks(std::move(profiles), names);
+  job.unavailable.insert(job.unavailable.begin(), unreadable.begin(), unreadable.end());
+  auto ranks = job.ranks();
+  if (!write_or_fall_back(output, "merged profile", [&](const std::string& f) { job.save(f); }))
+    return 1;
+  if (!perfetto.empty())
+    write_or_fall_back(perfetto, "trace", [&](const std::string& f) { job.perfetto(f); });
+  std::string text = fmt::format("mainboard: merged {} profile{} into {}\n", names.size(),
+                                 names.size() == 1 ? "" : "s", output);
+  for (const auto& w : ranks.warnings)
+    text += "mainboard: " + w + "\n";
+  text += ranks.verdict + "\n";
+  std::fwrite(text.data(), 1, text.size(), stderr);
   return 0;
 }
 
@@ -116,9 +276,13 @@ int ProfilePerfetto::run(const Global&) {
 // ---- sampling ----------------------------------------------------------------------------
 
 void Sampling::declare(CLI::App& cmd) {
-  cmd.add_option("-o,--output", out.output, "where to save the profile (empty: do not save)")
+  cmd.add_option("-o,--output", out.output,
+                 "where to save the profile (empty: do not save); DIR/ saves DIR/rank-00003.json "
+                 "under a launcher (torchrun, srun, mpirun), and {rank} or {node} in a name are "
+                 "replaced")
       ->capture_default_str()
       ->type_name("FILE");
+  cmd.add_flag("--quiet", out.quiet, "no summary on standard error");
   cmd.add_option("--perfetto", out.perfetto, "also write a Chrome/Perfetto trace")
       ->type_name("FILE");
   cmd.add_flag("--per-process", out.per_process,
@@ -158,7 +322,30 @@ void Sampling::declare(CLI::App& cmd) {
       ->type_name("fp|dwarf");
 }
 
+std::optional<RankInfo> Sampling::output_rank() const {
+  return RankInfo::current();
+}
+
+std::optional<RankInfo> ProfileAttach::output_rank() const {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::vector<std::string> env;
+  for (std::string kv; std::getline(in, kv, '\0');)
+    env.push_back(kv);
+  return RankInfo::from_environment(env);
+}
+
 std::string Sampling::complete(const CLI::App&, std::vector<std::string>) {
+  try {
+    bool renamed = false;
+    auto rank = output_rank();
+    auto named = rank_output(out.output, rank, &renamed);
+    if (renamed && rank && rank->rank == 0)
+      std::fprintf(stderr, "mainboard: rank profiles go to %s and the like (one per rank)\n",
+                   named.c_str());
+    out.output = named;
+  } catch (const Error& e) {
+    return std::string("-o ") + out.output + ": " + e.what();
+  }
   return check_outputs({{"-o", out.output},
                         {"--perfetto", out.perfetto},
                         {"--folded", out.folded},

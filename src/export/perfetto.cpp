@@ -71,6 +71,13 @@ std::int64_t trace_tid(const std::vector<ThreadInfo>& threads, std::size_t index
   return kAboveAnyPid + static_cast<std::int64_t>(index);
 }
 
+/// The trace's pid of thread `index`: the profiled process's, or in a merged job one per rank,
+/// numbered from 1 in rank order so that the ranks are drawn one under another.
+std::int64_t trace_pid(const Profile& p, std::size_t index) {
+  if (p.processes.empty() || index >= p.threads.size()) return p.pid ? p.pid : 1;
+  return 1 + static_cast<std::int64_t>(p.threads[index].process);
+}
+
 /// A time from the profile's start.
 void micros(std::string& out, std::int64_t ns) {
   micros_exact(out, ticks_1024(ns));
@@ -99,9 +106,8 @@ struct CallTree {
     std::vector<std::uint32_t> kind_of(p.frames.size());
     for (std::size_t i = 0; i < p.frames.size(); ++i) {
       const auto& f = p.frames[i];
-      kind_of[i] =
-          kinds.try_emplace({f.function, f.module, f.file}, static_cast<std::uint32_t>(i))
-              .first->second;
+      kind_of[i] = kinds.try_emplace({f.function, f.module, f.file}, static_cast<std::uint32_t>(i))
+                       .first->second;
     }
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> children;
     t.leaf_of_stack.reserve(p.stacks.size());
@@ -131,8 +137,7 @@ std::string trace_frame_name(const StackFrame& f) {
 ///    performance panel draws as a flame chart under the thread's spans);
 ///  - an instant event per sample on its thread's track, named by its leaf, with the whole stack
 ///    in its arguments (what Perfetto's JSON importer shows).
-void stack_sample_events(std::string& out, const Profile& p, const CallTree& tree,
-                         std::int64_t process) {
+void stack_sample_events(std::string& out, const Profile& p, const CallTree& tree) {
   if (p.samples.empty()) return;
   std::vector<std::string> labels(p.frames.size());
   for (std::size_t i = 0; i < p.frames.size(); ++i)
@@ -143,10 +148,10 @@ void stack_sample_events(std::string& out, const Profile& p, const CallTree& tre
     if (x.stack < p.stacks.size()) by_thread[x.thread].push_back(&x);
   std::uint32_t profile_id = 0;
   for (auto& [thread, list] : by_thread) {
-    std::stable_sort(list.begin(), list.end(), [](const StackSample* a, const StackSample* b) {
-      return a->t_ns < b->t_ns;
-    });
+    std::stable_sort(list.begin(), list.end(),
+                     [](const StackSample* a, const StackSample* b) { return a->t_ns < b->t_ns; });
     auto tid = trace_tid(p.threads, thread);
+    auto process = trace_pid(p, thread);
     ++profile_id;
     // The whole profile's time as one slice on the thread: the flame chart's place in DevTools
     // (it draws samples only under trace events), and every span of the thread fits inside it.
@@ -155,13 +160,14 @@ void stack_sample_events(std::string& out, const Profile& p, const CallTree& tre
                    "\"name\":\"stack samples\",\"ts\":0,\"dur\":",
                    process, tid);
     duration(out, 0, std::max<std::int64_t>(p.end_ns - p.start_ns, list.back()->t_ns - p.start_ns));
-    fmt::format_to(std::back_inserter(out), ",\"args\":{{\"samples\":{},\"hz\":{}}}}}",
-                   list.size(), p.sample_hz);
+    fmt::format_to(std::back_inserter(out), ",\"args\":{{\"samples\":{},\"hz\":{}}}}}", list.size(),
+                   p.sample_hz);
     std::int64_t first = ticks_1024(list.front()->t_ns - p.start_ns);
-    fmt::format_to(std::back_inserter(out),
-                   ",\n{{\"ph\":\"P\",\"cat\":\"sample\",\"name\":\"Profile\",\"pid\":{},\"tid\":{},"
-                   "\"id\":\"0x{:x}\",\"ts\":",
-                   process, tid, profile_id);
+    fmt::format_to(
+        std::back_inserter(out),
+        ",\n{{\"ph\":\"P\",\"cat\":\"sample\",\"name\":\"Profile\",\"pid\":{},\"tid\":{},"
+        "\"id\":\"0x{:x}\",\"ts\":",
+        process, tid, profile_id);
     micros_exact(out, first);
     out += ",\"args\":{\"data\":{\"startTime\":";
     micros_exact(out, first);
@@ -228,7 +234,7 @@ void stack_sample_events(std::string& out, const Profile& p, const CallTree& tre
     fmt::format_to(std::back_inserter(out),
                    ",\n{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":{},\"tid\":{},"
                    "\"name\":\"{}\",\"ts\":",
-                   process, trace_tid(p.threads, x.thread),
+                   trace_pid(p, x.thread), trace_tid(p.threads, x.thread),
                    !stack.empty() && stack[0] < labels.size() ? labels[stack[0]] : "[unknown]");
     micros(out, x.t_ns - p.start_ns);
     fmt::format_to(std::back_inserter(out), ",\"args\":{{\"stack\":\"{}\"}}}}",
@@ -239,8 +245,7 @@ void stack_sample_events(std::string& out, const Profile& p, const CallTree& tre
 /// The trace-event format's own sample records (its "stackFrames" and "samples" dictionaries,
 /// read by chrome://tracing and speedscope): one stack frame per call-tree node, one sample per
 /// stack sample pointing at its leaf.
-void stack_frames_and_samples(std::string& out, const Profile& p, const CallTree& tree,
-                              std::int64_t process) {
+void stack_frames_and_samples(std::string& out, const Profile& p, const CallTree& tree) {
   if (p.samples.empty()) return;
   out += ",\"stackFrames\":{";
   for (std::size_t n = 1; n < tree.nodes.size(); ++n) {
@@ -261,7 +266,7 @@ void stack_frames_and_samples(std::string& out, const Profile& p, const CallTree
     fmt::format_to(std::back_inserter(out),
                    "{}\n{{\"pid\":{},\"tid\":{},\"name\":\"sample\",\"weight\":1,\"sf\":\"{}\","
                    "\"ts\":",
-                   comma ? "," : "", process, trace_tid(p.threads, x.thread),
+                   comma ? "," : "", trace_pid(p, x.thread), trace_tid(p.threads, x.thread),
                    tree.leaf_of_stack[x.stack]);
     micros(out, x.t_ns - p.start_ns);
     out += '}';
@@ -277,15 +282,33 @@ std::string Profile::perfetto_json() const {
   out.reserve(256 + spans.size() * 120 + device_samples.size() * 160 + activities.size() * 220);
   auto process = pid ? pid : 1;
   out += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-  fmt::format_to(std::back_inserter(out),
-                 "{{\"ph\":\"M\",\"pid\":{},\"tid\":0,\"name\":\"process_name\",\"args\":{{"
-                 "\"name\":\"profiled process {}\"}}}}",
-                 process, process);
+  if (processes.empty()) {
+    fmt::format_to(std::back_inserter(out),
+                   "{{\"ph\":\"M\",\"pid\":{},\"tid\":0,\"name\":\"process_name\",\"args\":{{"
+                   "\"name\":\"profiled process {}\"}}}}",
+                   process, process);
+  } else {
+    // A merged job: a process per rank, named and sorted by its rank.
+    for (const auto& pr : processes) {
+      std::string name = pr.rank ? "rank " + std::to_string(pr.rank->rank) : "process";
+      name += " (" + (pr.node.empty() ? std::string() : pr.node + ", ") + "pid " +
+              std::to_string(pr.pid) + ")";
+      fmt::format_to(std::back_inserter(out),
+                     "{}{{\"ph\":\"M\",\"pid\":{},\"tid\":0,\"name\":\"process_name\","
+                     "\"args\":{{\"name\":\"",
+                     pr.index ? ",\n" : "", pr.index + 1);
+      escape(out, name);
+      fmt::format_to(std::back_inserter(out),
+                     "\"}}}},\n{{\"ph\":\"M\",\"pid\":{},\"tid\":0,\"name\":\"process_sort_index\","
+                     "\"args\":{{\"sort_index\":{}}}}}",
+                     pr.index + 1, pr.index);
+    }
+  }
   for (const auto& t : threads) {
     fmt::format_to(
         std::back_inserter(out),
         ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"",
-        process, trace_tid(threads, t.index));
+        trace_pid(*this, t.index), trace_tid(threads, t.index));
     escape(out, t.name.empty() ? "thread " + std::to_string(t.index) : t.name);
     out += "\"}}";
   }
@@ -303,8 +326,8 @@ std::string Profile::perfetto_json() const {
     auto tid = trace_tid(threads, e.thread);
     fmt::format_to(
         std::back_inserter(out),
-        ",\n{{\"ph\":\"X\",\"cat\":\"span\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":", process,
-        tid, names[e.path]);
+        ",\n{{\"ph\":\"X\",\"cat\":\"span\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":",
+        trace_pid(*this, e.thread), tid, names[e.path]);
     micros(out, e.start_ns - start_ns);
     out += ",\"dur\":";
     duration(out, e.start_ns - start_ns, e.end_ns - start_ns);
@@ -369,7 +392,7 @@ std::string Profile::perfetto_json() const {
       fmt::format_to(std::back_inserter(out), ",\"args\":{{\"correlation\":{}}}}}", a.correlation);
   }
   const auto tree = CallTree::of(*this);
-  stack_sample_events(out, *this, tree, process);
+  stack_sample_events(out, *this, tree);
   out += "\n],\"metadata\":";
   nlohmann::json meta = {{"producer", "mainboard"},
                          {"dropped_spans", dropped_spans},
@@ -380,7 +403,7 @@ std::string Profile::perfetto_json() const {
                          {"end_ns", end_ns}};
   if (machine) meta["machine"] = *machine;
   out += meta.dump();
-  stack_frames_and_samples(out, *this, tree, process);
+  stack_frames_and_samples(out, *this, tree);
   out += "}\n";
   return out;
 }

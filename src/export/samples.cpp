@@ -27,7 +27,15 @@ std::string folded_frame_name(const StackFrame& f) {
 std::string thread_label(const Profile& p, std::uint32_t thread) {
   if (thread >= p.threads.size()) return "thread " + std::to_string(thread);
   const auto& t = p.threads[thread];
-  return folded_name(t.name.empty() ? "thread" : t.name) + "-" + std::to_string(t.tid);
+  auto label = folded_name(t.name.empty() ? "thread" : t.name) + "-" + std::to_string(t.tid);
+  // A merged job's threads say their rank: tids of different nodes may be equal.
+  if (t.process < p.processes.size()) {
+    const auto& pr = p.processes[t.process];
+    label = (pr.rank ? "rank " + std::to_string(pr.rank->rank)
+                     : "process " + std::to_string(pr.index)) +
+            " " + label;
+  }
+  return label;
 }
 
 }  // namespace

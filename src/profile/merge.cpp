@@ -1,120 +1,398 @@
-#include "mainboard/profile.hpp"
-
+// Profiles joined: the pieces of one run (Profile::merge) and the ranks of a distributed job
+// (Profile::merge_ranks, with each rank's times moved onto one axis). One merger serves both:
+// it appends every piece, re-indexed, and sorts once at the end.
 #include <algorithm>
 #include <map>
+#include <numeric>
+#include <unordered_map>
+
+#include "mainboard/error.hpp"
+#include "mainboard/profile.hpp"
+#include "mainboard/version.hpp"
 
 namespace mainboard {
 
+namespace {
+
+struct FrameKey {
+  const StackFrame* f;
+  bool operator==(const FrameKey& o) const { return *f == *o.f; }
+};
+struct FrameHash {
+  std::size_t operator()(const FrameKey& k) const {
+    auto h = std::hash<std::string>{}(k.f->function);
+    h = h * 31 + std::hash<std::string>{}(k.f->module);
+    h = h * 31 + std::hash<std::string>{}(k.f->file);
+    return h * 31 + k.f->line * 2 + (k.f->inlined ? 1 : 0);
+  }
+};
+struct StackHash {
+  std::size_t operator()(const std::vector<std::uint32_t>& s) const {
+    std::size_t h = s.size();
+    for (auto f : s)
+      h = h * 1000003 + f;
+    return h;
+  }
+};
+
+/// Appends profiles into one, re-indexing their threads, paths, names, frames and stacks
+/// (frames and stacks are shared: the ranks of one job run the same code); sorts the
+/// time-ordered lists once, in finish().
+class Merger {
+ public:
+  explicit Merger(Profile& into) : into_(into) {
+    empty_ = into.paths.empty() && into.threads.empty() && into.activities.empty() &&
+             into.samples.empty();
+    for (const auto& t : into.threads)
+      if (t.tid != 0) threads_.emplace(std::pair{t.process, t.tid}, t.index);
+    for (std::size_t i = 0; i < into.paths.size(); ++i)
+      paths_.emplace(into.paths[i], static_cast<std::uint32_t>(i));
+    for (std::size_t i = 0; i < into.activity_names.size(); ++i)
+      names_.emplace(into.activity_names[i], static_cast<std::uint32_t>(i));
+    into.frames.reserve(into.frames.size() + 1024);  // the keys point into it: intern_frame()
+    for (std::size_t i = 0; i < into.frames.size(); ++i)
+      frames_.emplace(FrameKey{&into.frames[i]}, static_cast<std::uint32_t>(i));
+    for (std::size_t i = 0; i < into.stacks.size(); ++i)
+      stacks_.emplace(into.stacks[i], static_cast<std::uint32_t>(i));
+  }
+
+  void add(const Profile& from) {
+    if (empty_ || from.start_ns < into_.start_ns) into_.start_ns = from.start_ns;
+    into_.end_ns = std::max(empty_ ? from.end_ns : into_.end_ns, from.end_ns);
+    empty_ = false;
+    if (!into_.pid) into_.pid = from.pid;
+    if (into_.command.empty()) into_.command = from.command;
+
+    // Threads, joined by process and tid.
+    std::vector<std::uint32_t> thread(from.threads.size());
+    for (std::size_t i = 0; i < from.threads.size(); ++i) {
+      const auto& t = from.threads[i];
+      auto found = t.tid != 0 ? threads_.find({t.process, t.tid}) : threads_.end();
+      if (found == threads_.end()) {
+        ThreadInfo copy = t;
+        copy.index = static_cast<std::uint32_t>(into_.threads.size());
+        into_.threads.push_back(copy);
+        if (t.tid != 0) threads_.emplace(std::pair{t.process, t.tid}, copy.index);
+        thread[i] = copy.index;
+      } else {
+        auto& known = into_.threads[found->second];
+        if (known.name.empty()) known.name = t.name;
+        thread[i] = known.index;
+      }
+    }
+
+    // Regions, joined by path.
+    std::vector<std::uint32_t> path(from.paths.size());
+    for (std::size_t i = 0; i < from.paths.size(); ++i) {
+      auto [it, fresh] =
+          paths_.emplace(from.paths[i], static_cast<std::uint32_t>(into_.paths.size()));
+      path[i] = it->second;
+      const auto& src = from.span_stats[i];
+      if (fresh) {
+        into_.paths.push_back(from.paths[i]);
+        into_.span_stats.push_back(src);
+        continue;
+      }
+      auto& dst = into_.span_stats[it->second];
+      dst.min_ns = dst.calls ? std::min(dst.min_ns, src.min_ns) : src.min_ns;
+      dst.max_ns = std::max(dst.max_ns, src.max_ns);
+      dst.calls += src.calls;
+      dst.total_ns += src.total_ns;
+      dst.self_ns += src.self_ns;
+    }
+    for (auto e : from.spans) {
+      e.path = path[e.path];
+      e.thread = thread[e.thread];
+      into_.spans.push_back(e);
+    }
+    into_.dropped_spans += from.dropped_spans;
+    into_.device_samples.insert(into_.device_samples.end(), from.device_samples.begin(),
+                                from.device_samples.end());
+
+    // GPU activity.
+    std::vector<std::uint32_t> name(from.activity_names.size());
+    for (std::size_t i = 0; i < from.activity_names.size(); ++i) {
+      auto [it, fresh] = names_.emplace(from.activity_names[i],
+                                        static_cast<std::uint32_t>(into_.activity_names.size()));
+      if (fresh) into_.activity_names.push_back(from.activity_names[i]);
+      name[i] = it->second;
+    }
+    for (auto a : from.activities) {
+      a.name = name[a.name];
+      into_.activities.push_back(a);
+    }
+    into_.dropped_activities += from.dropped_activities;
+    into_.counters.insert(into_.counters.end(), from.counters.begin(), from.counters.end());
+
+    // Stack samples: frames and stacks interned.
+    std::vector<std::uint32_t> frame(from.frames.size());
+    for (std::size_t i = 0; i < from.frames.size(); ++i)
+      frame[i] = intern_frame(from.frames[i]);
+    std::vector<std::uint32_t> stack(from.stacks.size());
+    for (std::size_t i = 0; i < from.stacks.size(); ++i) {
+      auto s = from.stacks[i];
+      for (auto& f : s)
+        f = frame[f];
+      auto [it, fresh] = stacks_.emplace(s, static_cast<std::uint32_t>(into_.stacks.size()));
+      if (fresh) into_.stacks.push_back(std::move(s));
+      stack[i] = it->second;
+    }
+    for (auto x : from.samples) {
+      x.stack = stack[x.stack];
+      x.thread = thread[x.thread];
+      into_.samples.push_back(x);
+    }
+    if (!into_.sample_hz) into_.sample_hz = from.sample_hz;
+    into_.lost_samples += from.lost_samples;
+
+    for (const auto& u : from.unavailable)
+      if (std::find(into_.unavailable.begin(), into_.unavailable.end(), u) ==
+          into_.unavailable.end())
+        into_.unavailable.push_back(u);
+    // Unnamed auto-instrumented functions keep the maps that name them (profiles read through
+    // mainboard::mainboard arrive named, with none).
+    for (const auto& line : from.function_maps)
+      if (std::find(into_.function_maps.begin(), into_.function_maps.end(), line) ==
+          into_.function_maps.end())
+        into_.function_maps.push_back(line);
+    if (into_.span_clock.empty()) {
+      into_.span_clock = from.span_clock;
+      into_.span_clock_hz = from.span_clock_hz;
+    }
+    if (!into_.machine) into_.machine = from.machine;
+    if (into_.node.empty()) into_.node = from.node;
+    if (!into_.rank) into_.rank = from.rank;
+    if (!into_.clock) into_.clock = from.clock;
+    if (into_.written_by.empty()) into_.written_by = from.written_by;
+  }
+
+  void finish() {
+    std::stable_sort(
+        into_.spans.begin(), into_.spans.end(),
+        [](const SpanEvent& a, const SpanEvent& b) { return a.start_ns < b.start_ns; });
+    std::stable_sort(into_.device_samples.begin(), into_.device_samples.end(),
+                     [](const DeviceSample& a, const DeviceSample& b) { return a.t_ns < b.t_ns; });
+    std::stable_sort(
+        into_.activities.begin(), into_.activities.end(),
+        [](const GpuActivity& a, const GpuActivity& b) { return a.start_ns < b.start_ns; });
+    std::stable_sort(into_.samples.begin(), into_.samples.end(),
+                     [](const StackSample& a, const StackSample& b) { return a.t_ns < b.t_ns; });
+  }
+
+ private:
+  std::uint32_t intern_frame(const StackFrame& f) {
+    if (auto it = frames_.find(FrameKey{&f}); it != frames_.end()) return it->second;
+    // The keys point into into_.frames: when it must grow, they are rebuilt over the new one.
+    if (into_.frames.size() == into_.frames.capacity()) {
+      into_.frames.reserve(into_.frames.size() * 2 + 1024);
+      frames_.clear();
+      for (std::size_t i = 0; i < into_.frames.size(); ++i)
+        frames_.emplace(FrameKey{&into_.frames[i]}, static_cast<std::uint32_t>(i));
+    }
+    auto index = static_cast<std::uint32_t>(into_.frames.size());
+    into_.frames.push_back(f);
+    frames_.emplace(FrameKey{&into_.frames.back()}, index);
+    return index;
+  }
+
+  Profile& into_;
+  bool empty_ = true;
+  std::map<std::pair<std::uint32_t, std::int64_t>, std::uint32_t> threads_;
+  std::unordered_map<std::string, std::uint32_t> paths_, names_;
+  std::unordered_map<FrameKey, std::uint32_t, FrameHash> frames_;
+  std::unordered_map<std::vector<std::uint32_t>, std::uint32_t, StackHash> stacks_;
+};
+
+/// Every time of `p` moved by `offset`.
+void shift(Profile& p, std::int64_t offset) {
+  if (offset == 0) return;
+  p.start_ns += offset;
+  p.end_ns += offset;
+  for (auto& e : p.spans) {
+    e.start_ns += offset;
+    e.end_ns += offset;
+  }
+  for (auto& d : p.device_samples)
+    d.t_ns += offset;
+  for (auto& a : p.activities) {
+    a.start_ns += offset;
+    a.end_ns += offset;
+  }
+  for (auto& s : p.samples)
+    s.t_ns += offset;
+}
+
+std::string version_of(const Profile& p) {
+  return p.written_by.empty() ? "a version before 0.1 (no version recorded)"
+                              : "mainboard " + p.written_by;
+}
+
+/// "2, 5, 7", or the first eight and how many more of `total`.
+std::string rank_list(const std::vector<std::int64_t>& ranks, std::int64_t total = -1) {
+  if (total < 0) total = static_cast<std::int64_t>(ranks.size());
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i == 8 && total > 9) return out + " and " + std::to_string(total - 8) + " more";
+    out += (i ? ", " : "") + std::to_string(ranks[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
 void Profile::merge(const Profile& from) {
-  Profile& into = *this;
-  bool empty =
-      into.paths.empty() && into.threads.empty() && into.activities.empty() && into.samples.empty();
-  if (empty || from.start_ns < into.start_ns) into.start_ns = from.start_ns;
-  into.end_ns = std::max(into.end_ns, from.end_ns);
-  if (!into.pid) into.pid = from.pid;
+  Merger m(*this);
+  m.add(from);
+  m.finish();
+}
 
-  // Threads, joined by tid.
-  std::vector<std::uint32_t> thread(from.threads.size());
-  for (std::size_t i = 0; i < from.threads.size(); ++i) {
-    const auto& t = from.threads[i];
-    auto it = std::find_if(into.threads.begin(), into.threads.end(),
-                           [&](const ThreadInfo& x) { return t.tid != 0 && x.tid == t.tid; });
-    if (it == into.threads.end()) {
-      ThreadInfo copy = t;
-      copy.index = static_cast<std::uint32_t>(into.threads.size());
-      into.threads.push_back(copy);
-      thread[i] = copy.index;
+Profile Profile::merge_ranks(std::vector<Profile> ranks, const std::vector<std::string>& names) {
+  if (ranks.empty()) throw Error("nothing to merge: no rank profiles");
+  auto name_of = [&](std::size_t i) {
+    return i < names.size() && !names[i].empty() ? names[i] : "profile " + std::to_string(i + 1);
+  };
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    if (!ranks[i].processes.empty())
+      throw Error(name_of(i) + " is already a merged job (" +
+                  std::to_string(ranks[i].processes.size()) +
+                  " processes): merge the ranks' own profiles");
+
+  // By rank; profiles that name none after them, as given.
+  std::vector<std::size_t> order(ranks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto &ra = ranks[a].rank, &rb = ranks[b].rank;
+    if (ra.has_value() != rb.has_value()) return ra.has_value();
+    return ra && rb && ra->rank < rb->rank;
+  });
+
+  std::vector<std::string> warnings;
+  // The job's axis is the clock of the first rank that has a reference.
+  std::size_t reference = ranks.size();
+  for (auto i : order)
+    if (ranks[i].clock) {
+      reference = i;
+      break;
+    }
+  const std::optional<ClockReference> axis =
+      reference < ranks.size() ? ranks[reference].clock : std::nullopt;
+  auto axis_start = reference < ranks.size() ? ranks[reference].start_ns : ranks[order[0]].start_ns;
+  const std::string first_version = ranks[order[0]].written_by;
+
+  Profile job;
+  job.clock = axis;
+  job.written_by = kVersion;
+  Merger merger(job);
+  std::map<std::int64_t, std::vector<std::string>> seen;
+  std::map<std::int64_t, std::size_t> world_sizes;
+  std::vector<std::string> unranked, other_versions;
+  for (auto i : order) {
+    Profile& r = ranks[i];
+    ProcessInfo proc;
+    proc.index = static_cast<std::uint32_t>(job.processes.size());
+    proc.pid = r.pid;
+    proc.command = r.command;
+    proc.node = !r.node.empty() ? r.node : r.machine ? r.machine->hostname : "";
+    proc.rank = r.rank;
+    proc.written_by = r.written_by;
+    if (i == reference) {
+      proc.alignment = "reference";
+    } else if (!r.clock || !axis) {
+      proc.alignment = "unaligned";
+      proc.offset_ns = axis_start - r.start_ns;
+      warnings.push_back("merge: " + name_of(i) + " has no clock reference (written by " +
+                         version_of(r) +
+                         "): its times are placed at the job's start, not on a shared axis");
+    } else if (!r.clock->boot_id.empty() && r.clock->boot_id == axis->boot_id) {
+      proc.alignment = "boot id";
     } else {
-      if (it->name.empty()) it->name = t.name;
-      thread[i] = it->index;
+      proc.alignment = "wall clock";
+      proc.offset_ns =
+          (r.clock->realtime_ns - r.clock->monotonic_ns) - (axis->realtime_ns - axis->monotonic_ns);
     }
-  }
-
-  // Regions, joined by path.
-  std::map<std::string, std::uint32_t> path_index;
-  for (std::size_t i = 0; i < into.paths.size(); ++i)
-    path_index[into.paths[i]] = static_cast<std::uint32_t>(i);
-  std::vector<std::uint32_t> path(from.paths.size());
-  for (std::size_t i = 0; i < from.paths.size(); ++i) {
-    auto [it, fresh] =
-        path_index.emplace(from.paths[i], static_cast<std::uint32_t>(into.paths.size()));
-    path[i] = it->second;
-    const auto& src = from.span_stats[i];
-    if (fresh) {
-      into.paths.push_back(from.paths[i]);
-      into.span_stats.push_back(src);
-      continue;
+    if (r.written_by != first_version)
+      other_versions.push_back(name_of(i) + " (" + version_of(r) + ")");
+    if (r.rank) {
+      seen[r.rank->rank].push_back(name_of(i));
+      if (r.rank->world_size) ++world_sizes[*r.rank->world_size];
+    } else {
+      unranked.push_back(name_of(i));
     }
-    auto& dst = into.span_stats[it->second];
-    dst.min_ns = dst.calls ? std::min(dst.min_ns, src.min_ns) : src.min_ns;
-    dst.max_ns = std::max(dst.max_ns, src.max_ns);
-    dst.calls += src.calls;
-    dst.total_ns += src.total_ns;
-    dst.self_ns += src.self_ns;
+    shift(r, proc.offset_ns);
+    proc.start_ns = r.start_ns;
+    proc.end_ns = r.end_ns;
+    proc.span_stats = r.span_stats;
+    proc.samples = r.samples.size();
+    proc.lost_samples = r.lost_samples;
+    proc.dropped_spans = r.dropped_spans;
+    for (auto& t : r.threads)
+      t.process = proc.index;
+    // What one rank could not collect is said of that rank.
+    std::string who = r.rank ? "rank " + std::to_string(r.rank->rank) : name_of(i);
+    for (auto& u : r.unavailable)
+      u = who + ": " + u;
+    job.processes.push_back(std::move(proc));
+    merger.add(r);
+    r = Profile{};  // its evidence is in the job now: free it
   }
-  for (auto e : from.spans) {
-    e.path = path[e.path];
-    e.thread = thread[e.thread];
-    into.spans.push_back(e);
-  }
-  std::stable_sort(into.spans.begin(), into.spans.end(),
-                   [](const SpanEvent& a, const SpanEvent& b) { return a.start_ns < b.start_ns; });
-  into.dropped_spans += from.dropped_spans;
-  into.device_samples.insert(into.device_samples.end(), from.device_samples.begin(),
-                             from.device_samples.end());
-  std::stable_sort(into.device_samples.begin(), into.device_samples.end(),
-                   [](const DeviceSample& a, const DeviceSample& b) { return a.t_ns < b.t_ns; });
+  merger.finish();
+  job.rank.reset();
+  job.node.clear();
 
-  // GPU activity.
-  std::map<std::string, std::uint32_t> name_index;
-  for (std::size_t i = 0; i < into.activity_names.size(); ++i)
-    name_index[into.activity_names[i]] = static_cast<std::uint32_t>(i);
-  std::vector<std::uint32_t> name(from.activity_names.size());
-  for (std::size_t i = 0; i < from.activity_names.size(); ++i) {
-    auto [it, fresh] = name_index.emplace(from.activity_names[i],
-                                          static_cast<std::uint32_t>(into.activity_names.size()));
-    if (fresh) into.activity_names.push_back(from.activity_names[i]);
-    name[i] = it->second;
+  if (!other_versions.empty()) {
+    std::string list;
+    for (const auto& v : other_versions)
+      list += (list.empty() ? "" : ", ") + v;
+    warnings.push_back("merge: profiles of different mainboard versions: the first rank's by " +
+                       (first_version.empty() ? std::string("a version before 0.1")
+                                              : "mainboard " + first_version) +
+                       ", other: " + list + "; their fields are read alike, compare with care");
   }
-  for (auto a : from.activities) {
-    a.name = name[a.name];
-    into.activities.push_back(a);
+  for (const auto& [rank, files] : seen)
+    if (files.size() > 1) {
+      std::string list;
+      for (const auto& f : files)
+        list += (list.empty() ? "" : ", ") + f;
+      warnings.push_back("merge: rank " + std::to_string(rank) + " has " +
+                         std::to_string(files.size()) + " profiles (" + list +
+                         "): each is kept as a process");
+    }
+  if (!unranked.empty()) {
+    std::string list;
+    for (const auto& f : unranked)
+      list += (list.empty() ? "" : ", ") + f;
+    warnings.push_back("merge: " + list +
+                       (unranked.size() == 1 ? " names no rank" : " name no rank") +
+                       " (no launcher variable was set): kept as processes after the ranks");
   }
-  std::stable_sort(
-      into.activities.begin(), into.activities.end(),
-      [](const GpuActivity& a, const GpuActivity& b) { return a.start_ns < b.start_ns; });
-  into.dropped_activities += from.dropped_activities;
-  into.counters.insert(into.counters.end(), from.counters.begin(), from.counters.end());
-
-  // Stack samples.
-  auto frame_base = static_cast<std::uint32_t>(into.frames.size());
-  auto stack_base = static_cast<std::uint32_t>(into.stacks.size());
-  into.frames.insert(into.frames.end(), from.frames.begin(), from.frames.end());
-  for (auto s : from.stacks) {
-    for (auto& f : s)
-      f += frame_base;
-    into.stacks.push_back(std::move(s));
+  if (!world_sizes.empty()) {
+    auto common =
+        std::max_element(world_sizes.begin(), world_sizes.end(), [](const auto& a, const auto& b) {
+          return a.second < b.second;
+        })->first;
+    if (world_sizes.size() > 1)
+      warnings.push_back("merge: the ranks disagree on the world size; most say " +
+                         std::to_string(common));
+    // Counted, and the first thousand listed (a world size from a hostile file can be huge).
+    std::vector<std::int64_t> missing, beyond;
+    std::int64_t present = 0;
+    for (const auto& [rank, files] : seen)
+      if (rank >= 0 && rank < common) ++present;
+    for (std::int64_t r = 0; r < common && missing.size() < 1000; ++r)
+      if (!seen.count(r)) missing.push_back(r);
+    for (const auto& [rank, files] : seen)
+      if (rank < 0 || rank >= common) beyond.push_back(rank);
+    if (!missing.empty())
+      warnings.push_back(
+          "merge: " + std::to_string(common - present) + " of " + std::to_string(common) +
+          " ranks have no profile: " + (missing.size() == 1 ? "rank " : "ranks ") +
+          rank_list(missing, common - present) + " (ended before writing one, or not given)");
+    if (!beyond.empty())
+      warnings.push_back("merge: " + std::string(beyond.size() == 1 ? "rank " : "ranks ") +
+                         rank_list(beyond) + " outside the world size " + std::to_string(common));
   }
-  for (auto x : from.samples) {
-    x.stack += stack_base;
-    x.thread = thread[x.thread];
-    into.samples.push_back(x);
-  }
-  std::stable_sort(into.samples.begin(), into.samples.end(),
-                   [](const StackSample& a, const StackSample& b) { return a.t_ns < b.t_ns; });
-  if (!into.sample_hz) into.sample_hz = from.sample_hz;
-  into.lost_samples += from.lost_samples;
-
-  for (const auto& u : from.unavailable)
-    if (std::find(into.unavailable.begin(), into.unavailable.end(), u) == into.unavailable.end())
-      into.unavailable.push_back(u);
-  // Unnamed auto-instrumented functions keep the maps that name them (profiles read through
-  // mainboard::mainboard arrive named, with none).
-  for (const auto& line : from.function_maps)
-    if (std::find(into.function_maps.begin(), into.function_maps.end(), line) ==
-        into.function_maps.end())
-      into.function_maps.push_back(line);
-  if (!into.machine) into.machine = from.machine;
+  job.unavailable.insert(job.unavailable.begin(), warnings.begin(), warnings.end());
+  return job;
 }
 
 }  // namespace mainboard

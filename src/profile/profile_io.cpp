@@ -38,8 +38,114 @@ void fields(V& v, ThreadInfo& m) {
   v("index", m.index);
   v("tid", m.tid);
   v("name", m.name);
+  v("process", m.process);
 }
 MAINBOARD_DEFINE_JSON(ThreadInfo)
+
+template <class V>
+void fields(V& v, RankInfo& m) {
+  v("rank", m.rank);
+  v("local_rank", m.local_rank);
+  v("world_size", m.world_size);
+  v("job_id", m.job_id);
+  v("source", m.source);
+}
+MAINBOARD_DEFINE_JSON(RankInfo)
+
+template <class V>
+void fields(V& v, ClockReference& m) {
+  v("monotonic_ns", m.monotonic_ns);
+  v("realtime_ns", m.realtime_ns);
+  v("uncertainty_ns", m.uncertainty_ns);
+  v("boot_id", m.boot_id);
+}
+MAINBOARD_DEFINE_JSON(ClockReference)
+
+template <class V>
+void fields(V& v, ProcessInfo& m) {
+  v("index", m.index);
+  v("pid", m.pid);
+  v("command", m.command);
+  v("node", m.node);
+  v("rank", m.rank);
+  v("written_by", m.written_by);
+  v("offset_ns", m.offset_ns);
+  v("alignment", m.alignment);
+  v("start_ns", m.start_ns);
+  v("end_ns", m.end_ns);
+  v("span_stats", m.span_stats);
+  v("samples", m.samples);
+  v("lost_samples", m.lost_samples);
+  v("dropped_spans", m.dropped_spans);
+}
+MAINBOARD_DEFINE_JSON(ProcessInfo)
+
+template <class V>
+void fields(V& v, RankSpread& m) {
+  v("path", m.path);
+  v("wait", m.wait);
+  v("total_ns", m.total_ns);
+  v("min_ns", m.min_ns);
+  v("median_ns", m.median_ns);
+  v("max_ns", m.max_ns);
+  v("slowest_rank", m.slowest_rank);
+  v("over_median_ns", m.over_median_ns);
+}
+MAINBOARD_DEFINE_JSON(RankSpread)
+
+template <class V>
+void fields(V& v, StepLag& m) {
+  v("index", m.index);
+  v("slowest_rank", m.slowest_rank);
+  v("lag_ns", m.lag_ns);
+  v("median_work_ns", m.median_work_ns);
+}
+MAINBOARD_DEFINE_JSON(StepLag)
+
+template <class V>
+void fields(V& v, RankSummary& m) {
+  v("rank", m.rank);
+  v("node", m.node);
+  v("pid", m.pid);
+  v("work_ns", m.work_ns);
+  v("wait_ns", m.wait_ns);
+  v("samples", m.samples);
+  v("collective_samples", m.collective_samples);
+  v("waits_for", m.waits_for);
+  v("slowest_steps", m.slowest_steps);
+  v("alignment", m.alignment);
+}
+MAINBOARD_DEFINE_JSON(RankSummary)
+
+template <class V>
+void fields(V& v, Straggler& m) {
+  v("rank", m.rank);
+  v("node", m.node);
+  v("phase", m.phase);
+  v("phase_kind", m.phase_kind);
+  v("phase_excess_ns", m.phase_excess_ns);
+  v("lag_ns", m.lag_ns);
+  v("lag_pct", m.lag_pct);
+  v("wait_phase", m.wait_phase);
+  v("others_wait_ns", m.others_wait_ns);
+  v("slowest_steps", m.slowest_steps);
+  v("steps", m.steps);
+}
+MAINBOARD_DEFINE_JSON(Straggler)
+
+template <class V>
+void fields(V& v, RankReport& m) {
+  v("verdict", m.verdict);
+  v("straggler", m.straggler);
+  v("ranks", m.ranks);
+  v("world_size", m.world_size);
+  v("missing_ranks", m.missing_ranks);
+  v("step", m.step);
+  v("spans", m.spans);
+  v("steps", m.steps);
+  v("warnings", m.warnings);
+}
+MAINBOARD_DEFINE_JSON(RankReport)
 
 template <class V>
 void fields(V& v, DeviceSample& m) {
@@ -296,6 +402,11 @@ void fields(V& v, Profile& m) {
   v("unavailable", m.unavailable);
   v("function_maps", m.function_maps);
   v("machine", m.machine);
+  v("node", m.node);
+  v("rank", m.rank);
+  v("clock", m.clock);
+  v("written_by", m.written_by);
+  v("processes", m.processes);
 }
 void to_json(nlohmann::json& j, const Profile& value) {
   json_detail::write_model(j, value);
@@ -363,6 +474,10 @@ void validate(const Profile& p, const std::string& origin) {
     if (x.thread >= p.threads.size())
       bad("samples[" + n(i) + "] names thread " + n(x.thread) + " of " + n(p.threads.size()));
   }
+  for (std::size_t i = 0; i < p.threads.size(); ++i)
+    if (p.threads[i].process != 0 && p.threads[i].process >= p.processes.size())
+      bad("threads[" + n(i) + "] names process " + n(p.threads[i].process) + " of " +
+          n(p.processes.size()));
   if (p.end_ns < p.start_ns) bad("the profile ends before it starts");
 }
 
@@ -414,6 +529,14 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
     if (v < 4) j["function_maps"] = nlohmann::json::array();
     if (v < 5) j["command"] = "";     // 5: the command's name
     if (v < 6) j["span_clock"] = "";  // 6: the span clock and its rate
+    if (v < 7) {  // 7: node, rank, clock reference, version; a merged job's processes
+      j["node"] = "";
+      j["written_by"] = "";
+      j["processes"] = nlohmann::json::array();
+      if (auto threads = j.find("threads"); threads != j.end() && threads->is_array())
+        for (auto& t : *threads)
+          if (t.is_object()) t["process"] = 0;
+    }
     // Counters were their own shape until 4: duration_ns, no summary statistics or shape.
     if (auto counters = j.find("counters"); v < 4 && counters != j.end() && counters->is_array())
       for (auto& c : *counters) {

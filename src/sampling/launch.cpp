@@ -323,7 +323,11 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
         "wall: needs the Python frames that --no-python turns off (or "
         "stacks): sampled on CPU only");
   // The target's own evidence, when it wrote some (a crash leaves none).
-  merge_handoff(p, handoff.path, "spans-", pids);
+  bool spans_written = merge_handoff(p, handoff.path, "spans-", pids);
+  if (!spans_written && result.signal && has(o.features, Feature::spans))
+    p.unavailable.push_back("spans: none, the command was killed by signal " +
+                            std::to_string(result.signal) + " (" + strsignal(result.signal) +
+                            "): a program that records spans hands them over as it exits");
   bool injected = has(o.features, Feature::gpu_activity) &&
                   std::none_of(unavailable.begin(), unavailable.end(), [](const std::string& u) {
                     return u.rfind("gpu_activity:", 0) == 0;
@@ -348,6 +352,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
     p.unavailable.push_back("the target was ended after the " + fmt::format("{:g}", o.timeout_s) +
                             " s timeout");
   add_machine(p);
+  p.record_origin();
   return result;
 }
 
@@ -422,6 +427,13 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   p.start_ns = start_ns;
   p.end_ns = core::monotonic_ns();
   add_machine(p);
+  // The rank is the process's own (its environment as it started), not this one's.
+  std::vector<std::string> env;
+  for (auto kv :
+       core::split(symbols::read_proc_file("/proc/" + std::to_string(pid) + "/environ"), '\0'))
+    if (!kv.empty()) env.emplace_back(kv);
+  p.rank = RankInfo::from_environment(env);
+  p.record_origin();
   return p;
 }
 

@@ -418,6 +418,7 @@ void Profiler::stop() {
   auto profile = freeze(threads, clock);
   describe_clock(*profile, clock);
   profile->pid = ::getpid();
+  profile->record_origin();
   profile->start_ns = s.start_ns;
   profile->end_ns = s.stop_ns;
   profile->unavailable = s.unavailable;
@@ -456,6 +457,7 @@ Profile Profiler::result() const {
   auto profile = freeze(threads, clock);
   describe_clock(*profile, clock);
   profile->pid = ::getpid();
+  profile->record_origin();
   profile->start_ns = s.start_ns;
   profile->end_ns = now_ns;
   profile->unavailable = s.unavailable;

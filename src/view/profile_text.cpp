@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "mainboard/profile.hpp"
 #include "mainboard/profile_report.hpp"
@@ -107,9 +108,81 @@ std::string ProfileDiff::report() const {
   return out;
 }
 
+std::string RankReport::report(std::size_t top) const {
+  std::string out = verdict + "\n";
+  if (ranks.empty()) return out;
+  std::set<std::string> nodes;
+  for (const auto& r : ranks)
+    nodes.insert(r.node);
+  out += fmt::format("\nRanks ({}{} on {} node{}", ranks.size(),
+                     world_size ? fmt::format(" of {}", *world_size) : std::string(), nodes.size(),
+                     nodes.size() == 1 ? "" : "s");
+  if (!step.empty()) out += fmt::format("; step {}, {} on every rank", step, steps.size());
+  out += ")\n";
+  out += fmt::format("  {:>6} {:<16} {:>10} {:>10} {:>9} {:>11} {:>10}  {}\n", "rank", "node",
+                     "work", "wait", "slowest", "collective", "waits for", "clock");
+  for (const auto& r : ranks)
+    out += fmt::format(
+        "  {:>6} {:<16} {:>10} {:>10} {:>9} {:>11} {:>10}  {}\n", r.rank, detail::clip(r.node, 16),
+        duration(r.work_ns), duration(r.wait_ns),
+        steps.empty() ? std::string("-") : std::to_string(r.slowest_steps),
+        r.samples ? fmt::format("{}/{}", r.collective_samples, r.samples) : std::string("-"),
+        r.waits_for ? fmt::format("rank {}", *r.waits_for) : std::string(), r.alignment);
+  out +=
+      "  (work: time in the phases that are not waits; slowest: steps in which it had the "
+      "most work; collective: stack samples in gloo, NCCL or MPI code)\n";
+  if (!missing_ranks.empty()) {
+    std::string list;
+    for (auto r : missing_ranks)
+      list += (list.empty() ? "" : ", ") + std::to_string(r);
+    out += fmt::format("  missing: rank{} {}\n", missing_ranks.size() == 1 ? "" : "s", list);
+  }
+  if (!spans.empty()) {
+    out += "\nPhases across ranks (widest spread first)\n";
+    out += fmt::format("  {:<40} {:>10} {:>10} {:>10} {:>8} {:>12}\n", "path", "min", "median",
+                       "max", "slowest", "over median");
+    std::size_t shown = 0;
+    for (const auto& s : spans) {
+      if (shown++ == top) break;
+      out += fmt::format("  {:<40} {:>10} {:>10} {:>10} {:>8} {:>12}\n",
+                         detail::clip(s.path + (s.wait ? " (wait)" : ""), 40), duration(s.min_ns),
+                         duration(s.median_ns), duration(s.max_ns), s.slowest_rank,
+                         "+" + duration(s.over_median_ns));
+    }
+  }
+  if (!steps.empty()) {
+    std::vector<const StepLag*> worst;
+    for (const auto& s : steps)
+      worst.push_back(&s);
+    std::stable_sort(worst.begin(), worst.end(),
+                     [](const StepLag* a, const StepLag* b) { return a->lag_ns > b->lag_ns; });
+    if (worst.size() > std::min<std::size_t>(top, 5)) worst.resize(std::min<std::size_t>(top, 5));
+    out += "\nSteps with the longest lag\n";
+    for (const auto* s : worst)
+      out +=
+          fmt::format("  step {:>5}: rank {} worked {} more than the others' median ({})\n",
+                      s->index, s->slowest_rank, duration(s->lag_ns), duration(s->median_work_ns));
+  }
+  if (!warnings.empty()) {
+    out += "\nMerge warnings\n";
+    for (const auto& w : warnings)
+      out += "  " + w + "\n";
+  }
+  return out;
+}
+
 std::string Profile::report(std::size_t top) const {
+  return report(top, RankOptions{});
+}
+
+std::string Profile::report(std::size_t top, const RankOptions& rank_options) const {
   const std::size_t top_regions = top;
   std::string out;
+  if (!processes.empty()) {
+    auto o = rank_options;
+    o.top = std::min(top, o.top);
+    out += ranks(o).report(o.top) + "\n";
+  }
   auto wall = end_ns - start_ns;
   out += fmt::format("Profile: {} wall, {} thread{}, {} region{}, {} span{} stored", duration(wall),
                      threads.size(), threads.size() == 1 ? "" : "s", span_stats.size(),
@@ -265,9 +338,13 @@ std::string Profile::report(std::size_t top) const {
                          duration(g.start_ns - start_ns),
                          g.open_span.empty() ? "" : " in " + g.open_span);
   }
-  if (!unavailable.empty()) {
+  // A merged job's merge warnings were said in its rank section.
+  std::vector<std::string> missing;
+  for (const auto& u : unavailable)
+    if (processes.empty() || u.rfind("merge: ", 0) != 0) missing.push_back(u);
+  if (!missing.empty()) {
     out += "\nNot collected\n";
-    for (const auto& u : unavailable)
+    for (const auto& u : missing)
       out += "  " + u + "\n";
   }
   return out;

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""A distributed job profiled rank by rank, merged, and its straggler named.
+
+    job_test.py MAINBOARD PYTHONPATH local    three ranks of a DDP training (PyTorch, gloo) under
+                                              torchrun's variables, set here, one rank slowed
+    job_test.py MAINBOARD PYTHONPATH slurm    the same through `mainboard fleet profile` on the
+                                              project's Slurm (SLURM_CONF set by the caller)
+    job_test.py MAINBOARD PYTHONPATH crash    ranks that die: one's program is killed, one rank's
+                                              mainboard itself; the merge says who is missing
+
+Exit 0 when every check holds, 1 when one does not, 77 when PyTorch is not installed."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+MB, PYTHONPATH, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAIN = os.path.join(HERE, "..", "targets", "python", "ddp_train.py")
+PY = "/usr/bin/python3"
+WORLD, SLOW, DELAY, STEPS = 3, 1, 0.2, 10
+failed = []
+
+
+def check(what, ok, detail=""):
+    print(("ok: " if ok else "FAIL: ") + what + ("" if ok else f"\n  {detail}"), flush=True)
+    if not ok:
+        failed.append(what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def base_env():
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK") and not k.startswith("SLURM_")
+           or k == "SLURM_CONF"}
+    env.update(PYTHONPATH=PYTHONPATH, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
+               GLOO_SOCKET_IFNAME="lo", SLOW_RANK=str(SLOW), DELAY_S=str(DELAY),
+               STEPS=str(STEPS), MAINBOARD_LOG="error", OMP_NUM_THREADS="1")
+    return env
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300, **kw)
+
+
+def merged_report(out_dir, work):
+    job = os.path.join(work, "job.json")
+    trace = os.path.join(work, "job.trace.json")
+    m = run([MB, "profile", "merge", out_dir, "-o", job, "--perfetto", trace])
+    check("profile merge exits 0", m.returncode == 0, m.stderr)
+    r = run([MB, "profile", "report", job, "--json"])
+    check("profile report --json exits 0", r.returncode == 0, r.stderr)
+    text = run([MB, "profile", "report", job]).stdout
+    return m, json.loads(r.stdout) if r.returncode == 0 else {}, text, trace
+
+
+def check_straggler(report, text, trace, where):
+    ranks = report.get("ranks", {})
+    s = ranks.get("straggler") or {}
+    injected = DELAY * STEPS * 1e9
+    print(f"  {where}: {ranks.get('verdict')}")
+    check(f"{where}: the straggler is rank {SLOW}", s.get("rank") == SLOW, ranks.get("verdict"))
+    check(f"{where}: its phase is data loading",
+          s.get("phase") == "step/data" and s.get("phase_kind") == "data loading", s)
+    check(f"{where}: the others wait in the backward pass (DDP's all-reduce)",
+          s.get("wait_phase") == "step/backward", s)
+    check(f"{where}: its lag is the delay injected, within 20 %",
+          abs(s.get("lag_ns", 0) - injected) <= 0.2 * injected,
+          f"lag {s.get('lag_ns', 0) / 1e9:.3f} s, injected {injected / 1e9:.3f} s")
+    check(f"{where}: the others' wait is the delay injected, within 20 %",
+          abs(s.get("others_wait_ns", 0) - injected) <= 0.2 * injected,
+          f"wait {s.get('others_wait_ns', 0) / 1e9:.3f} s, injected {injected / 1e9:.3f} s")
+    others = [r for r in ranks.get("ranks", []) if r["rank"] != SLOW]
+    check(f"{where}: the waiting ranks point at it",
+          len(others) == WORLD - 1 and all(r.get("waits_for") == SLOW for r in others),
+          ranks.get("ranks"))
+    check(f"{where}: slowest in most steps", s.get("slowest_steps", 0) >= STEPS * 0.8, s)
+    first = text.splitlines()[0] if text else ""
+    check(f"{where}: the report's first line names it",
+          first.startswith(f"rank {SLOW} ") and "holds the job back" in first, first)
+    with open(trace) as f:
+        events = json.load(f)["traceEvents"]
+    names = sorted(e["args"]["name"] for e in events
+                   if e.get("ph") == "M" and e.get("name") == "process_name"
+                   and e["args"]["name"].startswith("rank "))
+    check(f"{where}: the trace has a process per rank",
+          [n.split(" (")[0] for n in names] == [f"rank {r}" for r in range(WORLD)], names)
+
+
+def local():
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "profiles")
+        env = base_env()
+        procs = []
+        for r in range(WORLD):
+            e = dict(env, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(WORLD),
+                     TORCHELASTIC_RUN_ID="job-1")
+            procs.append(subprocess.Popen([MB, "profile", "run", "-o", out + "/", "--quiet", "--",
+                                           PY, TRAIN], env=e, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True))
+        outs = [p.communicate(timeout=300) for p in procs]
+        for r, (p, (o, e)) in enumerate(zip(procs, outs)):
+            check(f"rank {r} trained and exited 0", p.returncode == 0 and f"rank {r}:" in o,
+                  f"exit {p.returncode}: {o} {e[-2000:]}")
+        files = sorted(os.listdir(out))
+        check("one profile per rank", files == [f"rank-{r:05}.json" for r in range(WORLD)], files)
+        m, report, text, trace = merged_report(out, work)
+        check_straggler(report, text, trace, "torchrun variables")
+
+
+def slurm():
+    with tempfile.TemporaryDirectory(dir=os.environ.get("MAINBOARD_SHARED_TMP")) as work:
+        out = os.path.join(work, "profiles")
+        f = run([MB, "fleet", "profile", "--nodes", str(WORLD), "--ntasks", str(WORLD), "-o", out,
+                 "--", PY, TRAIN], env=base_env())
+        check("fleet profile exits 0", f.returncode == 0, f.stderr[-3000:])
+        check("every rank trained", all(f"rank {r}:" in f.stdout for r in range(WORLD)),
+              f.stdout[-2000:])
+        check("it says how to merge", "mainboard profile merge " + out in f.stderr, f.stderr)
+        files = sorted(os.listdir(out)) if os.path.isdir(out) else []
+        check("one profile per rank", files == [f"rank-{r:05}.json" for r in range(WORLD)], files)
+        nodes = set()
+        for name in files:
+            with open(os.path.join(out, name)) as fh:
+                p = json.load(fh)
+            nodes.add(p.get("node"))
+            check(f"{name} says its rank and job",
+                  (p.get("rank") or {}).get("source") == "SLURM_PROCID"
+                  and (p.get("rank") or {}).get("job_id"), p.get("rank"))
+        m, report, text, trace = merged_report(out, work)
+        check_straggler(report, text, trace, "fleet profile")
+        check("the ranks ran on three nodes",
+              sorted(r["node"] for r in report.get("ranks", {}).get("ranks", []))
+              == ["n1", "n2", "n3"], report.get("ranks", {}).get("ranks"))
+
+
+SPANS = """
+import os, sys, time
+import mainboard
+rank = int(os.environ["RANK"])
+for i in range(400):
+    with mainboard.span("step"):
+        with mainboard.span("work"):
+            t = time.time() + 0.002
+            while time.time() < t:
+                pass
+    if rank == 1 and i == 100:
+        os.kill(os.getpid(), 9)
+print("done", flush=True)
+"""
+
+
+def crash():
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "profiles")
+        env = base_env()
+        procs = []
+        for r in range(WORLD):
+            e = dict(env, RANK=str(r), WORLD_SIZE=str(WORLD))
+            procs.append(subprocess.Popen([MB, "profile", "run", "-o", out + "/", "--quiet", "--",
+                                           PY, "-c", SPANS], env=e, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True,
+                                          start_new_session=True))
+        time.sleep(0.5)
+        os.killpg(procs[2].pid, signal.SIGKILL)  # rank 2's mainboard and its program, gone
+        codes = [p.wait(timeout=120) for p in procs]
+        check("rank 0 exits 0", codes[0] == 0, codes)
+        check("rank 1 exits as its program did (SIGKILL: 137)", codes[1] == 137, codes)
+        files = sorted(os.listdir(out)) if os.path.isdir(out) else []
+        check("ranks 0 and 1 left their profiles", files == ["rank-00000.json", "rank-00001.json"],
+              files)
+        with open(os.path.join(out, "rank-00001.json")) as f:
+            killed = json.load(f)
+        check("the killed rank's profile keeps its samples and says why it has no spans",
+              killed["samples"] and any("signal 9" in u for u in killed["unavailable"]),
+              killed["unavailable"])
+        m = run([MB, "profile", "merge", out, "-o", os.path.join(work, "job.json")])
+        check("the merge succeeds", m.returncode == 0, m.stderr)
+        check("the merge says rank 2 is missing",
+              "1 of 3 ranks have no profile: rank 2" in m.stderr, m.stderr)
+
+
+if MODE in ("local", "slurm"):
+    if subprocess.run([PY, "-c", "import torch"], capture_output=True).returncode != 0:
+        print("skipped: PyTorch is not installed")
+        sys.exit(77)
+{"local": local, "slurm": slurm, "crash": crash}[MODE]()
+print("FAILED: " + ", ".join(failed) if failed else "all passed")
+sys.exit(1 if failed else 0)
