@@ -72,6 +72,10 @@ struct MAINBOARD_API RankInfo {
   bool operator==(const RankInfo&) const = default;
 };
 
+/// The node this process runs on, as its scheduler names it: SLURMD_NODENAME under Slurm, else
+/// the host's name.
+MAINBOARD_API std::string this_node();
+
 /// Where a profile's clock (the monotonic clock of its node, which starts near boot) stood
 /// against the wall clock: what puts the profiles of different nodes on one time axis.
 struct MAINBOARD_API ClockReference {

@@ -67,8 +67,7 @@ std::string rank_output(const std::string& out, const std::optional<RankInfo>& r
                         bool* renamed) {
   namespace fs = std::filesystem;
   if (out.empty() || out == "-" || core::starts_with(out, "/dev/")) return out;
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
+  const std::string host = this_node();
   std::string rank_text =
       rank ? fmt::format("{:05}", rank->rank) : fmt::format("{}-{}", host, ::getpid());
   std::error_code ec;

@@ -282,6 +282,13 @@ Profile Profile::merge_ranks(std::vector<Profile> ranks, const std::vector<std::
   Profile job;
   job.clock = axis;
   job.written_by = kVersion;
+  std::size_t total_spans = 0, total_samples = 0;
+  for (const auto& r : ranks) {
+    total_spans += r.spans.size();
+    total_samples += r.samples.size();
+  }
+  job.spans.reserve(total_spans);
+  job.samples.reserve(total_samples);
   Merger merger(job);
   std::map<std::int64_t, std::vector<std::string>> seen;
   std::map<std::int64_t, std::size_t> world_sizes;

@@ -1,6 +1,8 @@
 // A Profile on disk: JSON with a schema version, written atomically, read defensively (a profile
 // file may be truncated, corrupt or hostile).
+#include <array>
 #include <atomic>
+#include <charconv>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -481,6 +483,112 @@ void validate(const Profile& p, const std::string& origin) {
   if (p.end_ns < p.start_ns) bad("the profile ends before it starts");
 }
 
+/// The parse of a profile: a document for everything but the bulk — the stored spans and the
+/// stack samples, millions of small arrays that would each be a DOM node (most of the time and
+/// memory of reading a large profile) — which go straight into their vectors.
+class ProfileSax {
+ public:
+  using json = nlohmann::json;
+  explicit ProfileSax(json& root) : dom_(root) {}
+  std::vector<SpanEvent> spans;
+  std::vector<StackSample> samples;
+  std::string error;  ///< what was wrong in the bulk, when the parse stopped there
+
+  bool null() { return bulk_ ? wrong() : dom_.null(); }
+  bool boolean(bool v) { return bulk_ ? wrong() : dom_.boolean(v); }
+  bool number_integer(std::int64_t v) { return bulk_ ? value(v, false) : dom_.number_integer(v); }
+  bool number_unsigned(std::uint64_t v) {
+    if (!bulk_) return dom_.number_unsigned(v);
+    if (v > static_cast<std::uint64_t>(INT64_MAX)) return wrong();
+    return value(static_cast<std::int64_t>(v), true);
+  }
+  bool number_float(double v, const std::string& text) {
+    return bulk_ ? wrong() : dom_.number_float(v, text);
+  }
+  bool string(std::string& v) { return bulk_ ? wrong() : dom_.string(v); }
+  bool binary(json::binary_t& v) { return bulk_ ? wrong() : dom_.binary(v); }
+  bool start_object(std::size_t n) {
+    ++depth_;
+    return bulk_ ? wrong() : dom_.start_object(n);
+  }
+  bool end_object() {
+    --depth_;
+    return dom_.end_object();
+  }
+  bool key(std::string& k) {
+    if (depth_ == 1) top_key_ = k;
+    return dom_.key(k);
+  }
+  bool start_array(std::size_t n) {
+    ++depth_;
+    if (bulk_) {
+      if (depth_ != 3) return wrong();
+      arity_ = 0;
+      return true;
+    }
+    if (depth_ == 2 && (top_key_ == "spans" || top_key_ == "samples")) {
+      bulk_ = top_key_ == "spans" ? 1 : 2;
+      return true;
+    }
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    --depth_;
+    if (!bulk_) return dom_.end_array();
+    if (depth_ == 2) return element();
+    bulk_ = 0;  // the bulk array itself: an empty one in the document
+    return dom_.start_array(0) && dom_.end_array();
+  }
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& last, const Exception& ex) {
+    return dom_.parse_error(position, last, ex);
+  }
+
+ private:
+  bool wrong() {
+    error = bulk_ == 1 ? "SpanEvent: expected [path, thread, start_ns, end_ns]"
+                       : "StackSample: expected [t_ns, thread, stack]";
+    return false;
+  }
+  bool value(std::int64_t v, bool is_unsigned) {
+    if (depth_ != 3 || arity_ == 4) return wrong();
+    values_[arity_] = v;
+    unsigned_[arity_] = is_unsigned;
+    ++arity_;
+    return true;
+  }
+  /// One [..] of the bulk, checked as from_json checks it.
+  bool element() {
+    auto index = [&](std::size_t i) { return unsigned_[i] && values_[i] <= 0xffffffffll; };
+    if (bulk_ == 1) {
+      if (arity_ != 4 || !unsigned_[0] || !unsigned_[1]) return wrong();
+      if (!index(0) || !index(1)) {
+        error = "SpanEvent: index out of range";
+        return false;
+      }
+      spans.push_back({static_cast<std::uint32_t>(values_[0]),
+                       static_cast<std::uint32_t>(values_[1]), values_[2], values_[3]});
+    } else {
+      if (arity_ != 3 || !unsigned_[1] || !unsigned_[2]) return wrong();
+      if (!index(1) || !index(2)) {
+        error = "StackSample: index out of range";
+        return false;
+      }
+      samples.push_back({values_[0], static_cast<std::uint32_t>(values_[1]),
+                         static_cast<std::uint32_t>(values_[2])});
+    }
+    return true;
+  }
+
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  std::size_t depth_ = 0;
+  std::string top_key_;
+  int bulk_ = 0;  // 1: in "spans", 2: in "samples"
+  std::array<std::int64_t, 4> values_{};
+  std::array<bool, 4> unsigned_{};
+  std::size_t arity_ = 0;
+};
+
 }  // namespace
 
 void detail::install_profile_reader(ProfileReader reader) noexcept {
@@ -493,8 +601,10 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
     throw Error(origin + ": not a profile: " + what);
   if (nesting(text) > 64) throw Error(origin + ": nested too deeply to be a profile");
   nlohmann::json j;
+  ProfileSax sax(j);
   try {
-    j = nlohmann::json::parse(text);
+    if (!nlohmann::json::sax_parse(text, &sax))
+      throw Error(origin + ": " + (sax.error.empty() ? "not a readable profile" : sax.error));
   } catch (const nlohmann::json::parse_error& e) {
     // byte position tells a truncated file from a corrupt one.
     throw Error(origin + ": not valid JSON (" + (e.byte >= text.size() ? "truncated" : "corrupt") +
@@ -554,6 +664,8 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
   Profile p;
   try {
     p = j.get<Profile>();
+    if (!sax.spans.empty()) p.spans = std::move(sax.spans);
+    if (!sax.samples.empty()) p.samples = std::move(sax.samples);
   } catch (const Error& e) {
     throw Error(origin + ": " + e.what());
   } catch (const nlohmann::json::exception& e) {
@@ -571,9 +683,68 @@ Profile Profile::load(const std::filesystem::path& path) {
   return parse(text, path.string());
 }
 
+namespace {
+
+void append_number(std::string& out, std::int64_t v) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
+  out.append(digits, end);
+}
+
+/// `text` with the JSON string `"\u0001NAME\u0001"` (a mark no value holds) replaced by `bulk`.
+void put_bulk(std::string& text, const char* name, const std::string& bulk) {
+  std::string mark = std::string("\"\\u0001") + name + "\\u0001\"";
+  if (auto at = text.find(mark); at != std::string::npos) text.replace(at, mark.size(), bulk);
+}
+
+}  // namespace
+
 void Profile::save(const std::filesystem::path& path) const {
-  nlohmann::json j = *this;
-  core::write_file_atomic(path, j.dump() + "\n");
+  // The stored spans and the stack samples are written as text, as from_json reads them; the
+  // rest through the model (a document node per span would be most of the time and memory).
+  Profile head = *this;
+  head.spans.clear();
+  head.spans.shrink_to_fit();
+  head.samples.clear();
+  head.samples.shrink_to_fit();
+  nlohmann::json j = head;
+  j["spans"] = "\x01spans\x01";
+  j["samples"] = "\x01samples\x01";
+  std::string text = j.dump();
+  std::string bulk;
+  bulk.reserve(spans.size() * 48 + 2);
+  bulk += '[';
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const auto& e = spans[i];
+    bulk += i ? ",[" : "[";
+    append_number(bulk, e.path);
+    bulk += ',';
+    append_number(bulk, e.thread);
+    bulk += ',';
+    append_number(bulk, e.start_ns);
+    bulk += ',';
+    append_number(bulk, e.end_ns);
+    bulk += ']';
+  }
+  bulk += ']';
+  put_bulk(text, "spans", bulk);
+  bulk.clear();
+  bulk.reserve(samples.size() * 32 + 2);
+  bulk += '[';
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const auto& x = samples[i];
+    bulk += i ? ",[" : "[";
+    append_number(bulk, x.t_ns);
+    bulk += ',';
+    append_number(bulk, x.thread);
+    bulk += ',';
+    append_number(bulk, x.stack);
+    bulk += ']';
+  }
+  bulk += ']';
+  put_bulk(text, "samples", bulk);
+  text += '\n';
+  core::write_file_atomic(path, text);
 }
 
 }  // namespace mainboard

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <ctime>
 #include <fstream>
@@ -109,10 +110,15 @@ ClockReference ClockReference::now() {
   return best;
 }
 
+std::string this_node() {
+  if (const char* slurm = std::getenv("SLURMD_NODENAME"); slurm && *slurm) return slurm;
+  char host[256] = {};
+  return ::gethostname(host, sizeof host - 1) == 0 ? host : "";
+}
+
 void Profile::record_origin() {
   // What a piece of the same run said first stays (the target's own spans, merged in).
-  char host[256] = {};
-  if (node.empty() && ::gethostname(host, sizeof host - 1) == 0) node = host;
+  if (node.empty()) node = this_node();
   if (!rank) rank = RankInfo::current();
   clock = ClockReference::now();
   written_by = kVersion;
