@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "mainboard/error.hpp"
@@ -184,8 +185,13 @@ TEST(Profile, SaveLoadRoundTrip) {
   p.device_samples = {{50, 1, 1024, 2048, 55.5, 12.0}};
   p.unavailable = {"x"};
   p.dropped_spans = 3;
+  p.frames = {{"main", "a.out", "", 0, false}};
+  p.stacks = {{0}};
+  p.samples = {{-5, 0, 0}, {7, 0, 0}};  // written as text, read straight back
+  p.spans.push_back({0, 0, INT64_MIN + 1, INT64_MAX});
   p.save(dir.path() / "run.json");
   EXPECT_EQ(Profile::load(dir.path() / "run.json"), p);
+  EXPECT_EQ(Profile::parse(nlohmann::json(p).dump()), p);  // as the document writes them
   // Atomic: no temporary file left behind.
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
 }
@@ -223,6 +229,32 @@ TEST(Profile, HostileAndBrokenFilesGiveErrorsNamingTheFile) {
   j = nlohmann::json::parse(good);
   j["spans"][1] = {1, 0, 50, 10};
   expect_error("backwards.json", j.dump(), "ends before it starts");
+  // The stored spans and stack samples are read straight into their vectors: each wrong shape
+  // is refused as the document reader refused it.
+  for (auto [name, bad, words] : std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
+           {"short-span.json", nlohmann::json::array({0, 0, 5}), "expected [path, thread"},
+           {"long-span.json", nlohmann::json::array({0, 0, 5, 6, 7}), "expected [path, thread"},
+           {"text-span.json", nlohmann::json::array({0, "main", 5, 6}), "expected [path"},
+           {"float-span.json", nlohmann::json::array({0, 0, 5.5, 6}), "expected [path"},
+           {"negative-span.json", nlohmann::json::array({-1, 0, 5, 6}), "expected [path"},
+           {"nested-span.json", nlohmann::json::array({0, 0, nlohmann::json::array({5}), 6}),
+            "expected [path"},
+           {"object-span.json", nlohmann::json::object({{"path", 0}}), "expected [path"},
+           {"wide-span.json", nlohmann::json::array({1ull << 33, 0, 5, 6}),
+            "index out of range"},
+           {"huge-time.json", nlohmann::json::array({0, 0, 18446744073709551615ull, 6}),
+            "expected [path"}}) {
+    j = nlohmann::json::parse(good);
+    j["spans"][0] = bad;
+    expect_error(name, j.dump(), words);
+  }
+  j = nlohmann::json::parse(good);
+  j["samples"] = nlohmann::json::array({nlohmann::json::array({5, 0})});
+  expect_error("short-sample.json", j.dump(), "expected [t_ns, thread, stack]");
+  j["samples"] = nlohmann::json::array({nlohmann::json::array({5, 0, 1ull << 40})});
+  expect_error("wide-sample.json", j.dump(), "StackSample: index out of range");
+  j["samples"] = 7;
+  expect_error("number-samples.json", j.dump(), "samples");
   j = nlohmann::json::parse(good);
   j.erase("paths");
   expect_error("missing.json", j.dump(), "Profile.paths: missing");
