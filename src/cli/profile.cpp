@@ -218,9 +218,9 @@ int ProfileMerge::run(const Global&) {
       unreadable.push_back("merge: " + errors[i] + " (left out)");
     }
   }
-  for (const auto& u : unreadable)
-    std::fprintf(stderr, "mainboard: %s\n", u.c_str() + 7);
   if (profiles.empty()) {
+    for (const auto& u : unreadable)
+      std::fprintf(stderr, "mainboard: %s\n", u.c_str() + 7);
     std::fprintf(stderr, "mainboard: error: no profile to merge\n");
     return 1;
   }

@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cctype>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -532,8 +532,7 @@ RankReport Profile::ranks(const RankOptions& o) const {
   st.others_wait_ns = std::max<std::int64_t>(median_of(beyond), 0);
   st.slowest_steps = slowest_count[s];
   st.steps = out.steps.size();
-  out.verdict = who(s) + " holds the job back: " + ms(lag) + " (" + detail::fixed(lag_pct, 0) +
-                " %) more work than the others' median";
+  out.verdict = who(s) + " holds the job back: " + ms(lag) + " more work than the others' median";
   if (slow_phase)
     out.verdict += ", most in " + st.phase +
                    (st.phase_kind.empty() ? "" : " (" + st.phase_kind + ")") + ": +" +

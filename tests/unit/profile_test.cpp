@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <tuple>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
@@ -240,8 +240,7 @@ TEST(Profile, HostileAndBrokenFilesGiveErrorsNamingTheFile) {
            {"nested-span.json", nlohmann::json::array({0, 0, nlohmann::json::array({5}), 6}),
             "expected [path"},
            {"object-span.json", nlohmann::json::object({{"path", 0}}), "expected [path"},
-           {"wide-span.json", nlohmann::json::array({1ull << 33, 0, 5, 6}),
-            "index out of range"},
+           {"wide-span.json", nlohmann::json::array({1ull << 33, 0, 5, 6}), "index out of range"},
            {"huge-time.json", nlohmann::json::array({0, 0, 18446744073709551615ull, 6}),
             "expected [path"}}) {
     j = nlohmann::json::parse(good);
