@@ -2,7 +2,9 @@
 // merge of the ranks' profiles onto one axis, and the straggler read from them.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/clock.hpp"
 #include "mainboard/error.hpp"
@@ -53,7 +55,6 @@ Profile rank_profile(std::int64_t rank, std::int64_t world, const std::vector<Ph
   std::int64_t t = start;
   for (int k = 0; k < steps; ++k) {
     auto step_start = t;
-    std::vector<SpanEvent> inner;
     for (std::size_t i = 0; i < phases.size(); ++i) {
       add(static_cast<std::uint32_t>(i + 1), t, t + phases[i].ms * kMs);
       t += phases[i].ms * kMs;
@@ -356,8 +357,6 @@ TEST(Ranks, ExportsDrawARankPerProcess) {
   EXPECT_EQ(names[1], "rank 0 (n1, pid 1000)");
   EXPECT_EQ(names[3], "rank 2 (n3, pid 1002)");
   EXPECT_EQ(span_pids, (std::set<std::int64_t>{1, 2, 3}));
-  for (auto& p : job.threads)
-    (void)p;
   job.frames = {{"f", "m", "", 0, false}};
   job.stacks = {{0}};
   job.samples = {{1'000 * kMs, 2, 0}};
