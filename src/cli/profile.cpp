@@ -211,6 +211,11 @@ int ProfileMerge::run(const Global&) {
   std::vector<Profile> profiles;
   std::vector<std::string> names, unreadable;
   for (std::size_t i = 0; i < files.size(); ++i) {
+    // A merged job lying among the ranks (an earlier merge's output) is not a rank.
+    if (loaded[i] && !loaded[i]->processes.empty()) {
+      unreadable.push_back("merge: " + files[i] + " is itself a merged job (left out)");
+      continue;
+    }
     if (loaded[i]) {
       profiles.push_back(std::move(*loaded[i]));
       names.push_back(files[i]);

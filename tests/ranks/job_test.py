@@ -183,10 +183,14 @@ def crash():
         check("the killed rank's profile keeps its samples and says why it has no spans",
               killed["samples"] and any("signal 9" in u for u in killed["unavailable"]),
               killed["unavailable"])
-        m = run([MB, "profile", "merge", out, "-o", os.path.join(work, "job.json")])
-        check("the merge succeeds", m.returncode == 0, m.stderr)
-        check("the merge says rank 2 is missing",
-              "1 of 3 ranks have no profile: rank 2" in m.stderr, m.stderr)
+        # Merged into the ranks' own directory, then again: the earlier merge is left out.
+        for attempt in ("first", "again"):
+            m = run([MB, "profile", "merge", out, "-o", os.path.join(out, "job.json")])
+            check(f"the merge succeeds ({attempt})", m.returncode == 0, m.stderr)
+            check(f"the merge says rank 2 is missing ({attempt})",
+                  "1 of 3 ranks have no profile: rank 2" in m.stderr, m.stderr)
+        check("the earlier merge is named and left out",
+              "job.json is itself a merged job (left out)" in m.stderr, m.stderr)
 
 
 if MODE in ("local", "slurm"):
