@@ -5,7 +5,7 @@
 set -uo pipefail
 # shellcheck source=pids.sh
 source "$(dirname "$0")/pids.sh"
-dir=$1
+dir=$(realpath -m "$1")
 export SLURM_CONF=$dir/slurm.conf
 if pid_of "$dir/run/slurmctld.pid" slurmctld >/dev/null; then
   scancel --full --quiet --user="$(id -un)" 2>/dev/null

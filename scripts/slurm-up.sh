@@ -7,7 +7,7 @@
 set -euo pipefail
 # shellcheck source=pids.sh
 source "$(dirname "$0")/pids.sh"
-dir=$1 nodes=${2:-3}
+dir=$(realpath -m "$1") nodes=${2:-3}  # absolute: slurmctld changes directory
 conf=$dir/slurm.conf
 export SLURM_CONF=$conf
 command -v slurmctld >/dev/null && command -v munged >/dev/null ||
@@ -69,12 +69,13 @@ CONF
 
 slurmctld -f "$conf"
 for n in $(seq 1 "$nodes"); do slurmd -f "$conf" -N "n$n"; done
-for _ in $(seq 120); do
-  idle=$(sinfo -h -N -o '%T' 2>/dev/null | grep -c '^idle$' || true)
+deadline=$((SECONDS + 30))  # sinfo waits for an absent controller: a deadline, not a count
+while ((SECONDS < deadline)); do
+  idle=$(timeout 5 sinfo -h -N -o '%T' 2>/dev/null | grep -c '^idle$' || true)
   [[ $idle == "$nodes" ]] && { echo "slurm-up: $nodes nodes idle; SLURM_CONF=$conf"; exit 0; }
   sleep 0.25
 done
 echo "slurm-up: the nodes did not come up:" >&2
-sinfo -N >&2 || true
+timeout 5 sinfo -N >&2 || true
 tail -n 20 "$dir"/log/*.log >&2 || true
 exit 1

@@ -242,10 +242,8 @@ RankReport Profile::ranks(const RankOptions& o) const {
   std::vector<std::unordered_map<std::string, const SpanStat*>> stat(n);
   std::map<std::string, std::size_t> on_ranks;  // path → ranks that have it
   for (std::size_t i = 0; i < n; ++i)
-    for (const auto& s : processes[i].span_stats) {
-      stat[i][s.path] = &s;
-      ++on_ranks[s.path];
-    }
+    for (const auto& s : processes[i].span_stats)
+      if (stat[i].emplace(s.path, &s).second) ++on_ranks[s.path];  // a path twice counts once
   auto total = [&](std::size_t i, const std::string& path) -> std::int64_t {
     auto it = stat[i].find(path);
     return it == stat[i].end() ? 0 : it->second->total_ns;

@@ -365,6 +365,15 @@ TEST(Ranks, ExportsDrawARankPerProcess) {
       << job.folded(true);
 }
 
+TEST(Ranks, AFileThatListsAPathTwiceIsReadNotTrusted) {
+  auto job = Profile::merge_ranks(ddp_job(2, 1, 30, 3));
+  job.processes[0].span_stats.push_back(job.processes[0].span_stats[0]);   // "step" twice
+  job.processes[1].span_stats.erase(job.processes[1].span_stats.begin());  // and none here
+  auto r = job.ranks();
+  EXPECT_EQ(r.step, "");  // not repeated on every rank
+  EXPECT_FALSE(r.verdict.empty());
+}
+
 TEST(Ranks, AVersionSixProfileLoadsAsOneProcess) {
   auto p = rank_profile(0, 1, {{"a", 1}}, 2);
   nlohmann::json j = p;
