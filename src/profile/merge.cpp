@@ -203,23 +203,38 @@ class Merger {
   std::unordered_map<std::vector<std::uint32_t>, std::uint32_t, StackHash> stacks_;
 };
 
+/// `t + offset`, held at the ends of the range (a hostile file's times must not overflow).
+void move(std::int64_t& t, std::int64_t offset) {
+  if (__builtin_add_overflow(t, offset, &t)) t = offset > 0 ? INT64_MAX : INT64_MIN;
+}
+
 /// Every time of `p` moved by `offset`.
 void shift(Profile& p, std::int64_t offset) {
   if (offset == 0) return;
-  p.start_ns += offset;
-  p.end_ns += offset;
+  move(p.start_ns, offset);
+  move(p.end_ns, offset);
   for (auto& e : p.spans) {
-    e.start_ns += offset;
-    e.end_ns += offset;
+    move(e.start_ns, offset);
+    move(e.end_ns, offset);
   }
   for (auto& d : p.device_samples)
-    d.t_ns += offset;
+    move(d.t_ns, offset);
   for (auto& a : p.activities) {
-    a.start_ns += offset;
-    a.end_ns += offset;
+    move(a.start_ns, offset);
+    move(a.end_ns, offset);
   }
   for (auto& s : p.samples)
-    s.t_ns += offset;
+    move(s.t_ns, offset);
+}
+
+/// What to add to a time of `r`'s clock to put it on `axis`'s, through the wall clock; empty
+/// when the references are too far apart to be true (about 30 years).
+std::optional<std::int64_t> wall_offset(const ClockReference& r, const ClockReference& axis) {
+  __int128 d = (static_cast<__int128>(r.realtime_ns) - r.monotonic_ns) -
+               (static_cast<__int128>(axis.realtime_ns) - axis.monotonic_ns);
+  constexpr __int128 kLimit = static_cast<__int128>(1'000'000'000) * 1'000'000'000;
+  if (d > kLimit || d < -kLimit) return std::nullopt;
+  return static_cast<std::int64_t>(d);
 }
 
 std::string version_of(const Profile& p) {
@@ -304,18 +319,20 @@ Profile Profile::merge_ranks(std::vector<Profile> ranks, const std::vector<std::
     proc.written_by = r.written_by;
     if (i == reference) {
       proc.alignment = "reference";
-    } else if (!r.clock || !axis) {
+    } else if (!r.clock || !axis ||
+               (r.clock->boot_id != axis->boot_id && !wall_offset(*r.clock, *axis))) {
       proc.alignment = "unaligned";
-      proc.offset_ns = axis_start - r.start_ns;
-      warnings.push_back("merge: " + name_of(i) + " has no clock reference (written by " +
-                         version_of(r) +
-                         "): its times are placed at the job's start, not on a shared axis");
+      if (__builtin_sub_overflow(axis_start, r.start_ns, &proc.offset_ns)) proc.offset_ns = 0;
+      warnings.push_back("merge: " + name_of(i) +
+                         (r.clock
+                              ? " has a clock reference too far from the first rank's to be true"
+                              : " has no clock reference (written by " + version_of(r) + ")") +
+                         ": its times are placed at the job's start, not on a shared axis");
     } else if (!r.clock->boot_id.empty() && r.clock->boot_id == axis->boot_id) {
       proc.alignment = "boot id";
     } else {
       proc.alignment = "wall clock";
-      proc.offset_ns =
-          (r.clock->realtime_ns - r.clock->monotonic_ns) - (axis->realtime_ns - axis->monotonic_ns);
+      proc.offset_ns = *wall_offset(*r.clock, *axis);
     }
     if (r.written_by != first_version)
       other_versions.push_back(name_of(i) + " (" + version_of(r) + ")");

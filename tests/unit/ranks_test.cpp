@@ -365,6 +365,19 @@ TEST(Ranks, ExportsDrawARankPerProcess) {
       << job.folded(true);
 }
 
+TEST(Ranks, ClocksAndTimesAtTheEndsOfTheRangeDoNotOverflow) {
+  auto ranks = ddp_job(3, 1, 10, 2);
+  ranks[1].clock = ClockReference{INT64_MIN, INT64_MAX, 0, "other"};
+  ranks[2].clock->boot_id = "third";  // another node whose clock reads 1 µs behind
+  ranks[2].clock->monotonic_ns -= 1000;
+  ranks[2].spans.push_back({0, 0, INT64_MAX - 10, INT64_MAX - 5});
+  auto job = Profile::merge_ranks(ranks);
+  EXPECT_EQ(job.processes[1].alignment, "unaligned");
+  EXPECT_TRUE(has_line(job.unavailable, "too far from the first rank's to be true"));
+  EXPECT_EQ(job.processes[2].alignment, "wall clock");
+  EXPECT_EQ(job.spans.back().end_ns, INT64_MAX);  // held at the end, not wrapped
+}
+
 TEST(Ranks, AFileThatListsAPathTwiceIsReadNotTrusted) {
   auto job = Profile::merge_ranks(ddp_job(2, 1, 30, 3));
   job.processes[0].span_stats.push_back(job.processes[0].span_stats[0]);   // "step" twice
