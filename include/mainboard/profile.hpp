@@ -69,6 +69,9 @@ struct MAINBOARD_API RankInfo {
   static std::optional<RankInfo> from_environment(const std::vector<std::string>& env);
   /// This process's (its `environ`).
   static std::optional<RankInfo> current();
+  /// Process `pid`'s, from its environment as it started (/proc/PID/environ); empty also when
+  /// that cannot be read (another user's process).
+  static std::optional<RankInfo> of_process(std::int64_t pid);
   bool operator==(const RankInfo&) const = default;
 };
 

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <thread>
 
@@ -331,11 +330,7 @@ std::optional<RankInfo> Sampling::output_rank() const {
 }
 
 std::optional<RankInfo> ProfileAttach::output_rank() const {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-  std::vector<std::string> env;
-  for (std::string kv; std::getline(in, kv, '\0');)
-    env.push_back(kv);
-  return RankInfo::from_environment(env);
+  return RankInfo::of_process(pid);
 }
 
 std::string Sampling::complete(const CLI::App&, std::vector<std::string>) {

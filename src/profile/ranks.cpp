@@ -89,6 +89,14 @@ std::optional<RankInfo> RankInfo::current() {
   return from_environment(env);
 }
 
+std::optional<RankInfo> RankInfo::of_process(std::int64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::vector<std::string> env;
+  for (std::string kv; std::getline(in, kv, '\0');)
+    env.push_back(std::move(kv));
+  return from_environment(env);
+}
+
 ClockReference ClockReference::now() {
   ClockReference best;
   std::int64_t best_gap = -1;

@@ -428,12 +428,7 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   p.end_ns = core::monotonic_ns();
   add_machine(p);
   // The rank is the process's own (its environment as it started), not this one's.
-  const std::string environ_text =
-      symbols::read_proc_file("/proc/" + std::to_string(pid) + "/environ");
-  std::vector<std::string> env;
-  for (auto kv : core::split(environ_text, '\0'))  // views into environ_text
-    if (!kv.empty()) env.emplace_back(kv);
-  p.rank = RankInfo::from_environment(env);
+  p.rank = RankInfo::of_process(pid);
   p.record_origin();
   return p;
 }

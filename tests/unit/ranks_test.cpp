@@ -2,6 +2,9 @@
 // merge of the ranks' profiles onto one axis, and the straggler read from them.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -125,6 +128,16 @@ TEST(Ranks, TheNearestLauncherNamesTheRank) {
   ASSERT_TRUE(pmi);
   EXPECT_EQ(pmi->rank, 1);
   EXPECT_EQ(pmi->world_size, 2);
+}
+
+TEST(Ranks, AnotherProcessIsReadFromItsOwnEnvironment) {
+  ::setenv("RANK", "6", 1);
+  ::setenv("WORLD_SIZE", "8", 1);
+  auto self = RankInfo::of_process(::getpid());  // the environment it started with: no RANK
+  ::unsetenv("RANK");
+  ::unsetenv("WORLD_SIZE");
+  EXPECT_FALSE(self.has_value() && self->rank == 6);
+  EXPECT_FALSE(RankInfo::of_process(0));  // no such process: nothing, not an error
 }
 
 TEST(Ranks, MalformedVariablesNameNoRank) {
