@@ -17,9 +17,11 @@
 #include "core/beneath.hpp"
 #include "core/interrupts.hpp"
 #include "core/process.hpp"
+#include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/fleet.hpp"
 #include "mainboard/json.hpp"
+#include "mainboard/runner.hpp"
 
 namespace mainboard::cli {
 
@@ -66,9 +68,32 @@ int run_gather(const std::filesystem::path& dir, bool force, std::vector<std::st
   return done == gathered.nodes.size() ? 0 : 1;
 }
 
+/// Sends SIGTERM to the tasks of the srun step named `name` (scancel --signal, which leaves the
+/// step to end by itself: srun, sent SIGTERM, has the step killed at once, and no rank would
+/// keep its profile). False when the step could not be found or signalled.
+bool signal_step(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  mainboard::LocalRunner runner(path ? path : "/usr/bin:/bin");
+  mainboard::Command list;
+  list.argv = {"squeue", "--steps", "--noheader", "--format=%i %j"};
+  list.timeout = std::chrono::seconds(10);
+  auto steps = runner.run(list);
+  if (!steps.ok()) return false;
+  for (auto line : core::split_lines(steps.out)) {
+    auto fields = core::split_ws(line);
+    if (fields.size() != 2 || fields[1] != name) continue;
+    mainboard::Command cancel;
+    cancel.argv = {"scancel", "--signal=TERM", std::string(fields[0])};
+    cancel.timeout = std::chrono::seconds(10);
+    return runner.run(cancel).ok();
+  }
+  return false;
+}
+
 /// `fleet profile`: `profile run` as every task of an srun step, each rank's profile into `dir`.
-/// Exit: srun's status. Interrupted (Ctrl-C, SIGTERM), srun is passed the signal and, after a
-/// grace, SIGTERM, which it passes to the tasks: each rank ends its command and keeps its profile.
+/// Exit: srun's status. Interrupted (Ctrl-C, SIGTERM, SIGHUP): the ranks are sent SIGTERM
+/// through Slurm and each ends its command and keeps its profile; srun itself is sent SIGTERM
+/// (the step killed) after 60 s or on a second interrupt, SIGKILL on a third.
 int run_profile(std::vector<std::string> argv, const std::string& dir,
                 const std::vector<std::string>& options, const std::vector<std::string>& command) {
   const char* path = std::getenv("PATH");
@@ -79,8 +104,10 @@ int run_profile(std::vector<std::string> argv, const std::string& dir,
                  "and there is none on PATH\n");
     return 127;
   }
-  // Every rank runs to its end: one that fails does not end the others' step.
-  argv.insert(argv.begin() + 1, "--kill-on-bad-exit=0");
+  // Every rank runs to its end: one that fails does not end the others' step. The step's name
+  // finds it again to signal its tasks.
+  const std::string step = "mainboard-profile-" + std::to_string(::getpid());
+  argv.insert(argv.begin() + 1, {"--kill-on-bad-exit=0", "--job-name=" + step});
   auto self = std::filesystem::read_symlink("/proc/self/exe").string();
   argv.insert(argv.end(), {"--", self, "profile", "run", "-o", dir + "/", "--quiet"});
   argv.insert(argv.end(), options.begin(), options.end());
@@ -94,21 +121,55 @@ int run_profile(std::vector<std::string> argv, const std::string& dir,
   pid_t pid = -1;
   if (int rc = ::posix_spawn(&pid, srun->c_str(), nullptr, nullptr, args.data(), environ); rc != 0)
     core::throw_exec_failed("srun", rc);
-  core::Ending ending(10.0);
-  int status = 0;
+  int status = 0, stage = 0;
+  auto next = std::chrono::steady_clock::time_point::max();
   for (;;) {
     pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
     if (r < 0 && errno != EINTR) break;
-    ending.tick([&] { return std::vector<int>{pid}; });
+    auto now = std::chrono::steady_clock::now();
+    int asked = detail::g_interrupts.count.load();
+    if (stage < 3 && (asked > stage || (stage > 0 && now >= next))) {
+      ++stage;
+      if (stage == 1 && signal_step(step)) {
+        next = now + std::chrono::seconds(60);
+      } else if (stage <= 2) {
+        stage = 2;
+        ::kill(pid, SIGTERM);
+        next = now + std::chrono::seconds(10);
+      } else {
+        ::kill(pid, SIGKILL);
+      }
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   auto ended = core::exit_status(status);
-  std::fprintf(stderr,
-               "mainboard: the ranks' profiles are in %s; merge them: mainboard profile merge %s "
-               "-o job.json\n",
-               dir.c_str(), dir.c_str());
+  std::size_t written = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (core::starts_with(e.path().filename().string(), "rank-")) ++written;
+  if (written)
+    std::fprintf(stderr,
+                 "mainboard: %zu rank profile%s in %s; merge them: mainboard profile merge %s -o "
+                 "job.json\n",
+                 written, written == 1 ? "" : "s", dir.c_str(), dir.c_str());
+  else
+    std::fprintf(stderr, "mainboard: no rank left a profile in %s\n", dir.c_str());
   return ended.signal ? 128 + ended.signal : ended.exit_code;
+}
+
+/// A directory every node writes into (fleet gather, fleet profile): made absolute, created
+/// (refused through another's link) and checked writable; why not, or "".
+std::string shared_directory(std::string& dir) {
+  auto path = std::filesystem::absolute(dir);
+  try {
+    core::TreeWriter made(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  if (auto why = core::why_unwritable(path / "probe"); !why.empty()) return why;
+  dir = path.string();
+  return "";
 }
 
 /// `fleet check`: the nodes that are not ready, and why; exit 0 only when all are.
@@ -217,28 +278,12 @@ std::string Fleet::complete(const CLI::App& cmd, std::vector<std::string> rest) 
     if (ntasks) srun.insert(srun.end(), {"--ntasks", std::to_string(ntasks)});
     if (ntasks_per_node)
       srun.insert(srun.end(), {"--ntasks-per-node", std::to_string(ntasks_per_node)});
-    auto dir = std::filesystem::absolute(profile_dir);
-    try {
-      core::TreeWriter shared(dir);  // created; refused through another's link
-    } catch (const Error& e) {
-      return e.what();
-    }
-    if (auto why = core::why_unwritable(dir / "probe"); !why.empty()) return why;
-    profile_dir = dir.string();
-    return "";
+    return shared_directory(profile_dir);
   }
   srun.insert(srun.end(), rest.begin(), rest.end());
   if (mode != Mode::gather || node) return "";
   if (!from.empty()) return "fleet gather records live nodes: no --from";
-  auto dir = std::filesystem::absolute(gather_dir);
-  try {
-    core::TreeWriter shared(dir);  // created; refused through another's link
-  } catch (const Error& e) {
-    return e.what();
-  }
-  if (auto why = core::why_unwritable(dir / "probe"); !why.empty()) return why;
-  gather_dir = dir.string();
-  return "";
+  return shared_directory(gather_dir);
 }
 
 /// Exit status: 0 when every node answered, 1 when one did not.

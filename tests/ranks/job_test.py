@@ -48,6 +48,20 @@ def base_env():
     return env
 
 
+def start_ranks(out, args, **variables):
+    """WORLD ranks of `python3 ARGS` under `mainboard profile run -o OUT/`, each with torchrun's
+    RANK and WORLD_SIZE and `variables` (a value of None: the rank's number), in a session of
+    its own (so that a test can kill one rank's whole group)."""
+    procs, common = [], base_env()  # one MASTER_PORT for all
+    for r in range(WORLD):
+        env = dict(common, RANK=str(r), WORLD_SIZE=str(WORLD),
+                   **{k: str(r) if v is None else v for k, v in variables.items()})
+        procs.append(subprocess.Popen([MB, "profile", "run", "-o", out + "/", "--quiet", "--", PY,
+                                       *args], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, start_new_session=True))
+    return procs
+
+
 def run(argv, **kw):
     return subprocess.run(argv, capture_output=True, text=True, timeout=300, **kw)
 
@@ -99,14 +113,7 @@ def check_straggler(report, text, trace, where):
 def local():
     with tempfile.TemporaryDirectory() as work:
         out = os.path.join(work, "profiles")
-        env = base_env()
-        procs = []
-        for r in range(WORLD):
-            e = dict(env, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(WORLD),
-                     TORCHELASTIC_RUN_ID="job-1")
-            procs.append(subprocess.Popen([MB, "profile", "run", "-o", out + "/", "--quiet", "--",
-                                           PY, TRAIN], env=e, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, text=True))
+        procs = start_ranks(out, [TRAIN], LOCAL_RANK=None, TORCHELASTIC_RUN_ID="job-1")
         outs = [p.communicate(timeout=300) for p in procs]
         for r, (p, (o, e)) in enumerate(zip(procs, outs)):
             check(f"rank {r} trained and exited 0", p.returncode == 0 and f"rank {r}:" in o,
@@ -138,6 +145,26 @@ def slurm():
                   and (p.get("rank") or {}).get("job_id"), p.get("rank"))
         m, report, text, trace = merged_report(out, work)
         check_straggler(report, text, trace, "fleet profile")
+        # Ended mid-run (scancel, a time limit, Ctrl-C): every rank still keeps its profile.
+        stopped = os.path.join(work, "stopped")
+        p = subprocess.Popen([MB, "fleet", "profile", "--nodes", str(WORLD), "--ntasks",
+                              str(WORLD), "-o", stopped, "--", "sleep", "60"], env=base_env(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while time.time() < deadline and subprocess.run(
+                ["squeue", "--steps", "--noheader", "--format=%j"], capture_output=True,
+                text=True).stdout.count("mainboard-profile-") == 0:
+            time.sleep(0.2)
+        time.sleep(1)
+        t = time.time()
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=120)
+        took = time.time() - t
+        kept = sorted(os.listdir(stopped)) if os.path.isdir(stopped) else []
+        check("SIGTERM mid-run: every rank keeps its profile",
+              kept == [f"rank-{r:05}.json" for r in range(WORLD)], f"{kept}: {err[-2000:]}")
+        check("SIGTERM mid-run: exit 143, within 20 s", p.returncode == 143 and took < 20,
+              f"exit {p.returncode} after {took:.1f} s")
         check("the ranks ran on three nodes",
               sorted(r["node"] for r in report.get("ranks", {}).get("ranks", []))
               == ["n1", "n2", "n3"], report.get("ranks", {}).get("ranks"))
@@ -162,14 +189,7 @@ print("done", flush=True)
 def crash():
     with tempfile.TemporaryDirectory() as work:
         out = os.path.join(work, "profiles")
-        env = base_env()
-        procs = []
-        for r in range(WORLD):
-            e = dict(env, RANK=str(r), WORLD_SIZE=str(WORLD))
-            procs.append(subprocess.Popen([MB, "profile", "run", "-o", out + "/", "--quiet", "--",
-                                           PY, "-c", SPANS], env=e, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, text=True,
-                                          start_new_session=True))
+        procs = start_ranks(out, ["-c", SPANS])
         time.sleep(0.5)
         os.killpg(procs[2].pid, signal.SIGKILL)  # rank 2's mainboard and its program, gone
         codes = [p.wait(timeout=120) for p in procs]
