@@ -77,7 +77,9 @@ std::string read_input(const std::filesystem::path& path, const InputLimits& lim
                 " is available");
   }
   std::string data;
-  data.resize(static_cast<std::size_t>(size));
+  // A byte more than the file: the read that finds its end needs no larger buffer (growing a
+  // string copies it: for a large file, a second copy's worth of page faults).
+  data.resize(static_cast<std::size_t>(size) + 1);
   std::size_t done = 0;
   while (true) {
     if (done == data.size()) data.resize(data.size() + 65536);  // it grew since fstat

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <tuple>
 #include <unordered_map>
 
@@ -25,8 +26,8 @@ struct Interval {
 
 /// Sorted, merged intervals.
 std::vector<Interval> merged_intervals(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  auto earlier = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+  if (!std::is_sorted(v.begin(), v.end(), earlier)) std::sort(v.begin(), v.end(), earlier);
   std::vector<Interval> out;
   for (const auto& i : v) {
     if (i.end <= i.start) continue;
@@ -88,19 +89,42 @@ Timeline Profile::timeline(std::size_t top_gaps) const {
     // The innermost spans are the work; a gap between them, even inside a parent span, is time
     // nothing annotated was running.
     t.source = "spans";
-    std::unordered_map<std::uint32_t, std::vector<const SpanEvent*>> by_thread;
-    for (const auto& e : spans)
-      by_thread[e.thread].push_back(&e);
-    for (auto& [thread, events] : by_thread) {
-      std::sort(events.begin(), events.end(), [](const SpanEvent* a, const SpanEvent* b) {
-        return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
-      });
-      for (std::size_t i = 0; i < events.size(); ++i) {
-        // Spans on one thread nest: the next one to start either starts inside this one (a
-        // child) or after it ends.
-        bool leaf = i + 1 == events.size() || events[i + 1]->start_ns >= events[i]->end_ns;
-        if (leaf) busy.push_back({events[i]->start_ns, events[i]->end_ns});
+    // In order of start (a merged profile's are; a recorded one's are in order of end), each
+    // thread's latest span is held until the thread's next one says whether it has a child.
+    std::vector<std::uint32_t> order;
+    auto by_start = [&](std::uint32_t a, std::uint32_t b) {
+      return spans[a].start_ns < spans[b].start_ns;
+    };
+    if (!std::is_sorted(spans.begin(), spans.end(), [](const SpanEvent& a, const SpanEvent& b) {
+          return a.start_ns < b.start_ns;
+        })) {
+      order.resize(spans.size());
+      std::iota(order.begin(), order.end(), 0u);
+      std::sort(order.begin(), order.end(), by_start);
+    }
+    constexpr std::uint32_t none = UINT32_MAX;
+    std::vector<std::uint32_t> held(threads.size() + 1, none);
+    std::vector<bool> leaf(spans.size(), false);
+    for (std::size_t k = 0; k < spans.size(); ++k) {
+      auto i = order.empty() ? static_cast<std::uint32_t>(k) : order[k];
+      const auto& e = spans[i];
+      auto& h = held[std::min<std::size_t>(e.thread, threads.size())];
+      if (h == none) {
+        h = i;
+        continue;
       }
+      const auto& prior = spans[h];
+      if (e.start_ns == prior.start_ns && e.end_ns > prior.end_ns) continue;  // its parent
+      // Spans on one thread nest: the next one starts inside the held one (a child) or after.
+      leaf[h] = e.start_ns >= prior.end_ns;
+      h = i;
+    }
+    for (auto h : held)
+      if (h != none) leaf[h] = true;
+    busy.reserve(static_cast<std::size_t>(std::count(leaf.begin(), leaf.end(), true)));
+    for (std::size_t k = 0; k < spans.size(); ++k) {
+      auto i = order.empty() ? k : order[k];
+      if (leaf[i]) busy.push_back({spans[i].start_ns, spans[i].end_ns});
     }
   } else {
     return t;

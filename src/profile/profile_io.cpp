@@ -421,30 +421,6 @@ namespace {
 
 std::atomic<detail::ProfileReader> g_reader{nullptr};
 
-/// Deepest nesting of arrays and objects, counted without parsing (strings skipped). The JSON
-/// parser recurses once per level, so a hostile "[[[[…" must be refused before it runs.
-std::size_t nesting(std::string_view text) {
-  std::size_t depth = 0, deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"')
-      in_string = true;
-    else if (c == '[' || c == '{')
-      deepest = std::max(deepest, ++depth);
-    else if ((c == ']' || c == '}') && depth > 0)
-      --depth;
-  }
-  return deepest;
-}
-
 void validate(const Profile& p, const std::string& origin) {
   auto bad = [&](const std::string& what) { throw Error(origin + ": " + what); };
   auto n = [](auto v) { return std::to_string(v); };
@@ -483,110 +459,238 @@ void validate(const Profile& p, const std::string& origin) {
   if (p.end_ns < p.start_ns) bad("the profile ends before it starts");
 }
 
-/// The parse of a profile: a document for everything but the bulk — the stored spans and the
-/// stack samples, millions of small arrays that would each be a DOM node (most of the time and
-/// memory of reading a large profile) — which go straight into their vectors.
-class ProfileSax {
+/// The text of a profile, read key by key of its top-level object: the stored spans and the stack
+/// samples (millions of rows of a few integers, most of a large profile's bytes) straight into
+/// their vectors; every other value parsed by the JSON library into `doc`. One pass over the
+/// bytes; the nesting of each value is bounded before the library (which recurses once a level)
+/// sees it.
+class ProfileText {
  public:
-  using json = nlohmann::json;
-  explicit ProfileSax(json& root) : dom_(root) {}
+  ProfileText(std::string_view text, const std::string& origin) : t_(text), origin_(origin) {}
+
+  nlohmann::json doc;
   std::vector<SpanEvent> spans;
   std::vector<StackSample> samples;
-  std::string error;  ///< what was wrong in the bulk, when the parse stopped there
 
-  bool null() { return bulk_ ? wrong() : dom_.null(); }
-  bool boolean(bool v) { return bulk_ ? wrong() : dom_.boolean(v); }
-  bool number_integer(std::int64_t v) { return bulk_ ? value(v, false) : dom_.number_integer(v); }
-  bool number_unsigned(std::uint64_t v) {
-    if (!bulk_) return dom_.number_unsigned(v);
-    if (v > static_cast<std::uint64_t>(INT64_MAX)) return wrong();
-    return value(static_cast<std::int64_t>(v), true);
-  }
-  bool number_float(double v, const std::string& text) {
-    return bulk_ ? wrong() : dom_.number_float(v, text);
-  }
-  bool string(std::string& v) { return bulk_ ? wrong() : dom_.string(v); }
-  bool binary(json::binary_t& v) { return bulk_ ? wrong() : dom_.binary(v); }
-  bool start_object(std::size_t n) {
-    ++depth_;
-    return bulk_ ? wrong() : dom_.start_object(n);
-  }
-  bool end_object() {
-    --depth_;
-    return dom_.end_object();
-  }
-  bool key(std::string& k) {
-    if (depth_ == 1) top_key_ = k;
-    return dom_.key(k);
-  }
-  bool start_array(std::size_t n) {
-    ++depth_;
-    if (bulk_) {
-      if (depth_ != 3) return wrong();
-      arity_ = 0;
-      return true;
+  void read() {
+    skip_space();
+    if (at_end() || t_[i_] != '{') {  // not an object: read whole, for the caller to refuse
+      doc = value();
+      skip_space();
+      if (!at_end()) invalid(i_);
+      return;
     }
-    if (depth_ == 2 && (top_key_ == "spans" || top_key_ == "samples")) {
-      bulk_ = top_key_ == "spans" ? 1 : 2;
-      return true;
+    doc = nlohmann::json::object();
+    ++i_;
+    skip_space();
+    if (!at_end() && t_[i_] == '}') {
+      ++i_;
+    } else {
+      for (;;) {
+        if (at_end() || t_[i_] != '"') invalid(i_);
+        std::size_t from = i_;
+        i_ = string_end(i_);
+        std::string key = parse(from, i_).get<std::string>();
+        skip_space();
+        if (at_end() || t_[i_] != ':') invalid(i_);
+        ++i_;
+        skip_space();
+        if (key == "spans" && !at_end() && t_[i_] == '[') {
+          spans.clear();
+          // Room for as many rows as the bytes left could hold (a row is some 30 to 60 bytes):
+          // only the pages written are memory, and the vector is never copied to grow.
+          spans.reserve((t_.size() - i_) / 16);
+          rows<4>(
+              "SpanEvent: expected [path, thread, start_ns, end_ns]",
+              [&](const std::array<std::int64_t, 4>& v, const std::array<bool, 4>& u) {
+                if (!u[0] || !u[1]) return false;
+                spans.push_back({index(v[0], "SpanEvent"), index(v[1], "SpanEvent"), v[2], v[3]});
+                return true;
+              });
+          doc[key] = nlohmann::json::array();
+        } else if (key == "samples" && !at_end() && t_[i_] == '[') {
+          samples.clear();
+          samples.reserve((t_.size() - i_) / 12);
+          rows<3>(
+              "StackSample: expected [t_ns, thread, stack]",
+              [&](const std::array<std::int64_t, 3>& v, const std::array<bool, 3>& u) {
+                if (!u[1] || !u[2]) return false;
+                samples.push_back({v[0], index(v[1], "StackSample"), index(v[2], "StackSample")});
+                return true;
+              });
+          doc[key] = nlohmann::json::array();
+        } else {
+          doc[key] = value();
+        }
+        skip_space();
+        if (at_end()) invalid(i_);
+        if (t_[i_] == ',') {
+          ++i_;
+          skip_space();
+          continue;
+        }
+        if (t_[i_] != '}') invalid(i_);
+        ++i_;
+        break;
+      }
     }
-    return dom_.start_array(n);
-  }
-  bool end_array() {
-    --depth_;
-    if (!bulk_) return dom_.end_array();
-    if (depth_ == 2) return element();
-    bulk_ = 0;  // the bulk array itself: an empty one in the document
-    return dom_.start_array(0) && dom_.end_array();
-  }
-  template <class Exception>
-  bool parse_error(std::size_t position, const std::string& last, const Exception& ex) {
-    return dom_.parse_error(position, last, ex);
+    skip_space();
+    if (!at_end()) invalid(i_);
   }
 
  private:
-  bool wrong() {
-    error = bulk_ == 1 ? "SpanEvent: expected [path, thread, start_ns, end_ns]"
-                       : "StackSample: expected [t_ns, thread, stack]";
-    return false;
+  static constexpr std::size_t kDeepest = 64;  ///< arrays and objects within each other
+
+  bool at_end() const { return i_ >= t_.size(); }
+  void skip_space() {
+    while (!at_end() && static_cast<unsigned char>(t_[i_]) <= ' ' &&
+           (t_[i_] == ' ' || t_[i_] == '\n' || t_[i_] == '\r' || t_[i_] == '\t'))
+      ++i_;
   }
-  bool value(std::int64_t v, bool is_unsigned) {
-    if (depth_ != 3 || arity_ == 4) return wrong();
-    values_[arity_] = v;
-    unsigned_[arity_] = is_unsigned;
-    ++arity_;
-    return true;
+  [[noreturn]] void fail(const std::string& what) const { throw Error(origin_ + ": " + what); }
+  /// Not JSON at byte `at`: past the end, the file was cut short.
+  [[noreturn]] void invalid(std::size_t at) const {
+    fail(std::string("not valid JSON (") + (at >= t_.size() ? "truncated" : "corrupt") +
+         " at byte " + std::to_string(std::min(at, t_.size())) + ")");
   }
-  /// One [..] of the bulk, checked as from_json checks it.
-  bool element() {
-    auto index = [&](std::size_t i) { return unsigned_[i] && values_[i] <= 0xffffffffll; };
-    if (bulk_ == 1) {
-      if (arity_ != 4 || !unsigned_[0] || !unsigned_[1]) return wrong();
-      if (!index(0) || !index(1)) {
-        error = "SpanEvent: index out of range";
-        return false;
-      }
-      spans.push_back({static_cast<std::uint32_t>(values_[0]),
-                       static_cast<std::uint32_t>(values_[1]), values_[2], values_[3]});
-    } else {
-      if (arity_ != 3 || !unsigned_[1] || !unsigned_[2]) return wrong();
-      if (!index(1) || !index(2)) {
-        error = "StackSample: index out of range";
-        return false;
-      }
-      samples.push_back({values_[0], static_cast<std::uint32_t>(values_[1]),
-                         static_cast<std::uint32_t>(values_[2])});
+  /// Where the string opening at `from` ends (past its closing quote).
+  std::size_t string_end(std::size_t from) const {
+    for (std::size_t k = from + 1; k < t_.size(); ++k) {
+      if (t_[k] == '\\')
+        ++k;
+      else if (t_[k] == '"')
+        return k + 1;
     }
-    return true;
+    invalid(t_.size());
+  }
+  /// The bytes [from, to) — one whole JSON value — parsed by the library.
+  nlohmann::json parse(std::size_t from, std::size_t to) const {
+    try {
+      return nlohmann::json::parse(t_.substr(from, to - from));
+    } catch (const nlohmann::json::parse_error& e) {
+      invalid(from + (e.byte > 0 ? e.byte - 1 : 0));
+    } catch (const nlohmann::json::exception& e) {
+      // A number too large for any type (found by the fuzzer) and the like.
+      fail(std::string("not a readable profile (") + e.what() + ")");
+    }
+  }
+  /// The value starting here, found whole (its nesting bounded) and parsed.
+  nlohmann::json value() {
+    if (at_end()) invalid(i_);
+    std::size_t from = i_;
+    char first = t_[i_];
+    if (first == '"') {
+      i_ = string_end(i_);
+    } else if (first == '[' || first == '{') {
+      for (std::size_t depth = 0;; ++i_) {
+        if (at_end()) invalid(i_);
+        char c = t_[i_];
+        if (c == '"') {
+          i_ = string_end(i_) - 1;
+        } else if (c == '[' || c == '{') {
+          if (++depth > kDeepest) fail("nested too deeply to be a profile");
+        } else if ((c == ']' || c == '}') && --depth == 0) {
+          ++i_;
+          break;
+        }
+      }
+    } else {  // a number, true, false or null (or bytes that are not JSON): to a delimiter
+      for (; !at_end(); ++i_) {
+        char c = t_[i_];
+        if (c == ',' || c == ']' || c == '}' || c == ' ' || c == '\n' || c == '\r' || c == '\t')
+          break;
+      }
+    }
+    return parse(from, i_);
+  }
+  std::uint32_t index(std::int64_t v, const char* what) const {
+    if (v > 0xffffffffll) fail(std::string(what) + ": index out of range");
+    return static_cast<std::uint32_t>(v);
+  }
+  /// An array of rows of N integers at `i_`, each handed to `add` (which says whether its
+  /// values are of the right signs); a row of another shape is refused with `expected`.
+  template <std::size_t N, class Add>
+  void rows(const char* expected, Add add) {
+    auto wrong = [&]() {
+      // Something JSON that is not an integer where one belongs, or bytes that are not JSON.
+      if (at_end()) invalid(i_);
+      char c = t_[i_];
+      if (c == '"' || c == '[' || c == '{' || c == 't' || c == 'f' || c == 'n' || c == '-' ||
+          c == '.' || c == 'e' || c == 'E' || c == ',' || c == ']' || (c >= '0' && c <= '9'))
+        fail(expected);
+      invalid(i_);
+    };
+    ++i_;  // the '['
+    skip_space();
+    if (!at_end() && t_[i_] == ']') {
+      ++i_;
+      return;
+    }
+    std::array<std::int64_t, N> v{};
+    std::array<bool, N> is_unsigned{};
+    for (;;) {
+      if (at_end() || t_[i_] != '[') wrong();
+      ++i_;
+      skip_space();
+      std::size_t k = 0;
+      if (!at_end() && t_[i_] == ']') wrong();
+      for (;;) {
+        if (at_end()) invalid(i_);
+        if (k == N) wrong();
+        const char* first = t_.data() + i_;
+        const char* last = t_.data() + t_.size();
+        bool negative = *first == '-';
+        const char* digits = first + (negative ? 1 : 0);
+        const char* end = digits;
+        std::uint64_t magnitude = 0;
+        while (end != last && end - digits < 18 && *end >= '0' && *end <= '9')
+          magnitude = magnitude * 10 + static_cast<unsigned>(*end++ - '0');
+        if (end == digits) wrong();
+        if (*digits == '0' && end - digits > 1)
+          invalid(static_cast<std::size_t>(digits - t_.data()) + 1);  // a leading zero
+        if (end != last && *end >= '0' && *end <= '9') {
+          // 19 digits or more: the library's bounds (2^63 - 1 is the most a time may be).
+          auto [past, ec] = std::from_chars(first, last, v[k]);
+          if (ec == std::errc::result_out_of_range) {
+            i_ = static_cast<std::size_t>(digits - t_.data());
+            wrong();
+          }
+          end = past;
+        } else {
+          v[k] = negative ? -static_cast<std::int64_t>(magnitude)
+                          : static_cast<std::int64_t>(magnitude);
+        }
+        i_ = static_cast<std::size_t>(end - t_.data());
+        if (!at_end() && (t_[i_] == '.' || t_[i_] == 'e' || t_[i_] == 'E')) wrong();
+        is_unsigned[k++] = !negative;
+        skip_space();
+        if (at_end()) invalid(i_);
+        if (t_[i_] == ',') {
+          ++i_;
+          skip_space();
+          continue;
+        }
+        if (t_[i_] != ']') invalid(i_);
+        ++i_;
+        break;
+      }
+      if (k != N || !add(v, is_unsigned)) fail(expected);
+      skip_space();
+      if (at_end()) invalid(i_);
+      if (t_[i_] == ',') {
+        ++i_;
+        skip_space();
+        continue;
+      }
+      if (t_[i_] != ']') invalid(i_);
+      ++i_;
+      return;
+    }
   }
 
-  nlohmann::detail::json_sax_dom_parser<json> dom_;
-  std::size_t depth_ = 0;
-  std::string top_key_;
-  int bulk_ = 0;  // 1: in "spans", 2: in "samples"
-  std::array<std::int64_t, 4> values_{};
-  std::array<bool, 4> unsigned_{};
-  std::size_t arity_ = 0;
+  std::string_view t_;
+  const std::string& origin_;
+  std::size_t i_ = 0;
 };
 
 }  // namespace
@@ -599,20 +703,9 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
   if (text.empty()) throw Error(origin + ": empty file");
   if (auto what = core::describe_bytes(text.substr(0, 4096)); !what.empty())
     throw Error(origin + ": not a profile: " + what);
-  if (nesting(text) > 64) throw Error(origin + ": nested too deeply to be a profile");
-  nlohmann::json j;
-  ProfileSax sax(j);
-  try {
-    if (!nlohmann::json::sax_parse(text, &sax))
-      throw Error(origin + ": " + (sax.error.empty() ? "not a readable profile" : sax.error));
-  } catch (const nlohmann::json::parse_error& e) {
-    // byte position tells a truncated file from a corrupt one.
-    throw Error(origin + ": not valid JSON (" + (e.byte >= text.size() ? "truncated" : "corrupt") +
-                " at byte " + std::to_string(e.byte) + ")");
-  } catch (const nlohmann::json::exception& e) {
-    // A number too large for any type (found by the fuzzer) and the like.
-    throw Error(origin + ": not a readable profile (" + e.what() + ")");
-  }
+  ProfileText read(text, origin);
+  read.read();
+  nlohmann::json& j = read.doc;
   if (!j.is_object()) throw Error(origin + ": not a profile (expected a JSON object)");
   auto version = j.find("schema_version");
   if (version == j.end() || !version->is_number_integer())
@@ -664,8 +757,8 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
   Profile p;
   try {
     p = j.get<Profile>();
-    if (!sax.spans.empty()) p.spans = std::move(sax.spans);
-    if (!sax.samples.empty()) p.samples = std::move(sax.samples);
+    if (!read.spans.empty()) p.spans = std::move(read.spans);
+    if (!read.samples.empty()) p.samples = std::move(read.samples);
   } catch (const Error& e) {
     throw Error(origin + ": " + e.what());
   } catch (const nlohmann::json::exception& e) {
@@ -677,9 +770,9 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
 }
 
 Profile Profile::load(const std::filesystem::path& path) {
-  // Read whole and parsed as a document: a million spans are a 34 MB file, read with 230 MB of
-  // memory at the peak (about 7 bytes a byte). 1 GiB is some thirty million spans.
-  auto text = core::read_input(path, {1ull << 30, "a profile", 7});
+  // Read whole: the 207 MiB of a merged job of 5 million spans and 2.6 million samples take
+  // 0.36 GiB at the peak (the text, then the vectors; some 2 bytes a byte, 3 allowed for).
+  auto text = core::read_input(path, {1ull << 30, "a profile", 3});
   return parse(text, path.string());
 }
 
@@ -691,8 +784,25 @@ void append_number(std::string& out, std::int64_t v) {
   out.append(digits, end);
 }
 
-/// `text` with the JSON string `"\u0001NAME\u0001"` (a mark no value holds) replaced by `bulk`.
-void put_bulk(std::string& text, const char* name, const std::string& bulk) {
+/// `rows` (each a few integers, as `fields` gives them) as a JSON array of arrays, put in
+/// `text` where the string `"\u0001NAME\u0001"` is (a mark no value holds).
+template <class Row, class Fields>
+void put_rows(std::string& text, const char* name, const std::vector<Row>& rows,
+              std::size_t bytes_per_row, Fields fields) {
+  std::string bulk;
+  bulk.reserve(rows.size() * bytes_per_row + 2);
+  bulk += '[';
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    bulk += i ? ",[" : "[";
+    bool first = true;
+    for (std::int64_t v : fields(rows[i])) {
+      if (!first) bulk += ',';
+      first = false;
+      append_number(bulk, v);
+    }
+    bulk += ']';
+  }
+  bulk += ']';
   std::string mark = std::string("\"\\u0001") + name + "\\u0001\"";
   if (auto at = text.find(mark); at != std::string::npos) text.replace(at, mark.size(), bulk);
 }
@@ -711,38 +821,12 @@ void Profile::save(const std::filesystem::path& path) const {
   j["spans"] = "\x01spans\x01";
   j["samples"] = "\x01samples\x01";
   std::string text = j.dump();
-  std::string bulk;
-  bulk.reserve(spans.size() * 48 + 2);
-  bulk += '[';
-  for (std::size_t i = 0; i < spans.size(); ++i) {
-    const auto& e = spans[i];
-    bulk += i ? ",[" : "[";
-    append_number(bulk, e.path);
-    bulk += ',';
-    append_number(bulk, e.thread);
-    bulk += ',';
-    append_number(bulk, e.start_ns);
-    bulk += ',';
-    append_number(bulk, e.end_ns);
-    bulk += ']';
-  }
-  bulk += ']';
-  put_bulk(text, "spans", bulk);
-  bulk.clear();
-  bulk.reserve(samples.size() * 32 + 2);
-  bulk += '[';
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const auto& x = samples[i];
-    bulk += i ? ",[" : "[";
-    append_number(bulk, x.t_ns);
-    bulk += ',';
-    append_number(bulk, x.thread);
-    bulk += ',';
-    append_number(bulk, x.stack);
-    bulk += ']';
-  }
-  bulk += ']';
-  put_bulk(text, "samples", bulk);
+  put_rows(text, "spans", spans, 48, [](const SpanEvent& e) {
+    return std::array<std::int64_t, 4>{e.path, e.thread, e.start_ns, e.end_ns};
+  });
+  put_rows(text, "samples", samples, 32, [](const StackSample& x) {
+    return std::array<std::int64_t, 3>{x.t_ns, x.thread, x.stack};
+  });
   text += '\n';
   core::write_file_atomic(path, text);
 }

@@ -68,6 +68,29 @@ TEST(Profile, TimelineOverInnermostSpans) {
   EXPECT_NEAR(t.busy_pct(), 40.0, 1e-9);
 }
 
+TEST(Profile, TimelineIsTheSameInAnyOrderOfTheSpans) {
+  // A parent and its first child start at the same instant; a second thread has its own nesting.
+  // Recorded, spans are stored as they end (children first); merged, as they start.
+  auto p = sample_profile();
+  p.threads.push_back({1, 1235, "loader"});
+  p.spans = {{1, 0, 0, 40},    {2, 0, 50, 90},   {0, 0, 0, 100},  {1, 0, 110, 140},
+             {0, 0, 100, 200}, {1, 1, 150, 160}, {0, 1, 150, 230}};
+  auto recorded = p.timeline(10);
+  // Busy: thread 0's leaves [0,40) [50,90) [110,140) and thread 1's [150,160).
+  EXPECT_EQ(recorded.busy_ns, 40 + 40 + 30 + 10);
+  std::stable_sort(p.spans.begin(), p.spans.end(),
+                   [](const SpanEvent& a, const SpanEvent& b) { return a.start_ns < b.start_ns; });
+  auto merged = p.timeline(10);
+  EXPECT_EQ(merged.busy_ns, recorded.busy_ns);
+  ASSERT_EQ(merged.gaps.size(), recorded.gaps.size());
+  for (std::size_t i = 0; i < merged.gaps.size(); ++i) {
+    EXPECT_EQ(merged.gaps[i].start_ns, recorded.gaps[i].start_ns);
+    EXPECT_EQ(merged.gaps[i].end_ns, recorded.gaps[i].end_ns);
+  }
+  std::reverse(p.spans.begin(), p.spans.end());  // the child after its same-start parent
+  EXPECT_EQ(p.timeline(10).busy_ns, recorded.busy_ns);
+}
+
 TEST(Profile, TimelineOverDeviceUtilization) {
   auto p = sample_profile();
   p.device_samples = {{50, 0, std::nullopt, std::nullopt, 80.0, 10.0},
@@ -260,6 +283,23 @@ TEST(Profile, HostileAndBrokenFilesGiveErrorsNamingTheFile) {
   j = nlohmann::json::parse(good);
   j["span_stats"][0]["calls"] = -1;
   expect_error("negative.json", j.dump(), "calls");
+  // JSON with another writer's spacing, and leading zeros (not JSON) in the bulk.
+  EXPECT_EQ(Profile::parse(nlohmann::json::parse(good).dump(2)), Profile::parse(good));
+  j = nlohmann::json::parse(good);
+  auto spaced = j.dump(1, '\t');
+  EXPECT_EQ(Profile::parse(spaced), Profile::parse(good));
+  auto zero = good;
+  zero.replace(zero.find("\"spans\":[[") + 10, 1, "00");
+  expect_error("zero.json", zero, "corrupt");
+  // Cut short anywhere, a profile is refused with a reason (never read as a smaller one).
+  for (std::size_t n = 0; n + 1 < good.size(); ++n) {
+    try {
+      (void)Profile::parse(std::string_view(good).substr(0, n), "cut.json");
+      ADD_FAILURE() << "a profile cut at byte " << n << " was read";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("cut.json"), std::string::npos) << e.what();
+    }
+  }
   try {
     (void)Profile::load(dir.path() / "absent.json");
     FAIL();
