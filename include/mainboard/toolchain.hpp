@@ -57,8 +57,12 @@ class MAINBOARD_API ToolCache {
   explicit ToolCache(std::filesystem::path file);
   /// The default location: $XDG_CACHE_HOME/mainboard/tools.json, else ~/.cache/mainboard/…
   static std::optional<std::filesystem::path> default_file();
+  /// Any thread (as is store).
   std::optional<std::optional<std::string>> lookup(const std::string& key) const;
   void store(const std::string& key, const std::optional<std::string>& version);
+  /// Stores `key`, leaving out every other key that starts with `kind` (a fact of which only
+  /// the latest is worth keeping, such as the CPU topology of this boot).
+  void replace(const std::string& kind, const std::string& key, const std::string& value);
   /// Writes the file (atomically) when something changed; failures are logged, not thrown.
   void save() const;
   /// The key for a binary: path, size, mtime and the version arguments.

@@ -6,12 +6,16 @@
 #include <mutex>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "core/log.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "host/libhwloc.hpp"
 #include "host/microarch.hpp"
 #include "host/probes.hpp"
+#include "mainboard/toolchain.hpp"
+#include "mainboard/version.hpp"
 
 namespace mainboard::host {
 
@@ -204,6 +208,81 @@ std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
 
 }  // namespace
 
+/// What a topology read by hwloc depends on besides this boot's hardware: the CPUs and NUMA nodes
+/// online, what this process may use (a cgroup's cpuset, taskset: hwloc leaves out the rest),
+/// each node's memory (hot-plug, ballooning) and the reader's version. The same key, the same
+/// topology: loading hwloc and reading its hundred files of /sys is a snapshot's longest probe.
+std::optional<std::string> topology_key(const core::Fs& fs) {
+  auto boot = fs.read_line("/proc/sys/kernel/random/boot_id");
+  auto online = fs.read_line("/sys/devices/system/cpu/online");
+  auto status = fs.read("/proc/self/status");
+  if (!boot || boot->empty() || !online || !status) return std::nullopt;
+  std::string key = std::string("topology|") + kVersion + "|" + std::string(trim(*boot)) + "|" +
+                    std::string(trim(*online));
+  for (const char* field : {"Cpus_allowed_list", "Mems_allowed_list"})
+    key += "|" + std::string(find_value(*status, field).value_or(""));
+  auto nodes = fs.read_line("/sys/devices/system/node/online");
+  key += "|" + std::string(nodes ? trim(*nodes) : "");
+  if (nodes)
+    for (auto n : core::parse_cpu_list(trim(*nodes)).value_or(std::vector<std::uint32_t>{})) {
+      auto meminfo = fs.read("/sys/devices/system/node/node" + std::to_string(n) + "/meminfo");
+      auto at = meminfo ? meminfo->find("MemTotal:") : std::string::npos;
+      if (at == std::string::npos) return std::nullopt;  // a node's memory unknown: no cache
+      auto end = meminfo->find('\n', at);
+      key += "|" + meminfo->substr(at, end == std::string::npos ? end : end - at);
+    }
+  return key;
+}
+
+std::string topology_json(const Topology& t) {
+  nlohmann::json caches = nlohmann::json::array();
+  for (const auto& c : t.caches)
+    caches.push_back({c.level, c.type, c.size_bytes, c.instances});
+  return nlohmann::json{{"packages", t.packages},
+                        {"cores", t.cores},
+                        {"threads", t.threads},
+                        {"numa_nodes", t.numa_nodes},
+                        {"numa_memory", t.numa_memory},
+                        {"memory_only", t.memory_only},
+                        {"caches", caches}}
+      .dump();
+}
+
+/// A cached topology; nothing when the text is not one (the probe then reads it again).
+std::optional<Topology> topology_from_json(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  try {
+    Topology t;
+    t.packages = j.at("packages").get<std::uint32_t>();
+    t.cores = j.at("cores").get<std::uint32_t>();
+    t.threads = j.at("threads").get<std::uint32_t>();
+    t.numa_nodes = j.at("numa_nodes").get<std::uint32_t>();
+    t.numa_memory = j.at("numa_memory").get<std::vector<std::uint64_t>>();
+    t.memory_only = j.at("memory_only").get<std::vector<std::uint32_t>>();
+    for (const auto& c : j.at("caches")) {
+      if (!c.is_array() || c.size() != 4) return std::nullopt;
+      t.caches.push_back({c[0].get<int>(), c[1].get<std::string>(), c[2].get<std::uint64_t>(),
+                          c[3].get<std::uint32_t>()});
+    }
+    if (t.threads == 0) return std::nullopt;
+    return t;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+/// The topology from hwloc, or from the cache when nothing it depends on changed.
+std::optional<Topology> read_topology(const core::Fs& fs, ToolCache* cache, std::string& error) {
+  auto key = cache ? topology_key(fs) : std::nullopt;
+  if (key)
+    if (auto hit = cache->lookup(*key); hit && *hit)
+      if (auto t = topology_from_json(**hit)) return t;
+  auto t = hwloc_topology(fs, error);
+  if (t && key) cache->replace("topology|", *key, topology_json(*t));
+  return t;
+}
+
 std::optional<std::string> topology_xml(const core::Fs& fs) {
   HwlocTopology loaded;
   std::string error;
@@ -304,7 +383,7 @@ CacheSource cache_source(const core::Fs& fs, std::string_view cpuinfo_block) {
 
 }  // namespace
 
-CpuInfo probe_cpu(const core::Fs& fs, Note& note) {
+CpuInfo probe_cpu(const core::Fs& fs, Note& note, ToolCache* cache) {
   auto cpuinfo = fs.read(core::paths::kProcCpuinfo);
   CpuInfo info;
   if (cpuinfo) {
@@ -319,7 +398,7 @@ CpuInfo probe_cpu(const core::Fs& fs, Note& note) {
     info.architecture = infer_architecture(block, fs.is_live());
 
   std::string error;
-  if (auto topo = hwloc_topology(fs, error)) {
+  if (auto topo = read_topology(fs, cache, error)) {
     info.packages = std::max(topo->packages, 1u);
     info.cores = topo->cores ? topo->cores : topo->threads;
     info.threads = topo->threads;

@@ -17,13 +17,15 @@
 #include "mainboard/memory.hpp"
 #include "mainboard/runner.hpp"
 #include "mainboard/storage.hpp"
+#include "mainboard/toolchain.hpp"
 
 /// Probes of the host: each reads bytes through core::Fs (or core Runner) and returns a model.
 /// None of them throws; a reading that cannot be taken is marked in the model and in the Note.
 namespace mainboard::host {
 
 // cpu_linux.cpp
-CpuInfo probe_cpu(const core::Fs& fs, Note& note);
+/// `cache`: where a topology read before is kept (and found, when nothing it depends on changed).
+CpuInfo probe_cpu(const core::Fs& fs, Note& note, ToolCache* cache = nullptr);
 /// Identity fields from /proc/cpuinfo alone (used by probe_cpu; exposed for tests).
 CpuInfo parse_cpuinfo_identity(std::string_view cpuinfo);
 std::vector<ClockReading> read_cpu_clocks(const core::Fs& fs);

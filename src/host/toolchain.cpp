@@ -13,6 +13,7 @@
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
 #include "core/process.hpp"
+#include "core/text.hpp"
 #include "mainboard/runner.hpp"
 
 namespace mainboard {
@@ -155,6 +156,7 @@ std::optional<std::filesystem::path> ToolCache::default_file() {
 }
 
 std::optional<std::optional<std::string>> ToolCache::lookup(const std::string& key) const {
+  std::lock_guard lock(path_->mutex);
   auto it = entries_.find(key);
   if (it == entries_.end()) {
     ++misses_;
@@ -165,9 +167,20 @@ std::optional<std::optional<std::string>> ToolCache::lookup(const std::string& k
 }
 
 void ToolCache::store(const std::string& key, const std::optional<std::string>& version) {
+  std::lock_guard lock(path_->mutex);
   auto it = entries_.find(key);
   if (it != entries_.end() && it->second == version) return;
   entries_[key] = version;
+  dirty_ = true;
+}
+
+void ToolCache::replace(const std::string& kind, const std::string& key, const std::string& value) {
+  std::lock_guard lock(path_->mutex);
+  for (auto it = entries_.lower_bound(kind);
+       it != entries_.end() && core::starts_with(it->first, kind);)
+    it = it->first == key ? std::next(it) : entries_.erase(it);
+  if (auto it = entries_.find(key); it != entries_.end() && it->second == value) return;
+  entries_[key] = value;
   dirty_ = true;
 }
 

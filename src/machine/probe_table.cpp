@@ -16,7 +16,7 @@ CpuInfo read_cpu(const Sources& src, const MachineSnapshot&, Note& note) {
   // A host without /proc is a Mac (live or recorded): sysctl tells its CPU.
   if (!src.fs->exists("/proc") && darwin::available(*src.runner))
     return darwin::probe_cpu(*src.runner, note);
-  return probe_cpu(*src.fs, note);
+  return probe_cpu(*src.fs, note, src.tool_cache);
 }
 
 CpuReadings read_cpu_clocks(const Sources& src, const MachineSnapshot&, Note& note) {

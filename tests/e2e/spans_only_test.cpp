@@ -106,16 +106,18 @@ TEST(Startup, TheCommandLinksNoProfilingOrHttpLibrary) {
 }
 
 // What the loader and the command open, as strace sees it: `--version` no library but the C
-// library's family, `snapshot` hwloc as well (its topology), neither of them elfutils.
+// library's family, a first `snapshot` hwloc as well (its topology; the next ones find it in the
+// cache until something it depends on changes), neither of them elfutils.
 TEST(Startup, TheVersionOpensOnlyTheCLibraryAndTheSnapshotLoadsHwloc) {
   TempDir dir;
+  auto cache = dir.path / "cache";
   auto libraries = [&](std::vector<std::string> args) {
     auto log = dir.path / "strace.log";
     // -z: the opens that succeeded, each on one line (none split by another thread's call).
     std::vector<std::string> argv{
         "strace", "-f", "-z", "-qq", "-o", log.string(), "-e", "trace=open,openat", MAINBOARD_CLI};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto r = run(argv, {{"ASAN_OPTIONS", "detect_leaks=0"}});
+    auto r = run(argv, {{"ASAN_OPTIONS", "detect_leaks=0"}, {"XDG_CACHE_HOME", cache.string()}});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     std::set<std::string> opened;
     std::regex re(R"re(open(?:at)?\(.*"[^"]*/(lib[^"/]+\.so[^"/]*)")re");
@@ -137,6 +139,8 @@ TEST(Startup, TheVersionOpensOnlyTheCLibraryAndTheSnapshotLoadsHwloc) {
     EXPECT_TRUE(runtime(lib + ".so")) << "--version opened " << lib;
   auto snapshot = libraries({"snapshot", "--json", "--no-toolchain"});
   EXPECT_TRUE(snapshot.count("libhwloc"));
+  EXPECT_FALSE(libraries({"snapshot", "--json", "--no-toolchain"}).count("libhwloc"));
+  EXPECT_TRUE(libraries({"--no-cache", "snapshot", "--json"}).count("libhwloc"));
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   EXPECT_FALSE(snapshot.count("libdw"));  // the sanitizer builds link it (src/CMakeLists.txt)
 #endif

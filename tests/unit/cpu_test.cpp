@@ -1,7 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
 #include "host/microarch.hpp"
 #include "host/probes.hpp"
+#include "mainboard/toolchain.hpp"
 #include "test_util.hpp"
 
 using namespace mainboard;
@@ -142,4 +147,71 @@ TEST(LoadAverage, ParsesAndRejects) {
   EXPECT_DOUBLE_EQ(host::read_loadavg(core::Fs(root.path()))->five, 1.0);
   root.write("proc/loadavg", "0.5\n");
   EXPECT_FALSE(host::read_loadavg(core::Fs(root.path())));
+}
+
+TEST(CpuProbe, TheTopologyIsKeptUntilWhatItDependsOnChanges) {
+  // A copy of a two-socket host (its hwloc XML, 32 threads), with the files the key is read from.
+  TempDir root;
+  std::filesystem::copy(fixture_host("numa-2socket"), root.path(),
+                        std::filesystem::copy_options::recursive);
+  root.write("proc/sys/kernel/random/boot_id", "0f9d2c1e-0000-4000-8000-000000000001\n");
+  root.write("proc/self/status",
+             "Name:\tpython3\nCpus_allowed_list:\t0-31\n"
+             "Mems_allowed_list:\t0-1\n");
+  core::Fs fs(root.path());
+  TempDir cache_dir;
+  auto file = cache_dir.path() / "tools.json";
+  auto probe = [&] {
+    ToolCache cache(file);
+    host::Note note;
+    auto info = host::probe_cpu(fs, note, &cache);
+    cache.save();
+    return info;
+  };
+  auto entries = [&] {
+    std::ifstream in(file);
+    auto j = nlohmann::json::parse(in, nullptr, false);
+    std::map<std::string, std::string> out;
+    if (j.is_object())
+      for (auto& [k, v] : j["entries"].items())
+        if (k.rfind("topology|", 0) == 0 && v.is_string()) out[k] = v.get<std::string>();
+    return out;
+  };
+  auto first = probe();
+  EXPECT_EQ(first.topology_source, TopologySource::hwloc);
+  EXPECT_EQ(first.threads, 32u);
+  ASSERT_EQ(entries().size(), 1u);
+  // The same key: the cached topology is what the probe says (marked here to tell it apart).
+  auto [key, value] = *entries().begin();
+  auto doctored = nlohmann::json::parse(value);
+  doctored["threads"] = 999;
+  auto j = nlohmann::json::parse(std::ifstream(file));
+  j["entries"][key] = doctored.dump();
+  std::ofstream(file) << j.dump();
+  EXPECT_EQ(probe().threads, 999u);
+  // A CPU taken offline, another cpuset, a node's memory changed: read again, one entry kept.
+  for (auto [path, text] : std::vector<std::pair<std::string, std::string>>{
+           {"sys/devices/system/cpu/online", "0-30\n"},
+           {"proc/self/status", "Cpus_allowed_list:\t0-15\nMems_allowed_list:\t0\n"},
+           {"sys/devices/system/node/node1/meminfo", "Node 1 MemTotal:       1048576 kB\n"}}) {
+    root.write(path, text);
+    j = nlohmann::json::parse(std::ifstream(file));
+    j["entries"][entries().begin()->first] = doctored.dump();
+    std::ofstream(file) << j.dump();
+    auto again = probe();
+    EXPECT_EQ(again.threads, 32u) << path;
+    EXPECT_EQ(entries().size(), 1u) << path;
+  }
+  // A cached value that is not a topology is read again, never believed.
+  for (const char* bad : {"", "[]", "{\"threads\": 4}", "{\"threads\":\"x\"}", "\"\\u0000\""}) {
+    j = nlohmann::json::parse(std::ifstream(file));
+    j["entries"][entries().begin()->first] = bad;
+    std::ofstream(file) << j.dump();
+    EXPECT_EQ(probe().threads, 32u) << bad;
+  }
+  // Without a boot id (another kernel's files, a container hiding it) nothing is cached.
+  std::filesystem::remove(root.path() / "proc/sys/kernel/random/boot_id");
+  std::filesystem::remove(file);
+  EXPECT_EQ(probe().threads, 32u);
+  EXPECT_TRUE(entries().empty());
 }
