@@ -499,7 +499,7 @@ class ProfileText {
           spans.clear();
           // Room for as many rows as the bytes left could hold (a row is some 30 to 60 bytes):
           // only the pages written are memory, and the vector is never copied to grow.
-          spans.reserve((t_.size() - i_) / 16);
+          room(spans, 16);
           rows<4>(
               "SpanEvent: expected [path, thread, start_ns, end_ns]",
               [&](const std::array<std::int64_t, 4>& v, const std::array<bool, 4>& u) {
@@ -510,7 +510,7 @@ class ProfileText {
           doc[key] = nlohmann::json::array();
         } else if (key == "samples" && !at_end() && t_[i_] == '[') {
           samples.clear();
-          samples.reserve((t_.size() - i_) / 12);
+          room(samples, 12);
           rows<3>(
               "StackSample: expected [t_ns, thread, stack]",
               [&](const std::array<std::int64_t, 3>& v, const std::array<bool, 3>& u) {
@@ -542,6 +542,16 @@ class ProfileText {
   static constexpr std::size_t kDeepest = 64;  ///< arrays and objects within each other
 
   bool at_end() const { return i_ >= t_.size(); }
+  /// Capacity for a row every `bytes_per_row` of the bytes left, where the address space allows
+  /// (a limit on it, `ulimit -v`, or strict overcommit): otherwise the vector grows as it fills.
+  template <class Row>
+  void room(std::vector<Row>& rows, std::size_t bytes_per_row) const {
+    try {
+      rows.reserve((t_.size() - i_) / bytes_per_row);
+    } catch (const std::bad_alloc&) {
+    } catch (const std::length_error&) {
+    }
+  }
   void skip_space() {
     while (!at_end() && static_cast<unsigned char>(t_[i_]) <= ' ' &&
            (t_[i_] == ' ' || t_[i_] == '\n' || t_[i_] == '\r' || t_[i_] == '\t'))
@@ -773,7 +783,13 @@ Profile Profile::load(const std::filesystem::path& path) {
   // Read whole: the 207 MiB of a merged job of 5 million spans and 2.6 million samples take
   // 0.36 GiB at the peak (the text, then the vectors; some 2 bytes a byte, 3 allowed for).
   auto text = core::read_input(path, {1ull << 30, "a profile", 3});
-  return parse(text, path.string());
+  try {
+    return parse(text, path.string());
+  } catch (const std::bad_alloc&) {
+    // A limit on the address space (ulimit -v) or strict overcommit, below what the file needs.
+    throw Error(path.string() + ": not enough memory to read it (" +
+                std::to_string(text.size() >> 20) + " MiB of JSON take about three times that)");
+  }
 }
 
 namespace {
