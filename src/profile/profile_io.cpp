@@ -522,15 +522,7 @@ class ProfileText {
         } else {
           doc[key] = value();
         }
-        skip_space();
-        if (at_end()) invalid(i_);
-        if (t_[i_] == ',') {
-          ++i_;
-          skip_space();
-          continue;
-        }
-        if (t_[i_] != '}') invalid(i_);
-        ++i_;
+        if (another('}')) continue;
         break;
       }
     }
@@ -556,6 +548,20 @@ class ProfileText {
     while (!at_end() && static_cast<unsigned char>(t_[i_]) <= ' ' &&
            (t_[i_] == ' ' || t_[i_] == '\n' || t_[i_] == '\r' || t_[i_] == '\t'))
       ++i_;
+  }
+  /// After a value of an array or object: true at a ',' (passed, with the space after it),
+  /// false at `close` (passed); anything else is not JSON.
+  bool another(char close) {
+    skip_space();
+    if (at_end()) invalid(i_);
+    if (t_[i_] == ',') {
+      ++i_;
+      skip_space();
+      return true;
+    }
+    if (t_[i_] != close) invalid(i_);
+    ++i_;
+    return false;
   }
   [[noreturn]] void fail(const std::string& what) const { throw Error(origin_ + ": " + what); }
   /// Not JSON at byte `at`: past the end, the file was cut short.
@@ -673,27 +679,11 @@ class ProfileText {
         i_ = static_cast<std::size_t>(end - t_.data());
         if (!at_end() && (t_[i_] == '.' || t_[i_] == 'e' || t_[i_] == 'E')) wrong();
         is_unsigned[k++] = !negative;
-        skip_space();
-        if (at_end()) invalid(i_);
-        if (t_[i_] == ',') {
-          ++i_;
-          skip_space();
-          continue;
-        }
-        if (t_[i_] != ']') invalid(i_);
-        ++i_;
+        if (another(']')) continue;
         break;
       }
       if (k != N || !add(v, is_unsigned)) fail(expected);
-      skip_space();
-      if (at_end()) invalid(i_);
-      if (t_[i_] == ',') {
-        ++i_;
-        skip_space();
-        continue;
-      }
-      if (t_[i_] != ']') invalid(i_);
-      ++i_;
+      if (another(']')) continue;
       return;
     }
   }
