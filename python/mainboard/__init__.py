@@ -36,26 +36,66 @@ from . import _log  # noqa: F401  (the library logs through logging)
 from ._machine import (
     CPU, GPU, NPU, AppleGPU, AppleNPU, ComputeCapability, Host, Machine, NvidiaGPU, Unit,
 )
-from ._measure import (
-    Bound, KernelStat, ProfileReport, Reach, RunResult, Sampler, StackDump,
-    gpu_busy,
-    profile, wait_for_idle,
-)
 from ._models import FieldInfo, FrozenInstanceError, FrozenModel, Registry, Singleton
-from ._view import MachineView
-from . import meter, profiling
-from .meter import Meter, MemorySource, MeteredMachine
-from ._profiling import (
-    Activity, Collection, Feature, FunctionStat, IdleGap, KernelCounters, KernelEfficiency,
-    KernelSummary, NameStat, NativeActivity, Profile, ProfileDiff, Profiler, RankReport, RankSpread,
-    RankSummary, SpanStat, StackStat, StepLag, Straggler, Timeline, TraceReport, span, spanned,
-)
 from ._snapshot import (
     Board, CgroupMemory, CompilerConfig, CpuInfo, CudaStack, DetectedTool, Diagnostic, Disk,
     Environment, GpuInfo, GPUSnapshot, MachineSnapshot, Memory, MemoryHardware, NpuInfo,
     NPUSnapshot, Pressure, ResourcePressure, Scratch, StallShare, TOOL_PROBES, Toolchain,
     ToolCategory, ToolProbe, UnitKind, UnitSnapshot,
 )
+
+# What a first snapshot does not need is imported at its first use (PEP 562): the profiling
+# session, the meter, the view and the tool-probe dataclass cost a fresh interpreter about as
+# much again as the machine itself. A type checker reads the imports below as if they ran.
+TYPE_CHECKING = False  # typing's own, without importing typing
+if TYPE_CHECKING:
+    from . import meter, profiling
+    from ._measure import (
+        Bound, KernelStat, ProfileReport, Reach, RunResult, Sampler, StackDump, gpu_busy,
+        profile, wait_for_idle,
+    )
+    from ._profiling import (
+        Activity, Collection, Feature, FunctionStat, IdleGap, KernelCounters, KernelEfficiency,
+        KernelSummary, NameStat, NativeActivity, Profile, ProfileDiff, Profiler, RankReport,
+        RankSpread, RankSummary, SpanStat, StackStat, StepLag, Straggler, Timeline, TraceReport,
+        span, spanned,
+    )
+    from ._view import MachineView
+    from .meter import Meter, MemorySource, MeteredMachine
+
+_LAZY = {
+    **dict.fromkeys(("Bound", "KernelStat", "ProfileReport", "Reach", "RunResult", "Sampler",
+                     "StackDump", "gpu_busy", "profile", "wait_for_idle"), "_measure"),
+    **dict.fromkeys(("Activity", "Collection", "Feature", "FunctionStat", "IdleGap",
+                     "KernelCounters", "KernelEfficiency", "KernelSummary", "NameStat",
+                     "NativeActivity", "Profile", "ProfileDiff", "Profiler", "RankReport",
+                     "RankSpread", "RankSummary", "SpanStat", "StackStat", "StepLag",
+                     "Straggler", "Timeline", "TraceReport", "span", "spanned"), "_profiling"),
+    "MachineView": "_view",
+    **dict.fromkeys(("Meter", "MemorySource", "MeteredMachine"), "meter"),
+}
+
+
+del TYPE_CHECKING
+
+
+def __getattr__(name: str):  # noqa: ANN202 - PEP 562's module hook
+    """The lazily imported names and submodules, imported at their first use and kept."""
+    from importlib import import_module
+
+    if name in ("meter", "profiling"):
+        return import_module(f"{__name__}.{name}")  # the import binds it here too
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "__version__", "Activity", "AppleGPU", "AppleNPU", "Board", "Bound", "CgroupMemory",

@@ -8,7 +8,9 @@ import threading
 from collections import namedtuple
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeVar
+TYPE_CHECKING = False  # typing's, without importing typing at run time (annotations are text)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
 
 from . import _checks, _mainboard, _native
 from ._models import FrozenModel, Registry, Singleton, models_of, unavailable
@@ -39,7 +41,8 @@ def _version_pair(text: str | None) -> tuple[int, int] | None:
         return None
 
 
-_Model = TypeVar("_Model", bound=FrozenModel)
+if TYPE_CHECKING:
+    _Model = TypeVar("_Model", bound=FrozenModel)
 
 
 def _reading(cls: type[_Model], data: dict[str, Any]) -> _Model | None:

@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Mapping
-from typing import Any, ClassVar
+TYPE_CHECKING = False  # typing's, without importing typing at run time (annotations are text)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 __all__ = ["FieldInfo", "FrozenInstanceError", "FrozenModel", "Registry", "Singleton"]
 

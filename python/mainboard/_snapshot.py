@@ -6,7 +6,9 @@ import dataclasses
 import enum
 import re
 import sys
-from typing import Any
+TYPE_CHECKING = False  # typing's, without importing typing at run time (annotations are text)
+if TYPE_CHECKING:
+    from typing import Any
 
 from . import _mainboard, _native
 from ._models import GIB, FrozenModel, unavailable

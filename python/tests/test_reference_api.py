@@ -106,6 +106,7 @@ MODULES = {"mainboard"} | {e.name for e in ENTRIES if e.kind == "module"}
 
 def default_namespace() -> dict:
     ns = dict(vars(mainboard))
+    ns.update((name, getattr(mainboard, name)) for name in mainboard.__all__)  # the lazy ones too
     ns.update(sys=sys, time=time, re=re)
     return ns
 
