@@ -442,6 +442,22 @@ struct MAINBOARD_API RankReport {
 /// One immutable result of a profiling session: only evidence that was observed (span
 /// statistics, stored spans, device samples), the machine it ran on, and what could not be
 /// collected and why.
+/// The roots of a flame graph: the command (every thread's samples add up, as in folded stacks),
+/// each thread ("name-TID"), or each process (a merged job's rank, a child's "pid N").
+enum class FlameRoots { command, thread, process };
+
+struct MAINBOARD_API FlameOptions {
+  FlameRoots roots = FlameRoots::command;
+  std::string title;  ///< default "Flame graph of COMMAND"
+  int width = 1200;   ///< in pixels
+};
+
+struct MAINBOARD_API HtmlOptions {
+  std::string title;          ///< default "mainboard profile of COMMAND"
+  std::size_t top = 50;       ///< rows of the functions' table (regions and kernels: all)
+  std::size_t max_spans = 20000;  ///< the longest spans drawn on the timeline; the rest counted
+};
+
 struct MAINBOARD_API Profile {
   int schema_version = kProfileSchemaVersion;
   std::int64_t pid = 0;  ///< the profiled process
@@ -509,12 +525,26 @@ struct MAINBOARD_API Profile {
   std::vector<StackStat> hot_stacks(std::size_t top = 10) const;
   /// The two sample exports below are formatting (mainboard::mainboard).
   /// Folded stacks, the format flamegraph.pl reads: "command;root;…;leaf count" a line each,
-  /// so the folded stacks of several runs of one program add up; with `per_process`, each
+  /// so the folded stacks of several runs of one program add up; with `per_thread`, each
   /// thread's own "name-TID" instead of the command.
-  std::string folded(bool per_process = false) const;
+  std::string folded(bool per_thread = false) const;
+  /// The same rooted at the command, each thread, or each process (a merged job's "rank 3", a
+  /// child process's "pid 4242").
+  std::string folded(FlameRoots roots) const;
   /// A speedscope file (https://www.speedscope.app/file-format-schema.json): one sampled
   /// profile per thread over shared frames.
   std::string speedscope_json() const;
+  /// The classic interactive SVG flame graph (flamegraph.pl's, py-spy's): a frame per call path,
+  /// as wide as its samples, coloured by what it is (native code warm, Python green, the kernel
+  /// orange, JIT code aqua); click to zoom, search with the matched share, reset; opens in any
+  /// browser, offline (mainboard::mainboard).
+  std::string flamegraph_svg(const FlameOptions& options = {}) const;
+  /// One self-contained HTML page (no network: its script and style inline) that answers
+  /// "where did the time go": the machine, a flame graph per thread with zoom and search, the
+  /// spans' timeline with GPU utilisation and memory under it and the idle gaps marked, sortable
+  /// tables of regions, kernels and functions, the verdict and what could not be read
+  /// (mainboard::mainboard).
+  std::string html_report(const HtmlOptions& options = {}) const;
   /// Adds `other`'s evidence to this profile: threads joined by tid, regions by path (their
   /// statistics summed), GPU activity and stack samples re-indexed, unavailable reasons joined.
   /// For the pieces of one run (the stack samples, the target's own spans, its GPU trace) or

@@ -130,12 +130,28 @@ struct Gather : Command {
   int run(const Global& g) override;
 };
 
+/// The pictures of a profile a command can also write: an SVG flame graph, the HTML report, and
+/// folded stacks, with the roots of the first and the last.
+struct Pictures {
+  std::string svg, html, folded;
+  FlameRoots roots = FlameRoots::command;
+  void declare(CLI::App& cmd);
+  /// Writes each one asked for (falling back to $TMPDIR, as the profile does); false when one
+  /// could not be written anywhere.
+  bool write(const Profile& p) const;
+  std::vector<std::pair<const char*, std::string>> outputs() const {
+    return {{"--svg", svg}, {"--html", html}, {"--folded", folded}};
+  }
+};
+
 struct ProfileReport : Command {
   std::string file;
   std::size_t top = 20;
   bool json = false;
   RankOptions ranks;  // how a merged job's ranks are read
+  Pictures pictures;
   void declare(CLI::App& cmd) override;
+  std::string complete(const CLI::App& cmd, std::vector<std::string> rest) override;
   int run(const Global& g) override;
 };
 
@@ -164,8 +180,8 @@ struct ProfilePerfetto : Command {
 
 /// The files a sampled run writes, and how its summary is printed.
 struct SampleOutputs {
-  std::string output = "mainboard-profile.json", perfetto, folded, speedscope;
-  bool per_process = false;  // folded stacks rooted at each thread, not the command
+  std::string output = "mainboard-profile.json", perfetto, speedscope;
+  Pictures pictures;  // --svg, --html, --folded
   bool json = false;
   bool quiet = false;  // no summary on stderr
 };

@@ -48,10 +48,7 @@ void write_outputs(const Profile& p, const SampleOutputs& o) {
   }
   if (!o.perfetto.empty())
     write_or_fall_back(o.perfetto, "trace", [&](const std::string& f) { p.perfetto(f); });
-  if (!o.folded.empty())
-    write_or_fall_back(o.folded, "folded stacks", [&](const std::string& f) {
-      core::write_file_atomic(f, p.folded(o.per_process));
-    });
+  o.pictures.write(p);
   if (!o.speedscope.empty())
     write_or_fall_back(o.speedscope, "speedscope file", [&](const std::string& f) {
       core::write_file_atomic(f, p.speedscope_json());
@@ -94,6 +91,50 @@ std::string rank_output(const std::string& out, const std::optional<RankInfo>& r
 
 }  // namespace
 
+// ---- pictures ----------------------------------------------------------------------------
+
+void Pictures::declare(CLI::App& cmd) {
+  cmd.add_option("--html", html,
+                 "also write the report as one HTML page (no network needed): the machine, a "
+                 "flame graph per thread with zoom and search, the spans' timeline with the GPU "
+                 "under it, sortable tables")
+      ->type_name("FILE");
+  cmd.add_option("--svg", svg,
+                 "also write an interactive SVG flame graph (click to zoom, search), as "
+                 "flamegraph.pl draws one")
+      ->type_name("FILE");
+  cmd.add_option("--folded", folded, "also write folded stacks (for flamegraph.pl, inferno)")
+      ->type_name("FILE");
+  auto* thread = cmd.add_flag_callback(
+      "--per-thread", [this] { roots = FlameRoots::thread; },
+      "root the SVG flame graph and the folded stacks at each thread (name-TID) instead of the "
+      "command, whose runs then add up");
+  cmd.add_flag_callback(
+         "--per-process", [this] { roots = FlameRoots::process; },
+         "root them at each process instead: a child process's \"pid N\", a merged job's "
+         "\"rank N\"")
+      ->excludes(thread);
+}
+
+bool Pictures::write(const Profile& p) const {
+  bool ok = true;
+  if (!folded.empty())
+    ok &= write_or_fall_back(folded, "folded stacks", [&](const std::string& f) {
+      core::write_file_atomic(f, p.folded(roots));
+    });
+  if (!svg.empty())
+    ok &= write_or_fall_back(svg, "flame graph", [&](const std::string& f) {
+      FlameOptions o;
+      o.roots = roots;
+      core::write_file_atomic(f, p.flamegraph_svg(o));
+    });
+  if (!html.empty())
+    ok &= write_or_fall_back(html, "HTML report", [&](const std::string& f) {
+      core::write_file_atomic(f, p.html_report());
+    });
+  return ok;
+}
+
 // ---- saved profiles ----------------------------------------------------------------------
 
 void ProfileReport::declare(CLI::App& cmd) {
@@ -117,13 +158,19 @@ void ProfileReport::declare(CLI::App& cmd) {
       ->capture_default_str()
       ->check(number(0, 1000))
       ->type_name("PCT");
+  pictures.declare(cmd);
+  cmd.footer("Example: mainboard profile report run.json --html run.html --svg run.svg");
+}
+
+std::string ProfileReport::complete(const CLI::App&, std::vector<std::string>) {
+  return check_outputs(pictures.outputs());
 }
 
 int ProfileReport::run(const Global&) {
   auto profile = Profile::load(file);
   if (!json) {
     print(profile.report(top, ranks));
-    return 0;
+    return pictures.write(profile) ? 0 : 1;
   }
   nlohmann::json j = {
       {"stats", profile.bottlenecks(top)},           {"timeline", profile.timeline(top)},
@@ -141,7 +188,7 @@ int ProfileReport::run(const Global&) {
     j["ranks"] = profile.ranks(o);
   }
   print(j.dump(2) + "\n");
-  return 0;
+  return pictures.write(profile) ? 0 : 1;
 }
 
 void ProfileMerge::declare(CLI::App& cmd) {
@@ -288,11 +335,7 @@ void Sampling::declare(CLI::App& cmd) {
   cmd.add_flag("--quiet", out.quiet, "no summary on standard error");
   cmd.add_option("--perfetto", out.perfetto, "also write a Chrome/Perfetto trace")
       ->type_name("FILE");
-  cmd.add_flag("--per-process", out.per_process,
-               "root the folded stacks at each thread (name-TID) instead of the command, whose "
-               "runs then add up");
-  cmd.add_option("--folded", out.folded, "also write folded stacks (for flamegraph.pl)")
-      ->type_name("FILE");
+  out.pictures.declare(cmd);
   cmd.add_option("--speedscope", out.speedscope, "also write a speedscope file")->type_name("FILE");
   cmd.add_option("--hz", options.hz, "stack samples per second, 1 to 100000")
       ->capture_default_str()
@@ -345,10 +388,11 @@ std::string Sampling::complete(const CLI::App&, std::vector<std::string>) {
   } catch (const Error& e) {
     return std::string("-o ") + out.output + ": " + e.what();
   }
-  return check_outputs({{"-o", out.output},
-                        {"--perfetto", out.perfetto},
-                        {"--folded", out.folded},
-                        {"--speedscope", out.speedscope}});
+  auto outputs = out.pictures.outputs();
+  outputs.insert(outputs.begin(), {{"-o", out.output},
+                                   {"--perfetto", out.perfetto},
+                                   {"--speedscope", out.speedscope}});
+  return check_outputs(outputs);
 }
 
 void ProfileRun::declare(CLI::App& cmd) {
@@ -367,8 +411,7 @@ void ProfileRun::declare(CLI::App& cmd) {
                "trace the command's CUDA kernels and copies (CUPTI, through CUDA injection)");
   cmd.add_flag("--no-children", no_children, "sample only the command's own process");
   cmd.footer(
-      "Example: mainboard profile run --hz 999 --speedscope run.speedscope.json -- ./train --steps "
-      "100");
+      "Example: mainboard profile run --html run.html -- python3 train.py --steps 100");
 }
 
 std::string ProfileRun::complete(const CLI::App& cmd, std::vector<std::string> rest) {

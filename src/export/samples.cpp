@@ -3,60 +3,30 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "export/flame.hpp"
 #include "mainboard/profile.hpp"
 
 namespace mainboard {
 
-namespace {
-
-/// A name as one field of a folded line: ';' separates frames and a line ends at a newline, so
-/// neither (nor any other control character) may stand in it.
-std::string folded_name(std::string name) {
-  for (auto& c : name)
-    if (c == ';')
-      c = ':';
-    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      c = '?';
-  return name;
+std::string Profile::folded(bool per_thread) const {
+  return folded(per_thread ? FlameRoots::thread : FlameRoots::command);
 }
 
-std::string folded_frame_name(const StackFrame& f) {
-  return folded_name(f.function);
-}
-
-std::string thread_label(const Profile& p, std::uint32_t thread) {
-  if (thread >= p.threads.size()) return "thread " + std::to_string(thread);
-  const auto& t = p.threads[thread];
-  auto label = folded_name(t.name.empty() ? "thread" : t.name) + "-" + std::to_string(t.tid);
-  // A merged job's threads say their rank: tids of different nodes may be equal.
-  if (t.process < p.processes.size()) {
-    const auto& pr = p.processes[t.process];
-    label = (pr.rank ? "rank " + std::to_string(pr.rank->rank)
-                     : "process " + std::to_string(pr.index)) +
-            " " + label;
-  }
-  return label;
-}
-
-}  // namespace
-
-std::string Profile::folded(bool per_process) const {
-  // The root: the command's name (else the first thread's), or each thread of its own.
-  std::string root = command;
-  if (root.empty()) root = threads.empty() || threads[0].name.empty() ? "program" : threads[0].name;
-  root = folded_name(root);
-  for (auto& c : root)
-    if (c == ' ') c = '_';
+std::string Profile::folded(FlameRoots roots) const {
+  // The root: the command's name (else the first thread's), or each thread or process its own.
+  const std::string root = detail::flame_root_name(*this);
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> counts;  // (thread, stack)
   for (const auto& s : samples)
     ++counts[{s.thread, s.stack}];
   std::map<std::string, std::uint64_t> lines;  // stacks that read the same are one line
   for (const auto& [key, n] : counts) {
     if (key.second >= stacks.size()) continue;
-    std::string line = per_process ? thread_label(*this, key.first) : root;
+    std::string line = roots == FlameRoots::thread    ? detail::flame_thread_name(*this, key.first)
+                       : roots == FlameRoots::process ? detail::flame_process_name(*this, key.first)
+                                                      : root;
     const auto& stack = stacks[key.second];
     for (auto it = stack.rbegin(); it != stack.rend(); ++it)
-      if (*it < frames.size()) line += ";" + folded_frame_name(frames[*it]);
+      if (*it < frames.size()) line += ";" + detail::folded_field(frames[*it].function);
     lines[line] += n;
   }
   std::string out;
@@ -128,7 +98,7 @@ std::string Profile::speedscope_json() const {
     }
     close_to(0, open_until);
     profiles.push_back({{"type", "evented"},
-                        {"name", thread_label(*this, thread)},
+                        {"name", detail::flame_thread_name(*this, thread)},
                         {"unit", "nanoseconds"},
                         {"startValue", 0},
                         {"endValue", end - origin},

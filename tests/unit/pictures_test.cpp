@@ -1,0 +1,249 @@
+// The pictures of a profile: the SVG flame graph against the folded stacks of the same samples,
+// and the HTML report's page data against the profile's own analyses. What a browser makes of
+// them is checked by tests/js/pictures_check.mjs in a headless Chromium.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+#include "core/text.hpp"
+#include "mainboard/profile.hpp"
+
+namespace mainboard {
+namespace {
+
+Profile sampled() {
+  Profile p;
+  p.pid = 7;
+  p.command = "app";
+  p.sample_hz = 100;
+  p.threads = {{0, 70, "main"}, {1, 71, "worker"}, {2, 90, "child (pid 90)"}};
+  p.frames = {{"main", "app", "app.c", 10, false},
+              {"compute", "app", "app.c", 20, false},
+              {"kernel_loop", "app", "app.c", 30, true},
+              {"io_wait", "libc.so.6", "", 0, false},
+              {"train_step", "[python]", "train.py", 12, false},
+              {"[kernel]", "[kernel]", "", 0, false}};
+  p.stacks = {{2, 1, 0}, {3, 0}, {1, 1, 0}, {5, 4, 0}};  // leaf first; the third recursive
+  for (int i = 0; i < 6; ++i)
+    p.samples.push_back({i * 10'000'000, 0, 0});
+  for (int i = 0; i < 3; ++i)
+    p.samples.push_back({i * 10'000'000, 1, 1});
+  p.samples.push_back({95'000'000, 1, 2});
+  p.samples.push_back({96'000'000, 2, 3});
+  p.samples.push_back({97'000'000, 2, 3});
+  p.end_ns = 100'000'000;
+  return p;
+}
+
+/// Every call path of folded stacks ("a;b;c"), with the samples under it.
+std::map<std::string, std::uint64_t> paths_of_folded(const std::string& folded) {
+  std::map<std::string, std::uint64_t> out;
+  for (auto line : core::split_lines(folded)) {
+    auto space = line.rfind(' ');
+    auto n = *core::parse_u64(line.substr(space + 1));
+    std::string path;
+    for (auto frame : core::split(line.substr(0, space), ';')) {
+      path += (path.empty() ? "" : ";") + std::string(frame);
+      out[path] += n;
+    }
+  }
+  return out;
+}
+
+std::string unescape(std::string s) {
+  for (auto [entity, c] : {std::pair{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"},
+                           {"&amp;", "&"}})
+    for (std::size_t at; (at = s.find(entity)) != std::string::npos;)
+      s.replace(at, std::string_view(entity).size(), c);
+  return s;
+}
+
+struct SvgFrame {
+  std::string name, kind;
+  std::uint64_t offset, value, depth;
+  double x, width;
+};
+
+std::vector<SvgFrame> frames_of_svg(const std::string& svg) {
+  static const std::regex frame(
+      R"re(<g class="f" data-n="([^"]*)" data-k="(\w+)" data-o="(\d+)" data-v="(\d+)" data-d="(\d+)"><title>[^<]*</title><rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)")re");
+  std::vector<SvgFrame> out;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), frame); it != std::sregex_iterator();
+       ++it) {
+    const auto& m = *it;
+    out.push_back({unescape(m[1]), m[2], std::stoull(m[3]), std::stoull(m[4]), std::stoull(m[5]),
+                   std::stod(m[6]), std::stod(m[7])});
+  }
+  return out;
+}
+
+/// The SVG's frames as call paths, from their depth-first order.
+std::map<std::string, std::uint64_t> paths_of_svg(const std::vector<SvgFrame>& frames) {
+  std::map<std::string, std::uint64_t> out;
+  std::vector<std::string> stack;
+  for (const auto& f : frames) {
+    stack.resize(f.depth);
+    stack.push_back(f.name);
+    std::string path;
+    for (const auto& s : stack)
+      path += (path.empty() ? "" : ";") + s;
+    out[path] += f.value;
+  }
+  return out;
+}
+
+TEST(Pictures, TheSvgFramesAreTheFoldedStacksWithTheirSamples) {
+  auto p = sampled();
+  for (auto roots : {FlameRoots::command, FlameRoots::thread, FlameRoots::process}) {
+    FlameOptions o;
+    o.roots = roots;
+    auto svg = p.flamegraph_svg(o);
+    auto frames = frames_of_svg(svg);
+    ASSERT_FALSE(frames.empty()) << svg.substr(0, 2000);
+    // The SVG has one root above the folded stacks' roots; the folded roots are its children.
+    auto svg_paths = paths_of_svg(frames);
+    std::map<std::string, std::uint64_t> below_root;
+    for (const auto& [path, n] : svg_paths)
+      if (auto cut = path.find(';'); cut != std::string::npos)
+        below_root[roots == FlameRoots::command ? path : path.substr(cut + 1)] = n;
+    auto folded = paths_of_folded(p.folded(roots));
+    if (roots == FlameRoots::command) folded.erase("app");
+    EXPECT_EQ(below_root, folded) << p.folded(roots);
+    EXPECT_EQ(frames[0].value, p.samples.size());
+    // Widths in proportion to samples: the plot is 1200 - 2 × 10 pixels wide.
+    for (const auto& f : frames)
+      EXPECT_NEAR(f.width, 1180.0 * static_cast<double>(f.value) / p.samples.size(), 0.01)
+          << f.name;
+  }
+  // Each thread and each process its own root.
+  FlameOptions o;
+  o.roots = FlameRoots::process;
+  auto by_process = frames_of_svg(p.flamegraph_svg(o));
+  std::map<std::string, std::uint64_t> roots;
+  for (const auto& f : by_process)
+    if (f.depth == 1) roots[f.name] = f.value;
+  EXPECT_EQ(roots, (std::map<std::string, std::uint64_t>{{"app-7", 10}, {"pid 90", 2}}));
+}
+
+TEST(Pictures, SvgFramesSayWhatCodeTheyAreAndEscapeTheirNames) {
+  auto p = sampled();
+  p.frames[1].function = "std::vector<int>::operator<(\"a\" & 'b')";
+  auto svg = p.flamegraph_svg();
+  EXPECT_EQ(svg.find("vector<int>"), std::string::npos);
+  EXPECT_NE(svg.find("std::vector&lt;int&gt;::operator&lt;(&quot;a&quot; &amp; &#39;b&#39;)"),
+            std::string::npos);
+  std::map<std::string, std::string> kinds;
+  for (const auto& f : frames_of_svg(svg))
+    kinds[f.name] = f.kind;
+  EXPECT_EQ(kinds["app"], "root");
+  EXPECT_EQ(kinds["main"], "native");
+  EXPECT_EQ(kinds["train_step"], "python");
+  EXPECT_EQ(kinds["[kernel]"], "kernel");
+  // The viewer is inside: nothing is fetched from anywhere.
+  EXPECT_NE(svg.find("<script type=\"text/ecmascript\"><![CDATA["), std::string::npos);
+  EXPECT_EQ(svg.find("xlink:href"), std::string::npos);
+  EXPECT_EQ(svg.find(" src="), std::string::npos);
+}
+
+TEST(Pictures, FramesNarrowerThanATenthOfAPixelAreLeftOutButCounted) {
+  auto p = sampled();
+  p.samples.clear();
+  for (int i = 0; i < 100000; ++i)
+    p.samples.push_back({i, 0, 0});
+  p.samples.push_back({100001, 1, 1});  // io_wait: 1 of 100 001, 0.012 px
+  auto svg = p.flamegraph_svg();
+  auto frames = frames_of_svg(svg);
+  EXPECT_EQ(frames[0].value, 100001u);
+  for (const auto& f : frames)
+    EXPECT_NE(f.name, "io_wait");
+  EXPECT_NE(svg.find("1 narrower than 0.1 px left out"), std::string::npos);
+}
+
+TEST(Pictures, AProfileWithoutSamplesIsAnEmptyPictureNotAnError) {
+  Profile p;
+  auto frames = frames_of_svg(p.flamegraph_svg());
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].value, 0u);
+  EXPECT_EQ(frames[0].name, "program");
+  auto html = p.html_report();
+  EXPECT_NE(html.find("<!DOCTYPE html>"), std::string::npos);
+}
+
+/// The page's data: the JSON in its script element.
+nlohmann::json page_data(const std::string& html) {
+  const std::string open = R"(<script type="application/json" id="mb-data">)";
+  auto at = html.find(open);
+  EXPECT_NE(at, std::string::npos);
+  at += open.size();
+  auto end = html.find("</script>", at);
+  return nlohmann::json::parse(html.substr(at, end - at));
+}
+
+TEST(Pictures, TheHtmlPageCarriesTheProfilesOwnFigures) {
+  auto p = sampled();
+  p.paths = {"train", "train/step", "train/step/forward"};
+  p.spans = {{0, 0, 0, 90'000'000}, {1, 0, 1'000'000, 40'000'000}, {2, 0, 2'000'000, 30'000'000},
+             {1, 1, 50'000'000, 60'000'000}};
+  p.span_stats = {{"train", "train", 1, 90'000'000, 50'000'000, 90'000'000, 90'000'000},
+                  {"train/step", "step", 2, 49'000'000, 21'000'000, 10'000'000, 39'000'000},
+                  {"train/step/forward", "forward", 1, 28'000'000, 28'000'000, 28'000'000,
+                   28'000'000}};
+  auto html = p.html_report();
+  auto d = page_data(html);
+  EXPECT_EQ(d["title"], "mainboard profile of app");
+  EXPECT_EQ(d["meta"]["samples"], 12);
+  // A flame tree per sampled thread, its root the thread's samples.
+  ASSERT_EQ(d["flames"].size(), 3u);
+  std::map<std::uint64_t, std::uint64_t> per_thread;
+  for (const auto& f : d["flames"])
+    per_thread[f["thread"]] = f["nodes"][2];
+  EXPECT_EQ(per_thread, (std::map<std::uint64_t, std::uint64_t>{{0, 6}, {1, 4}, {2, 2}}));
+  // The functions' table is hot_functions', row for row.
+  auto hot = p.hot_functions(50);
+  ASSERT_EQ(d["functions"].size(), hot.size());
+  for (std::size_t i = 0; i < hot.size(); ++i) {
+    EXPECT_EQ(d["functions"][i][0], hot[i].function);
+    EXPECT_DOUBLE_EQ(d["functions"][i][3].get<double>(), hot[i].total_pct);
+  }
+  EXPECT_EQ(d["regions"].size(), 3u);
+  EXPECT_EQ(d["spans"]["rows"].size(), 4u);
+  // At most max_spans on the timeline: the longest, and the count of all.
+  HtmlOptions o;
+  o.max_spans = 2;
+  auto few = page_data(p.html_report(o));
+  ASSERT_EQ(few["spans"]["rows"].size(), 2u);
+  EXPECT_EQ(few["spans"]["all"], 4);
+  EXPECT_EQ(few["spans"]["rows"][0][3], 90'000'000);
+  EXPECT_EQ(few["spans"]["rows"][1][3], 39'000'000);
+}
+
+TEST(Pictures, TheHtmlPageFetchesNothingAndNoNameCanEndItsScript) {
+  auto p = sampled();
+  p.frames[0].function = "</script><script>alert(1)</script>";
+  p.threads[0].name = "<img src=x onerror=alert(2)>";
+  auto html = p.html_report();
+  // The data's element and the viewer's: two script ends, no third a name could have opened.
+  std::size_t ends = 0;
+  for (std::size_t at = 0; (at = html.find("</script>", at)) != std::string::npos; ++at)
+    ++ends;
+  EXPECT_EQ(ends, 2u);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  auto d = page_data(html);
+  bool found = false;
+  for (const auto& n : d["names"])
+    found = found || n[0] == "</script><script>alert(1)</script>";
+  EXPECT_TRUE(found);
+  // No address to load from: no src or href attributes in the markup (the data is text), a
+  // policy that allows nothing remote.
+  auto data_at = html.find(R"(id="mb-data">)");
+  auto markup = html.substr(0, data_at) + html.substr(html.find("</script>", data_at));
+  EXPECT_EQ(markup.find(" src="), std::string::npos);
+  EXPECT_EQ(markup.find(" href="), std::string::npos);
+  EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mainboard
