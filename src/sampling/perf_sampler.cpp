@@ -63,6 +63,17 @@ std::string prot_string(std::uint32_t prot, std::uint32_t flags) {
 
 }  // namespace
 
+void trim_frame_pointer_loop(std::vector<std::uint64_t>& ips) {
+  // The kernel stops a user chain at 127 entries (sysctl kernel.perf_event_max_stack); a loop
+  // fills it with one address.
+  constexpr std::size_t kNearTheLimit = 100, kRun = 16;
+  if (ips.size() < kNearTheLimit) return;
+  std::size_t first = ips.size() - 1;
+  while (first > 0 && ips[first - 1] == ips.back())
+    --first;
+  if (ips.size() - first >= kRun) ips.resize(first + 1);
+}
+
 std::string explain_perf_error(int error, std::int32_t pid) {
   std::string paranoid(core::trim(read_proc_file("/proc/sys/kernel/perf_event_paranoid")));
   switch (error) {
@@ -271,6 +282,7 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
         s.ips.push_back(a);
       }
       if (s.ips.empty() && !in_kernel) s.ips.push_back(ip);
+      trim_frame_pointer_loop(s.ips);
       const auto* layout = symbols::perf_regs();
       if (options_.dwarf && layout && q + 8 <= end) {
         // Registers (an ABI word, then the masked registers), then the stack copy (its size,

@@ -45,6 +45,12 @@ struct SamplerOutput {
 /// the user code that entered the kernel (kernel frames themselves are not collected).
 inline constexpr std::uint64_t kKernelAddress = ~std::uint64_t{0} - 1;
 
+/// A frame-pointer chain that loops (a frame whose saved frame pointer points at itself, as in a
+/// thread that has only just been made) repeats one return address until the kernel's depth
+/// limit: the repeats past the first are dropped. A chain that ends before the limit is left
+/// whole (recursion repeats addresses too, and ends).
+void trim_frame_pointer_loop(std::vector<std::uint64_t>& ips);
+
 struct SamplerOptions {
   std::uint32_t hz = 99;
   /// Also copy each sample's user stack and registers and unwind them with the modules' CFI

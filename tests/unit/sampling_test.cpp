@@ -667,6 +667,31 @@ TEST(Samples, FoldedStacksForFlamegraph) {
 
 // A name that holds the format's separators (a frame read from a file or a process, a thread
 // named by its program) cannot split a line or a stack: every line keeps its count.
+// A sample taken as a thread is being made (in clone3) carries a user frame-pointer chain that
+// loops: one address to the kernel's limit of 127. It became a 128-frame tower in every flame
+// graph of a threaded program; the loop is cut to its first frame, while recursion that ends
+// before the limit keeps every frame.
+TEST(Samples, AFramePointerChainThatLoopsIsCutNotRecursion) {
+  std::vector<std::uint64_t> loop{0x1000, 0x2000};
+  loop.resize(127, 0x3000);
+  sampling::trim_frame_pointer_loop(loop);
+  EXPECT_EQ(loop, (std::vector<std::uint64_t>{0x1000, 0x2000, 0x3000}));
+  std::vector<std::uint64_t> recursion(40, 0x4000);
+  recursion.push_back(0x5000);
+  auto kept = recursion;
+  sampling::trim_frame_pointer_loop(kept);
+  EXPECT_EQ(kept, recursion);
+  std::vector<std::uint64_t> deep;  // a deep chain of distinct frames, to the limit
+  for (std::uint64_t i = 0; i < 127; ++i)
+    deep.push_back(0x6000 + i);
+  kept = deep;
+  sampling::trim_frame_pointer_loop(kept);
+  EXPECT_EQ(kept, deep);
+  std::vector<std::uint64_t> none;
+  sampling::trim_frame_pointer_loop(none);
+  EXPECT_TRUE(none.empty());
+}
+
 TEST(Samples, FoldedLinesSurviveNamesWithSeparatorsAndControlCharacters) {
   auto p = sampled();
   p.command = "my app;v2\n";
