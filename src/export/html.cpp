@@ -242,7 +242,9 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 th button { border: none; background: none; padding: 0; font-weight: 600; cursor: pointer; }
 th[aria-sort="ascending"] button::after { content: " \25B2"; }
 th[aria-sort="descending"] button::after { content: " \25BC"; }
-td.name { word-break: break-all; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; }
+td.name { overflow-wrap: anywhere; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; }
+#functions td:nth-child(2), #functions th:nth-child(2) { width: 24%; }
+td.n, th.n { width: 1%; white-space: nowrap; }
 #timeline svg { display: block; width: 100%; }
 #timeline text { fill: var(--fg); font-size: 11px; }
 #timeline .span { fill: var(--span); stroke: var(--bg); stroke-width: 0.5; }
@@ -353,6 +355,7 @@ function drawFlame() {
     const share = 100 * t.value[i] / (t.value[0] || 1);
     d.title = nm[0] + (nm[1] ? " [" + nm[1] + "]" : "") + " — " + t.value[i] + " samples, " + pct(share);
     d.textContent = width > 24 ? nm[0] : "";
+    if (width < 12) d.style.padding = "0";  // the box as narrow as its samples: no padding to widen it
     if (width >= 40) d.tabIndex = 0;
     if (ancestors.has(i)) d.classList.add("dim");
     if (searchRe && i > 0 && searchRe.test(nm[0])) d.classList.add("hit");
