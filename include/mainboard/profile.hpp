@@ -539,12 +539,17 @@ struct MAINBOARD_API Profile {
   /// orange, JIT code aqua); click to zoom, search with the matched share, reset; opens in any
   /// browser, offline (mainboard::mainboard).
   std::string flamegraph_svg(const FlameOptions& options = {}) const;
+  /// Writes it to a temporary file renamed over `path`, as save() writes.
+  void write_flamegraph_svg(const std::filesystem::path& path,
+                            const FlameOptions& options = {}) const;
   /// One self-contained HTML page (no network: its script and style inline) that answers
   /// "where did the time go": the machine, a flame graph per thread with zoom and search, the
   /// spans' timeline with GPU utilisation and memory under it and the idle gaps marked, sortable
   /// tables of regions, kernels and functions, the verdict and what could not be read
   /// (mainboard::mainboard).
   std::string html_report(const HtmlOptions& options = {}) const;
+  /// Writes it to a temporary file renamed over `path`, as save() writes.
+  void write_html_report(const std::filesystem::path& path, const HtmlOptions& options = {}) const;
   /// Adds `other`'s evidence to this profile: threads joined by tid, regions by path (their
   /// statistics summed), GPU activity and stack samples re-indexed, unavailable reasons joined.
   /// For the pieces of one run (the stack samples, the target's own spans, its GPU trace) or

@@ -8,9 +8,7 @@ import threading
 from collections import namedtuple
 from collections.abc import Mapping
 from types import MappingProxyType
-TYPE_CHECKING = False  # typing's, without importing typing at run time (annotations are text)
-if TYPE_CHECKING:
-    from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _checks, _mainboard, _native
 from ._models import FrozenModel, Registry, Singleton, models_of, unavailable
@@ -41,8 +39,7 @@ def _version_pair(text: str | None) -> tuple[int, int] | None:
         return None
 
 
-if TYPE_CHECKING:
-    _Model = TypeVar("_Model", bound=FrozenModel)
+_Model = TypeVar("_Model", bound=FrozenModel)
 
 
 def _reading(cls: type[_Model], data: dict[str, Any]) -> _Model | None:

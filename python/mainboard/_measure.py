@@ -138,6 +138,12 @@ class ProfileReport(FrozenModel):
                                                 else Activity.DEFAULT)
         return cls(document)
 
+    def _repr_html_(self) -> str:
+        """A notebook cell shows the verdict and the kernel table."""
+        import html
+
+        return f"<pre>{html.escape(self.report())}</pre>"
+
     def report(self) -> str:
         """A compact plain-text verdict and the kernel table."""
         import json

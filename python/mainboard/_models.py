@@ -14,9 +14,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Mapping
-TYPE_CHECKING = False  # typing's, without importing typing at run time (annotations are text)
-if TYPE_CHECKING:
-    from typing import Any, ClassVar
+from typing import Any, ClassVar
 
 __all__ = ["FieldInfo", "FrozenInstanceError", "FrozenModel", "Registry", "Singleton"]
 

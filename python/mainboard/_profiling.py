@@ -588,10 +588,36 @@ class Profile(FrozenModel):
         object.__setattr__(report, "_text", self._native.ranks_report(*args))
         return report
 
-    def folded(self, per_process: bool = False) -> str:  # noqa: FBT001
+    def folded(self, per_process: bool = False, *, roots: str | None = None) -> str:  # noqa: FBT001
         """The stack samples as folded stacks (flamegraph.pl, speedscope, inferno), each line
-        rooted at the command's name so runs add up; with `per_process`, at each thread."""
-        return self._native.folded(per_process)
+        rooted at the command's name so runs add up; with `per_process`, at each thread.
+        `roots`: "command", "thread" or "process" (a merged job's rank, a child's "pid N")."""
+        return self._native.folded(roots or ("thread" if per_process else "command"))
+
+    def flamegraph_svg(self, path: str | os.PathLike[str] | None = None, *,
+                       roots: str = "command", title: str = "", width: int = 1200) -> str:
+        """The interactive SVG flame graph (click to zoom, search, reset), as flamegraph.pl and
+        py-spy draw one; written to `path` (atomically) when given. `roots`: "command", "thread"
+        or "process"."""
+        return self._native.flamegraph_svg(
+            _checks.text(roots, "roots"), _checks.text(title, "title"), int(width),
+            "" if path is None else _checks.text(path, "path"))
+
+    def to_html(self, path: str | os.PathLike[str] | None = None, *, title: str = "",
+                top: int = 50) -> str:
+        """The report as one self-contained HTML page (nothing fetched: open it offline): the
+        machine, a flame graph per thread with zoom and search, the spans' timeline with the
+        GPU under it, sortable tables; written to `path` (atomically) when given."""
+        return self._native.html_report(_checks.text(title, "title"), _top(top),
+                                        "" if path is None else _checks.text(path, "path"))
+
+    def _repr_html_(self) -> str:
+        """A notebook cell shows the HTML report, in a frame of its own (its script and style
+        kept from the notebook's)."""
+        import html
+
+        return ('<iframe style="width: 100%; height: 820px; border: 1px solid #ccc" '
+                f'sandbox="allow-scripts" srcdoc="{html.escape(self.to_html(), quote=True)}"></iframe>')
 
     def speedscope_json(self) -> str:
         """The stack samples as a speedscope document."""
@@ -1067,3 +1093,9 @@ def _check_modules(modules: Sequence[str]) -> None:
             found = None
         if found is None:
             raise ValueError(f"auto: no module named {name!r} (import it, or check the name)")
+
+
+# Profiler.run, attach, dump, measure and run_instrumented are _measure's (they build on the
+# sampler and the verdict there), bound to Profiler when it loads: whichever of the two modules
+# is imported first, Profiler has them.
+from . import _measure  # noqa: E402,F401

@@ -6,9 +6,7 @@ import dataclasses
 import enum
 import re
 import sys
-TYPE_CHECKING = False  # typing's, without importing typing at run time (annotations are text)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 from . import _mainboard, _native
 from ._models import GIB, FrozenModel, unavailable
@@ -975,6 +973,13 @@ class MachineSnapshot(FrozenModel):
     scratch: Scratch
     diagnostics: tuple[Diagnostic, ...]
     # end of fields
+
+    def _repr_html_(self) -> str:
+        """A notebook cell shows the machine's schematic, drawn from this snapshot."""
+        import html
+
+        text = _mainboard._render_snapshot(self.model_dump_json(), 100)
+        return f'<pre style="line-height: 1.2">{html.escape(text)}</pre>'
 
     _nested = {"cpu": CpuSnapshot, "memory": Memory, "memory_hardware": MemoryHardware,
                "gpus": GPUSnapshot, "npus": NPUSnapshot, "cuda": CudaStack,

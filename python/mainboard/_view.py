@@ -82,6 +82,12 @@ class MachineView:
         Below 60 columns the boxes give way to a list."""
         return self._native.render(bool(color), operator.index(width))
 
+    def _repr_html_(self) -> str:
+        """A notebook cell shows the schematic (100 columns) and its summary line."""
+        import html
+
+        return (f'<pre style="line-height: 1.2">{html.escape(self.text(width=100))}</pre>')
+
     def renderable(self) -> RenderableType:
         """The schematic as a Rich renderable: the memory cell beside the cells of the units it
         reaches, arrows between them, the summary line below. Where Rich is not installed, the

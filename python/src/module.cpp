@@ -32,6 +32,14 @@ namespace mainboard::python {
 
 namespace {
 
+/// A flame graph's roots by name: "command", "thread" or "process".
+FlameRoots roots_of(const std::string& name) {
+  if (name == "command") return FlameRoots::command;
+  if (name == "thread") return FlameRoots::thread;
+  if (name == "process") return FlameRoots::process;
+  throw py::value_error("roots is \"command\", \"thread\" or \"process\", not \"" + name + "\"");
+}
+
 /// A JSON document as Python objects (dict, list, str, int, float, bool, None): what the
 /// package's models hold. Built here, it spares Python a JSON parse (and `import json`).
 py::object to_python(const json& j) {
@@ -251,7 +259,27 @@ void bind_profiling(py::module_& m) {
       .def("diff", [](const Profile& p, const Profile& baseline) { return dump(p.diff(baseline)); })
       .def("diff_report",
            [](const Profile& p, const Profile& baseline) { return p.diff(baseline).report(); })
-      .def("folded", &Profile::folded, py::arg("per_process") = false)
+      .def("folded", [](const Profile& p, const std::string& roots) { return p.folded(roots_of(roots)); })
+      .def("flamegraph_svg",
+           [](const Profile& p, const std::string& roots, const std::string& title, int width,
+              const std::string& path) {
+             FlameOptions o;
+             o.roots = roots_of(roots);
+             o.title = title;
+             o.width = width;
+             if (!path.empty()) p.write_flamegraph_svg(path, o);
+             return p.flamegraph_svg(o);
+           })
+      .def("html_report",
+           [](const Profile& p, const std::string& title, std::size_t top,
+              const std::string& path) {
+             HtmlOptions o;
+             o.title = title;
+             o.top = top;
+             auto page = p.html_report(o);
+             if (!path.empty()) p.write_html_report(path, o);
+             return page;
+           })
       .def("speedscope", &Profile::speedscope_json)
       .def_static(
           "merge_ranks",
@@ -507,6 +535,12 @@ void bind_tools_and_view(py::module_& m) {
     for (const auto& p : probes)
       table.push_back(probe_of(p.cast<py::dict>()));
     return computed([&] { return json(Toolchain::probe(*path_runner(), table)); });
+  });
+
+  // A snapshot's schematic (a notebook's view of a MachineSnapshot): its JSON document in.
+  m.def("_render_snapshot", [](const std::string& document, int width) {
+    auto snapshot = json::parse(document).get<MachineSnapshot>();
+    return MachineView(std::move(snapshot)).render({.color = false, .width = width});
   });
 
   py::class_<MachineView>(m, "_MachineView")

@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import sys
 
 import pytest
 
@@ -300,3 +301,62 @@ def test_ranks_merge_and_the_straggler_is_named(tmp_path):
         mainboard.Profile.merge([])
     with pytest.raises(mainboard.MainboardError, match="already a merged job"):
         mainboard.Profile.merge([job])
+
+
+PICTURED = """
+import threading
+
+def inner(n):
+    return sum(i * i for i in range(n))
+
+def outer():
+    for _ in range(25):
+        inner(60000)
+
+t = threading.Thread(target=outer, name="second")
+t.start()
+outer()
+t.join()
+"""
+
+
+def test_a_sampled_run_draws_an_html_page_and_an_svg_flame_graph(tmp_path):
+    """The pictures of a real sampled Python program: the page's data and the SVG's frames carry
+    the profile's own counts (what a browser makes of them: tests/js/pictures_check.mjs)."""
+    import html
+    import re
+
+    script = tmp_path / "pictured.py"
+    script.write_text(PICTURED)
+    prof = Profiler.run(sys.executable, args=[str(script)], timeout=120)
+    if any(u.startswith("stacks:") for u in prof.unavailable) or not prof.hot_functions(1):
+        pytest.skip("no stack samples here: " + "; ".join(prof.unavailable))
+    page = prof.to_html(tmp_path / "run.html", title="pictured")
+    assert (tmp_path / "run.html").read_text() == page
+    data = json.loads(re.search(r'<script type="application/json" id="mb-data">(.*?)</script>',
+                                page, re.S).group(1))
+    assert data["title"] == "pictured"
+    samples = sum(f["samples"] for f in data["flames"])
+    assert samples == data["meta"]["samples"] > 0
+    names = {n[0] for n in data["names"] if n[2] == "python"}
+    assert {"inner", "outer"} <= names, sorted(names)
+    assert data["functions"][0][0] == prof.hot_functions(1)[0].function
+
+    svg = prof.flamegraph_svg(tmp_path / "run.svg", roots="thread")
+    assert (tmp_path / "run.svg").read_text() == svg
+    frames = re.findall(r'<g class="f" data-n="([^"]*)" data-k="(\w+)" data-o="\d+" '
+                        r'data-v="(\d+)" data-d="(\d+)">', svg)
+    root = frames[0]
+    assert int(root[2]) == data["meta"]["samples"]
+    threads = [html.unescape(n) for n, _, _, d in frames if d == "1"]
+    assert len(threads) == 2 and all(re.fullmatch(r".+-\d+", t) for t in threads), threads
+    inner = next(f for f in prof.hot_functions(50) if f.function == "inner")
+    # Each "inner" frame is under one "outer" frame per thread: their samples add to its total.
+    assert sum(int(v) for n, k, v, _ in frames if n == "inner" and k == "python") \
+        == inner.total_samples
+    with pytest.raises(ValueError, match="roots"):
+        prof.flamegraph_svg(roots="node")
+    # A notebook cell shows the page in a frame of its own.
+    cell = prof._repr_html_()
+    assert cell.startswith("<iframe") and "srcdoc=" in cell and "<script" not in cell
+    assert html.unescape(cell.split('srcdoc="', 1)[1].rsplit('"', 1)[0]) == prof.to_html()

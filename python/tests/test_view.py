@@ -290,3 +290,15 @@ def test_without_rich_renderable_falls_back_to_text():
     """)
     shown = out.split("---\n", 1)[1]
     assert "Memory" in shown and "CPU" in shown
+
+
+def test_notebooks_show_the_schematic_of_a_view_and_of_a_snapshot(cpu_view):
+    """_repr_html_: the view and a snapshot of the same machine show the same schematic."""
+    import html
+
+    view = cpu_view._repr_html_()
+    assert view.startswith("<pre") and html.unescape(view).count("\n") > 5
+    assert cpu_view.compact_summary() in html.unescape(view)
+    snapshot = cpu_view.machine.snapshot(toolchain=False)._repr_html_()
+    assert html.unescape(snapshot.split(">", 1)[1]).split("\n")[0] \
+        == html.unescape(view.split(">", 1)[1]).split("\n")[0]

@@ -126,12 +126,11 @@ bool Pictures::write(const Profile& p) const {
     ok &= write_or_fall_back(svg, "flame graph", [&](const std::string& f) {
       FlameOptions o;
       o.roots = roots;
-      core::write_file_atomic(f, p.flamegraph_svg(o));
+      p.write_flamegraph_svg(f, o);
     });
   if (!html.empty())
-    ok &= write_or_fall_back(html, "HTML report", [&](const std::string& f) {
-      core::write_file_atomic(f, p.html_report());
-    });
+    ok &= write_or_fall_back(html, "HTML report",
+                             [&](const std::string& f) { p.write_html_report(f); });
   return ok;
 }
 

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.hpp"
 #include "core/text.hpp"
 
 namespace mainboard {
@@ -454,6 +455,11 @@ g.parent { opacity: 0.5; }
   }
   out += "</g>\n</svg>\n";
   return out;
+}
+
+void Profile::write_flamegraph_svg(const std::filesystem::path& path,
+                                   const FlameOptions& options) const {
+  core::write_file_atomic(path, flamegraph_svg(options));
 }
 
 }  // namespace mainboard

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.hpp"
 #include "core/text.hpp"
 #include "export/flame.hpp"
 #include "mainboard/profile.hpp"
@@ -562,6 +563,11 @@ std::string Profile::html_report(const HtmlOptions& options) const {
   out += kScript;
   out += "</script>\n</body>\n</html>\n";
   return out;
+}
+
+void Profile::write_html_report(const std::filesystem::path& path,
+                                const HtmlOptions& options) const {
+  core::write_file_atomic(path, html_report(options));
 }
 
 }  // namespace mainboard

@@ -96,9 +96,15 @@ TEST(Parse, DumpAttachBusyAndWaitIdle) {
   EXPECT_EQ(as<ProfileDump>(d).pid, 42);
   EXPECT_FALSE(as<ProfileDump>(d).options.all_threads);
   EXPECT_FALSE(as<ProfileDump>(d).options.python);
-  auto a = parsed({"profile", "attach", "42", "--duration", "2.5", "--folded", "-"});
+  auto a = parsed({"profile", "attach", "42", "--duration", "2.5", "--folded", "-", "--svg",
+                   "a.svg", "--per-process"});
   EXPECT_EQ(as<ProfileAttach>(a).options.duration_s, 2.5);
-  EXPECT_EQ(as<ProfileAttach>(a).out.folded, "-");
+  EXPECT_EQ(as<ProfileAttach>(a).out.pictures.folded, "-");
+  EXPECT_EQ(as<ProfileAttach>(a).out.pictures.svg, "a.svg");
+  EXPECT_EQ(as<ProfileAttach>(a).out.pictures.roots, FlameRoots::process);
+  auto r = parsed({"profile", "report", "p.json", "--html", "p.html", "--per-thread"});
+  EXPECT_EQ(as<ProfileReport>(r).pictures.html, "p.html");
+  EXPECT_EQ(as<ProfileReport>(r).pictures.roots, FlameRoots::thread);
   auto b = parsed({"busy", "--index", "1", "--util", "10"});
   EXPECT_FALSE(as<Busy>(b).wait);
   EXPECT_TRUE(as<Busy>(b).index_given);
