@@ -453,8 +453,8 @@ struct MAINBOARD_API FlameOptions {
 };
 
 struct MAINBOARD_API HtmlOptions {
-  std::string title;          ///< default "mainboard profile of COMMAND"
-  std::size_t top = 50;       ///< rows of the functions' table (regions and kernels: all)
+  std::string title;              ///< default "mainboard profile of COMMAND"
+  std::size_t top = 50;           ///< rows of the functions' table (regions and kernels: all)
   std::size_t max_spans = 20000;  ///< the longest spans drawn on the timeline; the rest counted
 };
 

@@ -88,6 +88,10 @@ def __getattr__(name: str):  # noqa: ANN202 - PEP 562's module hook
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if module == "_profiling":
+        # Profiler.run, attach, dump, measure and run_instrumented are _measure's, bound to
+        # Profiler when _measure loads (it imports _profiling): the class comes with them.
+        import_module(f"{__name__}._measure")
     value = getattr(import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value

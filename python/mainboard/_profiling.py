@@ -1094,8 +1094,3 @@ def _check_modules(modules: Sequence[str]) -> None:
         if found is None:
             raise ValueError(f"auto: no module named {name!r} (import it, or check the name)")
 
-
-# Profiler.run, attach, dump, measure and run_instrumented are _measure's (they build on the
-# sampler and the verdict there), bound to Profiler when it loads: whichever of the two modules
-# is imported first, Profiler has them.
-from . import _measure  # noqa: E402,F401

@@ -388,9 +388,9 @@ std::string Sampling::complete(const CLI::App&, std::vector<std::string>) {
     return std::string("-o ") + out.output + ": " + e.what();
   }
   auto outputs = out.pictures.outputs();
-  outputs.insert(outputs.begin(), {{"-o", out.output},
-                                   {"--perfetto", out.perfetto},
-                                   {"--speedscope", out.speedscope}});
+  outputs.insert(
+      outputs.begin(),
+      {{"-o", out.output}, {"--perfetto", out.perfetto}, {"--speedscope", out.speedscope}});
   return check_outputs(outputs);
 }
 
@@ -409,8 +409,7 @@ void ProfileRun::declare(CLI::App& cmd) {
   cmd.add_flag("--gpu", gpu,
                "trace the command's CUDA kernels and copies (CUPTI, through CUDA injection)");
   cmd.add_flag("--no-children", no_children, "sample only the command's own process");
-  cmd.footer(
-      "Example: mainboard profile run --html run.html -- python3 train.py --steps 100");
+  cmd.footer("Example: mainboard profile run --html run.html -- python3 train.py --steps 100");
 }
 
 std::string ProfileRun::complete(const CLI::App& cmd, std::vector<std::string> rest) {

@@ -101,17 +101,16 @@ FlameTree flame_tree(const Profile& p, FlameGrouping grouping,
   for (std::size_t i = 0; i < p.frames.size(); ++i) {
     const auto& f = p.frames[i];
     auto kind = frame_kind(f);
-    std::string detail = kind == FrameKind::python
-                             ? f.file
-                             : (kind == FrameKind::native ? f.module : std::string());
-    frame_name[i] =
-        intern({f.function.empty() ? "[unknown]" : core::valid_utf8(f.function),
-                core::valid_utf8(detail), kind});
+    std::string detail =
+        kind == FrameKind::python ? f.file : (kind == FrameKind::native ? f.module : std::string());
+    frame_name[i] = intern({f.function.empty() ? "[unknown]" : core::valid_utf8(f.function),
+                            core::valid_utf8(detail), kind});
   }
   // The samples per (thread, stack), then the tree as a map of children while it is built.
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> counts;
   for (const auto& s : p.samples)
-    if ((!thread || s.thread == *thread) && s.stack < p.stacks.size()) ++counts[{s.thread, s.stack}];
+    if ((!thread || s.thread == *thread) && s.stack < p.stacks.size())
+      ++counts[{s.thread, s.stack}];
   struct Building {
     std::uint32_t name;
     std::uint64_t value = 0, self = 0;
@@ -224,9 +223,7 @@ std::string frame_colour(const detail::FlameName& n) {
       b = 190 + static_cast<int>(50 * v3);
       break;
     case FrameKind::unknown:
-    case FrameKind::root:
-      r = g = b = 170 + static_cast<int>(40 * v1);
-      break;
+    case FrameKind::root: r = g = b = 170 + static_cast<int>(40 * v1); break;
     case FrameKind::native:
       r = 205 + static_cast<int>(50 * v3), g = static_cast<int>(230 * v1),
       b = static_cast<int>(55 * v2);
@@ -368,8 +365,8 @@ std::string Profile::flamegraph_svg(const FlameOptions& options) const {
       ++omitted;
   }
   const double height = top + (depth + 1) * frame_h + bottom;
-  std::string title = options.title.empty() ? "Flame graph of " + detail::flame_root_name(*this)
-                                            : options.title;
+  std::string title =
+      options.title.empty() ? "Flame graph of " + detail::flame_root_name(*this) : options.title;
   std::string out;
   out.reserve(512 + tree.nodes.size() * 200);
   out += R"(<?xml version="1.0" standalone="no"?>)"
@@ -399,9 +396,10 @@ g.parent { opacity: 0.5; }
   out += "<script type=\"text/ecmascript\"><![CDATA[";
   out += kSvgScript;
   out += "]]></script>\n";
-  out += fmt::format(R"SVG(<rect x="0" y="0" width="{}" height="{:.0f}" fill="url(#background)"/>)SVG"
-                     "\n",
-                     width, height);
+  out +=
+      fmt::format(R"SVG(<rect x="0" y="0" width="{}" height="{:.0f}" fill="url(#background)"/>)SVG"
+                  "\n",
+                  width, height);
   out += fmt::format(R"(<text id="title" x="{:.1f}" y="{:.0f}">{}</text>)"
                      "\n",
                      width / 2.0, font * 2, xml_text(title));

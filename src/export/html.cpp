@@ -42,9 +42,10 @@ std::vector<std::string> verdict_lines(const Profile& p) {
   if (!p.samples.empty()) {
     auto hot = p.hot_functions(1);
     if (!hot.empty())
-      lines.push_back(fmt::format("The hottest function is {} ({:.1f}% of the samples as the leaf, "
-                                  "{:.1f}% on the stack).",
-                                  hot[0].function, hot[0].self_pct, hot[0].total_pct));
+      lines.push_back(
+          fmt::format("The hottest function is {} ({:.1f}% of the samples as the leaf, "
+                      "{:.1f}% on the stack).",
+                      hot[0].function, hot[0].self_pct, hot[0].total_pct));
   }
   auto t = p.timeline(1);
   if (t.end_ns > t.start_ns && !t.source.empty()) {
@@ -160,9 +161,10 @@ json page_data(const Profile& p, const HtmlOptions& o) {
   auto timeline = p.timeline(10);
   json gaps = json::array();
   for (const auto& g : timeline.gaps)
-    gaps.push_back({{"start", g.start_ns - t0}, {"end", g.end_ns - t0}, {"open_span", g.open_span}});
-  d["timeline"] = {{"source", timeline.source}, {"busy_pct", timeline.busy_pct()},
-                   {"gaps", std::move(gaps)}};
+    gaps.push_back(
+        {{"start", g.start_ns - t0}, {"end", g.end_ns - t0}, {"open_span", g.open_span}});
+  d["timeline"] = {
+      {"source", timeline.source}, {"busy_pct", timeline.busy_pct()}, {"gaps", std::move(gaps)}};
   // Device readings: at most 2000 points per GPU (every n-th), on the page's time axis.
   std::map<std::uint32_t, std::vector<const DeviceSample*>> by_gpu;
   for (const auto& s : p.device_samples)
@@ -182,19 +184,19 @@ json page_data(const Profile& p, const HtmlOptions& o) {
   d["devices"] = std::move(devices);
   json regions = json::array();
   for (const auto& s : p.stats())
-    regions.push_back({core::valid_utf8(s.path), s.calls, s.total_ns, s.self_ns, s.avg_ns(),
-                       s.min_ns, s.max_ns});
+    regions.push_back(
+        {core::valid_utf8(s.path), s.calls, s.total_ns, s.self_ns, s.avg_ns(), s.min_ns, s.max_ns});
   d["regions"] = std::move(regions);
   json kernels = json::array();
   for (const auto& k : p.kernel_summaries())
-    kernels.push_back({core::valid_utf8(k.name), k.calls, k.total_ns, k.share_pct, k.avg_ns(),
-                       k.max_ns});
+    kernels.push_back(
+        {core::valid_utf8(k.name), k.calls, k.total_ns, k.share_pct, k.avg_ns(), k.max_ns});
   d["kernels"] = std::move(kernels);
   json functions = json::array();
   for (const auto& f : p.hot_functions(o.top))
     functions.push_back({core::valid_utf8(f.function),
-                         core::valid_utf8(f.module == "[python]" ? f.file : f.module),
-                         f.self_pct, f.total_pct, f.self_samples, f.total_samples});
+                         core::valid_utf8(f.module == "[python]" ? f.file : f.module), f.self_pct,
+                         f.total_pct, f.self_samples, f.total_samples});
   d["functions"] = std::move(functions);
   return d;
 }
@@ -535,8 +537,9 @@ std::string Profile::html_report(const HtmlOptions& options) const {
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<meta name=\"generator\" content=\"mainboard\">\n";
   // Nothing may be fetched: the page is all there is (a cluster node has no network to give).
-  out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-         "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n";
+  out +=
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n";
   out += "<title>" + title + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n";
   out += R"HTML(<body>
 <header><h1 id="title"></h1><div id="meta" class="meta"></div></header>

@@ -139,7 +139,8 @@ TEST(Parse, UsageErrorsNameWhatIsWrongAndWhereTheUsageIs) {
   for (const auto& c : std::vector<Case>{
            {{"profile", "bogus"}, "unknown command 'profile bogus' (profile's commands: report"},
            {{"profile", "bogus", "--help"}, "unknown command 'profile bogus'"},
-           {{"profile"}, "profile needs a command: report, diff, perfetto, merge, run, attach, dump"},
+           {{"profile"},
+            "profile needs a command: report, diff, perfetto, merge, run, attach, dump"},
            {{"bogus"}, "unexpected argument bogus\n(run 'mainboard --help' for usage)"},
            {{"snapshot", "--bogus"}, "unknown option --bogus\n(run 'mainboard snapshot --help'"},
            {{"snapshot", "--", "x"}, "only meter, profile run and fleet take arguments after --"},

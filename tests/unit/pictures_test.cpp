@@ -54,8 +54,8 @@ std::map<std::string, std::uint64_t> paths_of_folded(const std::string& folded) 
 }
 
 std::string unescape(std::string s) {
-  for (auto [entity, c] : {std::pair{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"},
-                           {"&amp;", "&"}})
+  for (auto [entity, c] :
+       {std::pair{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}})
     for (std::size_t at; (at = s.find(entity)) != std::string::npos;)
       s.replace(at, std::string_view(entity).size(), c);
   return s;
@@ -185,12 +185,14 @@ nlohmann::json page_data(const std::string& html) {
 TEST(Pictures, TheHtmlPageCarriesTheProfilesOwnFigures) {
   auto p = sampled();
   p.paths = {"train", "train/step", "train/step/forward"};
-  p.spans = {{0, 0, 0, 90'000'000}, {1, 0, 1'000'000, 40'000'000}, {2, 0, 2'000'000, 30'000'000},
+  p.spans = {{0, 0, 0, 90'000'000},
+             {1, 0, 1'000'000, 40'000'000},
+             {2, 0, 2'000'000, 30'000'000},
              {1, 1, 50'000'000, 60'000'000}};
-  p.span_stats = {{"train", "train", 1, 90'000'000, 50'000'000, 90'000'000, 90'000'000},
-                  {"train/step", "step", 2, 49'000'000, 21'000'000, 10'000'000, 39'000'000},
-                  {"train/step/forward", "forward", 1, 28'000'000, 28'000'000, 28'000'000,
-                   28'000'000}};
+  p.span_stats = {
+      {"train", "train", 1, 90'000'000, 50'000'000, 90'000'000, 90'000'000},
+      {"train/step", "step", 2, 49'000'000, 21'000'000, 10'000'000, 39'000'000},
+      {"train/step/forward", "forward", 1, 28'000'000, 28'000'000, 28'000'000, 28'000'000}};
   auto html = p.html_report();
   auto d = page_data(html);
   EXPECT_EQ(d["title"], "mainboard profile of app");
