@@ -67,6 +67,10 @@ if ((quick)); then "$python" scripts/bench-merge.py "$build" 16 2000 1000
 else "$python" scripts/bench-merge.py "$build"; fi
 
 echo
+echo "== pictures of large profiles: the HTML report and the SVG flame graph"
+"$python" scripts/bench-pictures.py "$build"
+
+echo
 echo "== mainboard snapshot --json vs a Python probe (psutil + platform + subprocess)"
 # A private cache file so the "cold" runs really are cold and the warm ones warm.
 cache_home=$(mktemp -d)

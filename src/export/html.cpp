@@ -21,12 +21,20 @@ namespace {
 
 using nlohmann::json;
 
-/// A flame tree as the page reads it: [name, parent, value] per node, depth first.
-json flame_rows(const detail::FlameTree& tree) {
+/// A flame tree as the page reads it: [name, depth, value] per node, depth first (a node's
+/// parent is the last one before it a level up), leaving out nodes under `min_value` samples.
+json flame_rows(const detail::FlameTree& tree, std::uint64_t min_value, std::size_t* left_out) {
   json rows = json::array();
-  for (const auto& n : tree.nodes) {
+  std::vector<bool> kept(tree.nodes.size(), false);
+  for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
+    const auto& n = tree.nodes[i];
+    kept[i] = (i == 0 || (kept[n.parent] && n.value >= min_value));
+    if (!kept[i]) {
+      ++*left_out;
+      continue;
+    }
     rows.push_back(n.name);
-    rows.push_back(n.parent);
+    rows.push_back(n.depth);
     rows.push_back(n.value);
   }
   return rows;
@@ -103,17 +111,30 @@ json page_data(const Profile& p, const HtmlOptions& o) {
     MachineView view(*p.machine);
     d["machine"] = {{"schematic", view.render({false, 100})}, {"summary", view.compact_summary()}};
   }
-  // Flame graphs: one per thread with samples (the page merges them for "all threads").
-  detail::FlameTree names_from;  // the names of every thread's tree, one table for the page
-  std::vector<std::uint64_t> per_thread(p.threads.size(), 0);
+  // Flame graphs: one per thread with samples (the page merges them for "all threads"). At most
+  // kMaxNodes nodes in all, the narrowest left out first (their samples still count in their
+  // callers): the page stays small enough to mail whatever the variety of the stacks.
+  constexpr std::size_t kMaxNodes = 100000;
   std::map<std::uint32_t, std::uint64_t> sampled;
   for (const auto& s : p.samples)
     ++sampled[s.thread];
+  std::vector<std::pair<std::uint32_t, detail::FlameTree>> trees;
+  std::vector<std::uint64_t> values;
+  for (const auto& [thread, n] : sampled) {
+    trees.emplace_back(thread, detail::flame_tree(p, detail::FlameGrouping::command, thread));
+    for (const auto& node : trees.back().second.nodes)
+      values.push_back(node.value);
+  }
+  std::uint64_t min_value = 0;
+  if (values.size() > kMaxNodes) {
+    std::nth_element(values.begin(), values.begin() + kMaxNodes, values.end(), std::greater<>());
+    min_value = values[kMaxNodes] + 1;
+  }
   json threads = json::array(), flames = json::array();
   std::map<std::string, std::uint32_t> name_index;
   json names = json::array();
-  for (const auto& [thread, n] : sampled) {
-    auto tree = detail::flame_tree(p, detail::FlameGrouping::command, thread);
+  std::size_t left_out = 0;
+  for (auto& [thread, tree] : trees) {
     // Re-index this tree's names into the page's one table.
     std::vector<std::uint32_t> remap(tree.names.size());
     for (std::size_t i = 0; i < tree.names.size(); ++i) {
@@ -127,9 +148,10 @@ json page_data(const Profile& p, const HtmlOptions& o) {
       node.name = remap[node.name];
     flames.push_back({{"thread", thread},
                       {"label", core::valid_utf8(detail::flame_thread_name(p, thread))},
-                      {"samples", n},
-                      {"nodes", flame_rows(tree)}});
+                      {"samples", sampled[thread]},
+                      {"nodes", flame_rows(tree, min_value, &left_out)}});
   }
+  d["flame_left_out"] = {{"nodes", left_out}, {"below_samples", min_value}};
   d["names"] = std::move(names);
   d["flames"] = std::move(flames);
   for (const auto& t : p.threads)
@@ -302,11 +324,15 @@ $("title").textContent = D.title;
 
 // ---- flame graph ------------------------------------------------------------------------------
 // A tree: name[], parent[], value[], kids[] (by label), depth[], offset[] (samples to the left).
-function treeOf(rows) {
+function treeOf(rows) {  // [name, depth, value] per node, depth first
   const n = rows.length / 3, t = { name: new Array(n), parent: new Array(n), value: new Array(n), kids: [], depth: new Array(n), offset: new Array(n) };
+  const open = [];  // the last node seen at each depth
   for (let i = 0; i < n; i++) {
-    t.name[i] = rows[3 * i]; t.parent[i] = rows[3 * i + 1]; t.value[i] = rows[3 * i + 2]; t.kids.push([]);
+    const d = rows[3 * i + 1];
+    t.name[i] = rows[3 * i]; t.value[i] = rows[3 * i + 2]; t.kids.push([]);
+    t.parent[i] = d > 0 ? open[d - 1] : 0;
     if (i > 0) t.kids[t.parent[i]].push(i);
+    open[d] = i; open.length = d + 1;
   }
   return t;
 }
@@ -374,6 +400,7 @@ function drawFlame() {
   }
   box.appendChild(frag);
   $("flame-reset").disabled = z === 0;
+  if (D.flame_left_out.nodes) $("flame-note").textContent = "Frames with fewer than " + D.flame_left_out.below_samples + " samples (" + D.flame_left_out.nodes + ") are left out of this page; their samples count in their callers.";
   $("flame-crumbs").textContent = z === 0 ? "" : "Zoomed to " + D.names[t.name[z]][0] + " (" + pct(100 * t.value[z] / (t.value[0] || 1)) + " of this view)";
   searchStatus();
 }
@@ -552,7 +579,7 @@ std::string Profile::html_report(const HtmlOptions& options) const {
 <button id="flame-reset" type="button" disabled>Reset zoom</button>
 <span class="legend"><span class="k-native">native</span><span class="k-python">Python</span><span class="k-kernel">kernel</span><span class="k-jit">JIT</span></span></div>
 <div id="flame-status" role="status" aria-live="polite"></div><div id="flame-crumbs" class="muted"></div>
-<div id="flame"></div>
+<div id="flame"></div><p id="flame-note" class="muted"></p>
 <p class="muted">Each box is a function on the stack, as wide as the samples in it; callers above, callees below. Click a box (or Enter) to zoom; Escape resets.</p></section>
 <section id="timeline-section"><h2>Timeline: spans per thread, GPU under them</h2><div id="timeline"></div><p id="timeline-note" class="muted"></p></section>
 <section><h2>Regions (spans)</h2><div id="regions"></div></section>

@@ -47,6 +47,7 @@ async function checkHtml(name, report, profile) {
   const { page, context } = await open(file);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
   const shot = await page.screenshot({ path: path.join(shots, `${name}.html.png`), fullPage: true });
+  await page.screenshot({ path: path.join(shots, `${name}.html.top.png`) });  // what opens first
   if (shot.length < 20000) fail(`${name}.html: the screenshot is ${shot.length} bytes: blank?`);
 
   const samples = report.samples;

@@ -222,6 +222,30 @@ TEST(Pictures, TheHtmlPageCarriesTheProfilesOwnFigures) {
   EXPECT_EQ(few["spans"]["rows"][1][3], 39'000'000);
 }
 
+// However varied the stacks, the page keeps at most 100 000 frames: the narrowest are left out
+// (and said to be), their samples still counted in their callers.
+TEST(Pictures, TheHtmlPageLeavesOutTheNarrowestFramesOfAVastProfile) {
+  Profile p;
+  p.threads = {{0, 1, "main"}};
+  p.frames.push_back({"main", "app", "", 0, false});
+  for (std::uint32_t i = 1; i <= 100500; ++i) {
+    p.frames.push_back({"leaf_" + std::to_string(i), "app", "", 0, false});
+    p.stacks.push_back({i, 0});
+    p.samples.push_back({i, 0, i - 1});
+  }
+  for (int i = 0; i < 4; ++i)
+    p.samples.push_back({200000 + i, 0, 7});  // leaf_8: 5 samples
+  auto d = page_data(p.html_report());
+  EXPECT_EQ(d["flame_left_out"]["nodes"], 100499);
+  EXPECT_EQ(d["flame_left_out"]["below_samples"], 2);
+  const auto& rows = d["flames"][0]["nodes"];  // [name, depth, value]: root, main, leaf_8
+  ASSERT_EQ(rows.size(), 9u);
+  EXPECT_EQ(rows[2], 100504);
+  EXPECT_EQ(rows[5], 100504);
+  EXPECT_EQ(d["names"][rows[6].get<std::size_t>()][0], "leaf_8");
+  EXPECT_EQ(rows[8], 5);
+}
+
 TEST(Pictures, TheHtmlPageFetchesNothingAndNoNameCanEndItsScript) {
   auto p = sampled();
   p.frames[0].function = "</script><script>alert(1)</script>";
