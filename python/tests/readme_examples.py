@@ -30,6 +30,10 @@ def main(pid: int) -> None:
         print(s.name, s.calls, s.total_ns)
     print(p.report())
     p.result().save("run.json")
+    pictures = p.result()
+    page: str = pictures.to_html("run.html", title="run")
+    flame: str = pictures.flamegraph_svg("run.svg", roots="thread")
+    folded: str = pictures.folded(roots="process")
     with mainboard.meter.meter() as meter:
         pass
     print(meter.elapsed_s, meter.peak_host_gb, meter.peak_gpu_gb, meter.peak_rss_gb)
