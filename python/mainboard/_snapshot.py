@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import re
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 from . import _mainboard, _native
 from ._models import GIB, FrozenModel, unavailable
@@ -802,7 +801,34 @@ class DetectedTool(FrozenModel):
         return ToolCategory(self.category)
 
 
-@dataclasses.dataclass(frozen=True)
+class _DataclassFields:
+    """`__dataclass_fields__` or `__dataclass_params__` of a class written by hand, made by
+    `dataclasses` at their first use, so that `dataclasses.is_dataclass`, `fields`, `replace`
+    and `asdict` treat the class as the dataclass it is, while importing the package does not
+    import `dataclasses` (with `inspect`, half the import time of a first snapshot)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        import dataclasses
+
+        assert owner is not None
+        twin = dataclasses.make_dataclass(
+            owner.__name__,
+            [(name, note) if default is _REQUIRED else
+             (name, note, dataclasses.field(default=default))
+             for name, note, default in owner._spec],  # type: ignore[attr-defined]
+            frozen=True)
+        for attr in ("__dataclass_fields__", "__dataclass_params__"):
+            setattr(owner, attr, getattr(twin, attr))  # the descriptors replaced by the values
+        return getattr(owner, self._name)
+
+
+_REQUIRED = object()
+_VERSION_PATTERN = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
+
+
 class ToolProbe:
     """Immutable recipe for finding one build tool: pure data. Adding a tool to the inventory is
     one more ToolProbe, with no change to the discovery (the C++ library's).
@@ -812,18 +838,31 @@ class ToolProbe:
     expression (compiled, or its source) whose first group is the version. The library matches
     its source with ECMAScript rules, which Python's share for what version patterns use;
     Python-only syntax (named groups, inline flags) is refused here.
+
+    A frozen dataclass (`dataclasses.is_dataclass`, `fields`, `replace`, `asdict` hold), written
+    out so that `import mainboard` need not import `dataclasses`.
     """
+
+    __slots__ = ("name", "category", "binaries", "version_args", "pattern")
+    _spec = (("name", "str", _REQUIRED), ("category", "ToolCategory", _REQUIRED),
+             ("binaries", "tuple[str, ...]", _REQUIRED),
+             ("version_args", "tuple[str, ...]", ("--version",)),
+             ("pattern", "re.Pattern[str]", _VERSION_PATTERN))
+    __dataclass_fields__: ClassVar[dict[str, Any]] = _DataclassFields()  # type: ignore[assignment]
+    __dataclass_params__: ClassVar[Any] = _DataclassFields()
+    __match_args__ = ("name", "category", "binaries", "version_args", "pattern")
 
     name: str
     category: ToolCategory
     binaries: tuple[str, ...]
-    version_args: tuple[str, ...] = ("--version",)
-    pattern: re.Pattern[str] = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
+    version_args: tuple[str, ...]
+    pattern: re.Pattern[str]
 
-    def __post_init__(self) -> None:
-        if isinstance(self.binaries, str) or isinstance(self.version_args, str):
+    def __init__(self, name: str, category: ToolCategory | str, binaries: tuple[str, ...],
+                 version_args: tuple[str, ...] = ("--version",),
+                 pattern: re.Pattern[str] | str = _VERSION_PATTERN) -> None:
+        if isinstance(binaries, str) or isinstance(version_args, str):
             raise TypeError("binaries and version_args are sequences of str, not one str")
-        pattern = self.pattern
         if isinstance(pattern, str):
             pattern = re.compile(pattern)
         if not isinstance(pattern, re.Pattern):
@@ -831,13 +870,41 @@ class ToolProbe:
         if "(?P" in pattern.pattern or "(?" in pattern.pattern.replace("(?:", ""):
             raise ValueError(f"pattern {pattern.pattern!r}: the library matches ECMAScript "
                              "regular expressions; leave out Python-only groups and flags")
-        for field, value in (("category", ToolCategory(self.category)),
-                             ("binaries", tuple(self.binaries)),
-                             ("version_args", tuple(self.version_args)),
-                             ("pattern", pattern)):
+        for field, value in (("name", name), ("category", ToolCategory(category)),
+                             ("binaries", tuple(binaries)),
+                             ("version_args", tuple(version_args)), ("pattern", pattern)):
             object.__setattr__(self, field, value)
         if not self.binaries:
             raise ValueError("a ToolProbe needs at least one binary")
+
+    def _astuple(self) -> tuple[Any, ...]:
+        return (self.name, self.category, self.binaries, self.version_args, self.pattern)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._astuple() == other._astuple()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._astuple())
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__qualname__}(name={self.name!r}, category={self.category!r}, "
+                f"binaries={self.binaries!r}, version_args={self.version_args!r}, "
+                f"pattern={self.pattern!r})")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        import dataclasses
+
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        import dataclasses
+
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), self._astuple())
 
     def _document(self) -> dict[str, Any]:
         return {"name": self.name, "category": self.category.value,

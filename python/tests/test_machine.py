@@ -250,3 +250,37 @@ def test_pressure_stalls_are_typed_models_and_none_where_unread():
     hw = mainboard.MachineSnapshot.model_validate(legacy).memory_hardware
     assert hw.cards == () and hw.unavailable_reason("cards") == "dmidecode not found"
     assert mainboard.MachineSnapshot.model_validate_json(snapshot.model_dump_json()) == snapshot
+
+
+def test_tool_probe_is_a_frozen_dataclass_that_the_first_snapshot_does_not_pay_for():
+    """The reference makes ToolProbe a dataclass; dataclasses (with inspect) is half the import
+    of a first snapshot, so the class is written out and dataclasses builds its fields when asked."""
+    import copy
+    import dataclasses
+    import pickle
+    import subprocess
+    import sys
+
+    probe = mainboard.ToolProbe("mytool", "build", ["mytool"], pattern=r"v(\d+)")
+    assert dataclasses.is_dataclass(mainboard.ToolProbe) and dataclasses.is_dataclass(probe)
+    assert [f.name for f in dataclasses.fields(probe)] == [
+        "name", "category", "binaries", "version_args", "pattern"]
+    assert dataclasses.fields(mainboard.ToolProbe)[3].default == ("--version",)
+    assert dataclasses.asdict(probe)["binaries"] == ("mytool",)
+    other = dataclasses.replace(probe, name="other")
+    assert (other.name, other.binaries, other.pattern.pattern) == ("other", ("mytool",), r"v(\d+)")
+    assert probe == copy.deepcopy(probe) == pickle.loads(pickle.dumps(probe)) != other
+    assert len({probe, copy.copy(probe), other}) == 2
+    assert repr(probe).startswith("ToolProbe(name='mytool', category=<ToolCategory.BUILD")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        probe.name = "x"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del probe.pattern
+    match probe:
+        case mainboard.ToolProbe(name, category):
+            assert (name, category) == ("mytool", mainboard.ToolCategory.BUILD)
+    fresh = subprocess.run(
+        [sys.executable, "-c", "import sys, mainboard; mainboard.Machine().snapshot(); "
+         "print(sorted({'dataclasses', 'inspect', 'typing'} & set(sys.modules)))"],
+        capture_output=True, text=True, timeout=60, check=True)
+    assert fresh.stdout.split("\n")[0] == "['typing']", fresh.stdout + fresh.stderr
