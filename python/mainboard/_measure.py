@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import _checks, _mainboard
 from ._machine import Machine
-from ._models import FrozenModel
+from ._models import FrozenModel, html_mimebundle
 from ._snapshot import Memory
 from ._profiling import Activity, Collection, Feature, Profile, Profiler
 
@@ -137,6 +137,8 @@ class ProfileReport(FrozenModel):
         document["requested"] = _activity_names(requested if requested is not None
                                                 else Activity.DEFAULT)
         return cls(document)
+
+    _repr_mimebundle_ = html_mimebundle
 
     def _repr_html_(self) -> str:
         """A notebook cell shows the verdict and the kernel table."""

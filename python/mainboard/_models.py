@@ -428,3 +428,9 @@ class Registry:
 
 
 GIB = float(1 << 30)
+
+
+def html_mimebundle(self: Any, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    """`_repr_mimebundle_` of what a notebook draws: its HTML (`_repr_html_`) and, for a front end
+    that shows no HTML, its repr."""
+    return {"text/html": self._repr_html_(), "text/plain": repr(self)}

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the sampling classes live in _measure, which imports this m
 
 from . import _checks, _mainboard
 from ._machine import Machine
-from ._models import FrozenModel, _copy, _rebuild, models_of
+from ._models import FrozenModel, _copy, _rebuild, html_mimebundle, models_of
 from ._snapshot import MachineSnapshot
 
 span = _mainboard.span
@@ -610,6 +610,8 @@ class Profile(FrozenModel):
         GPU under it, sortable tables; written to `path` (atomically) when given."""
         return self._native.html_report(_checks.text(title, "title"), _top(top),
                                         "" if path is None else _checks.text(path, "path"))
+
+    _repr_mimebundle_ = html_mimebundle
 
     def _repr_html_(self) -> str:
         """A notebook cell shows the HTML report, in a frame of its own (its script and style

@@ -8,7 +8,7 @@ import sys
 from typing import Any, ClassVar
 
 from . import _mainboard, _native
-from ._models import GIB, FrozenModel, unavailable
+from ._models import GIB, FrozenModel, html_mimebundle, unavailable
 
 
 class UnitKind(enum.Enum):
@@ -1040,6 +1040,8 @@ class MachineSnapshot(FrozenModel):
     scratch: Scratch
     diagnostics: tuple[Diagnostic, ...]
     # end of fields
+
+    _repr_mimebundle_ = html_mimebundle
 
     def _repr_html_(self) -> str:
         """A notebook cell shows the machine's schematic, drawn from this snapshot."""

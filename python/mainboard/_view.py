@@ -22,6 +22,7 @@ else:
 
 from . import _mainboard
 from ._machine import GPU, NPU, Machine, Unit
+from ._models import html_mimebundle
 from ._snapshot import Memory
 
 # Border colours of the cells, the same as the text schematic's.
@@ -81,6 +82,8 @@ class MachineView:
         """The schematic as plain text `width` columns wide, with ANSI colours when `color`.
         Below 60 columns the boxes give way to a list."""
         return self._native.render(bool(color), operator.index(width))
+
+    _repr_mimebundle_ = html_mimebundle
 
     def _repr_html_(self) -> str:
         """A notebook cell shows the schematic (100 columns) and its summary line."""

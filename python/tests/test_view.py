@@ -302,3 +302,6 @@ def test_notebooks_show_the_schematic_of_a_view_and_of_a_snapshot(cpu_view):
     snapshot = cpu_view.machine.snapshot(toolchain=False)._repr_html_()
     assert html.unescape(snapshot.split(">", 1)[1]).split("\n")[0] \
         == html.unescape(view.split(">", 1)[1]).split("\n")[0]
+    # Jupyter asks for a bundle first: the same HTML, and the repr for a front end without HTML.
+    bundle = cpu_view._repr_mimebundle_()
+    assert bundle == {"text/html": view, "text/plain": repr(cpu_view)}
