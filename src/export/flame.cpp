@@ -86,93 +86,137 @@ std::string flame_process_name(const Profile& p, std::uint32_t thread) {
   return flame_root_name(p) + (p.pid ? "-" + std::to_string(p.pid) : std::string());
 }
 
-FlameTree flame_tree(const Profile& p, FlameGrouping grouping,
-                     std::optional<std::uint32_t> thread) {
-  FlameTree tree;
-  // Names: one per (function, module, and for Python the file), the roots their own.
-  std::map<std::tuple<std::string, std::string, std::string, FrameKind>, std::uint32_t> name_of;
-  auto intern = [&](FlameName n) {
-    auto key = std::make_tuple(n.label, n.detail, std::string(), n.kind);
-    auto [it, fresh] = name_of.emplace(key, static_cast<std::uint32_t>(tree.names.size()));
-    if (fresh) tree.names.push_back(std::move(n));
-    return it->second;
-  };
-  std::vector<std::uint32_t> frame_name(p.frames.size());
-  for (std::size_t i = 0; i < p.frames.size(); ++i) {
-    const auto& f = p.frames[i];
-    auto kind = frame_kind(f);
-    std::string detail =
-        kind == FrameKind::python ? f.file : (kind == FrameKind::native ? f.module : std::string());
-    frame_name[i] = intern({f.function.empty() ? "[unknown]" : core::valid_utf8(f.function),
-                            core::valid_utf8(detail), kind});
+namespace {
+
+/// The names of a profile's frames, interned once (one per function, module, and for Python the
+/// file), and the trees built over them: a flame graph's, or the report page's one per thread.
+class Forest {
+ public:
+  explicit Forest(const Profile& p) : p_(p), frame_name_(p.frames.size()) {
+    for (std::size_t i = 0; i < p.frames.size(); ++i) {
+      const auto& f = p.frames[i];
+      auto kind = frame_kind(f);
+      std::string detail = kind == FrameKind::python   ? f.file
+                           : kind == FrameKind::native ? f.module
+                                                       : std::string();
+      frame_name_[i] = intern({f.function.empty() ? "[unknown]" : core::valid_utf8(f.function),
+                               core::valid_utf8(detail), kind});
+    }
+    root_ = intern({core::valid_utf8(flame_root_name(p)), "", FrameKind::root});
   }
-  // The samples per (thread, stack), then the tree as a map of children while it is built.
+
+  std::vector<FlameName> names;
+
+  /// The tree of the samples counted per (thread, stack), under `grouping`'s roots.
+  FlameTree tree(const std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t>& counts,
+                 FlameGrouping grouping) {
+    struct Building {
+      std::uint32_t name;
+      std::uint64_t value = 0, self = 0;
+      std::map<std::uint32_t, std::uint32_t> children;  // name → node
+    };
+    std::vector<Building> b{{root_}};
+    auto child = [&](std::uint32_t parent, std::uint32_t name) {
+      auto it = b[parent].children.find(name);
+      if (it != b[parent].children.end()) return it->second;
+      auto index = static_cast<std::uint32_t>(b.size());
+      b[parent].children.emplace(name, index);
+      b.push_back({name});
+      return index;
+    };
+    for (const auto& [key, n] : counts) {
+      std::uint32_t at = 0;
+      b[0].value += n;
+      if (grouping != FlameGrouping::command) {
+        auto label = grouping == FlameGrouping::thread ? flame_thread_name(p_, key.first)
+                                                       : flame_process_name(p_, key.first);
+        at = child(at, intern({core::valid_utf8(label), "", FrameKind::root}));
+        b[at].value += n;
+      }
+      const auto& stack = p_.stacks[key.second];
+      for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+        if (*it >= p_.frames.size()) continue;
+        at = child(at, frame_name_[*it]);
+        b[at].value += n;
+      }
+      b[at].self += n;
+    }
+    // Depth first, children by label: offsets are the samples left of each node.
+    FlameTree tree;
+    tree.nodes.reserve(b.size());
+    struct Item {
+      std::uint32_t node, parent, depth;
+      std::uint64_t offset;
+    };
+    std::vector<Item> todo{{0, 0, 0, 0}};
+    while (!todo.empty()) {
+      auto item = todo.back();
+      todo.pop_back();
+      auto index = static_cast<std::uint32_t>(tree.nodes.size());
+      const auto& node = b[item.node];
+      tree.nodes.push_back(
+          {node.name, item.parent, item.depth, item.offset, node.value, node.self});
+      tree.max_depth = std::max(tree.max_depth, item.depth);
+      std::vector<std::uint32_t> order;
+      for (const auto& [name, c] : node.children)
+        order.push_back(c);
+      std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+        const auto &nx = names[b[x].name], &ny = names[b[y].name];
+        return std::tie(nx.label, nx.detail, b[x].name) < std::tie(ny.label, ny.detail, b[y].name);
+      });
+      std::vector<Item> kids;
+      std::uint64_t offset = item.offset;
+      for (auto c : order) {
+        kids.push_back({c, index, item.depth + 1, offset});
+        offset += b[c].value;
+      }
+      todo.insert(todo.end(), kids.rbegin(), kids.rend());
+    }
+    return tree;
+  }
+
+ private:
+  std::uint32_t intern(FlameName n) {
+    auto key = std::make_tuple(n.label, n.detail, n.kind);
+    auto [it, fresh] = name_of_.emplace(key, static_cast<std::uint32_t>(names.size()));
+    if (fresh) names.push_back(std::move(n));
+    return it->second;
+  }
+
+  const Profile& p_;
+  std::map<std::tuple<std::string, std::string, FrameKind>, std::uint32_t> name_of_;
+  std::vector<std::uint32_t> frame_name_;  ///< frame index → name
+  std::uint32_t root_ = 0;
+};
+
+}  // namespace
+
+FlameTree flame_tree(const Profile& p, FlameGrouping grouping) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> counts;
   for (const auto& s : p.samples)
-    if ((!thread || s.thread == *thread) && s.stack < p.stacks.size())
-      ++counts[{s.thread, s.stack}];
-  struct Building {
-    std::uint32_t name;
-    std::uint64_t value = 0, self = 0;
-    std::map<std::uint32_t, std::uint32_t> children;  // name → node
-  };
-  std::vector<Building> b;
-  b.push_back({intern({core::valid_utf8(flame_root_name(p)), "", FrameKind::root})});
-  auto child = [&](std::uint32_t parent, std::uint32_t name) {
-    auto it = b[parent].children.find(name);
-    if (it != b[parent].children.end()) return it->second;
-    auto index = static_cast<std::uint32_t>(b.size());
-    b[parent].children.emplace(name, index);
-    b.push_back({name});
-    return index;
-  };
-  for (const auto& [key, n] : counts) {
-    std::uint32_t at = 0;
-    b[0].value += n;
-    if (grouping != FlameGrouping::command) {
-      auto label = grouping == FlameGrouping::thread ? flame_thread_name(p, key.first)
-                                                     : flame_process_name(p, key.first);
-      at = child(at, intern({core::valid_utf8(label), "", FrameKind::root}));
-      b[at].value += n;
-    }
-    const auto& stack = p.stacks[key.second];
-    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-      if (*it >= p.frames.size()) continue;
-      at = child(at, frame_name[*it]);
-      b[at].value += n;
-    }
-    b[at].self += n;
-  }
-  // Depth first, children by label: offsets are the samples left of each node.
-  tree.nodes.reserve(b.size());
-  struct Item {
-    std::uint32_t node, parent, depth;
-    std::uint64_t offset;
-  };
-  std::vector<Item> todo{{0, 0, 0, 0}};
-  while (!todo.empty()) {
-    auto item = todo.back();
-    todo.pop_back();
-    auto index = static_cast<std::uint32_t>(tree.nodes.size());
-    const auto& node = b[item.node];
-    tree.nodes.push_back({node.name, item.parent, item.depth, item.offset, node.value, node.self});
-    tree.max_depth = std::max(tree.max_depth, item.depth);
-    std::vector<std::uint32_t> order;
-    for (const auto& [name, c] : node.children)
-      order.push_back(c);
-    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-      const auto &nx = tree.names[b[x].name], &ny = tree.names[b[y].name];
-      return std::tie(nx.label, nx.detail, b[x].name) < std::tie(ny.label, ny.detail, b[y].name);
-    });
-    std::vector<Item> kids;
-    std::uint64_t offset = item.offset;
-    for (auto c : order) {
-      kids.push_back({c, index, item.depth + 1, offset});
-      offset += b[c].value;
-    }
-    todo.insert(todo.end(), kids.rbegin(), kids.rend());
-  }
+    if (s.stack < p.stacks.size()) ++counts[{s.thread, s.stack}];
+  Forest forest(p);
+  auto tree = forest.tree(counts, grouping);
+  tree.names = std::move(forest.names);
   return tree;
+}
+
+FlameForest flame_trees_per_thread(const Profile& p) {
+  // One pass over the samples, one table of names: each thread's counts are a run of the map.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> counts;
+  for (const auto& s : p.samples)
+    if (s.stack < p.stacks.size()) ++counts[{s.thread, s.stack}];
+  Forest forest(p);
+  FlameForest out;
+  for (auto it = counts.begin(); it != counts.end();) {
+    auto end = counts.lower_bound({it->first.first + 1, 0});
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> one(it, end);
+    out.trees.emplace_back(it->first.first, forest.tree(one, FlameGrouping::command));
+    if (it->first.first == UINT32_MAX) break;
+    it = end;
+  }
+  out.names = std::move(forest.names);
+  return out;
 }
 
 std::string xml_text(std::string_view s) {

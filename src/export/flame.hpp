@@ -2,7 +2,6 @@
 // The tree of a profile's stack samples that flame graphs draw (the SVG and the HTML report):
 // a node per distinct call path, its width the samples with that path on their stack.
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,9 +39,16 @@ struct FlameTree {
 /// ("name-TID") or per process (a merged job's rank, a child process's pid, else the command).
 enum class FlameGrouping { command, thread, process };
 
-/// The tree of the samples of `thread` (every thread when empty), under `grouping`'s roots.
-FlameTree flame_tree(const Profile& p, FlameGrouping grouping,
-                     std::optional<std::uint32_t> thread = std::nullopt);
+/// The tree of every sample, under `grouping`'s roots.
+FlameTree flame_tree(const Profile& p, FlameGrouping grouping);
+
+/// A tree per thread with samples (rooted at the command), over one table of names: the report
+/// page's flame graphs, from one pass over the samples.
+struct FlameForest {
+  std::vector<FlameName> names;
+  std::vector<std::pair<std::uint32_t, FlameTree>> trees;  ///< by thread; their `names` empty
+};
+FlameForest flame_trees_per_thread(const Profile& p);
 
 /// The command's short name as the root of folded stacks and flame graphs ("program" when the
 /// profile names none); spaces become '_'.

@@ -41,21 +41,20 @@ json flame_rows(const detail::FlameTree& tree, std::uint64_t min_value, std::siz
 }
 
 /// What the page opens with: the lines a reader wants first.
-std::vector<std::string> verdict_lines(const Profile& p) {
+std::vector<std::string> verdict_lines(const Profile& p, const std::vector<FunctionStat>& hot,
+                                       const Timeline& t) {
   std::vector<std::string> lines;
   if (!p.processes.empty()) {
     auto r = p.ranks();
     if (!r.verdict.empty()) lines.push_back(r.verdict);
   }
   if (!p.samples.empty()) {
-    auto hot = p.hot_functions(1);
     if (!hot.empty())
       lines.push_back(
           fmt::format("The hottest function is {} ({:.1f}% of the samples as the leaf, "
                       "{:.1f}% on the stack).",
                       hot[0].function, hot[0].self_pct, hot[0].total_pct));
   }
-  auto t = p.timeline(1);
   if (t.end_ns > t.start_ns && !t.source.empty()) {
     std::string line = fmt::format("Busy {:.1f}% of the time by the {}", t.busy_pct(), t.source);
     if (!t.gaps.empty())
@@ -104,7 +103,10 @@ json page_data(const Profile& p, const HtmlOptions& o) {
                {"ranks", p.processes.size()}};
   d["t0"] = t0;
   d["t1"] = t1;
-  d["verdict"] = verdict_lines(p);
+  // The analyses the verdict and the sections share, each computed once.
+  const auto hot = p.hot_functions(o.top);
+  const auto timeline = p.timeline(10);
+  d["verdict"] = verdict_lines(p, hot, timeline);
   d["unavailable"] = p.unavailable;
   d["report"] = p.report(20);
   if (p.machine) {
@@ -115,42 +117,25 @@ json page_data(const Profile& p, const HtmlOptions& o) {
   // kMaxNodes nodes in all, the narrowest left out first (their samples still count in their
   // callers): the page stays small enough to mail whatever the variety of the stacks.
   constexpr std::size_t kMaxNodes = 100000;
-  std::map<std::uint32_t, std::uint64_t> sampled;
-  for (const auto& s : p.samples)
-    ++sampled[s.thread];
-  std::vector<std::pair<std::uint32_t, detail::FlameTree>> trees;
+  auto forest = detail::flame_trees_per_thread(p);
   std::vector<std::uint64_t> values;
-  for (const auto& [thread, n] : sampled) {
-    trees.emplace_back(thread, detail::flame_tree(p, detail::FlameGrouping::command, thread));
-    for (const auto& node : trees.back().second.nodes)
+  for (const auto& [thread, tree] : forest.trees)
+    for (const auto& node : tree.nodes)
       values.push_back(node.value);
-  }
   std::uint64_t min_value = 0;
   if (values.size() > kMaxNodes) {
     std::nth_element(values.begin(), values.begin() + kMaxNodes, values.end(), std::greater<>());
     min_value = values[kMaxNodes] + 1;
   }
-  json threads = json::array(), flames = json::array();
-  std::map<std::string, std::uint32_t> name_index;
-  json names = json::array();
+  json threads = json::array(), flames = json::array(), names = json::array();
+  for (const auto& nm : forest.names)
+    names.push_back({nm.label, nm.detail, detail::to_string(nm.kind)});
   std::size_t left_out = 0;
-  for (auto& [thread, tree] : trees) {
-    // Re-index this tree's names into the page's one table.
-    std::vector<std::uint32_t> remap(tree.names.size());
-    for (std::size_t i = 0; i < tree.names.size(); ++i) {
-      const auto& nm = tree.names[i];
-      auto key = nm.label + '\x1f' + nm.detail + '\x1f' + detail::to_string(nm.kind);
-      auto [it, fresh] = name_index.emplace(key, static_cast<std::uint32_t>(names.size()));
-      if (fresh) names.push_back({nm.label, nm.detail, detail::to_string(nm.kind)});
-      remap[i] = it->second;
-    }
-    for (auto& node : tree.nodes)
-      node.name = remap[node.name];
+  for (const auto& [thread, tree] : forest.trees)
     flames.push_back({{"thread", thread},
                       {"label", core::valid_utf8(detail::flame_thread_name(p, thread))},
-                      {"samples", sampled[thread]},
+                      {"samples", tree.nodes[0].value},
                       {"nodes", flame_rows(tree, min_value, &left_out)}});
-  }
   d["flame_left_out"] = {{"nodes", left_out}, {"below_samples", min_value}};
   d["names"] = std::move(names);
   d["flames"] = std::move(flames);
@@ -180,7 +165,6 @@ json page_data(const Profile& p, const HtmlOptions& o) {
   for (const auto& path : p.paths)
     paths.push_back(core::valid_utf8(path));
   d["spans"] = {{"paths", std::move(paths)}, {"rows", std::move(spans)}, {"all", p.spans.size()}};
-  auto timeline = p.timeline(10);
   json gaps = json::array();
   for (const auto& g : timeline.gaps)
     gaps.push_back(
@@ -215,7 +199,7 @@ json page_data(const Profile& p, const HtmlOptions& o) {
         {core::valid_utf8(k.name), k.calls, k.total_ns, k.share_pct, k.avg_ns(), k.max_ns});
   d["kernels"] = std::move(kernels);
   json functions = json::array();
-  for (const auto& f : p.hot_functions(o.top))
+  for (const auto& f : hot)
     functions.push_back({core::valid_utf8(f.function),
                          core::valid_utf8(f.module == "[python]" ? f.file : f.module), f.self_pct,
                          f.total_pct, f.self_samples, f.total_samples});
