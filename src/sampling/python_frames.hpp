@@ -262,6 +262,7 @@ class PythonPoller {
   std::mutex mutex_;
   std::vector<std::int32_t> pending_;  // watched, not known to be Python yet
   std::map<std::int32_t, std::int64_t> next_look_;
+  std::map<std::int32_t, std::int64_t> look_every_;  // ns between looks: 10 ms, doubling to 250
   std::map<std::int32_t, std::unique_ptr<PythonReader>> readers_;
   std::map<std::int32_t, std::uint64_t> failures_;  // reads in a row that did not validate
   // When a process's thread names may be read again, and the wait after that (doubling).

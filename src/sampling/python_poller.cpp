@@ -62,14 +62,18 @@ std::optional<int> PythonPoller::reaped(std::int32_t pid) {
 void PythonPoller::read_all() {
   std::lock_guard lock(mutex_);
   auto now = core::monotonic_ns();
-  // Processes not known to be Python: look again four times a second until they are.
+  // Processes not known to be Python: looked at again until they are, soon at first (a program
+  // just started maps its interpreter within milliseconds, and a short one would end before a
+  // second look), then four times a second.
   for (auto it = pending_.begin(); it != pending_.end();) {
     auto& when = next_look_[*it];
     if (now < when) {
       ++it;
       continue;
     }
-    when = now + 250'000'000;
+    auto& every = look_every_[*it];
+    every = every == 0 ? 10'000'000 : std::min<std::int64_t>(every * 2, 250'000'000);
+    when = now + every;
     std::string why;
     auto reader = PythonReader::open(*it, &why);
     if (reader) {
@@ -141,6 +145,7 @@ void PythonPoller::read_all() {
           if (!gone) {
             pending_.push_back(pid);  // look again: it may become Python
             next_look_[pid] = now;
+            look_every_[pid] = 0;
           }
           continue;
         }

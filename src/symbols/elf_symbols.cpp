@@ -37,11 +37,22 @@ ElfSymbols elf_symbols(const std::string& path, const std::vector<std::string>& 
     Elf_Scn* scn = nullptr;
     while ((scn = dw.elf_nextscn(elf, scn))) {
       GElf_Shdr sh;
-      if (!dw.gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+      if (!dw.gelf_getshdr(scn, &sh) ||
+          (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNAMIC))
         continue;
       Elf_Data* data = dw.elf_getdata(scn, nullptr);
       if (!data || sh.sh_entsize == 0) continue;
       std::size_t count = sh.sh_size / sh.sh_entsize;
+      if (sh.sh_type == SHT_DYNAMIC) {
+        for (std::size_t i = 0; i < count; ++i) {
+          GElf_Dyn dyn;
+          if (!dw.gelf_getdyn(data, static_cast<int>(i), &dyn) || dyn.d_tag == DT_NULL) break;
+          if (dyn.d_tag != DT_NEEDED) continue;
+          if (const char* name = dw.elf_strptr(elf, sh.sh_link, dyn.d_un.d_val))
+            out.needed.emplace_back(name);
+        }
+        continue;
+      }
       for (std::size_t i = 0; i < count; ++i) {
         GElf_Sym sym;
         if (!dw.gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;

@@ -14,7 +14,9 @@ struct ElfSymbols {
   std::unordered_map<std::string, std::uint64_t> values;
   std::uint64_t first_load_vaddr = 0;
   bool executable = false;  // ET_EXEC: addresses are absolute
-  bool ok = false;          // the file was read (a symbol may still be missing)
+  /// The libraries it names as needed (DT_NEEDED): what the loader maps after exec.
+  std::vector<std::string> needed;
+  bool ok = false;  // the file was read (a symbol may still be missing)
 };
 
 /// The `wanted` symbols defined in `path`; ok is false when it is not a readable ELF file.

@@ -21,7 +21,7 @@ namespace mainboard::symbols {
 // clang-format off
 #define MAINBOARD_LIBELF_FUNCTIONS(X)                                                          \
   X(elf_version) X(elf_begin) X(elf_end) X(elf_getphdrnum) X(elf_nextscn) X(elf_getdata)      \
-  X(elf_strptr) X(gelf_getehdr) X(gelf_getphdr) X(gelf_getshdr) X(gelf_getsym)
+  X(elf_strptr) X(gelf_getehdr) X(gelf_getphdr) X(gelf_getshdr) X(gelf_getsym) X(gelf_getdyn)
 #define MAINBOARD_LIBDW_FUNCTIONS(X)                                                           \
   X(dwfl_begin) X(dwfl_end) X(dwfl_errmsg) X(dwfl_report_begin) X(dwfl_report_end)            \
   X(dwfl_linux_proc_find_elf) X(dwfl_standard_find_debuginfo) X(dwfl_linux_proc_maps_report)  \

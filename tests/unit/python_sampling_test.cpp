@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "mainboard/sampler.hpp"
 #include "sampling/python_frames.hpp"
 #include "sampling/python_layout.hpp"
+#include "symbols/elf_symbols.hpp"
 #include "test_util.hpp"
 
 using namespace mainboard;
@@ -793,6 +795,46 @@ TEST(PythonFrames, AProgramThatOnlyLooksLikePythonIsSaidSoAndDumpedNatively) {
   EXPECT_NE(d.unavailable[0].find("_PyRuntime"), std::string::npos);
   ASSERT_FALSE(d.threads.empty());
   EXPECT_FALSE(d.threads[0].frames.empty());  // the native stack instead
+}
+
+TEST(PythonFrames, AnInterpreterCaughtBeforeItsLibpythonIsMappedIsLookedAtAgain) {
+  MAINBOARD_NATIVE_ONLY("another process's memory (process_vm_readv) and ptrace");
+  // A CPython whose runtime is in libpython3.X.so (pyenv builds them so), stopped at exec, before
+  // the loader maps the library: it is not Python yet, and saying "no _PyRuntime symbol" then
+  // would give up on it for good (a short program then had no Python frames at all).
+  std::string program;
+  for (const auto& i : interpreters()) {
+    if (i.program.empty()) continue;
+    auto elf = symbols::elf_symbols(i.program, {"_PyRuntime"});
+    if (elf.ok && !elf.values.count("_PyRuntime") &&
+        std::any_of(elf.needed.begin(), elf.needed.end(),
+                    [](const std::string& n) { return n.rfind("libpython3.", 0) == 0; }))
+      program = i.program;
+  }
+  if (program.empty()) GTEST_SKIP() << "no interpreter here keeps its runtime in libpython3.X.so";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
+    ::execl(program.c_str(), program.c_str(), "-c", "import time; time.sleep(30)",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  if (!WIFSTOPPED(status)) GTEST_SKIP() << "not stopped at exec: ptrace refused here";
+  std::string why = "x";
+  EXPECT_EQ(sampling::PythonReader::open(pid, &why), nullptr);
+  EXPECT_EQ(why, "") << program;
+  ::ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
+  std::unique_ptr<sampling::PythonReader> reader;
+  for (int i = 0; i < 500 && !reader; ++i) {
+    reader = sampling::PythonReader::open(pid, &why);
+    if (!reader) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill_and_reap(pid);
+  ASSERT_NE(reader, nullptr) << why;
+  EXPECT_EQ(reader->interpreter_module().rfind("libpython3.", 0), 0u)
+      << reader->interpreter_module();
 }
 
 TEST(PythonFrames, NotAPythonProcessIsNoReaderAndNoComplaint) {
