@@ -24,8 +24,8 @@ packages=(
   # wheels (make wheels, and the tests that install them): patchelf sets the bundled
   # libraries' run paths; venv makes the environments they are installed into
   patchelf python3-venv python3-pip
-  # a headless browser that looks at the HTML report and the SVG flame graph (tests/js)
-  chromium
+  # the headless browsers that look at the HTML report and the SVG flame graph (tests/js)
+  chromium firefox-esr
   # run time, optional readings (DIMMs)
   dmidecode
   # a throw-away Slurm cluster for the fleet tests (scripts/slurm-up.sh)

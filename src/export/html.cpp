@@ -448,9 +448,10 @@ function setView(i) { view = views[i]; zoomed = 0; drawFlame(); }
     let y = 20;
     const svg = sv("svg", { viewBox: "0 0 " + W + " 100", role: "img", "aria-label": "timeline of spans per thread" });
     const g = sv("g", {}); svg.appendChild(g);
-    for (let i = 0; i <= 10; i++) {  // the time axis
+    for (let i = 0; i <= 10; i++) {  // the time axis: a line each tenth, a label each fifth
       const x = X(span * i / 10);
       g.appendChild(sv("line", { x1: x, x2: x, y1: 14, y2: 10000, "class": "axis" }));
+      if (i % 2) continue;
       const tx = sv("text", { x: x, y: 10, "text-anchor": i === 0 ? "start" : i === 10 ? "end" : "middle" }); tx.textContent = dur(span * i / 10); g.appendChild(tx);
     }
     const threadLabel = (t) => (D.threads[t] ? D.threads[t].label : "thread " + t);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Looks at mainboard's pictures in a headless Chromium (Debian's), with the network cut: the HTML
-# report and the SVG flame graph of three real profiles — the native sample target, a Python
+# Looks at mainboard's pictures in headless Chromium and Firefox (Debian's chromium and
+# firefox-esr), with the network cut: the HTML report and the SVG flame graph of three real profiles — the native sample target, a Python
 # program, and the span workload's run with its own spans and (fake) GPU activity added.
 #   pictures.sh SOURCE_DIR WORK_DIR MAINBOARD SAMPLE_TARGET SPAN_WORKLOAD [SCREENSHOT_DIR]
 set -euo pipefail
@@ -28,4 +28,8 @@ rm -f ./*.html ./*.svg ./*.report.json
 for name in target python gpu; do
   "$mainboard" profile report "$name.json" --json --top 100000 > "$name.report.json"
 done
-node "$work/pictures_check.mjs" "$work" "$shots" target python gpu
+status=0
+for browser in chromium firefox; do
+  node "$work/pictures_check.mjs" "$browser" "$work" "$shots" target python gpu || status=1
+done
+exit $status

@@ -1,32 +1,54 @@
-// Opens mainboard's HTML reports and SVG flame graphs in a headless Chromium with the network cut,
-// and checks what a reader would: nothing fetched and no script error; a screenshot that is not
-// blank; the widest frames are the profile's hottest functions with their shares; a search for a
-// function highlights it and reports the share the profile says; a click (or Enter) zooms to a
-// frame and Escape comes back; the timeline has a row per thread with that thread's spans; the
-// tables sort; the dark theme is dark. The expected figures come from `mainboard profile report
-// --json` of the same profile.
-//   node pictures_check.mjs WORK_DIR SCREENSHOT_DIR NAME...   (WORK_DIR/NAME.{html,svg,json,report.json})
+// Opens mainboard's HTML reports and SVG flame graphs in a headless browser (Debian's Chromium or
+// Firefox ESR, driven by puppeteer-core: the DevTools protocol for one, WebDriver BiDi for the
+// other) with the network cut, and checks what a reader would: nothing fetched and no script
+// error; a screenshot that is not blank; the widest frames are the profile's hottest functions
+// with their shares; a search for a function highlights it and reports the share the profile
+// says; a click (or Enter) zooms to a frame and Escape comes back; the timeline has a row per
+// thread with that thread's spans; the tables sort; the dark theme is dark. The expected figures
+// come from `mainboard profile report --json` of the same profile.
+//   node pictures_check.mjs chromium|firefox WORK_DIR SCREENSHOT_DIR NAME...
+//   (WORK_DIR/NAME.{html,svg,json,report.json}; Firefox's screenshots are named NAME.firefox.*)
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
+import puppeteer from 'puppeteer-core';
 
-const [work, shots, ...names] = process.argv.slice(2);
+const [kind, work, shots, ...names] = process.argv.slice(2);
+if (kind !== 'chromium' && kind !== 'firefox') throw new Error(`browser ${kind}: chromium or firefox`);
 const failures = [];
-const fail = (what) => { failures.push(what); console.error('FAIL ' + what); };
+const fail = (what) => { failures.push(what); console.error(`FAIL (${kind}) ${what}`); };
 const near = (a, b, eps, what) => { if (!(Math.abs(a - b) <= eps)) fail(`${what}: ${a} against ${b}`); };
 const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const shot = (name, what) => path.join(shots, kind === 'chromium' ? `${name}.${what}.png` : `${name}.${kind}.${what}.png`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const browser = await chromium.launch({
-  executablePath: process.env.MAINBOARD_CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-});
+/// Firefox takes its colour scheme from a preference (WebDriver BiDi emulates no media features),
+/// so the dark pages are opened in a second Firefox started dark.
+function launch(dark) {
+  if (kind === 'firefox')
+    return puppeteer.launch({
+      browser: 'firefox', headless: true, executablePath: process.env.MAINBOARD_FIREFOX || '/usr/bin/firefox-esr',
+      extraPrefsFirefox: { 'layout.css.prefers-color-scheme.content-override': dark ? 0 : 1 },
+    });
+  return puppeteer.launch({
+    browser: 'chrome', headless: true, executablePath: process.env.MAINBOARD_CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+}
+const browser = await launch(false);
+let darkBrowser = null;
+console.log(`${kind}: ${await browser.version()}`);
 
 /// A page with the network off, every request but the file itself counted as a failure, and
 /// every console error and uncaught exception too.
-async function open(file, options = {}, query = '') {
-  const context = await browser.newContext({ offline: true, viewport: { width: 1300, height: 900 }, ...options });
+async function open(file, { dark = false, query = '' } = {}) {
+  let owner = browser;
+  if (dark && kind === 'firefox') owner = darkBrowser ||= await launch(true);
+  const context = await owner.createBrowserContext();
   const page = await context.newPage();
+  await page.setViewport({ width: 1300, height: 900 });
+  await page.setOfflineMode(true);
+  if (dark && kind === 'chromium') await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
   const url = pathToFileURL(file).href + query;
   page.on('console', (m) => { if (m.type() === 'error') fail(`${path.basename(file)}: console error: ${m.text()}`); });
   page.on('pageerror', (e) => fail(`${path.basename(file)}: script error: ${e.message}`));
@@ -34,6 +56,8 @@ async function open(file, options = {}, query = '') {
   await page.goto(url);
   return { page, context };
 }
+const fill = (page, selector, text) => page.locator(selector).fill(text);
+const text = (page, selector) => page.$eval(selector, (e) => e.textContent);
 
 /// The hot functions whose name no other function shares (a search by name finds only them).
 function uniqueHot(report) {
@@ -46,9 +70,9 @@ async function checkHtml(name, report, profile) {
   const file = path.join(work, name + '.html');
   const { page, context } = await open(file);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
-  const shot = await page.screenshot({ path: path.join(shots, `${name}.html.png`), fullPage: true });
-  await page.screenshot({ path: path.join(shots, `${name}.html.top.png`) });  // what opens first
-  if (shot.length < 20000) fail(`${name}.html: the screenshot is ${shot.length} bytes: blank?`);
+  const full = await page.screenshot({ path: shot(name, 'html'), fullPage: true });
+  await page.screenshot({ path: shot(name, 'html.top') });  // what opens first
+  if (full.length < 20000) fail(`${name}.html: the screenshot is ${full.length} bytes: blank?`);
 
   const samples = report.samples;
   if (samples > 0) {
@@ -56,7 +80,7 @@ async function checkHtml(name, report, profile) {
     const options = await page.$$eval('#flame-thread option', (o) => o.map((x) => x.textContent));
     if (options.length > 1) {
       if (!options[0].startsWith('All threads')) fail(`${name}.html: first view ${options[0]}`);
-      await page.selectOption('#flame-thread', '0');
+      await page.select('#flame-thread', '0');
     }
     const frames = await page.$$eval('#flame .fr', (fs) => fs.map((f) => ({
       i: +f.dataset.i, name: f.dataset.name, samples: +f.dataset.samples, width: f.getBoundingClientRect().width,
@@ -86,13 +110,13 @@ async function checkHtml(name, report, profile) {
 
     // Search: the share the profile says, for the five hottest functions with a name of their own.
     for (const f of uniqueHot(report).sort((a, b) => b.total_pct - a.total_pct).slice(0, 5)) {
-      await page.fill('#flame-search', '^' + escapeRe(f.function) + '$');
+      await fill(page, '#flame-search', '^' + escapeRe(f.function) + '$');
       const status = await page.$eval('#flame-status', (s) => ({ samples: +s.dataset.samples, text: s.textContent }));
       if (status.samples !== f.total_samples) fail(`${name}.html: search ${f.function}: ${status.samples} samples (${status.text}), the profile ${f.total_samples}`);
       const hits = await page.$$eval('#flame .fr.hit', (h) => h.map((x) => x.dataset.name));
       if (!hits.length || hits.some((h) => h !== f.function)) fail(`${name}.html: search ${f.function} highlighted ${JSON.stringify(hits.slice(0, 5))}`);
     }
-    await page.fill('#flame-search', '');
+    await fill(page, '#flame-search', '');
 
     // Click to zoom: the frame fills the width; Escape comes back.
     const target = widest.find((f) => f.top >= 2 * 18 && f.focusable && f.samples < samples);
@@ -100,7 +124,7 @@ async function checkHtml(name, report, profile) {
       await page.click(`#flame .fr[data-i="${target.i}"]`);
       const width = await page.$eval(`#flame .fr[data-i="${target.i}"]`, (f) => f.getBoundingClientRect().width);
       near(width, rootWidth, 2, `${name}.html: zoomed frame ${target.name} width`);
-      const crumbs = await page.textContent('#flame-crumbs');
+      const crumbs = await text(page, '#flame-crumbs');
       if (!crumbs.includes(target.name)) fail(`${name}.html: after the zoom: "${crumbs}"`);
       await page.keyboard.press('Escape');
       if (!(await page.$eval('#flame-reset', (b) => b.disabled))) fail(`${name}.html: Escape left the zoom`);
@@ -142,12 +166,12 @@ async function checkHtml(name, report, profile) {
   await context.close();
 
   // The dark theme: dark.
-  const dark = await open(file, { colorScheme: 'dark' });
+  const dark = await open(file, { dark: true });
   await dark.page.waitForSelector('body[data-ready="1"]');
   const bg = await dark.page.$eval('body', (b) => getComputedStyle(b).backgroundColor);
   const [r, g, b] = bg.match(/\d+/g).map(Number);
   if (0.2126 * r + 0.7152 * g + 0.0722 * b > 60) fail(`${name}.html: the dark theme's background is ${bg}`);
-  await dark.page.screenshot({ path: path.join(shots, `${name}.html.dark.png`) });
+  await dark.page.screenshot({ path: shot(name, 'html.dark') });
   await dark.context.close();
 }
 
@@ -155,11 +179,11 @@ async function checkSvg(name, report) {
   const file = path.join(work, name + '.svg');
   const hot = uniqueHot(report).sort((a, b) => b.total_pct - a.total_pct)[0];
   // ?s= searches on load, as flamegraph.pl's does.
-  const { page, context } = await open(file, {}, hot ? '?s=' + encodeURIComponent('^' + escapeRe(hot.function) + '$') : '');
+  const { page, context } = await open(file, { query: hot ? '?s=' + encodeURIComponent('^' + escapeRe(hot.function) + '$') : '' });
   await page.waitForFunction(() => document.getElementById('frames') !== null);
-  await page.waitForTimeout(100);
-  const shot = await page.screenshot({ path: path.join(shots, `${name}.svg.png`) });
-  if (shot.length < 10000) fail(`${name}.svg: the screenshot is ${shot.length} bytes: blank?`);
+  await sleep(100);
+  const picture = await page.screenshot({ path: shot(name, 'svg') });
+  if (picture.length < 10000) fail(`${name}.svg: the screenshot is ${picture.length} bytes: blank?`);
   const total = await page.$eval('g.f', (g) => +g.dataset.v);
   if (total !== report.samples) fail(`${name}.svg: root ${total} samples, the profile ${report.samples}`);
   if (hot) {
@@ -175,7 +199,7 @@ async function checkSvg(name, report) {
     .map((g) => ({ o: g.dataset.o, d: g.dataset.d, v: +g.dataset.v }))[0]);
   if (pick) {
     const sel = `g.f[data-o="${pick.o}"][data-d="${pick.d}"]`;
-    await page.click(sel + ' rect', { force: true });
+    await page.click(sel + ' rect');
     near(await page.$eval(sel + ' rect', (r) => +r.getAttribute('width')), 1180, 0.5, `${name}.svg: zoomed frame width`);
     if (await page.$eval('#unzoom', (u) => u.classList.contains('hide'))) fail(`${name}.svg: no Reset zoom after a zoom`);
     await page.click('#unzoom');
@@ -192,5 +216,6 @@ for (const name of names) {
   console.log(`${name}: ${report.samples} samples, ${profile.spans.length} spans, ${profile.activities.length} GPU activities: looked at`);
 }
 await browser.close();
-if (failures.length) { console.error(`${failures.length} failures`); process.exit(1); }
-console.log('pictures: every check passed');
+if (darkBrowser) await darkBrowser.close();
+if (failures.length) { console.error(`${kind}: ${failures.length} failures`); process.exit(1); }
+console.log(`pictures in ${kind}: every check passed`);
