@@ -6,6 +6,7 @@
 // The headers give every function's type, so a call through the table is checked like a direct
 // one.
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -30,7 +31,8 @@ namespace mainboard::symbols {
   X(dwfl_attach_state) X(dwfl_thread_state_registers) X(dwfl_thread_state_register_pc)        \
   X(dwfl_thread_tid) X(dwfl_frame_pc) X(dwfl_getthreads) X(dwfl_thread_getframes)             \
   X(dwfl_getthread_frames) X(dwarf_attr) X(dwarf_attr_integrate) X(dwarf_formstring)          \
-  X(dwarf_formudata) X(dwarf_tag) X(dwarf_getscopes) X(dwarf_getsrcfiles) X(dwarf_filesrc)
+  X(dwarf_formudata) X(dwarf_tag) X(dwarf_getscopes) X(dwarf_getsrcfiles) X(dwarf_filesrc)       \
+  X(dwfl_build_id_find_debuginfo) X(dwfl_module_build_id) X(dwelf_elf_gnu_build_id)
 // clang-format on
 
 /// The functions of libdw and libelf this project calls, by their own names.

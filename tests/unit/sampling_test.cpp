@@ -1,10 +1,14 @@
 // Stack sampling of real processes (the sample_target program, Node.js) and the analyses of
 // samples. The shares are checked within a tolerance: sampling is statistical.
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmath>
@@ -12,6 +16,7 @@
 #include <set>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -456,6 +461,53 @@ TEST(Symbolizer, NamesAFunctionOfThisProcess) {
   EXPECT_NE(frames.back().file.find("sampling_test.cpp"), std::string::npos);
   // An address nothing maps.
   EXPECT_EQ(s.symbolize(0x10, false).front().module, "[unknown]");
+}
+
+// With DEBUGINFOD_URLS set (several distributions set it for every login), elfutils' standard
+// search asks a debuginfod server for each module without local debug information: a server that
+// did not answer held a 0.1-second profile for minutes. The profiler looks on this machine only,
+// unless MAINBOARD_DEBUGINFOD=1. The server here counts connections and closes each at once:
+// whether anyone connected is the evidence, not a time.
+TEST(Symbolizer, NamingFramesAsksNoDebuginfodServerUnlessAllowed) {
+  int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(server, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::bind(server, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(server, 16), 0);
+  ASSERT_EQ(::getsockname(server, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  std::atomic<int> connections{0};
+  std::thread serve([&] {
+    for (int c; (c = ::accept4(server, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) {
+      ++connections;
+      ::close(c);
+    }
+  });
+  TempDir cache;
+  ScopedEnv urls("DEBUGINFOD_URLS", fmt::format("http://127.0.0.1:{}", ntohs(address.sin_port)));
+  ScopedEnv where("DEBUGINFOD_CACHE_PATH", cache.path().string());  // no remembered misses
+  // /usr/bin/true: a build id, no .symtab, no debug file installed.
+  auto name_a_frame = [] {
+    symbols::Symbolizer s;
+    s.set_mappings(
+        symbols::parse_maps("7f0000000000-7f0000100000 r-xp 00000000 08:01 131 /usr/bin/true\n"));
+    return s.symbolize(0x7f0000002100, false).front().module;
+  };
+  EXPECT_EQ(name_a_frame(), "true");
+  EXPECT_EQ(connections.load(), 0) << "a debuginfod server was asked";
+  // The control, where libdebuginfod is installed: with MAINBOARD_DEBUGINFOD=1 (elfutils' own
+  // search) the same naming does reach the server.
+  if (void* lib = ::dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+    ScopedEnv allow("MAINBOARD_DEBUGINFOD", "1");
+    name_a_frame();
+    EXPECT_GT(connections.load(), 0) << "MAINBOARD_DEBUGINFOD=1 did not reach the server";
+    ::dlclose(lib);
+  }
+  ::shutdown(server, SHUT_RDWR);
+  serve.join();
+  ::close(server);
 }
 
 // A binary stripped of its .symtab can keep the names of its functions in a MiniDebugInfo
