@@ -646,32 +646,46 @@ TEST(PythonFrames, PausedReadsSplitTimeAlikeAndLetTheProgramGo) {
 }
 
 TEST(PythonFrames, SignalsSentWhileTheProgramIsPausedStillArrive) {
-  // The program counts SIGUSR1 while busy and ends after 40, sent 20 ms apart while it is stopped
-  // and read 999 times a second: none may be lost or turned into a stop (a lost one leaves it
-  // waiting until the timeout). A signal sent while a thread is stopped stays pending and comes
-  // after it is let go; one that a thread takes between the seize and the stop is handed back.
+  // The program counts SIGUSR1 while busy and ends after 40, each sent once the one before was
+  // counted (two sent at once may merge into one pending signal on a loaded machine, which is
+  // the kernel's rule, not a loss), while it is stopped and read 999 times a second: none may be
+  // lost or turned into a stop (a lost one is never counted and the program waits until the
+  // timeout). A signal sent while a thread is stopped stays pending and comes after it is let
+  // go; one that a thread takes between the seize and the stop is handed back.
   TempDir dir;
   auto ready = dir.path() / "ready";
+  auto counted = dir.path() / "ready.count";
   SampleOptions o;
   o.hz = 999;
   o.pause = true;
-  o.timeout_s = 10;
+  o.timeout_s = 20;
+  int sent = 0;
   std::thread sender([&] {
-    for (int i = 0; i < 400 && !fs::exists(ready); ++i)
+    for (int i = 0; i < 800 && !fs::exists(ready); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     std::string pid_text;
     std::ifstream(ready) >> pid_text;
     if (pid_text.empty()) return;
-    for (int i = 0; i < 40; ++i) {
+    for (; sent < 40; ++sent) {
       ::kill(std::stoi(pid_text), SIGUSR1);
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::error_code ec;
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (fs::file_size(counted, ec) < static_cast<std::uintmax_t>(sent + 1) &&
+             std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (fs::file_size(counted, ec) < static_cast<std::uintmax_t>(sent + 1)) break;  // lost
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   });
   auto r = Sampler::run({"/usr/bin/python3", "-c",
                          "import os, signal, sys\n"
                          "got = []\n"
-                         "signal.signal(signal.SIGUSR1, lambda *a: got.append(1))\n"
+                         "fd = os.open(sys.argv[1] + '.count', os.O_WRONLY | os.O_CREAT | "
+                         "os.O_APPEND)\n"
+                         "def on(*a):\n"
+                         "    got.append(1)\n"
+                         "    os.write(fd, b'x')\n"
+                         "signal.signal(signal.SIGUSR1, on)\n"
                          "open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid()))\n"
                          "os.rename(sys.argv[1] + '.tmp', sys.argv[1])\n"
                          "while len(got) < 40: sum(range(1000))\n"
@@ -679,6 +693,7 @@ TEST(PythonFrames, SignalsSentWhileTheProgramIsPausedStillArrive) {
                          ready.string()},
                         o);
   sender.join();
+  EXPECT_EQ(sent, 40) << "a signal was lost";
   EXPECT_FALSE(r.timed_out) << "a signal was lost";
   EXPECT_EQ(r.exit_code, 7);
 }
