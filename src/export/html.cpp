@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <span>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -104,7 +105,8 @@ json page_data(const Profile& p, const HtmlOptions& o) {
   d["t0"] = t0;
   d["t1"] = t1;
   // The analyses the verdict and the sections share, each computed once.
-  const auto hot = p.hot_functions(o.top);
+  // (At least the hottest: the verdict names it even when the table is asked to be empty.)
+  const auto hot = p.hot_functions(std::max<std::size_t>(o.top, 1));
   const auto timeline = p.timeline(10);
   d["verdict"] = verdict_lines(p, hot, timeline);
   d["unavailable"] = p.unavailable;
@@ -199,7 +201,7 @@ json page_data(const Profile& p, const HtmlOptions& o) {
         {core::valid_utf8(k.name), k.calls, k.total_ns, k.share_pct, k.avg_ns(), k.max_ns});
   d["kernels"] = std::move(kernels);
   json functions = json::array();
-  for (const auto& f : hot)
+  for (const auto& f : std::span(hot).first(std::min(o.top, hot.size())))
     functions.push_back({core::valid_utf8(f.function),
                          core::valid_utf8(f.module == "[python]" ? f.file : f.module), f.self_pct,
                          f.total_pct, f.self_samples, f.total_samples});

@@ -30,8 +30,12 @@ PythonPoller::~PythonPoller() {
 void PythonPoller::watch(const std::vector<std::int32_t>& pids) {
   std::lock_guard lock(mutex_);
   for (auto pid : pids)
-    if (!readers_.count(pid) && std::find(pending_.begin(), pending_.end(), pid) == pending_.end())
+    if (!readers_.count(pid) &&
+        std::find(pending_.begin(), pending_.end(), pid) == pending_.end()) {
       pending_.push_back(pid);
+      next_look_.erase(pid);  // a new watch (or a pid used again) is looked at soon
+      look_every_.erase(pid);
+    }
 }
 
 void PythonPoller::loop() {

@@ -3,6 +3,7 @@
 #include <dwarf.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 #include "core/log.hpp"
 #include "core/text.hpp"
@@ -64,42 +66,82 @@ std::string die_name(Dwarf_Die* die) {
 
 }  // namespace
 
-/// A module's separate debug information, looked for on this machine only: by build id under
-/// /usr/lib/debug, then by its .gnu_debuglink name beside it, in .debug/ beside it and under
-/// /usr/lib/debug — elfutils' standard search without its last resort, a debuginfod server.
-/// With DEBUGINFOD_URLS set (the default of several distributions) and a server slow to answer or
-/// out of reach (a compute node), that resort held a 0.1-second profile for minutes, one module
-/// at a time; it also loaded libdebuginfod with curl, GnuTLS and twenty more libraries into the
-/// profiler. MAINBOARD_DEBUGINFOD=1 gives the standard search back.
+/// A module's separate debug information, looked for on this machine only — elfutils' standard
+/// search without its last resort, a debuginfod server: by build id under /usr/lib/debug, then by
+/// its .gnu_debuglink name (the file's name and ".debug" when it has none) beside the file (by
+/// its name and by its real path), in .debug/ there, and under /usr/lib/debug with the
+/// directory's path and each shorter tail of it; the dwz file a debug file names in its
+/// .gnu_debugaltlink by that path, beside it and under /usr/lib/debug/.dwz. With DEBUGINFOD_URLS
+/// set (the debuginfod client packages of several distributions set it for login shells) and a
+/// server slow to answer or out of reach (a compute node), the last resort held a 0.1-second
+/// profile for minutes, one module at a time; it also loaded libdebuginfod with curl, GnuTLS and
+/// twenty more libraries into the profiler. MAINBOARD_DEBUGINFOD=1 gives the standard search back.
 int find_debuginfo_here(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf_Addr base,
                         const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
                         char** debuginfo_file_name) {
   const auto& dw = libdw();
+  // libdwfl asks for a dwz file with its name as the link and no CRC; a main file's link has one.
+  const bool dwz = debuglink_file && *debuglink_file && debuglink_crc == 0;
   const unsigned char* bits = nullptr;
   GElf_Addr vaddr = 0;
   int length = dw.dwfl_module_build_id(mod, &bits, &vaddr);
-  // Without a build id, debuginfod cannot be asked, and the standard search is the local one.
-  if (length <= 0)
+  // Without a build id no server can be asked for the module's own debug file, and elfutils'
+  // search (which checks the link's CRC) is the local one.
+  if (length <= 0 && !dwz)
     return dw.dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
                                            debuglink_crc, debuginfo_file_name);
+  // By build id: the module's, or for a dwz file the one its link records.
   int fd = dw.dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
                                            debuglink_crc, debuginfo_file_name);
-  if (fd >= 0 || !file_name || !debuglink_file || !*debuglink_file || *file_name != '/') return fd;
-  auto dir = std::filesystem::path(file_name).parent_path().string();
-  for (const auto& candidate : {dir + "/" + debuglink_file, dir + "/.debug/" + debuglink_file,
-                                "/usr/lib/debug" + dir + "/" + debuglink_file}) {
-    if (candidate == file_name) continue;
+  if (fd >= 0 || !file_name || *file_name != '/') return fd;
+  namespace fs = std::filesystem;
+  const std::string link = debuglink_file && *debuglink_file
+                               ? debuglink_file
+                               : fs::path(file_name).filename().string() + ".debug";
+  std::vector<std::string> dirs{fs::path(file_name).parent_path().string()};
+  std::error_code ec;
+  if (auto real = fs::canonical(file_name, ec); !ec && real.parent_path().string() != dirs[0])
+    dirs.push_back(real.parent_path().string());
+  std::vector<std::string> candidates;
+  if (dwz && link.front() == '/') candidates.push_back(link);
+  for (const auto& dir : dirs) {
+    if (dwz && link.front() == '/') break;
+    candidates.push_back(dir + "/" + link);
+    candidates.push_back(dir + "/.debug/" + link);
+    for (std::string tail = dir;; tail = tail.substr(tail.find('/', 1))) {
+      candidates.push_back("/usr/lib/debug" + tail + "/" + link);
+      if (tail.find('/', 1) == std::string::npos) break;
+    }
+    candidates.push_back("/usr/lib/debug/" + link);
+  }
+  if (dwz) candidates.push_back("/usr/lib/debug/.dwz/" + fs::path(link).filename().string());
+  struct stat self {};
+  bool have_self = ::stat(file_name, &self) == 0;
+  for (const auto& candidate : candidates) {
     int c = ::open(candidate.c_str(), O_RDONLY | O_CLOEXEC);
     if (c < 0) continue;
-    // The file the link names, and no other: the same build id.
-    bool same = false;
-    if (Elf* elf = dw.elf_begin(c, ELF_C_READ_MMAP, nullptr)) {
-      const void* id = nullptr;
-      ssize_t n = dw.dwelf_elf_gnu_build_id(elf, &id);
-      same = n == length && std::memcmp(id, bits, static_cast<std::size_t>(n)) == 0;
-      dw.elf_end(elf);
+    struct stat st {};
+    // Never the file itself (by another name): it has no DWARF, or it would not be asked for.
+    bool usable = ::fstat(c, &st) == 0 && S_ISREG(st.st_mode) &&
+                  !(have_self && st.st_dev == self.st_dev && st.st_ino == self.st_ino);
+    if (usable) {
+      usable = false;
+      if (Elf* elf = dw.elf_begin(c, ELF_C_READ_MMAP, nullptr)) {
+        GElf_Ehdr ehdr;
+        if (dwz) {
+          // The dwz file's build id is in the debug file's link, which this call does not see:
+          // an ELF file at the path the link gives is taken, as its name is exact.
+          usable = dw.gelf_getehdr(elf, &ehdr) != nullptr;
+        } else {
+          // The file the link names and no other: the module's build id.
+          const void* id = nullptr;
+          ssize_t n = dw.dwelf_elf_gnu_build_id(elf, &id);
+          usable = n == length && std::memcmp(id, bits, static_cast<std::size_t>(n)) == 0;
+        }
+        dw.elf_end(elf);
+      }
     }
-    if (same) {
+    if (usable) {
       *debuginfo_file_name = ::strdup(candidate.c_str());
       return c;
     }

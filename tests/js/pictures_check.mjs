@@ -56,7 +56,11 @@ async function open(file, { dark = false, query = '' } = {}) {
   await page.goto(url);
   return { page, context };
 }
-const fill = (page, selector, text) => page.locator(selector).fill(text);
+/// A search typed as a paste is: the whole text, one input event (clearing included).
+const fill = (page, selector, text) => page.$eval(selector, (e, t) => {
+  e.value = t;
+  e.dispatchEvent(new Event('input', { bubbles: true }));
+}, text);
 const text = (page, selector) => page.$eval(selector, (e) => e.textContent);
 
 /// The hot functions whose name no other function shares (a search by name finds only them).

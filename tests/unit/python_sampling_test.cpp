@@ -24,6 +24,7 @@
 #include "sampling/python_frames.hpp"
 #include "sampling/python_layout.hpp"
 #include "symbols/elf_symbols.hpp"
+#include "symbols/symbolizer.hpp"
 #include "test_util.hpp"
 
 using namespace mainboard;
@@ -837,6 +838,10 @@ TEST(PythonFrames, AnInterpreterCaughtBeforeItsLibpythonIsMappedIsLookedAtAgain)
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   if (!WIFSTOPPED(status)) GTEST_SKIP() << "not stopped at exec: ptrace refused here";
+  // Stopped where the case is: the interpreter's executable mapped, its library not yet.
+  auto maps = symbols::read_proc_file("/proc/" + std::to_string(pid) + "/maps");
+  EXPECT_NE(maps.find(fs::path(program).filename().string()), std::string::npos) << maps;
+  EXPECT_EQ(maps.find("libpython3."), std::string::npos) << maps;
   std::string why = "x";
   EXPECT_EQ(sampling::PythonReader::open(pid, &why), nullptr);
   EXPECT_EQ(why, "") << program;
