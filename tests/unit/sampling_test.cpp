@@ -513,6 +513,43 @@ TEST(Symbolizer, NamingFramesAsksNoDebuginfodServerUnlessAllowed) {
   ::close(server);
 }
 
+namespace {
+
+/// A binutils program run on the test's files (nm, objcopy, strip, xz).
+CommandResult run_tool(std::vector<std::string> argv) {
+  Command c;
+  c.argv = std::move(argv);
+  c.timeout = std::chrono::seconds(60);
+  return LocalRunner("/usr/bin:/bin").run(c);
+}
+
+/// Where `function` is in `binary` (nm's address; 0 when nm cannot say).
+std::uint64_t address_in(const std::string& binary, const std::string& function) {
+  auto symbols = run_tool({"nm", "--defined-only", binary});
+  std::uint64_t address = 0;
+  for (auto line : core::split_lines(symbols.out)) {
+    auto f = core::split_ws(line);
+    if (f.size() == 3 && f[1] == "T" && f[2] == function)
+      address = std::stoull(std::string(f[0]), nullptr, 16);
+  }
+  return symbols.ok() ? address : 0;
+}
+
+/// The function the symbolizer names at `address` (+2) of `file`, mapped whole at 0x400000.
+std::string name_at(const std::string& file, std::uint64_t address) {
+  symbols::Symbolizer s;
+  symbols::Mapping m;
+  m.start = 0x400000;
+  m.end = m.start + std::filesystem::file_size(file);
+  m.offset = 0;
+  m.inode = 1;
+  m.path = file;
+  s.set_mappings({m});
+  return s.symbolize(m.start + address + 2, false).back().function;
+}
+
+}  // namespace
+
 // A binary stripped of its .symtab can keep the names of its functions in a MiniDebugInfo
 // section (.gnu_debugdata: an xz-compressed ELF with the symbols .dynsym lacks, as Fedora ships
 // its binaries). The symbolizer names them from there; the same binary without the section
@@ -520,20 +557,8 @@ TEST(Symbolizer, NamingFramesAsksNoDebuginfodServerUnlessAllowed) {
 TEST(Symbolizer, NamesFunctionsFromMiniDebugInfo) {
   TempDir dir;
   const std::string original = MAINBOARD_SAMPLE_TARGET_NOFP;
-  auto tool = [](std::vector<std::string> argv) {
-    Command c;
-    c.argv = std::move(argv);
-    c.timeout = std::chrono::seconds(60);
-    return LocalRunner("/usr/bin:/bin").run(c);
-  };
-  auto symbols = tool({"nm", "--defined-only", original});
-  std::uint64_t address = 0;
-  for (auto line : core::split_lines(symbols.out)) {
-    auto f = core::split_ws(line);
-    if (f.size() == 3 && f[1] == "T" && f[2] == "fixed_work")
-      address = std::stoull(std::string(f[0]), nullptr, 16);
-  }
-  if (!symbols.ok() || address == 0) GTEST_SKIP() << "nm cannot read this build's target";
+  const std::uint64_t address = address_in(original, "fixed_work");
+  if (address == 0) GTEST_SKIP() << "nm cannot read this build's target";
   const auto keep = (dir.path() / "keep").string(), mini = (dir.path() / "mini").string(),
              stripped = (dir.path() / "stripped").string(),
              with = (dir.path() / "with-minidebuginfo").string();
@@ -544,22 +569,11 @@ TEST(Symbolizer, NamesFunctionsFromMiniDebugInfo) {
            {"xz", "-f", mini},
            {"strip", "--strip-all", "-o", stripped, original},
            {"objcopy", "--add-section", ".gnu_debugdata=" + mini + ".xz", stripped, with}}) {
-    auto r = tool(step);
+    auto r = run_tool(step);
     if (!r.ok()) GTEST_SKIP() << step[0] << " cannot make MiniDebugInfo here: " << r.err;
   }
-  auto name_at = [&](const std::string& file) {
-    symbols::Symbolizer s;
-    symbols::Mapping m;
-    m.start = 0x400000;
-    m.end = m.start + std::filesystem::file_size(file);
-    m.offset = 0;
-    m.inode = 1;
-    m.path = file;
-    s.set_mappings({m});
-    return s.symbolize(m.start + address + 2, false).back().function;
-  };
-  EXPECT_EQ(name_at(with), "fixed_work");
-  EXPECT_NE(name_at(stripped), "fixed_work");
+  EXPECT_EQ(name_at(with, address), "fixed_work");
+  EXPECT_NE(name_at(stripped, address), "fixed_work");
 }
 
 // A separate debug file found by the name the binary's .gnu_debuglink gives, beside it, in .debug/
@@ -568,20 +582,8 @@ TEST(Symbolizer, NamesFunctionsFromMiniDebugInfo) {
 TEST(Symbolizer, FindsADebugFileByItsDebuglinkNameAndBuildId) {
   TempDir dir;
   const std::string original = MAINBOARD_SAMPLE_TARGET_NOFP;
-  auto tool = [](std::vector<std::string> argv) {
-    Command c;
-    c.argv = std::move(argv);
-    c.timeout = std::chrono::seconds(60);
-    return LocalRunner("/usr/bin:/bin").run(c);
-  };
-  auto symbols = tool({"nm", "--defined-only", original});
-  std::uint64_t address = 0;
-  for (auto line : core::split_lines(symbols.out)) {
-    auto f = core::split_ws(line);
-    if (f.size() == 3 && f[1] == "T" && f[2] == "fixed_work")
-      address = std::stoull(std::string(f[0]), nullptr, 16);
-  }
-  if (!symbols.ok() || address == 0) GTEST_SKIP() << "nm cannot read this build's target";
+  const std::uint64_t address = address_in(original, "fixed_work");
+  if (address == 0) GTEST_SKIP() << "nm cannot read this build's target";
   std::filesystem::create_directories(dir.path() / "bin" / ".debug");
   const auto debug = (dir.path() / "bin" / ".debug" / "target.debug").string(),
              stripped = (dir.path() / "bin" / "target").string(),
@@ -590,26 +592,15 @@ TEST(Symbolizer, FindsADebugFileByItsDebuglinkNameAndBuildId) {
            {"objcopy", "--only-keep-debug", original, debug},
            {"strip", "--strip-all", "-o", stripped, original},
            {"objcopy", "--add-gnu-debuglink=" + debug, stripped}}) {
-    auto r = tool(step);
+    auto r = run_tool(step);
     if (!r.ok()) GTEST_SKIP() << step[0] << " cannot make a debug link here: " << r.err;
   }
-  auto name_at = [&](const std::string& file) {
-    symbols::Symbolizer s;
-    symbols::Mapping m;
-    m.start = 0x400000;
-    m.end = m.start + std::filesystem::file_size(file);
-    m.offset = 0;
-    m.inode = 1;
-    m.path = file;
-    s.set_mappings({m});
-    return s.symbolize(m.start + address + 2, false).back().function;
-  };
-  EXPECT_EQ(name_at(stripped), "fixed_work");
+  EXPECT_EQ(name_at(stripped, address), "fixed_work");
   // A file of that name with another build id is not it.
-  auto made = tool({"objcopy", "--only-keep-debug", MAINBOARD_SAMPLE_TARGET, other});
+  auto made = run_tool({"objcopy", "--only-keep-debug", MAINBOARD_SAMPLE_TARGET, other});
   ASSERT_TRUE(made.ok()) << made.err;
   std::filesystem::rename(other, debug);
-  EXPECT_NE(name_at(stripped), "fixed_work");
+  EXPECT_NE(name_at(stripped, address), "fixed_work");
 }
 
 namespace {
