@@ -61,4 +61,31 @@ static void BM_ToolchainWarmCache(benchmark::State& state) {
 }
 BENCHMARK(BM_ToolchainWarmCache)->Unit(benchmark::kMicrosecond);
 
+// What a snapshot's Machine does first: read the cache file, with its index of the PATH
+// directories (every probe's binaries asked in each, as the machine's runner asks them), then
+// find each binary through that index.
+static void BM_ToolCacheWithPathIndex(benchmark::State& state) {
+  auto file = std::filesystem::temp_directory_path() / "mainboard-bench-tools-index.json";
+  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  auto find_all = [&](ToolCache& cache) {
+    std::size_t found = 0;
+    for (const auto& probe : tool_probes())
+      for (const auto& bin : probe.binaries)
+        found += cache.find_on_path(bin, path).has_value();
+    return found;
+  };
+  {
+    ToolCache cache(file);
+    find_all(cache);
+    cache.save();
+  }
+  for (auto _ : state) {
+    ToolCache cache(file);
+    benchmark::DoNotOptimize(find_all(cache));
+  }
+  state.counters["cache_bytes"] = static_cast<double>(std::filesystem::file_size(file));
+  std::filesystem::remove(file);
+}
+BENCHMARK(BM_ToolCacheWithPathIndex)->Unit(benchmark::kMicrosecond);
+
 BENCHMARK_MAIN();

@@ -4,13 +4,12 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
 
 #include "core/atomic_file.hpp"
+#include "core/fs.hpp"
 #include "core/log.hpp"
 #include "core/process.hpp"
 #include "core/text.hpp"
@@ -106,38 +105,48 @@ struct ToolCache::PathMemory {
   core::PathIndex index;
 };
 
+namespace {
+
+// The cache's layout. Version 2 keeps each directory's names as one string joined by '/' (a
+// character no file name holds) and is written without indentation: read on every snapshot, it
+// was most of the command's own work as version 1 (a JSON value per name, 21 KB indented).
+constexpr int kCacheVersion = 2;
+constexpr char kNameSeparator = '/';
+
+}  // namespace
+
 ToolCache::ToolCache(std::filesystem::path file)
     : file_(std::move(file)), path_(std::make_shared<PathMemory>()) {
-  std::ifstream in(file_);
-  if (!in) return;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-  // A cache we cannot read is simply empty: it is rebuilt on the next save.
-  if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("entries") ||
-      !j["entries"].is_object())
+  auto text = core::Fs().read(file_.string(), 4u << 20);
+  if (!text) return;
+  auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  // A cache we cannot read (or of another version) is simply empty: rebuilt on the next save.
+  auto entries = j.is_object() ? j.find("entries") : j.end();
+  if (!j.is_object() || j.value("version", 0) != kCacheVersion || entries == j.end() ||
+      !entries->is_object())
     return;
-  for (auto& [key, value] : j["entries"].items()) {
+  for (auto& [key, value] : entries->items()) {
     if (value.is_string())
       entries_[key] = value.get<std::string>();
     else if (value.is_null())
       entries_[key] = std::nullopt;
   }
-  // {"/usr/bin": {"mtime_ns": …, "read_ns": …, "held": ["gcc", …], "absent": ["icx", …]}}: an
+  // {"/usr/bin": {"mtime_ns": …, "read_ns": …, "held": "gcc/make", "absent": "icx/nvc"}}: an
   // entry that is not all of that is left out (its directory is read again).
   auto index = j.find("path_index");
   if (index == j.end() || !index->is_object()) return;
   for (auto& [dir, value] : index->items()) {
+    if (!value.is_object()) continue;
     auto mtime = value.find("mtime_ns"), read = value.find("read_ns");
     auto held = value.find("held"), absent = value.find("absent");
-    if (!value.is_object() || mtime == value.end() || !mtime->is_number_integer() ||
-        read == value.end() || !read->is_number_integer() || held == value.end() ||
-        !held->is_array() || absent == value.end() || !absent->is_array())
+    if (mtime == value.end() || !mtime->is_number_integer() || read == value.end() ||
+        !read->is_number_integer() || held == value.end() || !held->is_string() ||
+        absent == value.end() || !absent->is_string())
       continue;
     core::PathIndex::Directory d{mtime->get<std::int64_t>(), read->get<std::int64_t>(), {}};
     for (const auto* list : {&*held, &*absent})
-      for (const auto& name : *list)
-        if (name.is_string()) d.names[name.get<std::string>()] = list == &*held;
+      for (auto name : core::split(list->get_ref<const std::string&>(), kNameSeparator))
+        if (!name.empty()) d.names.emplace(std::string(name), list == &*held);
     path_->index.directories[dir] = std::move(d);
   }
 }
@@ -204,19 +213,22 @@ void ToolCache::save() const {
   if (dirs.size() > 64) dirs.resize(64);
   nlohmann::json index = nlohmann::json::object();
   for (const auto* d : dirs) {
-    nlohmann::json held = nlohmann::json::array(), absent = nlohmann::json::array();
-    for (const auto& [name, there] : d->second.names)
-      (there ? held : absent).push_back(name);
+    std::string held, absent;
+    for (const auto& [name, there] : d->second.names) {
+      auto& list = there ? held : absent;
+      if (!list.empty()) list += kNameSeparator;
+      list += name;
+    }
     index[d->first] = {{"mtime_ns", d->second.mtime_ns},
                        {"read_ns", d->second.read_ns},
                        {"held", held},
                        {"absent", absent}};
   }
-  nlohmann::json j = {{"version", 1}, {"entries", entries}, {"path_index", index}};
+  nlohmann::json j = {{"version", kCacheVersion}, {"entries", entries}, {"path_index", index}};
   try {
     std::error_code ec;
     std::filesystem::create_directories(file_.parent_path(), ec);
-    core::write_file_atomic(file_, j.dump(1));
+    core::write_file_atomic(file_, j.dump());
   } catch (const std::exception& e) {
     core::log().debug("toolchain cache not saved: {}", e.what());
   }

@@ -100,7 +100,7 @@ TEST(ToolCache, SecondProbeSpawnsNothingUntilTheBinaryChanges) {
 
 TEST(ToolCache, CorruptFileIsRebuilt) {
   TempDir dir;
-  auto file = dir.write("tools.json", "{\"version\": 1, \"entries\": [garbage");
+  auto file = dir.write("tools.json", "{\"version\": 2, \"entries\": [garbage");
   ToolCache cache(file);
   EXPECT_FALSE(cache.lookup("anything"));
   cache.store("k", std::string("1.0"));
@@ -193,14 +193,36 @@ TEST(ToolCache, AnIndexThatIsNotWhatItShouldBeIsLeftOut) {
       const std::string& index : std::vector<std::string>{
           R"("garbage")", R"({")" + bin + R"(": {"mtime_ns": "x"}})",
           R"({")" + bin +
-              R"(": {"mtime_ns": 1, "read_ns": 9000000000000000000, "held": [], "absent": ["mytool", 3]}})"}) {
+              R"(": {"mtime_ns": 1, "read_ns": 9000000000000000000, "held": "", "absent": ["mytool"]}})"}) {
     auto file =
-        dir.write("tools.json", R"({"version": 1, "entries": {}, "path_index": )" + index + "}");
+        dir.write("tools.json", R"({"version": 2, "entries": {}, "path_index": )" + index + "}");
     ToolCache cache(file);
     EXPECT_EQ(cache.find_on_path("mytool", bin), tool.string()) << index;  // mtime 1 is not bin's
     cache.save();
     EXPECT_EQ(ToolCache(file).find_on_path("mytool", bin), tool.string()) << index;
   }
+}
+
+TEST(ToolCache, ReadsItsOwnLayoutAndIgnoresTheFormerOne) {
+  TempDir dir;
+  auto tool = dir.write("bin/mytool", "#!/bin/sh\n");
+  ::chmod(tool.c_str(), 0755);
+  auto bin = (dir.path() / "bin").string();
+  struct stat st {};
+  ASSERT_EQ(::stat(bin.c_str(), &st), 0);
+  auto mtime = std::to_string(std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec);
+  // Both say "mytool is not in bin" for bin as it is now: the current layout is believed (the
+  // name is not looked for), the former one (version 1, a JSON array per list) is not read.
+  auto current = dir.write("current.json", R"({"version":2,"entries":{},"path_index":{")" + bin +
+                                               R"(":{"mtime_ns":)" + mtime +
+                                               R"(,"read_ns":9000000000000000000,"held":"gcc",)"
+                                               R"("absent":"other/mytool/cc"}}})");
+  EXPECT_FALSE(ToolCache(current).find_on_path("mytool", bin));
+  auto former = dir.write("former.json", R"({"version":1,"entries":{},"path_index":{")" + bin +
+                                             R"(":{"mtime_ns":)" + mtime +
+                                             R"(,"read_ns":9000000000000000000,"held":["gcc"],)"
+                                             R"("absent":["other","mytool","cc"]}}})");
+  EXPECT_EQ(ToolCache(former).find_on_path("mytool", bin), tool.string());
 }
 
 TEST(ToolCache, TimeoutsAreNotRemembered) {
