@@ -47,6 +47,8 @@ std::optional<std::string> find_program(std::string_view name, std::string_view 
 
 std::optional<std::string> PathIndex::find(std::string_view name, std::string_view path) {
   if (name.empty() || name.find('/') != std::string_view::npos) return find_program(name, path);
+  // Asked for every probe's programs in every PATH directory, each snapshot: nothing is
+  // allocated for a name the index already knows is absent.
   for (auto entry : split(path, ':')) {
     if (entry.empty() || entry.front() != '/') {  // the current directory: looked at each time
       std::string file =
@@ -54,9 +56,9 @@ std::optional<std::string> PathIndex::find(std::string_view name, std::string_vi
       if (executable_file(file)) return absolute(file);
       continue;
     }
-    std::string dir(entry);
-    auto seen = checked_.find(dir);
+    auto seen = checked_.find(entry);
     if (seen == checked_.end()) {
+      std::string dir(entry);
       struct stat st {};
       bool exists = ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
       seen = checked_.emplace(dir, exists).first;
@@ -70,9 +72,10 @@ std::optional<std::string> PathIndex::find(std::string_view name, std::string_vi
       }
     }
     if (!seen->second) continue;  // no such directory: nothing in it
-    auto& names = directories.find(dir)->second.names;
-    std::string file = dir + "/" + std::string(name);
+    auto& names = directories.find(entry)->second.names;
     auto held = names.find(name);
+    if (held != names.end() && !held->second) continue;
+    std::string file = std::string(entry) + "/" + std::string(name);
     if (held == names.end()) {
       struct stat st {};
       held = names.emplace(std::string(name), ::lstat(file.c_str(), &st) == 0).first;
