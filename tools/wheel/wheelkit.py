@@ -142,6 +142,9 @@ def glibc_floor(paths: list[Path]) -> tuple[int, int]:
                              text=True).stdout
         for major, minor in re.findall(r"GLIBC_(\d+)\.(\d+)", out):
             newest = max(newest, (int(major), int(minor)))
+        # Packed relative relocations (DT_RELR) are read by the loader from glibc 2.36 on.
+        if "GLIBC_ABI_DT_RELR" in out:
+            newest = max(newest, (2, 36))
     return newest
 
 
