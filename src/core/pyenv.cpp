@@ -136,6 +136,10 @@ std::string without_shims(const std::string& path, const std::string& root) {
 
 }  // namespace
 
+bool is_pyenv_shim(const std::string& file) {
+  return shim_root(file).has_value();
+}
+
 std::optional<std::string> pyenv_shim_target(const std::string& shim, const PyenvContext& context) {
   auto root = shim_root(shim);
   if (!root) return std::nullopt;

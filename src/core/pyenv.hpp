@@ -30,4 +30,7 @@ struct PyenvContext {
 /// the shim then, and pyenv answers or says why.
 std::optional<std::string> pyenv_shim_target(const std::string& shim, const PyenvContext& context);
 
+/// Whether `file` is a pyenv shim (a script that runs `pyenv exec`), read from its first 4 KiB.
+bool is_pyenv_shim(const std::string& file);
+
 }  // namespace mainboard::core

@@ -41,6 +41,8 @@ std::optional<std::string> LocalRunner::find_executable(std::string_view name) c
 }
 
 std::optional<std::string> LocalRunner::launched_program(const std::string& path) const {
+  // Asked of every tool found: a program that is no pyenv shim costs one read of its head.
+  if (!core::is_pyenv_shim(path)) return std::nullopt;
   core::PyenvContext context;
   context.env = [](std::string_view key) -> std::optional<std::string> {
     const char* v = std::getenv(std::string(key).c_str());

@@ -1,14 +1,18 @@
 #include "mainboard/toolchain.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
 
 #include "core/atomic_file.hpp"
+#include "core/beneath.hpp"
 #include "core/fs.hpp"
 #include "core/log.hpp"
 #include "core/process.hpp"
@@ -131,6 +135,7 @@ ToolCache::ToolCache(std::filesystem::path file)
     else if (value.is_null())
       entries_[key] = std::nullopt;
   }
+  warm_ = !entries_.empty();
   // {"/usr/bin": {"mtime_ns": …, "read_ns": …, "held": "gcc/make", "absent": "icx/nvc"}}: an
   // entry that is not all of that is left out (its directory is read again).
   auto index = j.find("path_index");
@@ -237,12 +242,26 @@ void ToolCache::save() const {
 std::optional<std::string> ToolCache::key_for(const std::string& path, const ToolProbe& probe) {
   // Keyed by the file the path resolves to: an update (new size or mtime) or a symlink that
   // now points elsewhere is a different key.
-  std::error_code ec;
-  auto real = std::filesystem::canonical(path, ec);
-  if (ec) return std::nullopt;
+  // The file opened once (O_PATH) and named by the kernel, and its size and mtime read from that
+  // descriptor: three calls, where resolving the path a component at a time took one readlink
+  // per directory. Without /proc, the path is resolved the long way.
+  std::string real;
   struct stat st {};
-  if (::stat(real.c_str(), &st) != 0) return std::nullopt;
-  std::string key = real.string() + "|" + std::to_string(st.st_size) + "|" +
+  if (core::UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC)); fd.get() >= 0) {
+    char buf[PATH_MAX];
+    auto link = "/proc/self/fd/" + std::to_string(fd.get());
+    auto n = ::readlink(link.c_str(), buf, sizeof buf);
+    if (n <= 0 || n >= static_cast<ssize_t>(sizeof buf) || buf[0] != '/' ||
+        ::fstat(fd.get(), &st) != 0)
+      n = -1;
+    if (n > 0) real.assign(buf, static_cast<std::size_t>(n));
+  }
+  if (real.empty()) {
+    std::error_code ec;
+    real = std::filesystem::canonical(path, ec).string();
+    if (ec || ::stat(real.c_str(), &st) != 0) return std::nullopt;
+  }
+  std::string key = real + "|" + std::to_string(st.st_size) + "|" +
                     std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
   for (const auto& a : probe.version_args)
     key += "|" + a;
