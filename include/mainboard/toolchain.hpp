@@ -72,6 +72,9 @@ class MAINBOARD_API ToolCache {
   std::optional<std::string> find_on_path(std::string_view name, std::string_view path);
   std::size_t hits() const { return hits_; }
   std::size_t misses() const { return misses_; }
+  /// Whether the file held answers when this was made (a snapshot that will most likely start
+  /// no program), as opposed to a first run or a cache of another layout.
+  bool warm() const { return warm_; }
 
  private:
   std::filesystem::path file_;
@@ -79,6 +82,7 @@ class MAINBOARD_API ToolCache {
   struct PathMemory;
   std::shared_ptr<PathMemory> path_;
   bool dirty_ = false;
+  bool warm_ = false;
   mutable std::size_t hits_ = 0;
   mutable std::size_t misses_ = 0;
 };

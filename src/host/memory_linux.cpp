@@ -122,6 +122,10 @@ std::vector<DimmCard> parse_dmidecode_memory(std::string_view text) {
   return cards;
 }
 
+bool smbios_table_present(const core::Fs& fs) {
+  return fs.exists("/sys/firmware/dmi/tables/DMI") || fs.exists("/dev/mem");
+}
+
 std::vector<DimmCard> probe_dimms(const core::Fs& fs, const Runner& runner, Note& note) {
   auto exe = runner.find_executable("dmidecode");
   if (!exe) {
@@ -130,7 +134,7 @@ std::vector<DimmCard> probe_dimms(const core::Fs& fs, const Runner& runner, Note
   }
   // dmidecode reads the SMBIOS table from sysfs, or from /dev/mem on old kernels: without either
   // (containers, most virtual machines) there is nothing for it to read, and no need to start it.
-  if (!fs.exists("/sys/firmware/dmi/tables/DMI") && !fs.exists("/dev/mem")) {
+  if (!smbios_table_present(fs)) {
     note.unsupported("no SMBIOS table to read (/sys/firmware/dmi/tables/DMI, /dev/mem)");
     return {};
   }

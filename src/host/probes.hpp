@@ -44,6 +44,8 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> read_swap(const core::Fs&
 /// DIMMs from `dmidecode -t 17`, run through the runner; empty (and noted) when it is missing
 /// or refused.
 std::vector<DimmCard> probe_dimms(const core::Fs& fs, const Runner& runner, Note& note);
+/// Whether there is an SMBIOS table for dmidecode to read (sysfs, or /dev/mem on old kernels).
+bool smbios_table_present(const core::Fs& fs);
 std::vector<DimmCard> parse_dmidecode_memory(std::string_view text);
 
 // board_linux.cpp
