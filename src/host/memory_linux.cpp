@@ -1,4 +1,7 @@
+#include <unistd.h>
+
 #include <algorithm>
+#include <iterator>
 
 #include "core/paths.hpp"
 #include "core/text.hpp"
@@ -122,8 +125,16 @@ std::vector<DimmCard> parse_dmidecode_memory(std::string_view text) {
   return cards;
 }
 
+namespace {
+constexpr const char* kSmbiosTables[] = {"/sys/firmware/dmi/tables/DMI", "/dev/mem"};
+}  // namespace
+
 bool smbios_table_present(const core::Fs& fs) {
-  return fs.exists("/sys/firmware/dmi/tables/DMI") || fs.exists("/dev/mem");
+  // On the live host the table must be readable by this user too: both are root's alone, and
+  // dmidecode started by anyone else only fails, a process later.
+  return std::any_of(std::begin(kSmbiosTables), std::end(kSmbiosTables), [&](const char* path) {
+    return fs.exists(path) && (!fs.is_live() || ::access(path, R_OK) == 0);
+  });
 }
 
 std::vector<DimmCard> probe_dimms(const core::Fs& fs, const Runner& runner, Note& note) {
@@ -135,7 +146,11 @@ std::vector<DimmCard> probe_dimms(const core::Fs& fs, const Runner& runner, Note
   // dmidecode reads the SMBIOS table from sysfs, or from /dev/mem on old kernels: without either
   // (containers, most virtual machines) there is nothing for it to read, and no need to start it.
   if (!smbios_table_present(fs)) {
-    note.unsupported("no SMBIOS table to read (/sys/firmware/dmi/tables/DMI, /dev/mem)");
+    bool there = std::any_of(std::begin(kSmbiosTables), std::end(kSmbiosTables),
+                             [&](const char* path) { return fs.exists(path); });
+    note.unsupported(there ? "the SMBIOS table (/sys/firmware/dmi/tables/DMI, /dev/mem) is "
+                             "readable by root only: run as root for the memory modules"
+                           : "no SMBIOS table to read (/sys/firmware/dmi/tables/DMI, /dev/mem)");
     return {};
   }
   Command cmd;

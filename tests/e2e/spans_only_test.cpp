@@ -3,6 +3,7 @@
 // hardware or vendor library, and saves a profile that `mainboard profile report` reads (naming
 // auto-instrumented functions there, not in the program).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -149,6 +150,36 @@ TEST(Startup, TheVersionOpensOnlyTheCLibraryAndTheSnapshotLoadsHwloc) {
   EXPECT_FALSE(snapshot.count("libdw"));  // the sanitizer builds link it (src/CMakeLists.txt)
 #endif
   EXPECT_FALSE(snapshot.count("libmicrohttpd"));
+}
+
+// A snapshot whose versions and topology all come from the tool cache starts no thread (they
+// cost more than they saved there); a first one, with programs to start, does.
+TEST(Startup, AWarmSnapshotStartsNoThread) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the thread sanitizer runs a thread of its own";
+#else
+  TempDir dir;
+  auto threads_started = [&] {
+    auto log = dir.path / "strace.log";
+    auto r =
+        run({"strace", "-f", "-qq", "-o", log.string(), "-e", "trace=clone,clone3", MAINBOARD_CLI,
+             "snapshot", "--json"},
+            {{"ASAN_OPTIONS", "detect_leaks=0"}, {"XDG_CACHE_HOME", (dir.path / "c").string()}});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream lines(read(log));
+    int clones = 0;
+    for (std::string line; std::getline(lines, line);)
+      clones += line.find("clone") != std::string::npos && line.find("= -1") == std::string::npos &&
+                line.find("CLONE_THREAD") != std::string::npos;
+    return clones;
+  };
+  EXPECT_GT(threads_started(), 0) << "the first snapshot ran its probes on one thread";
+  // dmidecode, never cached, keeps a thread where this user can read an SMBIOS table.
+  int dmidecode = 0;
+  for (const char* table : {"/sys/firmware/dmi/tables/DMI", "/dev/mem"})
+    if (::access(table, R_OK) == 0) dmidecode = 1;
+  EXPECT_EQ(threads_started(), dmidecode);
+#endif
 }
 
 TEST(SpansOnly, StartsNoProcessAndOpensNoHardwareOrVendorLibrary) {
