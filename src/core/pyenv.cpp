@@ -136,13 +136,15 @@ std::string without_shims(const std::string& path, const std::string& root) {
 
 }  // namespace
 
-bool is_pyenv_shim(const std::string& file) {
-  return shim_root(file).has_value();
+std::optional<std::string> pyenv_shim_target(const std::string& shim, const PyenvContext& context) {
+  return pyenv_shim_target(shim, [&] { return context; });
 }
 
-std::optional<std::string> pyenv_shim_target(const std::string& shim, const PyenvContext& context) {
+std::optional<std::string> pyenv_shim_target(const std::string& shim,
+                                             const std::function<PyenvContext()>& make_context) {
   auto root = shim_root(shim);
   if (!root) return std::nullopt;
+  const PyenvContext context = make_context();
   auto program = fs::path(shim).filename().string();
   auto names = chosen_versions(*root, context);
   if (!names) return std::nullopt;

@@ -29,8 +29,9 @@ struct PyenvContext {
 /// place: not installed, or of a form only pyenv resolves; nothing chosen has the program): run
 /// the shim then, and pyenv answers or says why.
 std::optional<std::string> pyenv_shim_target(const std::string& shim, const PyenvContext& context);
-
-/// Whether `file` is a pyenv shim (a script that runs `pyenv exec`), read from its first 4 KiB.
-bool is_pyenv_shim(const std::string& file);
+/// The same, the context made only once `shim` is known to be one: a program that is no shim
+/// (most of those a snapshot finds) costs one read of its head and nothing else.
+std::optional<std::string> pyenv_shim_target(const std::string& shim,
+                                             const std::function<PyenvContext()>& context);
 
 }  // namespace mainboard::core

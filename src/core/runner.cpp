@@ -41,29 +41,30 @@ std::optional<std::string> LocalRunner::find_executable(std::string_view name) c
 }
 
 std::optional<std::string> LocalRunner::launched_program(const std::string& path) const {
-  // Asked of every tool found: a program that is no pyenv shim costs one read of its head.
-  if (!core::is_pyenv_shim(path)) return std::nullopt;
-  core::PyenvContext context;
-  context.env = [](std::string_view key) -> std::optional<std::string> {
-    const char* v = std::getenv(std::string(key).c_str());
-    return v ? std::optional<std::string>(v) : std::nullopt;
-  };
-  // Where pyenv looks for .python-version: PYENV_DIR, else the shell's (logical) PWD when it is
-  // this directory, else this directory's physical path.
-  struct stat here {
-  }, there{};
-  const char* pyenv_dir = std::getenv("PYENV_DIR");
-  const char* pwd = std::getenv("PWD");
-  std::error_code ec;
-  if (pyenv_dir && *pyenv_dir)
-    context.directory = pyenv_dir;
-  else if (pwd && *pwd == '/' && ::stat(pwd, &there) == 0 && ::stat(".", &here) == 0 &&
-           here.st_dev == there.st_dev && here.st_ino == there.st_ino)
-    context.directory = pwd;
-  else
-    context.directory = std::filesystem::current_path(ec).string();
-  context.path = path_;
-  return core::pyenv_shim_target(path, context);
+  // Asked of every tool found: the context (two stats) is made only for a shim.
+  return core::pyenv_shim_target(path, [this] {
+    core::PyenvContext context;
+    context.env = [](std::string_view key) -> std::optional<std::string> {
+      const char* v = std::getenv(std::string(key).c_str());
+      return v ? std::optional<std::string>(v) : std::nullopt;
+    };
+    // Where pyenv looks for .python-version: PYENV_DIR, else the shell's (logical) PWD when it
+    // is this directory, else this directory's physical path.
+    struct stat here {
+    }, there{};
+    const char* pyenv_dir = std::getenv("PYENV_DIR");
+    const char* pwd = std::getenv("PWD");
+    std::error_code ec;
+    if (pyenv_dir && *pyenv_dir)
+      context.directory = pyenv_dir;
+    else if (pwd && *pwd == '/' && ::stat(pwd, &there) == 0 && ::stat(".", &here) == 0 &&
+             here.st_dev == there.st_dev && here.st_ino == there.st_ino)
+      context.directory = pwd;
+    else
+      context.directory = std::filesystem::current_path(ec).string();
+    context.path = path_;
+    return context;
+  });
 }
 
 namespace {
