@@ -47,7 +47,7 @@ BENCHMARK(BM_FirstSnapshotTwoSocketFixture)->Unit(benchmark::kMicrosecond);
 // The toolchain probe with every version answered by the on-disk cache: PATH lookups, stat()s
 // of the binaries and one small JSON file, no process started.
 static void BM_ToolchainWarmCache(benchmark::State& state) {
-  auto file = std::filesystem::temp_directory_path() / "mainboard-bench-tools.json";
+  auto file = std::filesystem::temp_directory_path() / "mainboard-bench-tools.cache";
   LocalRunner runner(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
   {
     ToolCache cache(file);

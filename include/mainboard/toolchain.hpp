@@ -53,9 +53,10 @@ MAINBOARD_API std::span<const ToolProbe> tool_probes();
 /// each PATH directory holds, by the directory's mtime, so that it looks for absent ones in none.
 class MAINBOARD_API ToolCache {
  public:
-  /// `file` is the JSON cache file; it need not exist yet.
+  /// `file` is the cache file (a few lines of text, its layout in toolchain.cpp); it need not
+  /// exist yet.
   explicit ToolCache(std::filesystem::path file);
-  /// The default location: $XDG_CACHE_HOME/mainboard/tools.json, else ~/.cache/mainboard/…
+  /// The default location: $XDG_CACHE_HOME/mainboard/tools.cache, else ~/.cache/mainboard/…
   static std::optional<std::filesystem::path> default_file();
   /// Any thread (as is store).
   std::optional<std::optional<std::string>> lookup(const std::string& key) const;

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -45,40 +46,86 @@ std::optional<std::string> find_program(std::string_view name, std::string_view 
   return std::nullopt;
 }
 
+namespace {
+
+bool name_before(const std::pair<std::string, bool>& entry, std::string_view name) {
+  return std::string_view(entry.first) < name;
+}
+
+}  // namespace
+
+const std::pair<std::string, bool>* PathIndex::Directory::lookup(std::string_view name) const {
+  auto it = std::lower_bound(names.begin(), names.end(), name, name_before);
+  return it != names.end() && it->first == name ? &*it : nullptr;
+}
+
+const std::pair<std::string, bool>& PathIndex::Directory::insert(std::string_view name, bool held) {
+  auto it = std::lower_bound(names.begin(), names.end(), name, name_before);
+  return *names.emplace(it, std::string(name), held);
+}
+
+void PathIndex::Directory::sort() {
+  auto by_name = [](const auto& a, const auto& b) { return a.first < b.first; };
+  // A cache writes two sorted lists, the names held and then those not: merged in one pass.
+  auto second = std::is_sorted_until(names.begin(), names.end(), by_name);
+  std::stable_sort(second, names.end(), by_name);  // sorted already, but for a file made by hand
+  std::inplace_merge(names.begin(), second, names.end(), by_name);
+  names.erase(std::unique(names.begin(), names.end(),
+                          [](const auto& a, const auto& b) { return a.first == b.first; }),
+              names.end());
+}
+
+const std::vector<PathIndex::Entry>& PathIndex::entries(std::string_view path) {
+  if (resolved_ && path == path_) return entries_;
+  // Each directory is statted once per object, whatever the paths asked about.
+  std::map<std::string, Directory*, std::less<>> looked;
+  for (const auto& e : entries_)
+    if (!e.relative) looked.emplace(e.dir, e.known);
+  entries_.clear();
+  for (auto entry : split(path, ':')) {
+    Entry e{entry.empty() ? std::string(".") : std::string(entry), false, nullptr};
+    e.relative = entry.empty() || entry.front() != '/';
+    if (!e.relative) {
+      auto seen = looked.find(e.dir);
+      if (seen == looked.end()) {
+        struct stat st {};
+        Directory* known = nullptr;
+        if (::stat(e.dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+          std::int64_t mtime = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+          known = &directories[e.dir];
+          if (known->mtime_ns != mtime || known->mtime_ns + 1'000'000'000 > known->read_ns) {
+            *known = {mtime, unix_ns(), {}};
+            changed_ = true;
+          }
+        }
+        seen = looked.emplace(e.dir, known).first;
+      }
+      e.known = seen->second;
+    }
+    entries_.push_back(std::move(e));
+  }
+  path_.assign(path);
+  resolved_ = true;
+  return entries_;
+}
+
 std::optional<std::string> PathIndex::find(std::string_view name, std::string_view path) {
   if (name.empty() || name.find('/') != std::string_view::npos) return find_program(name, path);
   // Asked for every probe's programs in every PATH directory, each snapshot: nothing is
   // allocated for a name the index already knows is absent.
-  for (auto entry : split(path, ':')) {
-    if (entry.empty() || entry.front() != '/') {  // the current directory: looked at each time
-      std::string file =
-          (entry.empty() ? std::string(".") : std::string(entry)) + "/" + std::string(name);
+  for (const auto& e : entries(path)) {
+    if (e.relative) {  // the current directory: looked at each time
+      std::string file = e.dir + "/" + std::string(name);
       if (executable_file(file)) return absolute(file);
       continue;
     }
-    auto seen = checked_.find(entry);
-    if (seen == checked_.end()) {
-      std::string dir(entry);
+    if (!e.known) continue;  // no such directory: nothing in it
+    auto* held = e.known->lookup(name);
+    if (held && !held->second) continue;
+    std::string file = e.dir + "/" + std::string(name);
+    if (!held) {
       struct stat st {};
-      bool exists = ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-      seen = checked_.emplace(dir, exists).first;
-      if (exists) {
-        std::int64_t mtime = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
-        auto& known = directories[dir];
-        if (known.mtime_ns != mtime || known.mtime_ns + 1'000'000'000 > known.read_ns) {
-          known = {mtime, unix_ns(), {}};
-          changed_ = true;
-        }
-      }
-    }
-    if (!seen->second) continue;  // no such directory: nothing in it
-    auto& names = directories.find(entry)->second.names;
-    auto held = names.find(name);
-    if (held != names.end() && !held->second) continue;
-    std::string file = std::string(entry) + "/" + std::string(name);
-    if (held == names.end()) {
-      struct stat st {};
-      held = names.emplace(std::string(name), ::lstat(file.c_str(), &st) == 0).first;
+      held = &e.known->insert(name, ::lstat(file.c_str(), &st) == 0);
       changed_ = true;
     }
     if (held->second && executable_file(file)) return absolute(file);

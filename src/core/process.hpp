@@ -37,17 +37,38 @@ class PathIndex {
   struct Directory {
     std::int64_t mtime_ns = 0;  ///< the directory's mtime when its names were read
     std::int64_t read_ns = 0;   ///< when they were read (the wall clock)
-    std::map<std::string, bool, std::less<>> names;  ///< each name asked: whether it was there
+    /// Each name asked and whether it was there, sorted by name: a few dozen short names per
+    /// directory, read from the cache at every start, where a node per name cost an allocation
+    /// each (most names fit in a string's own storage).
+    std::vector<std::pair<std::string, bool>> names;
+    /// The entry for `name`, or nullptr.
+    const std::pair<std::string, bool>* lookup(std::string_view name) const;
+    /// Adds `name` (not there yet) in its place.
+    const std::pair<std::string, bool>& insert(std::string_view name, bool held);
+    /// Sorts `names` after they were appended in any order (quickly when they are two sorted
+    /// runs); of a name given twice, the first is kept.
+    void sort();
   };
   /// As find_program(name, path).
   std::optional<std::string> find(std::string_view name, std::string_view path);
-  /// What is remembered, by directory; read from and saved to a cache by its owner.
+  /// What is remembered, by directory; read from and saved to a cache by its owner (filled
+  /// before the first find: find keeps pointers to its records).
   std::map<std::string, Directory, std::less<>> directories;
   /// Whether find() learned something since this object was made or the last call.
   bool take_changed() { return std::exchange(changed_, false); }
 
  private:
-  std::map<std::string, bool, std::less<>> checked_;  // directories statted by this object
+  // The search path last asked about, its entries looked at once: an absolute directory's
+  // record, or none for a relative entry (looked at each time) or what is not a directory.
+  struct Entry {
+    std::string dir;
+    bool relative = false;
+    Directory* known = nullptr;
+  };
+  const std::vector<Entry>& entries(std::string_view path);
+  std::string path_;
+  bool resolved_ = false;
+  std::vector<Entry> entries_;
   bool changed_ = false;
 };
 

@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cstdlib>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "core/atomic_file.hpp"
@@ -111,11 +111,29 @@ struct ToolCache::PathMemory {
 
 namespace {
 
-// The cache's layout. Version 2 keeps each directory's names as one string joined by '/' (a
-// character no file name holds) and is written without indentation: read on every snapshot, it
-// was most of the command's own work as version 1 (a JSON value per name, 21 KB indented).
-constexpr int kCacheVersion = 2;
+// The cache's layout, version 3: lines of tab-separated fields under a first line that names it.
+//   mainboard tool cache 3
+//   v <key> <version>              a tool's version
+//   n <key>                        a tool that printed none
+//   d <dir> <mtime_ns> <read_ns> <held> <absent>
+// where held and absent are the names asked for in the directory, joined by '/' (a character no
+// file name holds). Read on every snapshot: version 2 (JSON) took nlohmann's parser and a value
+// per field, a quarter of a warm snapshot's instructions. A key, value or directory holding a tab
+// or a line feed is not written (it is looked up again the next time); a line that is not one of
+// these is skipped; a file of another version is ignored and rewritten on the next save.
+constexpr std::string_view kCacheHeader = "mainboard tool cache 3";
 constexpr char kNameSeparator = '/';
+
+bool one_field(std::string_view text) {
+  return text.find_first_of("\t\n") == std::string_view::npos;
+}
+
+std::optional<std::int64_t> parse_ns(std::string_view text) {
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
 
 }  // namespace
 
@@ -123,37 +141,34 @@ ToolCache::ToolCache(std::filesystem::path file)
     : file_(std::move(file)), path_(std::make_shared<PathMemory>()) {
   auto text = core::Fs().read(file_.string(), 4u << 20);
   if (!text) return;
-  auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  std::string_view rest(*text);
+  auto next_line = [&rest] {
+    auto end = rest.find('\n');
+    auto line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    return line;
+  };
   // A cache we cannot read (or of another version) is simply empty: rebuilt on the next save.
-  auto entries = j.is_object() ? j.find("entries") : j.end();
-  if (!j.is_object() || j.value("version", 0) != kCacheVersion || entries == j.end() ||
-      !entries->is_object())
-    return;
-  for (auto& [key, value] : entries->items()) {
-    if (value.is_string())
-      entries_[key] = value.get<std::string>();
-    else if (value.is_null())
-      entries_[key] = std::nullopt;
+  if (next_line() != kCacheHeader) return;
+  while (!rest.empty()) {
+    auto f = core::split(next_line(), '\t');
+    if (f.size() == 3 && f[0] == "v") {
+      entries_.insert_or_assign(std::string(f[1]), std::string(f[2]));
+    } else if (f.size() == 2 && f[0] == "n") {
+      entries_.insert_or_assign(std::string(f[1]), std::nullopt);
+    } else if (f.size() == 6 && f[0] == "d" && !f[1].empty()) {
+      // A directory line that is not all of that is left out (the directory is read again).
+      auto mtime = parse_ns(f[2]), read = parse_ns(f[3]);
+      if (!mtime || !read) continue;
+      core::PathIndex::Directory d{*mtime, *read, {}};
+      for (int list : {4, 5})
+        for (auto name : core::split(f[list], kNameSeparator))
+          if (!name.empty()) d.names.emplace_back(std::string(name), list == 4);
+      d.sort();
+      path_->index.directories.insert_or_assign(std::string(f[1]), std::move(d));
+    }
   }
   warm_ = !entries_.empty();
-  // {"/usr/bin": {"mtime_ns": …, "read_ns": …, "held": "gcc/make", "absent": "icx/nvc"}}: an
-  // entry that is not all of that is left out (its directory is read again).
-  auto index = j.find("path_index");
-  if (index == j.end() || !index->is_object()) return;
-  for (auto& [dir, value] : index->items()) {
-    if (!value.is_object()) continue;
-    auto mtime = value.find("mtime_ns"), read = value.find("read_ns");
-    auto held = value.find("held"), absent = value.find("absent");
-    if (mtime == value.end() || !mtime->is_number_integer() || read == value.end() ||
-        !read->is_number_integer() || held == value.end() || !held->is_string() ||
-        absent == value.end() || !absent->is_string())
-      continue;
-    core::PathIndex::Directory d{mtime->get<std::int64_t>(), read->get<std::int64_t>(), {}};
-    for (const auto* list : {&*held, &*absent})
-      for (auto name : core::split(list->get_ref<const std::string&>(), kNameSeparator))
-        if (!name.empty()) d.names.emplace(std::string(name), list == &*held);
-    path_->index.directories[dir] = std::move(d);
-  }
 }
 
 std::optional<std::string> ToolCache::find_on_path(std::string_view name, std::string_view path) {
@@ -163,9 +178,9 @@ std::optional<std::string> ToolCache::find_on_path(std::string_view name, std::s
 
 std::optional<std::filesystem::path> ToolCache::default_file() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
-    return std::filesystem::path(xdg) / "mainboard" / "tools.json";
+    return std::filesystem::path(xdg) / "mainboard" / "tools.cache";
   if (const char* home = std::getenv("HOME"); home && *home == '/')
-    return std::filesystem::path(home) / ".cache" / "mainboard" / "tools.json";
+    return std::filesystem::path(home) / ".cache" / "mainboard" / "tools.cache";
   return std::nullopt;
 }
 
@@ -201,39 +216,38 @@ void ToolCache::replace(const std::string& kind, const std::string& key, const s
 void ToolCache::save() const {
   std::lock_guard lock(path_->mutex);
   if (!path_->index.take_changed() && !dirty_) return;
-  nlohmann::json entries = nlohmann::json::object();
+  std::string text(kCacheHeader);
+  text += '\n';
   for (const auto& [key, value] : entries_) {
-    if (value)
-      entries[key] = *value;
-    else
-      entries[key] = nullptr;
+    if (!one_field(key) || (value && !one_field(*value))) continue;
+    text += value ? "v\t" : "n\t";
+    text += key;
+    if (value) (text += '\t') += *value;
+    text += '\n';
   }
   // The directories read most recently, at most 64: PATH differs from shell to shell, and a
   // directory left out is only read again.
   std::vector<const std::pair<const std::string, core::PathIndex::Directory>*> dirs;
   for (const auto& d : path_->index.directories)
-    dirs.push_back(&d);
+    if (one_field(d.first)) dirs.push_back(&d);
   std::sort(dirs.begin(), dirs.end(),
             [](const auto* a, const auto* b) { return a->second.read_ns > b->second.read_ns; });
   if (dirs.size() > 64) dirs.resize(64);
-  nlohmann::json index = nlohmann::json::object();
   for (const auto* d : dirs) {
     std::string held, absent;
     for (const auto& [name, there] : d->second.names) {
+      if (!one_field(name)) continue;
       auto& list = there ? held : absent;
       if (!list.empty()) list += kNameSeparator;
       list += name;
     }
-    index[d->first] = {{"mtime_ns", d->second.mtime_ns},
-                       {"read_ns", d->second.read_ns},
-                       {"held", held},
-                       {"absent", absent}};
+    text += "d\t" + d->first + '\t' + std::to_string(d->second.mtime_ns) + '\t' +
+            std::to_string(d->second.read_ns) + '\t' + held + '\t' + absent + '\n';
   }
-  nlohmann::json j = {{"version", kCacheVersion}, {"entries", entries}, {"path_index", index}};
   try {
     std::error_code ec;
     std::filesystem::create_directories(file_.parent_path(), ec);
-    core::write_file_atomic(file_, j.dump());
+    core::write_file_atomic(file_, text);
   } catch (const std::exception& e) {
     core::log().debug("toolchain cache not saved: {}", e.what());
   }

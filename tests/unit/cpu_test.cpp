@@ -160,7 +160,7 @@ TEST(CpuProbe, TheTopologyIsKeptUntilWhatItDependsOnChanges) {
              "Mems_allowed_list:\t0-1\n");
   core::Fs fs(root.path());
   TempDir cache_dir;
-  auto file = cache_dir.path() / "tools.json";
+  auto file = cache_dir.path() / "tools.cache";
   auto probe = [&] {
     ToolCache cache(file);
     host::Note note;
@@ -168,26 +168,31 @@ TEST(CpuProbe, TheTopologyIsKeptUntilWhatItDependsOnChanges) {
     cache.save();
     return info;
   };
+  // The cache's topology entries, from its lines ("v", key, value; tab-separated).
   auto entries = [&] {
     std::ifstream in(file);
-    auto j = nlohmann::json::parse(in, nullptr, false);
     std::map<std::string, std::string> out;
-    if (j.is_object())
-      for (auto& [k, v] : j["entries"].items())
-        if (k.rfind("topology|", 0) == 0 && v.is_string()) out[k] = v.get<std::string>();
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("v\ttopology|", 0) == 0) {
+        auto tab = line.find('\t', 2);
+        if (tab != std::string::npos) out[line.substr(2, tab - 2)] = line.substr(tab + 1);
+      }
     return out;
+  };
+  // Puts `value` in the cache under the one topology key there is.
+  auto doctor = [&](const std::string& value) {
+    ToolCache cache(file);
+    cache.store(entries().begin()->first, value);
+    cache.save();
   };
   auto first = probe();
   EXPECT_EQ(first.topology_source, TopologySource::hwloc);
   EXPECT_EQ(first.threads, 32u);
   ASSERT_EQ(entries().size(), 1u);
   // The same key: the cached topology is what the probe says (marked here to tell it apart).
-  auto [key, value] = *entries().begin();
-  auto doctored = nlohmann::json::parse(value);
+  auto doctored = nlohmann::json::parse(entries().begin()->second);
   doctored["threads"] = 999;
-  auto j = nlohmann::json::parse(std::ifstream(file));
-  j["entries"][key] = doctored.dump();
-  std::ofstream(file) << j.dump();
+  doctor(doctored.dump());
   EXPECT_EQ(probe().threads, 999u);
   // A CPU taken offline, another cpuset, a node's memory changed: read again, one entry kept.
   for (auto [path, text] : std::vector<std::pair<std::string, std::string>>{
@@ -195,18 +200,14 @@ TEST(CpuProbe, TheTopologyIsKeptUntilWhatItDependsOnChanges) {
            {"proc/self/status", "Cpus_allowed_list:\t0-15\nMems_allowed_list:\t0\n"},
            {"sys/devices/system/node/node1/meminfo", "Node 1 MemTotal:       1048576 kB\n"}}) {
     root.write(path, text);
-    j = nlohmann::json::parse(std::ifstream(file));
-    j["entries"][entries().begin()->first] = doctored.dump();
-    std::ofstream(file) << j.dump();
+    doctor(doctored.dump());
     auto again = probe();
     EXPECT_EQ(again.threads, 32u) << path;
     EXPECT_EQ(entries().size(), 1u) << path;
   }
   // A cached value that is not a topology is read again, never believed.
   for (const char* bad : {"", "[]", "{\"threads\": 4}", "{\"threads\":\"x\"}", "\"\\u0000\""}) {
-    j = nlohmann::json::parse(std::ifstream(file));
-    j["entries"][entries().begin()->first] = bad;
-    std::ofstream(file) << j.dump();
+    doctor(bad);
     EXPECT_EQ(probe().threads, 32u) << bad;
   }
   // Without a boot id (another kernel's files, a container hiding it) nothing is cached.

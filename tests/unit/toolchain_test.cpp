@@ -73,7 +73,7 @@ TEST(ToolCache, SecondProbeSpawnsNothingUntilTheBinaryChanges) {
   ::chmod(tool.c_str(), 0755);
   LocalRunner runner((dir.path() / "bin").string());
   std::vector<ToolProbe> probes = {{"mytool", ToolCategory::build, {"mytool"}}};
-  auto cache_file = dir.path() / "cache" / "tools.json";
+  auto cache_file = dir.path() / "cache" / "tools.cache";
 
   {
     ToolCache cache(cache_file);
@@ -100,13 +100,42 @@ TEST(ToolCache, SecondProbeSpawnsNothingUntilTheBinaryChanges) {
 
 TEST(ToolCache, CorruptFileIsRebuilt) {
   TempDir dir;
-  auto file = dir.write("tools.json", "{\"version\": 2, \"entries\": [garbage");
-  ToolCache cache(file);
-  EXPECT_FALSE(cache.lookup("anything"));
-  cache.store("k", std::string("1.0"));
-  cache.save();
+  for (const std::string& text :
+       {std::string("mainboard tool cache 3\nv\tk"),
+        std::string("{\"version\": 2, \"entries\": [garb"),
+        std::string("mainboard tool cache 3\n\0\0\t\tv\n\n\nd\t\t\t\t\t\t\n", 39),
+        std::string(1 << 20, '\t'), std::string()}) {
+    auto file = dir.write("tools.cache", text);
+    ToolCache cache(file);
+    EXPECT_FALSE(cache.lookup("k")) << text.substr(0, 40);
+    EXPECT_FALSE(cache.warm());
+    cache.store("k", std::string("1.0"));
+    cache.save();
+    ToolCache again(file);
+    EXPECT_EQ(again.lookup("k"), std::optional<std::string>("1.0"));
+    EXPECT_TRUE(again.warm());
+  }
+}
+
+TEST(ToolCache, AKeyOrVersionThatCannotBeOneFieldIsNotKept) {
+  TempDir dir;
+  auto file = dir.path() / "tools.cache";
+  {
+    ToolCache cache(file);
+    cache.store("/opt/odd\tdir/cc|1|2", std::string("1.0"));
+    cache.store("/usr/bin/cc|1|2", std::string("12.2\nv\tinjected\t9.9"));
+    cache.store("/usr/bin/gcc|1|2", std::string("12.2.0"));
+    cache.store("/usr/bin/icx|1|2", std::nullopt);
+    cache.save();
+  }
   ToolCache again(file);
-  EXPECT_EQ(again.lookup("k"), std::optional<std::string>("1.0"));
+  EXPECT_FALSE(again.lookup("/opt/odd\tdir/cc|1|2"));
+  EXPECT_FALSE(again.lookup("/usr/bin/cc|1|2"));
+  EXPECT_FALSE(again.lookup("injected"));
+  EXPECT_EQ(again.lookup("/usr/bin/gcc|1|2"), std::optional<std::string>("12.2.0"));
+  auto none = again.lookup("/usr/bin/icx|1|2");  // known to print no version
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none);
 }
 
 namespace {
@@ -130,7 +159,7 @@ TEST(ToolCache, AbsentNamesAreNotLookedForAgainUntilTheirDirectoryChanges) {
   dir.mkdir("two");
   auto one = dir.path() / "one", two = dir.path() / "two";
   std::string path = one.string() + ":" + two.string();
-  auto file = dir.path() / "tools.json";
+  auto file = dir.path() / "tools.cache";
   auto old_two = set_mtime(two, seconds_ago(100));
   set_mtime(one, seconds_ago(100));
   {
@@ -170,7 +199,7 @@ TEST(ToolCache, ADirectoryChangedJustBeforeItWasReadIsReadAgain) {
   TempDir dir;
   dir.mkdir("bin");
   auto bin = dir.path() / "bin";
-  auto file = dir.path() / "tools.json";
+  auto file = dir.path() / "tools.cache";
   auto now = set_mtime(bin, seconds_ago(0));  // changed in the tick it is read
   {
     ToolCache cache(file);
@@ -189,17 +218,22 @@ TEST(ToolCache, AnIndexThatIsNotWhatItShouldBeIsLeftOut) {
   auto tool = dir.write("bin/mytool", "#!/bin/sh\n");
   ::chmod(tool.c_str(), 0755);
   auto bin = (dir.path() / "bin").string();
-  for (
-      const std::string& index : std::vector<std::string>{
-          R"("garbage")", R"({")" + bin + R"(": {"mtime_ns": "x"}})",
-          R"({")" + bin +
-              R"(": {"mtime_ns": 1, "read_ns": 9000000000000000000, "held": "", "absent": ["mytool"]}})"}) {
-    auto file =
-        dir.write("tools.json", R"({"version": 2, "entries": {}, "path_index": )" + index + "}");
+  struct stat st {};
+  ASSERT_EQ(::stat(bin.c_str(), &st), 0);
+  auto mtime = std::to_string(std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec);
+  // Each line would say "mytool is not in bin" but is not all a directory's line must be.
+  for (const std::string& line : std::vector<std::string>{
+           "d\t" + bin + "\tx\t9000000000000000000\t\tmytool",
+           "d\t" + bin + "\t" + mtime + "\t9000000000000000000\t\tmytool\textra",
+           "d\t" + bin + "\t" + mtime + "\t9000000000000000000\tmytool",
+           "d\t" + bin + "\t" + mtime + "x\t9000000000000000000\t\tmytool",
+           "d\t" + bin + "\t1\t9000000000000000000\t\tmytool",  // mtime 1 is not bin's
+           "D\t" + bin + "\t" + mtime + "\t9000000000000000000\t\tmytool"}) {
+    auto file = dir.write("tools.cache", "mainboard tool cache 3\n" + line + "\n");
     ToolCache cache(file);
-    EXPECT_EQ(cache.find_on_path("mytool", bin), tool.string()) << index;  // mtime 1 is not bin's
+    EXPECT_EQ(cache.find_on_path("mytool", bin), tool.string()) << line;
     cache.save();
-    EXPECT_EQ(ToolCache(file).find_on_path("mytool", bin), tool.string()) << index;
+    EXPECT_EQ(ToolCache(file).find_on_path("mytool", bin), tool.string()) << line;
   }
 }
 
@@ -212,17 +246,19 @@ TEST(ToolCache, ReadsItsOwnLayoutAndIgnoresTheFormerOne) {
   ASSERT_EQ(::stat(bin.c_str(), &st), 0);
   auto mtime = std::to_string(std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec);
   // Both say "mytool is not in bin" for bin as it is now: the current layout is believed (the
-  // name is not looked for), the former one (version 1, a JSON array per list) is not read.
-  auto current = dir.write("current.json", R"({"version":2,"entries":{},"path_index":{")" + bin +
-                                               R"(":{"mtime_ns":)" + mtime +
-                                               R"(,"read_ns":9000000000000000000,"held":"gcc",)"
-                                               R"("absent":"other/mytool/cc"}}})");
+  // name is not looked for), the former one (version 2, JSON) is not read.
+  auto current = dir.write("current.cache",
+                           "mainboard tool cache 3\nv\t/usr/bin/gcc|1|2\t12.2.0\nd\t" + bin + "\t" +
+                               mtime + "\t9000000000000000000\tgcc\tother/mytool/cc\n");
   EXPECT_FALSE(ToolCache(current).find_on_path("mytool", bin));
-  auto former = dir.write("former.json", R"({"version":1,"entries":{},"path_index":{")" + bin +
-                                             R"(":{"mtime_ns":)" + mtime +
-                                             R"(,"read_ns":9000000000000000000,"held":["gcc"],)"
-                                             R"("absent":["other","mytool","cc"]}}})");
+  EXPECT_TRUE(ToolCache(current).warm());
+  auto former = dir.write("former.json", R"({"version":2,"entries":{"/usr/bin/gcc|1|2":"12.2.0"},)"
+                                         R"("path_index":{")" +
+                                             bin + R"(":{"mtime_ns":)" + mtime +
+                                             R"(,"read_ns":9000000000000000000,"held":"gcc",)"
+                                             R"("absent":"other/mytool/cc"}}})");
   EXPECT_EQ(ToolCache(former).find_on_path("mytool", bin), tool.string());
+  EXPECT_FALSE(ToolCache(former).warm());
 }
 
 TEST(ToolCache, TimeoutsAreNotRemembered) {
@@ -235,7 +271,7 @@ TEST(ToolCache, TimeoutsAreNotRemembered) {
   std::vector<ToolProbe> probes = {slow};
   auto key = ToolCache::key_for(tool.string(), probes[0]);
   ASSERT_TRUE(key);
-  ToolCache cache(dir.path() / "tools.json");
+  ToolCache cache(dir.path() / "tools.cache");
   auto tc = Toolchain::probe(runner, probes, &cache);
   EXPECT_FALSE(tc.tools.at(0).version);
   EXPECT_FALSE(cache.lookup(*key));
