@@ -46,6 +46,18 @@ TEST(Fs, DoesNotBlockOnFifos) {
   EXPECT_FALSE(fs.read("/fifo"));  // would hang forever if opened for a blocking read
 }
 
+TEST(Fs, ReadsRegularFilesOnly) {
+  TempDir root;
+  root.write("empty", "");
+  root.mkdir("dir");
+  Fs fs(root.path());
+  EXPECT_EQ(fs.read("/empty"), "");  // an empty file is text, unlike a FIFO that reads as empty
+  EXPECT_FALSE(fs.read("/dir"));
+  Fs host;
+  EXPECT_FALSE(host.read("/dev/null"));             // reads as empty, but is a device
+  EXPECT_FALSE(host.read("/dev/zero", 64u << 10));  // never ends: given up at the bound
+}
+
 TEST(Fs, IntegersAndLists) {
   TempDir root;
   root.write("a/n", "123\n");
