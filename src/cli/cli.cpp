@@ -156,9 +156,21 @@ std::variant<Parsed, Exit> parse(const std::vector<std::string>& arguments) {
     CLI::App* app;
     std::unique_ptr<Command> command;
   };
+  // Only the commands that can be chosen are on the parser at all (a CLI11 command costs about
+  // as much as a snapshot's reading of /proc): those named by a word, a named group's commands
+  // (its errors list them) — or all, for help or when none is named (the errors list them).
+  auto top_word = [](std::string_view path) { return path.substr(0, path.find(' ')); };
+  bool help = false, any_named = false;
+  for (auto it = arguments.begin(); it != arguments.end() && *it != "--"; ++it)
+    help = help || *it == "--help" || *it == "--help-all" ||
+           (it->size() > 1 && (*it)[0] == '-' && (*it)[1] != '-' && it->find('h') != it->npos);
+  for (const auto& info : commands())
+    any_named = any_named || named(top_word(info.path));
+  bool everything = help || !any_named;
   std::vector<Declared> declared;
   std::vector<CLI::App*> groups;
   for (const auto& info : commands()) {
+    if (!everything && info.make && !named(top_word(info.path))) continue;
     std::string path = info.path;
     CLI::App* parent = &app;
     if (auto space = path.rfind(' '); space != std::string::npos) {

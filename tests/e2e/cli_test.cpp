@@ -191,6 +191,35 @@ TEST(Cli, HelpAndErrorsSpeakInWords) {
   EXPECT_NE(graph.err.find("'lbr' is not one of fp, dwarf"), std::string::npos) << graph.err;
 }
 
+// Only the commands a word names are put on the parser; help and the errors that list commands
+// must still see every one, however the words are arranged.
+TEST(Cli, HelpAndGroupErrorsListEveryCommandWhateverElseIsNamed) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"--help"}, std::vector<std::string>{"-vh"},
+        std::vector<std::string>{"--sysroot", "/", "-h"}}) {
+    auto r = cli(args);
+    EXPECT_EQ(r.exit_code, 0) << args.back();
+    for (const char* command : {"snapshot", "toolchain", "gpus", "meter", "gather", "profile"})
+      EXPECT_NE(r.out.find("\n  " + std::string(command) + " "), std::string::npos)
+          << command << " in\n"
+          << r.out;
+  }
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"profile", "bogus"}, std::vector<std::string>{"profile"}}) {
+    auto r = cli(args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("report, diff, perfetto, merge, run, attach, dump"), std::string::npos)
+        << r.err;
+  }
+  // A word that names no command beside one that does, or a second command: refused as before.
+  auto stray = cli({"bogus", "snapshot"});
+  EXPECT_EQ(stray.exit_code, 2);
+  EXPECT_NE(stray.err.find("bogus"), std::string::npos) << stray.err;
+  auto second = cli({"snapshot", "profile"});
+  EXPECT_EQ(second.exit_code, 2);
+  EXPECT_NE(second.err.find("unexpected argument profile"), std::string::npos) << second.err;
+}
+
 TEST(Cli, ACommandThatCannotRunExitsAsAShellWould) {
   std::string dir = ::testing::TempDir();
   std::string plain = dir + "/mainboard-not-executable";
