@@ -161,6 +161,8 @@ ToolCache::ToolCache(std::filesystem::path file)
       auto mtime = parse_ns(f[2]), read = parse_ns(f[3]);
       if (!mtime || !read) continue;
       core::PathIndex::Directory d{*mtime, *read, {}};
+      d.names.reserve(2 + static_cast<std::size_t>(std::count(f[4].begin(), f[4].end(), '/') +
+                                                   std::count(f[5].begin(), f[5].end(), '/')));
       for (int list : {4, 5})
         for (auto name : core::split(f[list], kNameSeparator))
           if (!name.empty()) d.names.emplace_back(std::string(name), list == 4);
