@@ -77,17 +77,13 @@ void PathIndex::Directory::sort() {
 
 const std::vector<PathIndex::Entry>& PathIndex::entries(std::string_view path) {
   if (resolved_ && path == path_) return entries_;
-  // Each directory is statted once per object, whatever the paths asked about.
-  std::map<std::string, Directory*, std::less<>> looked;
-  for (const auto& e : entries_)
-    if (!e.relative) looked.emplace(e.dir, e.known);
   entries_.clear();
   for (auto entry : split(path, ':')) {
     Entry e{entry.empty() ? std::string(".") : std::string(entry), false, nullptr};
     e.relative = entry.empty() || entry.front() != '/';
     if (!e.relative) {
-      auto seen = looked.find(e.dir);
-      if (seen == looked.end()) {
+      auto seen = looked_.find(e.dir);
+      if (seen == looked_.end()) {  // each directory is statted once by this object
         struct stat st {};
         Directory* known = nullptr;
         if (::stat(e.dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -98,7 +94,7 @@ const std::vector<PathIndex::Entry>& PathIndex::entries(std::string_view path) {
             changed_ = true;
           }
         }
-        seen = looked.emplace(e.dir, known).first;
+        seen = looked_.emplace(e.dir, known).first;
       }
       e.known = seen->second;
     }

@@ -66,6 +66,7 @@ class PathIndex {
     Directory* known = nullptr;
   };
   const std::vector<Entry>& entries(std::string_view path);
+  std::map<std::string, Directory*, std::less<>> looked_;  // statted: its record, or none
   std::string path_;
   bool resolved_ = false;
   std::vector<Entry> entries_;

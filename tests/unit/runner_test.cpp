@@ -151,6 +151,28 @@ TEST(FindProgram, SearchesPathAsAShellDoes) {
   EXPECT_EQ(core::not_found_reason((dir.path() / "bin/plain").string()), "not an executable file");
 }
 
+// The index answers as find_program does, whichever search paths it is asked about in turn (it
+// resolves a path's directories once and keeps them until another path is asked).
+TEST(FindProgram, TheIndexAnswersAsTheSearchForEveryPathInTurn) {
+  TempDir dir;
+  for (const char* file : {"one/a", "two/a", "two/b", "here/c"}) {
+    auto f = dir.write(file, "#!/bin/sh\n");
+    ::chmod(f.c_str(), 0755);
+  }
+  auto one = (dir.path() / "one").string(), two = (dir.path() / "two").string();
+  auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  core::PathIndex index;
+  std::vector<std::string> paths = {
+      one + ":" + two,       two,       two + ":" + one, "here:" + two,
+      "/nonexistent:" + one, ":" + two, one + ":" + two};
+  for (int round = 0; round < 2; ++round)
+    for (const auto& path : paths)
+      for (const char* name : {"a", "b", "c", "d"})
+        EXPECT_EQ(index.find(name, path), core::find_program(name, path)) << name << " " << path;
+  std::filesystem::current_path(cwd);
+}
+
 TEST(ExitStatus, ExitCodesAndSignalsAsAShellReportsThem) {
   auto exited = system_runner().run(Command{{"/bin/sh", "-c", "exit 7"}});
   EXPECT_EQ(exited.exit_code, 7);
