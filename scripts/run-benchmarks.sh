@@ -3,6 +3,8 @@
 # by side: machines are noisy, so compare within a run, not across runs.
 #   scripts/run-benchmarks.sh            everything
 #   scripts/run-benchmarks.sh --quick    shorter runs (a smoke test of the benchmarks)
+# MAINBOARD_PREVIOUS=/path/to/an/older/mainboard puts an earlier build beside this one in the
+# start-up comparison.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0
@@ -98,6 +100,10 @@ for name, goal in (("mainboard --version (start-up)", 1.5), ("mainboard (warm ca
 print(f"warm snapshot {py / r['mainboard (warm cache)']:.1f}x faster than the python probe "
       "(goal >= 20x)")
 PY
+
+echo
+echo "== start-up and a warm snapshot next to /bin/true, started in turn (steadier on a noisy machine)"
+"$python" scripts/bench-startup.py "$(( quick ? 20 : 400 ))" "$cli" ${MAINBOARD_PREVIOUS:+"$MAINBOARD_PREVIOUS"}
 
 echo
 echo "== Python: import mainboard and a first snapshot, next to import psutil and a reading"
