@@ -162,7 +162,7 @@ std::variant<Parsed, Exit> parse(const std::vector<std::string>& arguments) {
   auto top_word = [](std::string_view path) { return path.substr(0, path.find(' ')); };
   bool help = false, any_named = false;
   for (auto it = arguments.begin(); it != arguments.end() && *it != "--"; ++it)
-    help = help || *it == "--help" || *it == "--help-all" ||
+    help = help || *it == "--help" ||
            (it->size() > 1 && (*it)[0] == '-' && (*it)[1] != '-' && it->find('h') != it->npos);
   for (const auto& info : commands())
     any_named = any_named || named(top_word(info.path));

@@ -76,7 +76,7 @@ void PathIndex::Directory::sort() {
 }
 
 const std::vector<PathIndex::Entry>& PathIndex::entries(std::string_view path) {
-  if (resolved_ && path == path_) return entries_;
+  if (path_ && path == *path_) return entries_;
   entries_.clear();
   for (auto entry : split(path, ':')) {
     Entry e{entry.empty() ? std::string(".") : std::string(entry), false, nullptr};
@@ -100,8 +100,7 @@ const std::vector<PathIndex::Entry>& PathIndex::entries(std::string_view path) {
     }
     entries_.push_back(std::move(e));
   }
-  path_.assign(path);
-  resolved_ = true;
+  path_ = std::string(path);
   return entries_;
 }
 

@@ -67,8 +67,7 @@ class PathIndex {
   };
   const std::vector<Entry>& entries(std::string_view path);
   std::map<std::string, Directory*, std::less<>> looked_;  // statted: its record, or none
-  std::string path_;
-  bool resolved_ = false;
+  std::optional<std::string> path_;                        // the search path entries_ is of
   std::vector<Entry> entries_;
   bool changed_ = false;
 };

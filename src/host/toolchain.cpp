@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <climits>
 #include <cstdlib>
 #include <mutex>
@@ -128,37 +127,24 @@ bool one_field(std::string_view text) {
   return text.find_first_of("\t\n") == std::string_view::npos;
 }
 
-std::optional<std::int64_t> parse_ns(std::string_view text) {
-  std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 }  // namespace
 
 ToolCache::ToolCache(std::filesystem::path file)
     : file_(std::move(file)), path_(std::make_shared<PathMemory>()) {
   auto text = core::Fs().read(file_.string(), 4u << 20);
   if (!text) return;
-  std::string_view rest(*text);
-  auto next_line = [&rest] {
-    auto end = rest.find('\n');
-    auto line = rest.substr(0, end);
-    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
-    return line;
-  };
+  auto lines = core::split_lines(*text);
   // A cache we cannot read (or of another version) is simply empty: rebuilt on the next save.
-  if (next_line() != kCacheHeader) return;
-  while (!rest.empty()) {
-    auto f = core::split(next_line(), '\t');
+  if (lines.empty() || lines.front() != kCacheHeader) return;
+  for (auto line = lines.begin() + 1; line != lines.end(); ++line) {
+    auto f = core::split(*line, '\t');
     if (f.size() == 3 && f[0] == "v") {
       entries_.insert_or_assign(std::string(f[1]), std::string(f[2]));
     } else if (f.size() == 2 && f[0] == "n") {
       entries_.insert_or_assign(std::string(f[1]), std::nullopt);
     } else if (f.size() == 6 && f[0] == "d" && !f[1].empty()) {
       // A directory line that is not all of that is left out (the directory is read again).
-      auto mtime = parse_ns(f[2]), read = parse_ns(f[3]);
+      auto mtime = core::parse_i64(f[2]), read = core::parse_i64(f[3]);
       if (!mtime || !read) continue;
       core::PathIndex::Directory d{*mtime, *read, {}};
       d.names.reserve(2 + static_cast<std::size_t>(std::count(f[4].begin(), f[4].end(), '/') +
