@@ -4,8 +4,9 @@
 set -euo pipefail
 
 packages=(
-  # build
-  g++ cmake ninja-build pkg-config make
+  # build (lld: the command's link puts the code its first commands run side by side, which GNU
+  # ld 2.40 cannot; 16 for glibc's packed relocations, see src/cli/CMakeLists.txt)
+  g++ cmake ninja-build pkg-config make lld-16
   # libraries (see README: why each one)
   libhwloc-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libdw-dev libelf-dev
   # the HTTP server of `mainboard serve` (event loops: idle connections cost no thread; the one
@@ -15,6 +16,8 @@ packages=(
   # and opens; locales: a comma-decimal locale for the parsing tests)
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine python3 python3-psutil clang strace
   locales
+  # callgrind: which functions the first commands run (scripts/startup-order.py, make bench)
+  valgrind
   libclang-rt-14-dev
   # the Python package (pybind11 extension module, tests with Debian's pytest)
   python3-dev python3-pybind11 python3-pytest

@@ -102,6 +102,8 @@ echo
 # after another, as hyperfine times them, measure the hour as much as the command.
 echo "== start-up and a warm snapshot next to /bin/true, started in turn (steadier on a noisy machine)"
 "$python" scripts/bench-startup.py "$(( quick ? 20 : 400 ))" "$cli" ${MAINBOARD_PREVIOUS:+"$MAINBOARD_PREVIOUS"}
+# Whether the start-up order still holds what a snapshot runs (code changes move functions out).
+"$python" scripts/startup-order.py check "$cli"
 
 echo
 echo "== Python: import mainboard and a first snapshot, next to import psutil and a reading"
