@@ -95,9 +95,42 @@ void Fs::observed(std::string_view path, const std::optional<std::string>& text)
   if (observer_) observer_->file(path, text);
 }
 
+namespace {
+thread_local SharedReads* t_shared = nullptr;
+}  // namespace
+
+SharedReads::SharedReads(const Fs& fs, std::vector<std::string> paths)
+    : fs_(&fs), paths_(std::move(paths)), outer_(t_shared) {
+  t_shared = this;
+}
+
+SharedReads::~SharedReads() {
+  t_shared = outer_;
+}
+
+SharedReads* SharedReads::covering(const Fs& fs, std::string_view path) {
+  for (auto* s = t_shared; s; s = s->outer_) {
+    if (s->fs_ != &fs) continue;
+    for (const auto& p : s->paths_)
+      if (starts_with(path, p) &&
+          (path.size() == p.size() || p.back() == '/' || path[p.size()] == '/'))
+        return s;
+  }
+  return nullptr;
+}
+
 std::optional<std::string> Fs::read(std::string_view path, std::size_t max_bytes) const {
+  auto* shared = SharedReads::covering(*this, path);
+  if (shared)
+    for (const auto& [name, text] : shared->files_)
+      if (name == path) {
+        if (text.size() > max_bytes) return std::nullopt;
+        return text;
+      }
   auto text = read_fd(open(path, O_RDONLY | O_NONBLOCK), max_bytes);
   if (observer_) observer_->file(path, text);
+  // Only what was read: a file missing or too long for this read is asked again.
+  if (shared && text) shared->files_.emplace_back(path, *text);
   return text;
 }
 
@@ -123,6 +156,10 @@ std::optional<std::int64_t> Fs::read_i64(std::string_view path) const {
 }
 
 std::vector<std::string> Fs::list(std::string_view path) const {
+  auto* shared = SharedReads::covering(*this, path);
+  if (shared)
+    for (const auto& [name, names] : shared->directories_)
+      if (name == path) return names;
   std::vector<std::string> out;
   int fd = open(path, O_RDONLY | O_DIRECTORY);
   if (fd < 0) return out;
@@ -144,6 +181,7 @@ std::vector<std::string> Fs::list(std::string_view path) const {
   ::close(fd);
   std::sort(out.begin(), out.end());
   if (observer_) observer_->directory(path, out);
+  if (shared) shared->directories_.emplace_back(path, out);
   return out;
 }
 

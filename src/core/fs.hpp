@@ -31,6 +31,33 @@ class FsObserver {
   virtual void writable(std::string_view path, bool writable) = 0;
 };
 
+class Fs;
+
+/// Reads taken once, within a scope on one thread: a snapshot's probes read some files in
+/// common (/proc/meminfo for memory and swap, /proc/self/mounts and /sys/block for the disks and
+/// the scratch directories, /proc/cpuinfo for the CPU and its clocks). While a SharedReads over
+/// an Fs lives, that Fs's read() and list() of a path it names (or of one under it: "/" names
+/// all) give what the first one found, on this thread; everything else is read as always. What a probe reads
+/// twice on purpose (a counter, to take a rate) is not named.
+class SharedReads {
+ public:
+  SharedReads(const Fs& fs, std::vector<std::string> paths);
+  ~SharedReads();
+  SharedReads(const SharedReads&) = delete;
+  SharedReads& operator=(const SharedReads&) = delete;
+
+ private:
+  friend class Fs;
+  /// The scope, on this thread, that shares `path` read through `fs`, if any.
+  static SharedReads* covering(const Fs& fs, std::string_view path);
+
+  const Fs* fs_;
+  std::vector<std::string> paths_;
+  SharedReads* outer_;
+  std::vector<std::pair<std::string, std::string>> files_;  ///< what was read, in full
+  std::vector<std::pair<std::string, std::vector<std::string>>> directories_;
+};
+
 /// Every read of /proc, /sys, /etc and /dev goes through an Fs, which prefixes a root: "/" for
 /// the live host, a fixture tree in tests, a gathered tree for a recorded host. Reads are bounded
 /// (procfs files report size 0, so we read until EOF up to a limit) and text reads reject

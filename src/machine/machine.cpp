@@ -7,6 +7,7 @@
 #include "core/clock.hpp"
 #include "core/fs.hpp"
 #include "core/log.hpp"
+#include "core/paths.hpp"
 #include "core/text.hpp"
 #include "host/probes.hpp"
 #include "host/run_probe.hpp"
@@ -374,6 +375,11 @@ MachineSnapshot Machine::snapshot(const SnapshotOptions& options) const {
                        [&](const char* name) { return std::string_view(p.name) == name; });
   };
 
+  // The files more than one probe reads, read once for all of them while this reading lasts:
+  // /proc/meminfo (memory, swap), /proc/cpuinfo (the CPU, its clocks), the mounts and the block
+  // devices (disks, scratch).
+  core::SharedReads shared(m.fs(), {core::paths::kProcMeminfo, core::paths::kProcCpuinfo,
+                                    core::paths::kProcSelfMounts, core::paths::kSysBlock});
   MachineSnapshot s;
   s.timestamp_ns = core::monotonic_ns();
   s.unix_time_ns = core::unix_ns();

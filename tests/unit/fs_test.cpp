@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <thread>
 
 #include "core/atomic_file.hpp"
 #include "core/fs.hpp"
@@ -69,6 +70,64 @@ TEST(Fs, IntegersAndLists) {
   EXPECT_EQ(fs.list("/a"), (std::vector<std::string>{"bad", "n", "sub"}));
   EXPECT_TRUE(fs.list("/missing").empty());
   EXPECT_TRUE(fs.is_dir("/a/sub"));
+}
+
+TEST(Fs, SharedReadsGiveWhatTheFirstReadOfANamedPathFoundWhileTheyLast) {
+  TempDir root;
+  root.write("proc/meminfo", "MemTotal: 1 kB\n");
+  root.write("proc/stat", "cpu 1\n");
+  root.write("sys/block/vda/size", "8\n");
+  root.write("sys/blocked", "not under /sys/block\n");
+  Fs fs(root.path());
+  {
+    mainboard::core::SharedReads shared(fs, {"/proc/meminfo", "/sys/block"});
+    EXPECT_EQ(fs.read("/proc/meminfo"), "MemTotal: 1 kB\n");
+    EXPECT_EQ(fs.list("/sys/block"), (std::vector<std::string>{"vda"}));
+    EXPECT_EQ(fs.read_u64("/sys/block/vda/size"), 8u);
+    EXPECT_EQ(fs.read("/sys/blocked"), "not under /sys/block\n");
+    root.write("proc/meminfo", "MemTotal: 2 kB\n");
+    root.write("proc/stat", "cpu 2\n");
+    root.write("sys/block/vda/size", "16\n");
+    root.write("sys/block/vdb/size", "4\n");
+    root.write("sys/blocked", "changed\n");
+    // named: as first read, by every reader of the Fs
+    EXPECT_EQ(fs.read("/proc/meminfo"), "MemTotal: 1 kB\n");
+    EXPECT_EQ(fs.read_line("/proc/meminfo"), "MemTotal: 1 kB");
+    EXPECT_EQ(fs.list("/sys/block"), (std::vector<std::string>{"vda"}));
+    EXPECT_EQ(fs.read_u64("/sys/block/vda/size"), 8u);
+    EXPECT_FALSE(fs.read("/proc/meminfo", 4));  // longer than this reader takes
+    // not named, or named only by a prefix of its name: read again
+    EXPECT_EQ(fs.read("/proc/stat"), "cpu 2\n");
+    EXPECT_EQ(fs.read("/sys/blocked"), "changed\n");
+    // another Fs over the same root, and another thread, read the files as they are now
+    Fs other(root.path());
+    EXPECT_EQ(other.read("/proc/meminfo"), "MemTotal: 2 kB\n");
+    std::optional<std::string> elsewhere;
+    std::thread([&] { elsewhere = fs.read("/proc/meminfo"); }).join();
+    EXPECT_EQ(elsewhere, "MemTotal: 2 kB\n");
+  }
+  EXPECT_EQ(fs.read("/proc/meminfo"), "MemTotal: 2 kB\n");
+  EXPECT_EQ(fs.list("/sys/block"), (std::vector<std::string>{"vda", "vdb"}));
+}
+
+TEST(Fs, SharedReadsAskAgainForWhatWasMissingAndNestWithin) {
+  TempDir root;
+  Fs fs(root.path());
+  mainboard::core::SharedReads outer(fs, {"/proc"});
+  EXPECT_FALSE(fs.read("/proc/cpuinfo"));
+  EXPECT_TRUE(fs.list("/proc").empty());
+  root.write("proc/cpuinfo", "processor : 0\n");
+  EXPECT_EQ(fs.read("/proc/cpuinfo"), "processor : 0\n");  // missing is not kept
+  {
+    mainboard::core::SharedReads all(fs, {"/"});  // "/" names everything
+    root.write("etc/hostname", "a\n");
+    EXPECT_EQ(fs.read_line("/etc/hostname"), "a");
+    root.write("etc/hostname", "b\n");
+    EXPECT_EQ(fs.read_line("/etc/hostname"), "a");
+  }
+  EXPECT_EQ(fs.read_line("/etc/hostname"), "b");  // the inner scope's reads went with it
+  root.write("proc/cpuinfo", "processor : 1\n");
+  EXPECT_EQ(fs.read("/proc/cpuinfo"), "processor : 0\n");  // the outer scope's stay
 }
 
 TEST(Fs, RecordedSpaceAndWritable) {

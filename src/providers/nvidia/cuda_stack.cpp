@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "core/fs.hpp"
 #include "core/text.hpp"
 #include "providers/nvidia/libraries.hpp"
 #include "providers/nvidia/provider.hpp"
@@ -89,6 +90,8 @@ CudaStack probe_cuda_stack(const providers::Context& context) {
   }
   const std::vector<std::string> system_dirs = {
       "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"};
+  // Both are looked for in the same directories: each is listed once.
+  core::SharedReads listed(*context.fs, {"/"});
   s.cupti = find_library(context, "MAINBOARD_CUPTI_LIBRARY", "libcupti.so", system_dirs);
   s.cuda_runtime = find_library(context, "MAINBOARD_CUDART_LIBRARY", "libcudart.so", system_dirs);
   return s;
