@@ -18,7 +18,7 @@ int Check::run(const Global& g) {
   if (json) {
     nlohmann::json j = r;
     j["ready"] = r.ready();
-    print(j.dump(2) + "\n");
+    print_json(j);
   } else {
     print(r.text(view::want_color(g.color, 1)));
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -44,7 +45,14 @@ CLI::Validator one_of(std::vector<std::string> names);
 /// Text to standard output, as it is.
 void print(const std::string& text);
 
-/// Indented JSON to standard output, or to `output` when one is given (written atomically).
+/// The command's JSON: indented by two, a line feed after it. A string that is not UTF-8 (which
+/// the models never hold, but a profile's or a command's own JSON might) is written with U+FFFD
+/// in place of each bad byte rather than failing the whole output.
+std::string json_text(const nlohmann::json& j);
+/// The same text written to `to` as it is made, a few KB at a time: never held whole.
+void print_json(const nlohmann::json& j, std::FILE* to = stdout);
+
+/// JSON to standard output, or to `output` when one is given (written atomically).
 void emit_json(const nlohmann::json& j, const std::string& output);
 
 /// The output files of a run, checked before it starts: a run is never lost to a typo in a path.

@@ -183,7 +183,7 @@ int run_check(const mainboard::Fleet& fleet, bool json, bool strict) {
       one["ready"] = r.ready();
       j.push_back(one);
     }
-    print(j.dump(2) + "\n");
+    print_json(j);
   } else {
     print(fleet.readiness_text(strict));
   }
@@ -296,7 +296,7 @@ int Fleet::run(const Global& g) {
   if (mode == Mode::check) return run_check(fleet, json, strict);
   if (json) {
     nlohmann::json j = fleet;
-    print(j.dump(2) + "\n");
+    print_json(j);
   } else {
     print(fleet.text());
   }

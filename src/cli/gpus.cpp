@@ -25,7 +25,7 @@ int Gpus::run(const Global& g) {
         diagnostics.push_back(d);
     nlohmann::json j = {
         {"gpus", gpus}, {"npus", npus}, {"cuda", cuda}, {"diagnostics", diagnostics}};
-    print(j.dump(2) + "\n");
+    print_json(j);
     return 0;
   }
   view::Style style{view::want_color(g.color, 1)};

@@ -53,11 +53,11 @@ int Meter::run(const Global& g) {
   auto write_file = [&] {
     if (!output.empty())
       write_or_fall_back(output, "report", [&](const std::string& f) {
-        core::write_file_atomic(f, j.dump(2) + "\n");
+        core::write_file_atomic(f, json_text(j));
       });
   };
   if (json) {
-    std::fprintf(stderr, "%s\n", j.dump(2).c_str());
+    print_json(j, stderr);
     write_file();
     return m.exit_code;
   }

@@ -27,13 +27,11 @@ namespace {
 /// written over an earlier one keeps that one as FILE.old, as perf keeps perf.data.old.
 void write_outputs(const Profile& p, const SampleOutputs& o) {
   std::string text = o.quiet  ? std::string()
-                     : o.json ? nlohmann::json{{"hot_functions", p.hot_functions(20)},
-                                               {"hot_stacks", p.hot_stacks(5)},
-                                               {"samples", p.samples.size()},
-                                               {"lost_samples", p.lost_samples},
-                                               {"unavailable", p.unavailable}}
-                                        .dump(2) +
-                                    "\n"
+                     : o.json ? json_text({{"hot_functions", p.hot_functions(20)},
+                                           {"hot_stacks", p.hot_stacks(5)},
+                                           {"samples", p.samples.size()},
+                                           {"lost_samples", p.lost_samples},
+                                           {"unavailable", p.unavailable}})
                               : p.report(20);
   std::fwrite(text.data(), 1, text.size(), stderr);
   if (!o.output.empty()) {
@@ -186,7 +184,7 @@ int ProfileReport::run(const Global&) {
     o.top = top;
     j["ranks"] = profile.ranks(o);
   }
-  print(j.dump(2) + "\n");
+  print_json(j);
   return pictures.write(profile) ? 0 : 1;
 }
 
@@ -300,7 +298,7 @@ int ProfileDiff::run(const Global&) {
   auto d = Profile::load(next).diff(Profile::load(base));
   if (json) {
     nlohmann::json j = d;
-    print(j.dump(2) + "\n");
+    print_json(j);
   } else {
     print(d.report());
   }
@@ -476,7 +474,7 @@ int ProfileDump::run(const Global&) {
   if (json) {
     nlohmann::json j = d;
     if (!options.async_aware) j.erase("tasks");
-    print(j.dump(2) + "\n");
+    print_json(j);
   } else {
     print(d.text());
   }

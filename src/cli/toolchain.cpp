@@ -27,7 +27,7 @@ int Toolchain::run(const Global& g) {
   }
   if (json) {
     nlohmann::json j = {{"toolchain", tc}, {"compilers", cfg}};
-    print(j.dump(2) + "\n");
+    print_json(j);
     return 0;
   }
   view::Style style{view::want_color(g.color, 1)};

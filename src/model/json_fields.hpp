@@ -13,6 +13,7 @@
 #include <typeinfo>
 #include <vector>
 
+#include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/reading.hpp"
@@ -53,6 +54,11 @@ template <class T, std::size_t N>
 struct is_array<std::array<T, N>> : std::true_type {};
 
 template <class T>
+struct is_string_map : std::false_type {};
+template <class V, class C, class A>
+struct is_string_map<std::map<std::string, V, C, A>> : std::true_type {};
+
+template <class T>
 void put(nlohmann::json& j, const T& value) {
   if constexpr (is_optional<T>::value) {
     if (value)
@@ -76,15 +82,22 @@ void put(nlohmann::json& j, const T& value) {
       put(e, item);
       j.push_back(std::move(e));
     }
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    // What the machine says is not always UTF-8 (a host name, a DIMM's part number, a variable
+    // set by a script) and JSON text must be: a bad byte becomes U+FFFD here, once, for every
+    // output and for Python, rather than failing the snapshot where it is written.
+    if (core::is_valid_utf8(value))
+      j = value;
+    else
+      j = core::valid_utf8(value);
+  } else if constexpr (is_string_map<T>::value) {
+    j = nlohmann::json::object();
+    for (const auto& [key, item] : value)
+      put(j[core::is_valid_utf8(key) ? key : core::valid_utf8(key)], item);
   } else {
     j = value;
   }
 }
-
-template <class T>
-struct is_string_map : std::false_type {};
-template <class V, class C, class A>
-struct is_string_map<std::map<std::string, V, C, A>> : std::true_type {};
 
 [[noreturn]] inline void fail(const char* model, const std::string& field,
                               const std::string& what) {

@@ -115,6 +115,29 @@ TEST(Cli, SnapshotJsonOfAFixtureHost) {
   EXPECT_EQ(snap.environment.job->id, "4242");
 }
 
+TEST(Cli, AHostNameThatIsNotUtf8IsWrittenWithAReplacementCharacter) {
+  // Set with Latin-1 bytes, it once failed the whole snapshot ("invalid UTF-8 byte").
+  std::filesystem::path root = ::testing::TempDir() + "/mainboard-latin1-host";
+  std::filesystem::remove_all(root);
+  std::filesystem::copy(host("cgroup2-capped"), root, std::filesystem::copy_options::recursive);
+  std::ofstream(root / "proc/sys/kernel/hostname", std::ios::trunc) << "cn\xf6" "17\n";
+  std::string file = root.string() + "/snapshot.json";
+  for (auto args : {std::vector<std::string>{"--sysroot", root.string(), "snapshot", "--json"},
+                    std::vector<std::string>{"--sysroot", root.string(), "snapshot", "-o", file}}) {
+    auto r = cli(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::string text = r.out;
+    if (r.out.empty()) {
+      std::ifstream in(file);
+      text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    auto snap = nlohmann::json::parse(text).get<MachineSnapshot>();
+    EXPECT_EQ(snap.hostname, "cn\xef\xbf\xbd" "17");
+    EXPECT_EQ(snap.cpu.info.threads, 8u);
+  }
+  std::filesystem::remove_all(root);
+}
+
 TEST(Cli, SysrootFromTheEnvironmentAndNoToolchain) {
   auto r = cli({"snapshot", "--json", "--no-toolchain"},
                {{"MAINBOARD_SYSROOT", host("vm-cgroup1-nodmi")}});
