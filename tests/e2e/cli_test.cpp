@@ -120,7 +120,8 @@ TEST(Cli, AHostNameThatIsNotUtf8IsWrittenWithAReplacementCharacter) {
   std::filesystem::path root = ::testing::TempDir() + "/mainboard-latin1-host";
   std::filesystem::remove_all(root);
   std::filesystem::copy(host("cgroup2-capped"), root, std::filesystem::copy_options::recursive);
-  std::ofstream(root / "proc/sys/kernel/hostname", std::ios::trunc) << "cn\xf6" "17\n";
+  std::ofstream(root / "proc/sys/kernel/hostname", std::ios::trunc) << "cn\xf6"
+                                                                       "17\n";
   std::string file = root.string() + "/snapshot.json";
   for (auto args : {std::vector<std::string>{"--sysroot", root.string(), "snapshot", "--json"},
                     std::vector<std::string>{"--sysroot", root.string(), "snapshot", "-o", file}}) {
@@ -132,10 +133,50 @@ TEST(Cli, AHostNameThatIsNotUtf8IsWrittenWithAReplacementCharacter) {
       text.assign(std::istreambuf_iterator<char>(in), {});
     }
     auto snap = nlohmann::json::parse(text).get<MachineSnapshot>();
-    EXPECT_EQ(snap.hostname, "cn\xef\xbf\xbd" "17");
+    EXPECT_EQ(snap.hostname,
+              "cn\xef\xbf\xbd"
+              "17");
     EXPECT_EQ(snap.cpu.info.threads, 8u);
   }
   std::filesystem::remove_all(root);
+}
+
+TEST(Cli, OutputThatCannotBeWrittenIsAnError) {
+  // stdout on a full device: the snapshot, the help and --version are all lost, and say so
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"--sysroot", host("numa-2socket"), "snapshot", "--json"},
+        std::vector<std::string>{"--help"}, std::vector<std::string>{"--version"}}) {
+    int err[2];
+    ASSERT_EQ(::pipe(err), 0);
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int full = ::open("/dev/full", O_WRONLY);
+      if (full < 0) ::_exit(99);
+      ::dup2(full, 1);
+      ::dup2(err[1], 2);
+      std::vector<char*> argv{const_cast<char*>(MAINBOARD_CLI)};
+      for (auto& a : args)
+        argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(MAINBOARD_CLI, argv.data());
+      ::_exit(98);
+    }
+    ::close(err[1]);
+    std::string text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;)
+      text.append(buf, static_cast<std::size_t>(n));
+    ::close(err[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1) << args.back() << ": " << text;
+    EXPECT_NE(text.find("mainboard: error: the output could not be written: No space left on "
+                        "device"),
+              std::string::npos)
+        << text;
+  }
 }
 
 TEST(Cli, SysrootFromTheEnvironmentAndNoToolchain) {
