@@ -52,9 +52,8 @@ int Meter::run(const Global& g) {
   nlohmann::json j = m;
   auto write_file = [&] {
     if (!output.empty())
-      write_or_fall_back(output, "report", [&](const std::string& f) {
-        core::write_file_atomic(f, json_text(j));
-      });
+      write_or_fall_back(output, "report",
+                         [&](const std::string& f) { core::write_file_atomic(f, json_text(j)); });
   };
   if (json) {
     print_json(j, stderr);

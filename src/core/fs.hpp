@@ -37,8 +37,8 @@ class Fs;
 /// common (/proc/meminfo for memory and swap, /proc/self/mounts and /sys/block for the disks and
 /// the scratch directories, /proc/cpuinfo for the CPU and its clocks). While a SharedReads over
 /// an Fs lives, that Fs's read() and list() of a path it names (or of one under it: "/" names
-/// all) give what the first one found, on this thread; everything else is read as always. What a probe reads
-/// twice on purpose (a counter, to take a rate) is not named.
+/// all) give what the first one found, on this thread; everything else is read as always. What a
+/// probe reads twice on purpose (a counter, to take a rate) is not named.
 class SharedReads {
  public:
   SharedReads(const Fs& fs, std::vector<std::string> paths);

@@ -86,14 +86,11 @@ void put(nlohmann::json& j, const T& value) {
     // What the machine says is not always UTF-8 (a host name, a DIMM's part number, a variable
     // set by a script) and JSON text must be: a bad byte becomes U+FFFD here, once, for every
     // output and for Python, rather than failing the snapshot where it is written.
-    if (core::is_valid_utf8(value))
-      j = value;
-    else
-      j = core::valid_utf8(value);
+    j = core::valid_utf8(value);
   } else if constexpr (is_string_map<T>::value) {
     j = nlohmann::json::object();
     for (const auto& [key, item] : value)
-      put(j[core::is_valid_utf8(key) ? key : core::valid_utf8(key)], item);
+      put(j[core::valid_utf8(key)], item);
   } else {
     j = value;
   }

@@ -165,7 +165,9 @@ TEST(Json, EveryFieldRoundTrips) {
 
 TEST(Json, TextThatIsNotUtf8IsWrittenWithReplacementCharactersNotRefused) {
   auto s = full_snapshot();
-  s.hostname = "node\xff" "01";                       // a host name set with Latin-1 bytes
+  s.hostname =
+      "node\xff"
+      "01";                                          // a host name set with Latin-1 bytes
   s.board = Board{"Acme\xe9", "X1", "1.0", "", ""};  // a DMI string as firmware wrote it
   HostTuning tuning;
   tuning.governors["perf\xc3"] = {0, 1};  // a key cut inside a character
@@ -173,11 +175,15 @@ TEST(Json, TextThatIsNotUtf8IsWrittenWithReplacementCharactersNotRefused) {
   json j = s;
   std::string text;
   ASSERT_NO_THROW(text = j.dump());  // strict: what nlohmann refuses to write, it would throw
-  EXPECT_EQ(j["hostname"], "node\xef\xbf\xbd" "01");
+  EXPECT_EQ(j["hostname"],
+            "node\xef\xbf\xbd"
+            "01");
   EXPECT_EQ(j["board"]["vendor"], "Acme\xef\xbf\xbd");
   EXPECT_TRUE(j["tuning"]["governors"].contains("perf\xef\xbf\xbd"));
   auto back = json::parse(text).get<MachineSnapshot>();
-  EXPECT_EQ(back.hostname, "node\xef\xbf\xbd" "01");
+  EXPECT_EQ(back.hostname,
+            "node\xef\xbf\xbd"
+            "01");
   // valid text, accents and all, is left as it is
   s.hostname = "n\xc5\x93ud-01";
   EXPECT_EQ(json(s)["hostname"], "n\xc5\x93ud-01");
