@@ -376,9 +376,16 @@ TEST_P(PythonSampling, CProfileSeesTheSameSplit) {
             "print(round(100 * s['three'] / (s['three'] + s['one']), 1))\n",
             kScripts + "/split.py"};
   c.timeout = std::chrono::seconds(60);
-  auto out = runner.run(c);
-  ASSERT_TRUE(out.ok()) << out.err;
-  EXPECT_NEAR(std::stod(out.out), 75.0, 5.0);
+  // The median of three runs: on a loaded VM one second of a thread's CPU time can take in time
+  // the hypervisor gave another guest, and one run came out at 67% under a full `make test`.
+  std::vector<double> shares;
+  for (int run = 0; run < 3; ++run) {
+    auto out = runner.run(c);
+    ASSERT_TRUE(out.ok()) << out.err;
+    shares.push_back(std::stod(out.out));
+  }
+  std::sort(shares.begin(), shares.end());
+  EXPECT_NEAR(shares[1], 75.0, 5.0) << shares[0] << " " << shares[1] << " " << shares[2];
 }
 
 TEST_P(PythonSampling, APythonChildOfAShellScriptIsReadToo) {
