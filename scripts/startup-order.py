@@ -63,13 +63,17 @@ def executed(binary, argv, cache_home):
         return names
 
 
+def warm(binary, cache):
+    """Fills a tool cache of its own, as the commands mostly run: warm."""
+    subprocess.run([binary, "snapshot", "--json"], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False,
+                   env=dict(os.environ, XDG_CACHE_HOME=cache))
+
+
 def run_all(binary):
     """Each command's functions, in the order of COMMANDS, each name once (where first run)."""
     with tempfile.TemporaryDirectory() as cache:
-        # a warm tool cache, as the commands mostly run
-        subprocess.run([binary, "snapshot", "--json"], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=False,
-                       env=dict(os.environ, XDG_CACHE_HOME=cache))
+        warm(binary, cache)
         seen, groups = set(), []
         for argv in COMMANDS:
             group = sorted(set(executed(binary, argv, cache)) - seen)
@@ -98,9 +102,7 @@ def write(binary, path):
 def check(binary, path):
     want = set(listed(path))
     with tempfile.TemporaryDirectory() as cache:
-        subprocess.run([binary, "snapshot", "--json"], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=False,
-                       env=dict(os.environ, XDG_CACHE_HOME=cache))
+        warm(binary, cache)
         ran = set(executed(binary, ["snapshot", "--json"], cache))
     if not ran:
         sys.exit(f"startup-order: callgrind saw no function of {binary} run (is valgrind there?)")
