@@ -11,6 +11,11 @@ For the Python work, also the program's CPU time for its work (slowed by what th
 to its caches and by the interrupts it causes, not by time stopped) and the profiler's own CPU
 time as a share of one CPU over the program's time: steadier than elapsed time on a noisy
 machine.
+Where the machine counts user-space instructions and cycles (`perf stat -e instructions:u,cycles:u`;
+a virtual machine without a virtual PMU does not), the Python program runs under perf stat in every
+configuration, bare included, and the target's own counts are compared: the steadiest measure of
+what reading its stacks costs it (the ≤ 1 % of its cycles goal). Where it does not, the script
+says so.
 A third workload, where Debian's PyTorch is installed: a training loop (the tests' train_torch.py)
 for a fixed time under `mainboard profile run` with each call graph: the steps it managed and the
 profiler's own CPU (the run's CPU less the bare program's), so the default's cost can be weighed
@@ -54,10 +59,45 @@ def native_configs():
     return configs
 
 
-def python_configs(threads):
+COUNTED = ("instructions:u", "cycles:u")
+
+
+def counters():
+    """perf, where it can count this user's instructions and cycles; else None and why."""
+    perf = shutil.which("perf")
+    if not perf:
+        return None, "perf is not installed"
+    out = os.path.join(tmp, "probe.counts")
+    subprocess.run([perf, "stat", "-x,", "-e", ",".join(COUNTED), "-o", out, "--", "/bin/true"],
+                   capture_output=True, check=False)
+    counts = read_counts(out)
+    if len(counts) != len(COUNTED):
+        return None, "perf stat says <not supported> for " + ", ".join(COUNTED) + \
+            " (no hardware counters here: a virtual machine without a virtual PMU)"
+    return perf, None
+
+
+def read_counts(path):
+    """{event: count} from perf stat -x, output; an event not counted is left out."""
+    counts = {}
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        return counts
+    for line in lines:
+        fields = line.split(",")
+        if len(fields) >= 3 and fields[2] in COUNTED and fields[0].isdigit():
+            counts[fields[2]] = int(fields[0])
+    return counts
+
+
+def python_configs(threads, perf=None):
     rounds_of_work = str(300 // threads)  # about a second
     program = ["/usr/bin/python3", os.path.join(here, "..", "bench", "python_work.py"),
                rounds_of_work, str(threads)]
+    if perf:  # the target alone counted, under each profiler as bare
+        program = [perf, "stat", "-x,", "-e", ",".join(COUNTED), "-o",
+                   os.path.join(tmp, "{config}-{round}.counts"), "--"] + program
 
     def run(name, *flags):
         return [mainboard, "profile", "run", "--hz", "100", "-o",
@@ -72,8 +112,11 @@ def python_configs(threads):
     }
     py_spy = shutil.which("py-spy")
     if py_spy:
-        configs["py-spy record -r 100"] = [py_spy, "record", "-r", "100", "-o", os.path.join(tmp, "s.svg"), "--"] + program
-        configs["py-spy record -r 100 --nonblocking"] = [py_spy, "record", "-r", "100", "--nonblocking", "-o", os.path.join(tmp, "s.svg"), "--"] + program
+        spy = [py_spy, "record", "-r", "100", "-o", os.path.join(tmp, "s.svg")]
+        if perf:  # the Python program is perf stat's child
+            spy.append("--subprocesses")
+        configs["py-spy record -r 100"] = spy + ["--"] + program
+        configs["py-spy record -r 100 --nonblocking"] = spy + ["--nonblocking", "--"] + program
     return configs
 
 
@@ -88,11 +131,13 @@ def measure(title, configs):
     times = {name: [] for name in configs}
     cpus = {name: [] for name in configs}
     others = {name: [] for name in configs}
+    counts = {name: {e: [] for e in COUNTED} for name in configs}
     order = list(configs.items())
     for r in range(rounds):
         random.Random(r).shuffle(order)  # no configuration always first after another
         for name, argv in order:
-            argv = [a.replace("{round}", str(r)) for a in argv]
+            tag = str(list(configs).index(name))
+            argv = [a.replace("{round}", str(r)).replace("{config}", tag) for a in argv]
             before = children_cpu()
             out = subprocess.run(argv, capture_output=True, text=True, check=False).stdout
             whole = children_cpu() - before
@@ -102,6 +147,8 @@ def measure(title, configs):
                 if len(line[0]) >= 4:
                     cpus[name].append(float(line[0][3]))
                     others[name].append(whole - float(line[0][3]))
+            for event, count in read_counts(os.path.join(tmp, f"{tag}-{r}.counts")).items():
+                counts[name][event].append(count)
     bare = statistics.median(times["bare"])
     bare_cpu = statistics.median(cpus["bare"]) if cpus["bare"] else None
     bare_other = statistics.median(others["bare"]) if others["bare"] else None
@@ -120,6 +167,10 @@ def measure(title, configs):
             # of one CPU over the program's time.
             extra = statistics.median(others[name]) - bare_other
             line += f" {100 * (c / bare_cpu - 1):>+8.2f}% {100 * extra / m:>12.2f}%"
+        for event in COUNTED:
+            if counts[name][event] and counts["bare"][event]:
+                change = statistics.median(counts[name][event]) / statistics.median(counts["bare"][event]) - 1
+                line += f" {event} {100 * change:+.2f}%"
         print(line)
 
 
@@ -188,9 +239,12 @@ if only in (None, "python"):
         print()
     # One thread leaves the other core to the profiler (as on most machines); two share both cores
     # of a 2-core machine with it.
-    measure("Python work on 1 thread (python_work.py)", python_configs(1))
+    perf, why_not = counters()
+    if why_not:
+        print(f"the target's own instructions and cycles are not counted: {why_not}")
+    measure("Python work on 1 thread (python_work.py)", python_configs(1, perf))
     print()
-    measure("Python work on 2 threads", python_configs(2))
+    measure("Python work on 2 threads", python_configs(2, perf))
     torn_reads()
 if only in (None, "torch"):
     have_torch = subprocess.run(["/usr/bin/python3", "-c", "import torch"],

@@ -249,9 +249,10 @@ def test_dump_async_tasks_with_who_awaits_whom():
 
 def test_dump_a_process_and_let_it_go():
     # It says when it is past the interpreter's start (site, imports): a loaded machine or a
-    # venv's site can take longer than any fixed wait.
+    # venv's site can take longer than any fixed wait. It wakes once a second: awake, it holds
+    # the GIL, and on a busy VM a thread woken every 10 ms was once caught holding it.
     child = subprocess.Popen([sys.executable, "-c",
-                              "import sys, time; print(flush=True)\nwhile True: time.sleep(0.01)"],
+                              "import sys, time; print(flush=True)\nwhile True: time.sleep(1)"],
                              stdout=subprocess.PIPE)
     child.stdout.readline()
     time.sleep(0.05)  # into the loop

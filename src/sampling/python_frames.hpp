@@ -190,8 +190,10 @@ bool is_python_eval(const StackFrame& f);
 /// by the Python frames it runs, and the interpreter's own glue (frames of `interpreter_module`)
 /// and addresses of no module left out; native frames of other modules (C extensions, the C
 /// library) stay where they are. When the native stack shows no evaluation frame (a chain cut
-/// short), the Python frames go under its innermost frames that are neither. `origin`, when
-/// given, gets for each frame of the result its index in `native` (kPythonFrame for a Python
+/// short), the Python frames go under its innermost frames that are neither; when it reaches
+/// its thread's start (`__libc_start_main`, `start_thread`) through no frame of the interpreter,
+/// the thread runs no Python and the Python frames (read beside the sample) are not used. `origin`,
+/// when given, gets for each frame of the result its index in `native` (kPythonFrame for a Python
 /// frame).
 inline constexpr std::size_t kPythonFrame = static_cast<std::size_t>(-1);
 std::vector<StackFrame> splice_python(const std::vector<StackFrame>& native,

@@ -11,6 +11,27 @@ bool is_python_eval(const StackFrame& f) {
   return f.function == "_PyEval_EvalFrameDefault" || f.function == "_PyEval_EvalFrame";
 }
 
+namespace {
+
+/// Where a thread starts: the C library's frames below `main` and a thread's start routine.
+bool is_thread_start(const StackFrame& f) {
+  return f.function == "__libc_start_call_main" || f.function == "__libc_start_main" ||
+         f.function == "start_thread" || f.function == "thread_start";
+}
+
+/// A chain that reaches its thread's start through no frame of the interpreter (nor an address
+/// of no module, what a walk gone astray finds): the thread is not in the interpreter, whatever
+/// Python stack was read beside the sample.
+bool runs_no_python(const std::vector<StackFrame>& native, const std::string& interpreter_module) {
+  for (const auto& f : native) {
+    if (f.module == interpreter_module || f.module == "[unknown]") return false;
+    if (is_thread_start(f)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<StackFrame> splice_python(const std::vector<StackFrame>& native,
                                       const std::vector<StackFrame>& python,
                                       const std::vector<bool>& entries,
@@ -31,6 +52,14 @@ std::vector<StackFrame> splice_python(const std::vector<StackFrame>& native,
       begin = i + 1;
     }
   bool any_eval = std::any_of(native.begin(), native.end(), is_python_eval);
+  if (!any_eval && runs_no_python(native, interpreter_module)) {
+    // The Python stack was read a moment before or after this sample, while the thread ran
+    // Python; now it does not (it left the interpreter: exit handlers, a thread's end).
+    if (origin)
+      for (std::size_t i = 0; i < native.size(); ++i)
+        origin->push_back(i);
+    return native;
+  }
   std::vector<StackFrame> out;
   std::size_t next = 0;
   auto put = [&](std::size_t g) {

@@ -765,6 +765,33 @@ TEST(PythonFrames, SpliceReplacesEvaluationFramesAndDropsTheInterpreterGlue) {
   // No Python frames: the native stack as it was.
   EXPECT_EQ(sampling::splice_python(stack, {}, {}, "libpython3.12.so", &origin), stack);
   EXPECT_EQ(origin, (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6}));
+
+  // The interpreter's main returned and the C library runs the exit handlers: the Python
+  // stack read a moment before (step, train, <module>) is not this sample's; it stays native.
+  std::vector<StackFrame> exiting{native("[kernel]", "[kernel]"),
+                                  native("_exit", "libc.so.6"),
+                                  native("exit", "libc.so.6"),
+                                  native("__libc_start_call_main", "libc.so.6"),
+                                  native("__libc_start_main", "libc.so.6"),
+                                  native("_start", "python3.11")};
+  EXPECT_EQ(sampling::splice_python(exiting, python, {false, true, true}, "python3.11", &origin),
+            exiting);
+  EXPECT_EQ(origin, (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));
+  // A thread of the C library's own (no interpreter frame down to its start) likewise.
+  std::vector<StackFrame> worker{native("futex_wait", "libc.so.6"),
+                                 native("worker_loop", "libgomp.so.1"),
+                                 native("start_thread", "libc.so.6")};
+  EXPECT_EQ(sampling::splice_python(worker, python, {false, true, true}, "python3.11"), worker);
+  // But an interpreter whose evaluation frames have no names (stripped, no MiniDebugInfo) still
+  // gets its Python frames: its own frames lie between the top and the thread's start.
+  std::vector<StackFrame> unnamed{native("sqrt", "libm.so.6"),
+                                  native("python3.11+0x1f2a3", "python3.11"),
+                                  native("__libc_start_call_main", "libc.so.6")};
+  out = sampling::splice_python(unnamed, python, {false, true, true}, "python3.11");
+  names.clear();
+  for (const auto& f : out)
+    names.push_back(f.function);
+  EXPECT_EQ(names, (std::vector<std::string>{"sqrt", "step", "train", "<module>"}));
 }
 
 TEST(PythonFrames, HotFunctionsTellPythonFunctionsOfOneNameInTwoFilesApart) {
