@@ -66,7 +66,8 @@ class MAINBOARD_API ToolCache {
   void replace(const std::string& kind, const std::string& key, const std::string& value);
   /// Writes the file (atomically) when something changed; failures are logged, not thrown.
   void save() const;
-  /// The key for a binary: path, size, mtime and the version arguments.
+  /// The key for a binary: its path, the file it resolves to (device, inode), its size and
+  /// mtime, and the version arguments.
   static std::optional<std::string> key_for(const std::string& path, const ToolProbe& probe);
   /// The executable `name` runs on the search path `path`, as a shell finds it, looking again
   /// only in the directories that changed since the cache last looked. Any thread.

@@ -199,15 +199,24 @@ std::optional<struct stat> stat_fd(int fd) {
 
 }  // namespace
 
+std::optional<struct stat> Fs::stat_followed(std::string_view path) const {
+  if (live_) {  // one call, where the open, fstat and close below take three
+    struct stat st {};
+    if (::stat(std::string(path).c_str(), &st) != 0) return std::nullopt;
+    return st;
+  }
+  return stat_fd(open(path, O_PATH));
+}
+
 bool Fs::exists(std::string_view path) const {
-  auto st = stat_fd(open(path, O_PATH));
+  auto st = stat_followed(path);
   bool found = st.has_value();
   if (observer_) observer_->kind(path, found, found && S_ISDIR(st->st_mode));
   return found;
 }
 
 bool Fs::is_dir(std::string_view path) const {
-  auto st = stat_fd(open(path, O_PATH));
+  auto st = stat_followed(path);
   bool found = st.has_value();
   bool dir = found && S_ISDIR(st->st_mode);
   if (observer_) observer_->kind(path, found, dir);

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/stat.h>
+
 namespace mainboard::core {
 
 /// Space on the filesystem holding a path (statvfs).
@@ -112,6 +114,9 @@ class Fs {
   bool writable(std::string_view path) const;
 
  private:
+  /// What the path names, links followed; nothing where it names nothing.
+  std::optional<struct stat> stat_followed(std::string_view path) const;
+
   std::filesystem::path root_;
   bool live_ = true;
   int root_fd_ = -1;  ///< the root, opened once, when it is not "/"

@@ -129,12 +129,32 @@ namespace {
 constexpr const char* kSmbiosTables[] = {"/sys/firmware/dmi/tables/DMI", "/dev/mem"};
 }  // namespace
 
+namespace {
+
+struct SmbiosTable {
+  bool there = false;     ///< one of the two exists
+  bool readable = false;  ///< and this user may read it (a recorded host: it is there)
+};
+
+SmbiosTable smbios_table(const core::Fs& fs) {
+  SmbiosTable t;
+  for (const char* path : kSmbiosTables)
+    if (fs.exists(path)) {
+      t.there = true;
+      if (!fs.is_live() || ::access(path, R_OK) == 0) {
+        t.readable = true;
+        break;
+      }
+    }
+  return t;
+}
+
+}  // namespace
+
 bool smbios_table_present(const core::Fs& fs) {
   // On the live host the table must be readable by this user too: both are root's alone, and
   // dmidecode started by anyone else only fails, a process later.
-  return std::any_of(std::begin(kSmbiosTables), std::end(kSmbiosTables), [&](const char* path) {
-    return fs.exists(path) && (!fs.is_live() || ::access(path, R_OK) == 0);
-  });
+  return smbios_table(fs).readable;
 }
 
 std::vector<DimmCard> probe_dimms(const core::Fs& fs, const Runner& runner, Note& note) {
@@ -145,12 +165,11 @@ std::vector<DimmCard> probe_dimms(const core::Fs& fs, const Runner& runner, Note
   }
   // dmidecode reads the SMBIOS table from sysfs, or from /dev/mem on old kernels: without either
   // (containers, most virtual machines) there is nothing for it to read, and no need to start it.
-  if (!smbios_table_present(fs)) {
-    bool there = std::any_of(std::begin(kSmbiosTables), std::end(kSmbiosTables),
-                             [&](const char* path) { return fs.exists(path); });
-    note.unsupported(there ? "the SMBIOS table (/sys/firmware/dmi/tables/DMI, /dev/mem) is "
-                             "readable by root only: run as root for the memory modules"
-                           : "no SMBIOS table to read (/sys/firmware/dmi/tables/DMI, /dev/mem)");
+  if (auto table = smbios_table(fs); !table.readable) {
+    note.unsupported(table.there
+                         ? "the SMBIOS table (/sys/firmware/dmi/tables/DMI, /dev/mem) is "
+                           "readable by root only: run as root for the memory modules"
+                         : "no SMBIOS table to read (/sys/firmware/dmi/tables/DMI, /dev/mem)");
     return {};
   }
   Command cmd;

@@ -242,29 +242,15 @@ void ToolCache::save() const {
 }
 
 std::optional<std::string> ToolCache::key_for(const std::string& path, const ToolProbe& probe) {
-  // Keyed by the file the path resolves to: an update (new size or mtime) or a symlink that
-  // now points elsewhere is a different key.
-  // The file opened once (O_PATH) and named by the kernel, and its size and mtime read from that
-  // descriptor: three calls, where resolving the path a component at a time took one readlink
-  // per directory. Without /proc, the path is resolved the long way.
-  std::string real;
+  // Keyed by the file the path resolves to: its device and inode (a symlink that now points
+  // elsewhere names another file), its size and mtime (an update). One stat, where naming the
+  // file by its real path took four calls (an O_PATH open, readlink of /proc/self/fd, fstat and
+  // close) for each tool of every snapshot.
   struct stat st {};
-  if (core::UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC)); fd.get() >= 0) {
-    char buf[PATH_MAX];
-    auto link = "/proc/self/fd/" + std::to_string(fd.get());
-    auto n = ::readlink(link.c_str(), buf, sizeof buf);
-    if (n <= 0 || n >= static_cast<ssize_t>(sizeof buf) || buf[0] != '/' ||
-        ::fstat(fd.get(), &st) != 0)
-      n = -1;
-    if (n > 0) real.assign(buf, static_cast<std::size_t>(n));
-  }
-  if (real.empty()) {
-    std::error_code ec;
-    real = std::filesystem::canonical(path, ec).string();
-    if (ec || ::stat(real.c_str(), &st) != 0) return std::nullopt;
-  }
-  std::string key = real + "|" + std::to_string(st.st_size) + "|" +
-                    std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  std::string key = path + "|" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + "|" +
+                    std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." +
+                    std::to_string(st.st_mtim.tv_nsec);
   for (const auto& a : probe.version_args)
     key += "|" + a;
   key += "|" + probe.pattern;

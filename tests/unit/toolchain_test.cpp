@@ -261,6 +261,33 @@ TEST(ToolCache, ReadsItsOwnLayoutAndIgnoresTheFormerOne) {
   EXPECT_FALSE(ToolCache(former).warm());
 }
 
+TEST(ToolCache, AKeyNamesTheFileAPathResolvesTo) {
+  TempDir dir;
+  // Two builds of one size and mtime; the tool's path a symlink to the first, then the second.
+  auto a = dir.write("opt/a/mytool", "#!/bin/sh\necho 1.0\n");
+  auto b = dir.write("opt/b/mytool", "#!/bin/sh\necho 2.0\n");
+  const struct timespec when[2] = {{1700000000, 0}, {1700000000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, a.c_str(), when, 0), 0);
+  ASSERT_EQ(::utimensat(AT_FDCWD, b.c_str(), when, 0), 0);
+  std::filesystem::create_directories(dir.path() / "bin");
+  auto link = dir.path() / "bin" / "mytool";
+  std::filesystem::create_symlink(a, link);
+  ToolProbe probe{"mytool", ToolCategory::build, {"mytool"}};
+  auto first = ToolCache::key_for(link.string(), probe);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(ToolCache::key_for(link.string(), probe), first);  // the same file, the same key
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(b, link);
+  auto second = ToolCache::key_for(link.string(), probe);
+  ASSERT_TRUE(second);
+  EXPECT_NE(*second, *first);
+  // An update in place (another size) is another key; a path that names nothing has none.
+  { std::ofstream(b, std::ios::app) << "# patched\n"; }
+  EXPECT_NE(ToolCache::key_for(link.string(), probe), second);
+  std::filesystem::remove(b);
+  EXPECT_FALSE(ToolCache::key_for(link.string(), probe));
+}
+
 TEST(ToolCache, TimeoutsAreNotRemembered) {
   TempDir dir;
   auto tool = dir.write("bin/slowtool", "#!/bin/sh\nsleep 30\n");
