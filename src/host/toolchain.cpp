@@ -110,8 +110,8 @@ struct ToolCache::PathMemory {
 
 namespace {
 
-// The cache's layout, version 3: lines of tab-separated fields under a first line that names it.
-//   mainboard tool cache 3
+// The cache's layout, version 4: lines of tab-separated fields under a first line that names it.
+//   mainboard tool cache 4
 //   v <key> <version>              a tool's version
 //   n <key>                        a tool that printed none
 //   d <dir> <mtime_ns> <read_ns> <held> <absent>
@@ -119,8 +119,9 @@ namespace {
 // file name holds). Read on every snapshot: version 2 (JSON) took nlohmann's parser and a value
 // per field, a quarter of a warm snapshot's instructions. A key, value or directory holding a tab
 // or a line feed is not written (it is looked up again the next time); a line that is not one of
-// these is skipped; a file of another version is ignored and rewritten on the next save.
-constexpr std::string_view kCacheHeader = "mainboard tool cache 3";
+// these is skipped; a file of another version is ignored and rewritten on the next save (version
+// 3 keyed a tool by its real path; 4 by its path and the file's device and inode).
+constexpr std::string_view kCacheHeader = "mainboard tool cache 4";
 constexpr char kNameSeparator = '/';
 
 bool one_field(std::string_view text) {
@@ -191,6 +192,38 @@ void ToolCache::store(const std::string& key, const std::optional<std::string>& 
   dirty_ = true;
 }
 
+void ToolCache::store_tool(const std::string& path, const ToolProbe& probe, const std::string& key,
+                           const std::optional<std::string>& version) {
+  store(key, version);
+  // The keys of earlier files at this path asked the same way: what an update leaves behind.
+  const std::string head = path + "|", tail = key_tail(probe);
+  std::lock_guard lock(path_->mutex);
+  for (auto it = entries_.lower_bound(head);
+       it != entries_.end() && core::starts_with(it->first, head);) {
+    std::string_view k = it->first;
+    bool earlier = k != key && k.size() > head.size() + tail.size() && k.ends_with(tail);
+    if (earlier) {
+      // Between them, the file's identity alone: "dev:ino|size|mtime".
+      auto identity = k.substr(head.size(), k.size() - head.size() - tail.size());
+      earlier = std::count(identity.begin(), identity.end(), '|') == 2 &&
+                identity.find_first_not_of("0123456789:.|") == std::string_view::npos;
+    }
+    if (earlier) {
+      it = entries_.erase(it);
+      dirty_ = true;
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::string ToolCache::key_tail(const ToolProbe& probe) {
+  std::string tail;
+  for (const auto& a : probe.version_args)
+    tail += "|" + a;
+  return tail + "|" + probe.pattern;
+}
+
 void ToolCache::replace(const std::string& kind, const std::string& key, const std::string& value) {
   std::lock_guard lock(path_->mutex);
   for (auto it = entries_.lower_bound(kind);
@@ -248,13 +281,9 @@ std::optional<std::string> ToolCache::key_for(const std::string& path, const Too
   // close) for each tool of every snapshot.
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  std::string key = path + "|" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + "|" +
-                    std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." +
-                    std::to_string(st.st_mtim.tv_nsec);
-  for (const auto& a : probe.version_args)
-    key += "|" + a;
-  key += "|" + probe.pattern;
-  return key;
+  return path + "|" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + "|" +
+         std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + key_tail(probe);
 }
 
 Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> probes,
@@ -264,6 +293,7 @@ Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> prob
   std::vector<std::size_t> waiting;  // index into tc.tools for each command
   std::vector<std::optional<std::string>> keys;
   std::vector<const ToolProbe*> sources;
+  std::vector<std::string> programs;
   for (const auto& p : probes) {
     auto tool = locate(p, runner);
     if (!tool.available) continue;  // only tools present on PATH are kept
@@ -284,6 +314,7 @@ Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> prob
     waiting.push_back(tc.tools.size());
     keys.push_back(key);
     sources.push_back(&p);
+    programs.push_back(program);
     tc.tools.push_back(std::move(tool));
   }
   if (!commands.empty()) {
@@ -293,7 +324,7 @@ Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> prob
       tc.tools[waiting[i]].version = version;
       // A timeout is not an answer worth remembering; anything else (even "no version") is.
       if (cache && keys[i] && results[i].started && !results[i].timed_out)
-        cache->store(*keys[i], version);
+        cache->store_tool(programs[i], *sources[i], *keys[i], version);
     }
   }
   if (cache) cache->save();

@@ -93,17 +93,28 @@ TEST(ToolCache, SecondProbeSpawnsNothingUntilTheBinaryChanges) {
   // A new build of the tool (different size) is probed again.
   dir.write("bin/mytool",
             "#!/bin/sh\necho run >> '" + counter.string() + "'\necho 'mytool 2.0.0 (rebuilt)'\n");
-  ToolCache cache(cache_file);
-  EXPECT_EQ(Toolchain::probe(runner, probes, &cache).tools.at(0).version, "2.0.0");
+  {
+    ToolCache cache(cache_file);
+    EXPECT_EQ(Toolchain::probe(runner, probes, &cache).tools.at(0).version, "2.0.0");
+  }
   EXPECT_EQ(count_lines(counter), 2);
+  // The first build's entry is gone from the file: one version line for the tool, the new one.
+  std::ifstream in(cache_file);
+  int entries = 0;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("v\t" + tool.string() + "|", 0) == 0) {
+      ++entries;
+      EXPECT_NE(line.find("\t2.0.0"), std::string::npos) << line;
+    }
+  EXPECT_EQ(entries, 1);
 }
 
 TEST(ToolCache, CorruptFileIsRebuilt) {
   TempDir dir;
   for (const std::string& text :
-       {std::string("mainboard tool cache 3\nv\tk"),
+       {std::string("mainboard tool cache 4\nv\tk"),
         std::string("{\"version\": 2, \"entries\": [garb"),
-        std::string("mainboard tool cache 3\n\0\0\t\tv\n\n\nd\t\t\t\t\t\t\n", 39),
+        std::string("mainboard tool cache 4\n\0\0\t\tv\n\n\nd\t\t\t\t\t\t\n", 39),
         std::string(1 << 20, '\t'), std::string()}) {
     auto file = dir.write("tools.cache", text);
     ToolCache cache(file);
@@ -229,7 +240,7 @@ TEST(ToolCache, AnIndexThatIsNotWhatItShouldBeIsLeftOut) {
            "d\t" + bin + "\t" + mtime + "x\t9000000000000000000\t\tmytool",
            "d\t" + bin + "\t1\t9000000000000000000\t\tmytool",  // mtime 1 is not bin's
            "D\t" + bin + "\t" + mtime + "\t9000000000000000000\t\tmytool"}) {
-    auto file = dir.write("tools.cache", "mainboard tool cache 3\n" + line + "\n");
+    auto file = dir.write("tools.cache", "mainboard tool cache 4\n" + line + "\n");
     ToolCache cache(file);
     EXPECT_EQ(cache.find_on_path("mytool", bin), tool.string()) << line;
     cache.save();
@@ -248,7 +259,7 @@ TEST(ToolCache, ReadsItsOwnLayoutAndIgnoresTheFormerOne) {
   // Both say "mytool is not in bin" for bin as it is now: the current layout is believed (the
   // name is not looked for), the former one (version 2, JSON) is not read.
   auto current = dir.write("current.cache",
-                           "mainboard tool cache 3\nv\t/usr/bin/gcc|1|2\t12.2.0\nd\t" + bin + "\t" +
+                           "mainboard tool cache 4\nv\t/usr/bin/gcc|1|2\t12.2.0\nd\t" + bin + "\t" +
                                mtime + "\t9000000000000000000\tgcc\tother/mytool/cc\n");
   EXPECT_FALSE(ToolCache(current).find_on_path("mytool", bin));
   EXPECT_TRUE(ToolCache(current).warm());
@@ -259,6 +270,12 @@ TEST(ToolCache, ReadsItsOwnLayoutAndIgnoresTheFormerOne) {
                                              R"("absent":"other/mytool/cc"}}})");
   EXPECT_EQ(ToolCache(former).find_on_path("mytool", bin), tool.string());
   EXPECT_FALSE(ToolCache(former).warm());
+  // Version 3 (tools keyed by their real path) is not read either.
+  auto three =
+      dir.write("three.cache", "mainboard tool cache 3\nv\t/usr/bin/gcc|1|2\t12.2.0\nd\t" + bin +
+                                   "\t" + mtime + "\t9000000000000000000\tgcc\tother/mytool/cc\n");
+  EXPECT_EQ(ToolCache(three).find_on_path("mytool", bin), tool.string());
+  EXPECT_FALSE(ToolCache(three).warm());
 }
 
 TEST(ToolCache, AKeyNamesTheFileAPathResolvesTo) {
