@@ -61,20 +61,15 @@ class MAINBOARD_API ToolCache {
   /// Any thread (as is store).
   std::optional<std::optional<std::string>> lookup(const std::string& key) const;
   void store(const std::string& key, const std::optional<std::string>& version);
-  /// Stores the version of the tool at `path` asked by `probe` under `key` (key_for's), and
-  /// forgets the keys of earlier files at that path asked the same way (an update leaves none).
-  void store_tool(const std::string& path, const ToolProbe& probe, const std::string& key,
-                  const std::optional<std::string>& version);
   /// Stores `key`, leaving out every other key that starts with `kind` (a fact of which only
   /// the latest is worth keeping, such as the CPU topology of this boot).
-  void replace(const std::string& kind, const std::string& key, const std::string& value);
+  void replace(const std::string& kind, const std::string& key,
+               const std::optional<std::string>& value);
   /// Writes the file (atomically) when something changed; failures are logged, not thrown.
   void save() const;
-  /// The key for a binary: its path, the file it resolves to (device, inode), its size and
-  /// mtime, and the version arguments.
+  /// The key for a binary: its path, the version arguments and pattern, then the file it
+  /// resolves to (device, inode), its size and mtime; an update's key replaces the earlier one.
   static std::optional<std::string> key_for(const std::string& path, const ToolProbe& probe);
-  /// The end of key_for's keys: the version arguments and the pattern.
-  static std::string key_tail(const ToolProbe& probe);
   /// The executable `name` runs on the search path `path`, as a shell finds it, looking again
   /// only in the directories that changed since the cache last looked. Any thread.
   std::optional<std::string> find_on_path(std::string_view name, std::string_view path);

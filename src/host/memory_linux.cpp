@@ -127,9 +127,6 @@ std::vector<DimmCard> parse_dmidecode_memory(std::string_view text) {
 
 namespace {
 constexpr const char* kSmbiosTables[] = {"/sys/firmware/dmi/tables/DMI", "/dev/mem"};
-}  // namespace
-
-namespace {
 
 struct SmbiosTable {
   bool there = false;     ///< one of the two exists

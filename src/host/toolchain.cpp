@@ -120,7 +120,8 @@ namespace {
 // per field, a quarter of a warm snapshot's instructions. A key, value or directory holding a tab
 // or a line feed is not written (it is looked up again the next time); a line that is not one of
 // these is skipped; a file of another version is ignored and rewritten on the next save (version
-// 3 keyed a tool by its real path; 4 by its path and the file's device and inode).
+// 3 keyed a tool by its real path; 4 by its path, version arguments and pattern, then the file's
+// device, inode, size and mtime).
 constexpr std::string_view kCacheHeader = "mainboard tool cache 4";
 constexpr char kNameSeparator = '/';
 
@@ -192,43 +193,17 @@ void ToolCache::store(const std::string& key, const std::optional<std::string>& 
   dirty_ = true;
 }
 
-void ToolCache::store_tool(const std::string& path, const ToolProbe& probe, const std::string& key,
-                           const std::optional<std::string>& version) {
-  store(key, version);
-  // The keys of earlier files at this path asked the same way: what an update leaves behind.
-  const std::string head = path + "|", tail = key_tail(probe);
-  std::lock_guard lock(path_->mutex);
-  for (auto it = entries_.lower_bound(head);
-       it != entries_.end() && core::starts_with(it->first, head);) {
-    std::string_view k = it->first;
-    bool earlier = k != key && k.size() > head.size() + tail.size() && k.ends_with(tail);
-    if (earlier) {
-      // Between them, the file's identity alone: "dev:ino|size|mtime".
-      auto identity = k.substr(head.size(), k.size() - head.size() - tail.size());
-      earlier = std::count(identity.begin(), identity.end(), '|') == 2 &&
-                identity.find_first_not_of("0123456789:.|") == std::string_view::npos;
-    }
-    if (earlier) {
-      it = entries_.erase(it);
-      dirty_ = true;
-    } else {
-      ++it;
-    }
-  }
-}
-
-std::string ToolCache::key_tail(const ToolProbe& probe) {
-  std::string tail;
-  for (const auto& a : probe.version_args)
-    tail += "|" + a;
-  return tail + "|" + probe.pattern;
-}
-
-void ToolCache::replace(const std::string& kind, const std::string& key, const std::string& value) {
+void ToolCache::replace(const std::string& kind, const std::string& key,
+                        const std::optional<std::string>& value) {
   std::lock_guard lock(path_->mutex);
   for (auto it = entries_.lower_bound(kind);
        it != entries_.end() && core::starts_with(it->first, kind);)
-    it = it->first == key ? std::next(it) : entries_.erase(it);
+    if (it->first == key) {
+      ++it;
+    } else {
+      it = entries_.erase(it);
+      dirty_ = true;
+    }
   if (auto it = entries_.find(key); it != entries_.end() && it->second == value) return;
   entries_[key] = value;
   dirty_ = true;
@@ -274,16 +249,29 @@ void ToolCache::save() const {
   }
 }
 
+namespace {
+
+/// What a tool's key starts with: its path, how it is asked and what its answer is matched with.
+std::string tool_kind(const std::string& path, const ToolProbe& probe) {
+  std::string kind = path;
+  for (const auto& a : probe.version_args)
+    kind += "|" + a;
+  return kind + "|" + probe.pattern + "|";
+}
+
+}  // namespace
+
 std::optional<std::string> ToolCache::key_for(const std::string& path, const ToolProbe& probe) {
   // Keyed by the file the path resolves to: its device and inode (a symlink that now points
   // elsewhere names another file), its size and mtime (an update). One stat, where naming the
   // file by its real path took four calls (an O_PATH open, readlink of /proc/self/fd, fstat and
-  // close) for each tool of every snapshot.
+  // close) for each tool of every snapshot. The file comes last, after what stays the same for
+  // the tool at this path (tool_kind), so that an update's key replaces the earlier one.
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return path + "|" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + "|" +
-         std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." +
-         std::to_string(st.st_mtim.tv_nsec) + key_tail(probe);
+  return tool_kind(path, probe) + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) +
+         ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
 }
 
 Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> probes,
@@ -324,7 +312,7 @@ Toolchain Toolchain::probe(const Runner& runner, std::span<const ToolProbe> prob
       tc.tools[waiting[i]].version = version;
       // A timeout is not an answer worth remembering; anything else (even "no version") is.
       if (cache && keys[i] && results[i].started && !results[i].timed_out)
-        cache->store_tool(programs[i], *sources[i], *keys[i], version);
+        cache->replace(tool_kind(programs[i], *sources[i]), *keys[i], version);
     }
   }
   if (cache) cache->save();
