@@ -124,7 +124,9 @@ struct SleepingPython {
 
 // One read of every Python stack of that process, from outside: what the poller does for each
 // process at every tick (code objects cached after the first read). Arg 1: stopped for the read
-// (ptrace seize, interrupt, wait, detach for both threads), as --pause does.
+// (ptrace seize, interrupt, wait, detach for both threads), as --pause does. Arg 2: each frame
+// read twice and checked (the reader's default); 0 reads each once, as before the checks, so that
+// one run says what they cost.
 static void BM_PythonStackRead(benchmark::State& state) {
   SleepingPython target(static_cast<int>(state.range(0)));
   std::string why;
@@ -133,6 +135,7 @@ static void BM_PythonStackRead(benchmark::State& state) {
   std::vector<sampling::PyThreadStack> threads;
   std::size_t frames = 0;
   bool pause = state.range(1) != 0;
+  reader->set_checked(state.range(2) != 0);
   for (auto _ : state) {
     if (pause) {
       sampling::ProcessPause stop(target.pid);
@@ -149,11 +152,12 @@ static void BM_PythonStackRead(benchmark::State& state) {
   state.counters["frames"] = static_cast<double>(frames);
 }
 BENCHMARK(BM_PythonStackRead)
-    ->ArgNames({"depth", "paused"})
-    ->Args({10, 0})
-    ->Args({10, 1})
-    ->Args({100, 0})
-    ->Args({100, 1})
+    ->ArgNames({"depth", "paused", "checked"})
+    ->Args({10, 0, 1})
+    ->Args({10, 1, 1})
+    ->Args({100, 0, 0})
+    ->Args({100, 0, 1})
+    ->Args({100, 1, 1})
     ->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

@@ -50,6 +50,11 @@ struct MAINBOARD_API SampleOptions {
   /// process runs on while it is read, and a read that does not validate is dropped (and
   /// counted in `unavailable`).
   bool pause = false;
+  /// Without `pause`, a thread whose Python stack changed under three reads in a row (a tight
+  /// loop of calls changes it faster than it can be read) is read once more with that thread
+  /// alone stopped for the read (ptrace, tens of microseconds); `nonblocking` never stops it and
+  /// leaves such stacks out (counted in `unavailable`), as py-spy's --nonblocking.
+  bool nonblocking = false;
   double timeout_s = 0;  ///< run: end the target after this long (0: never)
   /// run: after an interrupt (SIGINT, SIGTERM, SIGHUP caught by the caller, as the command
   /// does), how long the target may take to end before it is sent SIGTERM, then SIGKILL.
@@ -127,6 +132,10 @@ struct MAINBOARD_API DumpOptions {
   bool python = true;
   /// Also every asyncio task's chain of awaits (CPython 3.11–3.13), awaited-by order.
   bool async_aware = false;
+  /// Without `native`: a thread whose Python stack changed under every read is read once with
+  /// that thread stopped (ptrace); `nonblocking` never stops it (the thread is then shown
+  /// without frames, and `unavailable` says why).
+  bool nonblocking = false;
 };
 
 /// What Sampler::measure reaches: a command to launch, a running process, or this process.

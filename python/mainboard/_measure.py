@@ -259,6 +259,9 @@ class Sampler:
     it runs (read from the process), native frames of C extensions kept between them. wall:
     Python threads sampled whether they run or wait. pause: the program stopped for each read of
     its Python stacks (reads cannot tear; the program is slowed) instead of read while it runs.
+    nonblocking: never stop it, not even a thread whose stack changed under every read (such a
+    stack, from a tight loop of calls, is otherwise read once with its thread stopped; with
+    nonblocking it is left out, and counted in the profile's unavailable).
     """
 
     hz: int = 99
@@ -269,6 +272,7 @@ class Sampler:
     python: bool = True
     wall: bool = False
     pause: bool = False
+    nonblocking: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.hz, int) or isinstance(self.hz, bool) or not 1 <= self.hz <= 100_000:
@@ -276,7 +280,7 @@ class Sampler:
         if self.call_graph not in ("fp", "dwarf"):
             raise ValueError(f"call_graph is 'fp' or 'dwarf', not {self.call_graph!r}")
         _checks.integer(self.max_samples, "max_samples", 1, 2**62)
-        for name in ("children", "kernel", "python", "wall", "pause"):
+        for name in ("children", "kernel", "python", "wall", "pause", "nonblocking"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} is a bool, not {getattr(self, name)!r}")
 

@@ -378,6 +378,7 @@ SampleOptions sample_options(const py::dict& d) {
   get("python", o.python);
   get("wall", o.wall);
   get("pause", o.pause);
+  get("nonblocking", o.nonblocking);
   get("timeout_s", o.timeout_s);
   get("duration_s", o.duration_s);
   get("max_samples", o.max_samples);

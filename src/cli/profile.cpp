@@ -349,6 +349,9 @@ void Sampling::declare(CLI::App& cmd) {
   cmd.add_flag("--pause", options.pause,
                "stop the program for each read of its Python stacks (reads cannot tear; the "
                "program is slowed)");
+  cmd.add_flag("--nonblocking", options.nonblocking,
+               "never stop the program: a Python stack that changes under every read is left "
+               "out (and counted) instead of read once with its thread stopped");
   cmd.add_flag_callback(
       "--no-python", [this] { options.python = false; },
       "keep the interpreter's own frames in CPython processes (by default they are replaced by "
@@ -457,6 +460,9 @@ void ProfileDump::declare(CLI::App& cmd) {
                "in a Python process, also the native frames between the Python ones (stops each "
                "thread while it is read)");
   cmd.add_flag("--main-thread", main_only, "only the main thread");
+  cmd.add_flag("--nonblocking", options.nonblocking,
+               "never stop a thread: one whose Python stack changes under every read is shown "
+               "without frames (by default it is read once stopped)");
   cmd.add_flag("--no-python", no_python, "native stacks only, also of a Python process");
   cmd.add_flag("--async", options.async_aware,
                "also each asyncio task's chain of awaits, innermost first, and the tasks "

@@ -2,6 +2,8 @@
 
 #include "core/text.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <deque>
 #include <fstream>
@@ -167,8 +169,21 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
     if (python->dropped)
       p.unavailable.push_back(
           "python: " + std::to_string(python->dropped) + " of " + std::to_string(python->reads) +
-          " stack reads did not hold together (a stack changing while it was read, or caught "
-          "halfway through a change) and were not used");
+          " reads of the threads did not hold together (a thread starting or ending under the "
+          "read) and were not used");
+    if (python->counts.stacks_dropped)
+      p.unavailable.push_back(
+          "python: " + std::to_string(python->counts.stacks_dropped) + " of " +
+          std::to_string(python->counts.stack_reads) +
+          " thread stacks changed under every read (and the thread was not stopped for one) and "
+          "were left out");
+    if (python->counts.stacks_stopped)
+      p.unavailable.push_back(fmt::format(
+          "python: {} of {} thread stacks changed faster than they could be read, and were read "
+          "with their thread stopped ({:.0f} us each on average; --nonblocking never stops it)",
+          python->counts.stacks_stopped, python->counts.stack_reads,
+          static_cast<double>(python->counts.stopped_ns) / 1e3 /
+              static_cast<double>(std::max<std::uint64_t>(python->counts.stacks_stopped, 1))));
   }
   if (!p.samples.empty()) {
     p.start_ns = p.samples.front().t_ns;

@@ -125,13 +125,34 @@ bool interrupted() {
                     sig);
 }
 
-/// Reads every Python thread's stack (or only which threads there are), again while the reads
-/// do not validate (the process runs on while we read); false after `tries` or on a signal.
+/// Reads every Python thread's stack (or only which threads there are), again while the list of
+/// threads does not hold together (the process runs on while we read); false after `tries` or
+/// on a signal. A thread whose stack changed under the read is read again, then (unless
+/// `nonblocking`) with that thread stopped; one still torn is said in `unavailable` and shown
+/// without frames.
 bool read_python(sampling::PythonReader& py, std::vector<sampling::PyThreadStack>& threads,
-                 int tries, bool with_frames = true) {
-  for (int i = 0; i < tries && !interrupted(); ++i)
-    if (py.read(threads, with_frames)) return true;
-  return false;
+                 int tries, bool with_frames = true, bool nonblocking = false,
+                 std::vector<std::string>* unavailable = nullptr) {
+  if (!with_frames) {
+    for (int i = 0; i < tries && !interrupted(); ++i)
+      if (py.read(threads, false)) return true;
+    return false;
+  }
+  if (interrupted()) return false;
+  // As the sampler reads, more patiently: twenty more reads of a torn stack before its thread is
+  // stopped for one.
+  sampling::StackReads reads({tries, 20, !nonblocking, 0});
+  if (!reads.read(py, threads)) return false;
+  const auto& refused = reads.refused();
+  for (const auto& t : threads)
+    if (t.torn && unavailable)
+      unavailable->push_back(
+          "python: the stack of thread " + std::to_string(t.tid) + " changed under every read" +
+          (nonblocking ? ""
+                       : " (and the thread could not be stopped" +
+                             (refused.empty() ? std::string() : ": " + refused) + ")") +
+          ": not shown");
+  return true;
 }
 
 /// The main thread first (the one whose id is the process's), then by thread id.
@@ -335,9 +356,10 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
   if (py) {
     dump.python = "CPython " + py->version() + " (" + py->interpreter_module() + ")";
     // Read from outside without stopping the process: read again until a read validates.
-    if (!options.native && !read_python(*py, python_threads, 100)) {
+    if (!options.native &&
+        !read_python(*py, python_threads, 100, true, options.nonblocking, &dump.unavailable)) {
       if (interrupted()) throw_interrupted(pid);
-      throw Error("the Python stacks of process " + std::to_string(pid) +
+      throw Error("the Python threads of process " + std::to_string(pid) +
                   " changed under every one of 100 reads; --native reads each thread while "
                   "it is stopped");
     }

@@ -252,7 +252,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   std::unique_ptr<sampling::PythonPoller> python;
   if (sampler && o.python) {
     python = std::make_unique<sampling::PythonPoller>(
-        sampling::PythonPollerOptions{o.hz, o.wall, o.pause});
+        sampling::PythonPollerOptions{o.hz, o.wall, o.pause, !o.nonblocking});
     python->watch({pid});
   }
 
@@ -273,9 +273,20 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   auto drain_every = sampler ? sampler->drain_interval() : std::chrono::milliseconds(25);
   auto next_drain = std::chrono::steady_clock::now();
   for (;;) {
-    pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid && !WIFSTOPPED(status)) break;  // a stop is the paused reads' (ptrace)
-    if (r < 0 && errno != EINTR) {
+    // Whether it ended, asked without taking anything: a thread of the command stopped for a
+    // Python read (ptrace, by the poller's thread) reports its stop to any thread of this
+    // process that waits for it, and a stop taken here would leave that read waiting for good.
+    siginfo_t info{};
+    int w = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (w == 0 && info.si_pid == pid &&
+        (info.si_code == CLD_EXITED || info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED)) {
+      pid_t r;
+      do
+        r = ::waitpid(pid, &status, 0);
+      while (r < 0 && errno == EINTR);
+      if (r == pid) break;
+    }
+    if (w < 0 && errno != EINTR) {
       // Stopping it for a Python read found it ended, and that wait reaped it.
       if (auto reaped = python ? python->reaped(pid) : std::nullopt) status = *reaped;
       break;
@@ -389,7 +400,7 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   std::unique_ptr<sampling::PythonPoller> python;
   if (o.python) {
     python = std::make_unique<sampling::PythonPoller>(
-        sampling::PythonPollerOptions{o.hz, o.wall, o.pause});
+        sampling::PythonPollerOptions{o.hz, o.wall, o.pause, !o.nonblocking});
     python->watch({pid});
   }
   std::string command(

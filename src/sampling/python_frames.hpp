@@ -55,6 +55,9 @@ struct PyThreadStack {
   /// Frames beyond the deepest kept (a stack deeper than the reader keeps): the last of `frames`
   /// then says "[N outer Python frames not read]".
   std::uint64_t frames_cut = 0;
+  /// The stack changed while it was read (a frame returned, or was called anew, under the
+  /// walk): `frames` is empty, and the thread is to be read again (PythonReader::read_thread).
+  bool torn = false;
 };
 
 /// One asyncio task (3.11 on): its coroutine chain, innermost first.
@@ -79,13 +82,18 @@ class PythonReader {
   static std::unique_ptr<PythonReader> open(std::int32_t pid, std::string* why);
   ~PythonReader();
 
-  /// Every thread's Python stack now. False when the reads did not validate (a frame chain or a
-  /// code object changed under us: the process was running); `threads` is then unusable.
+  /// Every thread's Python stack now. False when the list of threads could not be read (a thread
+  /// started or ended under the read); a thread whose own stack changed under the read is kept
+  /// with PyThreadStack::torn set and no frames.
   bool read(std::vector<PyThreadStack>& threads, bool with_frames = true);
   /// One thread's stack, from its PyThreadState (PyThreadStack::thread_state of an earlier
-  /// read): what a reader that stops one thread at a time reads while that thread holds still,
-  /// without reading every other thread each time.
+  /// read): to read a torn stack again, or what a reader that stops one thread at a time reads
+  /// while that thread holds still. False when the thread state cannot be read (it ended).
   bool read_thread(std::uint64_t thread_state, PyThreadStack& thread);
+
+  /// Whether each frame is read twice and checked (the default): without, a stack that changed
+  /// under the read is kept as read, torn or not. For measuring what the checks cost.
+  void set_checked(bool checked) { checked_ = checked; }
 
   std::int32_t pid() const { return pid_; }
   /// "3.11" and, where the process says (3.11 on), the micro version: "3.11.2".
@@ -128,6 +136,23 @@ class PythonReader {
                   PyThreadStack& t);
   /// The code index of the frame that stands for `count` frames not read.
   std::uint32_t cut_code(std::uint64_t count, bool more);
+  /// Marks `t` torn (its frames cleared); true, as the read of the thread list still holds.
+  static bool torn(PyThreadStack& t);
+  static std::size_t page_size();
+  /// Where a frame's fields end (head) and where its locals begin (locals, which may be before
+  /// the head ends: 3.11 on keeps them right after the frame's fields).
+  struct FrameShape {
+    std::size_t head = 0, locals = 0;
+  };
+  FrameShape frame_shape() const;
+  /// The bytes of a frame each read takes (frame_bytes_).
+  std::size_t frame_size() const;
+  /// The iovecs (one or two) that read frame `frame` into `into` (frame_bytes_ bytes).
+  std::size_t frame_iov(std::uint64_t frame, unsigned char* into, struct iovec* local,
+                        struct iovec* remote) const;
+  /// Whether two reads of a frame (`a`, then `b`) saw the same call of it, the innermost frame
+  /// (`innermost`, which runs on) in the same place of the stack.
+  bool same_frame(const unsigned char* a, const unsigned char* b, bool innermost) const;
 
   // Objects (python_objects.cpp): 0 stands for "none" or "could not be read".
   struct TypeInfo {
@@ -178,7 +203,9 @@ class PythonReader {
   };
   std::vector<PendingFrame> pending_;              // scratch of read(), kept to save allocations
   std::unordered_set<std::uint64_t> seen_states_;  // thread states met in one read
-  std::vector<unsigned char> frame_block_;         // one frame, as read
+  bool checked_ = true;
+  std::size_t frame_bytes_ = 0;             // a frame as read: its head and its first locals
+  std::vector<unsigned char> frame_reads_;  // each frame of a walk, as first read
   std::vector<unsigned char> code_blocks_;
   std::vector<struct iovec> iov_local_, iov_remote_;
 };
@@ -202,6 +229,48 @@ std::vector<StackFrame> splice_python(const std::vector<StackFrame>& native,
                                       const std::string& interpreter_module,
                                       std::vector<std::size_t>* origin = nullptr);
 
+/// How the stacks of threads read: in all, those that changed under the first read (torn), those
+/// then read with their thread stopped, and those left out (torn every time, not stopped).
+struct StackReadCounts {
+  std::uint64_t stack_reads = 0, stacks_torn = 0, stacks_stopped = 0, stacks_dropped = 0;
+  std::int64_t stopped_ns = 0;  ///< how long threads were held stopped for those reads, in all
+};
+
+/// How StackReads insists: reads of the list of threads, reads again of a torn stack, whether a
+/// stack torn each time is read once more with its thread stopped (ptrace), and for how many
+/// reads after that the thread is read stopped at once.
+struct SettlePolicy {
+  int list_tries = 3, stack_tries = 2;
+  bool stop_torn = true;
+  /// A stack that changes faster than it can be read keeps doing so (a tight loop of calls);
+  /// and no check made from outside can tell every such change (a loop that makes the very same
+  /// frames at the very same addresses again and again looks the same at every read): its
+  /// thread is read stopped for this many reads, then tried without stopping again.
+  int stopped_reads = 100;
+};
+
+/// Every thread's stack of a process, read as the sampler reads them: the list of threads until
+/// it holds, each thread's stack without stopping it, a torn one again, then (SettlePolicy) with
+/// its thread stopped; what happened counted.
+class StackReads {
+ public:
+  explicit StackReads(const SettlePolicy& policy) : policy_(policy) {}
+  /// False when the list of threads never held together; a stack left torn has
+  /// PyThreadStack::torn set.
+  bool read(PythonReader& reader, std::vector<PyThreadStack>& threads);
+  const StackReadCounts& counts() const { return counts_; }
+  /// Why a thread could not be stopped, once one could not (stopping is then given up).
+  const std::string& refused() const { return refused_; }
+
+ private:
+  /// Reads `t` with its thread stopped; false when it could not be stopped.
+  bool read_stopped(PythonReader& reader, PyThreadStack& t);
+  SettlePolicy policy_;
+  StackReadCounts counts_;
+  std::string refused_;
+  std::map<std::pair<std::int32_t, std::uint64_t>, int> hot_;  // (pid, thread state) → reads
+};
+
 /// What a PythonPoller read: every thread's Python stacks over time.
 struct PythonSamples {
   struct Stack {
@@ -217,8 +286,9 @@ struct PythonSamples {
   /// Wall-clock sampling: the reads are the samples of Python threads (see to_profile).
   bool wall = false;
   std::uint64_t reads = 0;    ///< reads of a process's stacks
-  std::uint64_t dropped = 0;  ///< reads that did not validate (torn): not used
+  std::uint64_t dropped = 0;  ///< reads whose list of threads did not hold together: not used
   std::int64_t read_ns = 0;   ///< time spent reading, in all
+  StackReadCounts counts;     ///< how the threads' stacks read
   std::vector<std::string> notes;
   /// The Python stack of thread `tid` nearest to `t_ns`, within `window_ns`; nullptr if none.
   const Stack* at(std::int32_t tid, std::int64_t t_ns, std::int64_t window_ns) const;
@@ -233,6 +303,11 @@ struct PythonPollerOptions {
   /// then happen on the thread that calls poll() (the one that waits for the target, which a
   /// tracer in the same process must be), not on a thread of the poller's own.
   bool pause = false;
+  /// Without `pause`: a thread whose stack changed under three reads in a row is read once more
+  /// with that thread alone stopped (ptrace), so that a stack that changes faster than it can be
+  /// read (a tight recursion) is still sampled; false leaves such stacks out (counted). The
+  /// target's own waits must not reap ptrace stops meanwhile (waitid with WNOWAIT).
+  bool stop_torn = true;
 };
 
 /// Reads the Python stacks of a set of processes `hz` times a second, on a thread of its own
@@ -271,6 +346,8 @@ class PythonPoller {
   std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> next_names_;
   std::map<std::int32_t, int> reaped_;
   bool pause_refused_ = false;
+  bool stop_refused_noted_ = false;
+  std::unique_ptr<StackReads> stack_reads_;
   bool uninterruptible_noted_ = false;
   std::map<std::string, std::uint32_t> stack_index_;
   PythonSamples out_;
@@ -282,7 +359,8 @@ class PythonPoller {
 /// PTRACE_INTERRUPT), then let go (PTRACE_DETACH, handing back a signal that arrived meanwhile).
 class ProcessPause {
  public:
-  explicit ProcessPause(std::int32_t pid);
+  /// Stops every thread of `pid`, or only thread `only_tid` when it is not 0.
+  explicit ProcessPause(std::int32_t pid, std::int32_t only_tid = 0);
   ~ProcessPause();
   ProcessPause(const ProcessPause&) = delete;
   ProcessPause& operator=(const ProcessPause&) = delete;

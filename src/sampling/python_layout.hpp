@@ -16,12 +16,22 @@ struct PythonLayout {
   long gil_last_holder, gil_locked;
   long tstate_next, tstate_interp, tstate_frame, tstate_cframe, cframe_current_frame,
       tstate_thread_id, tstate_native_thread_id;
+  // 3.11 on: the chunk of the thread's frame stack in use, its top and its end (frames in that
+  // chunk at or above the top have returned).
+  long tstate_datastack_chunk, tstate_datastack_top, tstate_datastack_limit;
   long pointer_size;
   long frame_kind;  // 0: PyFrameObject (3.9, 3.10); 1: _PyInterpreterFrame
   long frame_previous, frame_code, frame_lasti, frame_instr, frame_is_entry, frame_owner;
   long instr_is_next;  // 3.13's instr_ptr is the instruction running, 3.11's prev_instr the one
                        // before
+  // 3.9, 3.10: f_executing / f_state, and its value while the frame runs (or calls); 3.11 on:
+  // frame_obj, made on demand (a frame's only field that changes while it waits for a callee).
+  long frame_state, frame_state_running, frame_object;
   long code_filename, code_name, code_qualname, code_firstlineno, code_linetable, code_adaptive;
+  // Local variables' names: co_varnames, co_cellvars, co_freevars (3.9, 3.10) or
+  // co_localsplusnames with co_localspluskinds (3.11 on; the others -1).
+  long code_argcount, code_kwonlyargcount, code_flags, code_nlocals, code_varnames, code_cellvars,
+      code_freevars, code_localspluskinds, code_nlocalsplus;
   long object_type, varobject_size, bytes_data;
   long unicode_length, ascii_size, compact_size, unicode_state;
   unsigned long kind_mask, ascii_mask, compact_mask;
@@ -40,7 +50,7 @@ struct PythonLayout {
   // Coroutines (3.11 on): the frame inside the object, its state, its value stack.
   long gen_frame, gen_frame_state, frame_stacktop, frame_localsplus;
   long state_awaiting, state_executing;
-  long list_items;
+  long list_items, tuple_items, float_value, cell_ref;
   long task_coro, task_name, task_waiter;  // asyncio's C Task (3.11 on; -1: not known)
 };
 

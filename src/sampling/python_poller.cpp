@@ -101,13 +101,18 @@ void PythonPoller::read_all() {
   for (auto it = readers_.begin(); it != readers_.end();) {
     auto& reader = *it->second;
     auto start = core::monotonic_ns();
-    // A read that does not validate is tried again at once (twice): the process changed its
-    // stack under the read; the next read most often finds it still.
+    // A list of threads that does not hold together is read again at once (twice): a thread
+    // started or ended under the read; the next read most often finds it still.
     bool ok = false;
+    // Stopped whole, or read as it runs (StackReads).
+    if (!stack_reads_)
+      // (With the whole process stopped for each read, no thread is stopped on its own.)
+      stack_reads_ =
+          std::make_unique<StackReads>(SettlePolicy{3, 2, options_.stop_torn && !options_.pause});
     if (options_.pause) {
       ProcessPause pause(it->first);
       if (pause.ended()) reaped_[it->first] = *pause.ended();
-      ok = pause.stopped() && reader.read(threads);
+      if (pause.stopped()) ok = stack_reads_->read(reader, threads);
       if (pause.uninterruptible() && !uninterruptible_noted_) {
         uninterruptible_noted_ = true;
         out_.notes.push_back(
@@ -120,12 +125,15 @@ void PythonPoller::read_all() {
                              std::to_string(it->first) + " to read it (" +
                              std::strerror(pause.error()) + "): read while it runs");
       }
-      if (!pause.stopped() && !pause.ended())
-        for (int attempt = 0; attempt < 3 && !ok; ++attempt)
-          ok = reader.read(threads);
+      if (!pause.stopped() && !pause.ended()) ok = stack_reads_->read(reader, threads);
     } else {
-      for (int attempt = 0; attempt < 3 && !ok; ++attempt)
-        ok = reader.read(threads);
+      ok = stack_reads_->read(reader, threads);
+    }
+    if (!stack_reads_->refused().empty() && !stop_refused_noted_) {
+      stop_refused_noted_ = true;
+      out_.notes.push_back("python: cannot stop a thread of process " + std::to_string(it->first) +
+                           " to read a stack that changed under every read (" +
+                           stack_reads_->refused() + "): such stacks are left out");
     }
     auto end = core::monotonic_ns();
     ++out_.reads;
@@ -196,15 +204,62 @@ void PythonPoller::read_all() {
   }
 }
 
+bool StackReads::read_stopped(PythonReader& reader, PyThreadStack& t) {
+  if (!policy_.stop_torn || t.tid <= 0 || !refused_.empty()) return false;
+  auto held = core::monotonic_ns();
+  ProcessPause stop(reader.pid(), t.tid);
+  bool read = stop.stopped() && reader.read_thread(t.thread_state, t) && !t.torn;
+  counts_.stopped_ns += core::monotonic_ns() - held;
+  if (read) ++counts_.stacks_stopped;
+  if (!stop.stopped() && !stop.ended() && !stop.uninterruptible() && stop.error())
+    refused_ = std::strerror(stop.error());
+  return stop.stopped();
+}
+
+bool StackReads::read(PythonReader& reader, std::vector<PyThreadStack>& threads) {
+  bool ok = false;
+  for (int attempt = 0; attempt < policy_.list_tries && !ok; ++attempt)
+    ok = reader.read(threads, false);
+  if (!ok) return false;
+  std::map<std::pair<std::int32_t, std::uint64_t>, int> hot;
+  for (auto& t : threads) {
+    ++counts_.stack_reads;
+    auto key = std::pair{reader.pid(), t.thread_state};
+    auto state = t.thread_state;
+    int& stopped_left = hot[key];
+    if (auto h = hot_.find(key); h != hot_.end()) stopped_left = h->second;
+    if (stopped_left > 0) {
+      --stopped_left;
+      if (read_stopped(reader, t)) {
+        if (t.torn) ++counts_.stacks_dropped;
+        continue;
+      }
+    }
+    // Without stopping it: again at once while it is torn (a stack caught mid-change most often
+    // holds still the next time), then stopped.
+    bool read = false;
+    for (int attempt = 0; attempt <= policy_.stack_tries && !read; ++attempt) {
+      if (!reader.read_thread(state, t)) break;
+      if (attempt == 0 && t.torn) ++counts_.stacks_torn;
+      read = !t.torn;
+    }
+    if (!read && t.torn && read_stopped(reader, t)) stopped_left = policy_.stopped_reads;
+    if (t.torn) ++counts_.stacks_dropped;
+  }
+  hot_ = std::move(hot);  // threads that ended are forgotten
+  return true;
+}
+
 PythonSamples PythonPoller::finish() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   std::lock_guard lock(mutex_);
+  if (stack_reads_) out_.counts = stack_reads_->counts();
   return std::move(out_);
 }
 
-ProcessPause::ProcessPause(std::int32_t pid) : pid_(pid) {
-  auto tids = symbols::thread_ids(pid);
+ProcessPause::ProcessPause(std::int32_t pid, std::int32_t only_tid) : pid_(pid) {
+  auto tids = only_tid ? std::vector<std::int32_t>{only_tid} : symbols::thread_ids(pid);
   // A thread in uninterruptible sleep (a read from a slow disk or NFS) stops only when that ends,
   // and the wait for it would hold the sampler as long: such a process is not stopped this time.
   // (A thread can still enter one between this look and the interrupt; that wait is the

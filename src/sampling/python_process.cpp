@@ -113,6 +113,7 @@ std::unique_ptr<PythonReader> PythonReader::open(std::int32_t pid, std::string* 
   if (auto c = syms.values.find("PyCode_Type"); c != syms.values.end())
     r->code_type_ = bias + c->second;
   r->version_ = version;
+  r->frame_bytes_ = r->frame_size();
   if (auto v = syms.values.find("Py_Version"); v != syms.values.end()) {
     std::uint32_t hex = 0;
     if (r->read_value(bias + v->second, hex)) {

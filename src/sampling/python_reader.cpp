@@ -271,6 +271,11 @@ std::uint64_t field_u64(const unsigned char* block, long offset) {
 
 }  // namespace
 
+std::size_t PythonReader::page_size() {
+  static const std::size_t size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return size;
+}
+
 std::size_t PythonReader::state_size() const {
   const auto& L = *layout_;
   return static_cast<std::size_t>(
@@ -339,13 +344,97 @@ bool PythonReader::read_thread(std::uint64_t ts, PyThreadStack& t) {
   return read_state(ts, tstate.data(), true, t);
 }
 
+namespace {
+
+/// How many bytes of a frame's local variables (and value stack) each read compares: enough to
+/// tell one call of a function from the next at the same address (their arguments differ).
+constexpr std::size_t kLocalsCompared = 32;
+
+}  // namespace
+
+std::size_t PythonReader::frame_size() const {
+  auto shape = frame_shape();
+  return shape.locals <= shape.head ? std::max(shape.head, shape.locals + kLocalsCompared)
+                                    : shape.head + kLocalsCompared;
+}
+
+PythonReader::FrameShape PythonReader::frame_shape() const {
+  const auto& L = *layout_;
+  FrameShape s;
+  s.head = static_cast<std::size_t>(
+               std::max({L.frame_previous, L.frame_code, L.frame_lasti, L.frame_instr,
+                         L.frame_is_entry, L.frame_owner, L.frame_state, L.frame_object})) +
+           8;
+  s.locals = L.frame_localsplus > 0 ? static_cast<std::size_t>(L.frame_localsplus) : s.head;
+  return s;
+}
+
+bool PythonReader::same_frame(const unsigned char* a, const unsigned char* b,
+                              bool innermost) const {
+  const auto& L = *layout_;
+  auto u64 = field_u64;
+  if (L.frame_state >= 0) {
+    // 3.9, 3.10: a frame object with no references has been freed (it may be in the free list,
+    // its back link naming the next free frame), and a caller that is not running has returned.
+    // The innermost may be not running at all: the thread is setting it up, or leaving it.
+    if (static_cast<std::int64_t>(u64(a, 0)) <= 0 || static_cast<std::int64_t>(u64(b, 0)) <= 0)
+      return false;
+    if (!innermost && static_cast<signed char>(b[L.frame_state]) != L.frame_state_running)
+      return false;
+  }
+  if (u64(a, L.frame_previous) != u64(b, L.frame_previous) ||
+      u64(a, L.frame_code) != u64(b, L.frame_code))
+    return false;
+  if (innermost) return true;  // the one frame that runs: only its place in the stack must hold
+  // A caller holds still while its callee lives: all of it read twice must be the same, but for
+  // what changes without a new call (the count of references; 3.11's frame object, made when
+  // someone asks for it).
+  std::size_t size = frame_bytes_;
+  for (std::size_t i = 0; i < size; i += 8) {
+    auto offset = static_cast<long>(i);
+    if (L.frame_state >= 0 && offset == 0) continue;
+    if (L.frame_object >= 0 && offset == L.frame_object) continue;
+    std::size_t n = std::min<std::size_t>(8, size - i);
+    if (std::memcmp(a + i, b + i, n) != 0) return false;
+  }
+  return true;
+}
+
+std::size_t PythonReader::frame_iov(std::uint64_t frame, unsigned char* into, struct iovec* local,
+                                    struct iovec* remote) const {
+  // The head, then the first locals where they lie apart from it (3.9 and 3.10 keep 240 bytes
+  // of block stack between), never past the end of the page they start on: what lies beyond a
+  // frame with few locals may be unmapped, and the whole read would fail.
+  const auto shape = frame_shape();
+  std::size_t page = page_size();
+  auto clip = [&](std::uint64_t at, std::size_t want) {
+    std::size_t left = page - static_cast<std::size_t>(at % page);
+    return std::min(want, left);
+  };
+  std::size_t n = 0;
+  if (shape.locals <= shape.head) {
+    std::size_t want = shape.locals + kLocalsCompared;
+    std::size_t size = shape.head + clip(frame + shape.head, want - shape.head);
+    std::memset(into, 0, frame_bytes_);
+    local[n] = {into, size};
+    remote[n++] = {reinterpret_cast<void*>(frame), size};
+  } else {
+    std::memset(into, 0, frame_bytes_);
+    local[n] = {into, shape.head};
+    remote[n++] = {reinterpret_cast<void*>(frame), shape.head};
+    std::uint64_t at = frame + shape.locals;
+    std::size_t size = clip(at, kLocalsCompared);
+    if (size) {
+      local[n] = {into + shape.head, size};
+      remote[n++] = {reinterpret_cast<void*>(at), size};
+    }
+  }
+  return n;
+}
+
 bool PythonReader::read_state(std::uint64_t ts, const unsigned char* tstate, bool with_frames,
                               PyThreadStack& t) {
   const auto& L = *layout_;
-  const std::size_t frame_size =
-      static_cast<std::size_t>(std::max({L.frame_previous, L.frame_code, L.frame_lasti,
-                                         L.frame_instr, L.frame_is_entry, L.frame_owner})) +
-      8;
   const std::size_t code_size = code_header_size(L);
   auto u64 = field_u64;
   t.thread_state = ts;
@@ -353,36 +442,123 @@ bool PythonReader::read_state(std::uint64_t ts, const unsigned char* tstate, boo
   t.tid = L.tstate_native_thread_id >= 0
               ? static_cast<std::int32_t>(u64(tstate, L.tstate_native_thread_id))
               : tid_of_pthread(u64(tstate, L.tstate_thread_id));
+  t.torn = false;
   if (!with_frames) return true;
   std::uint64_t frame = 0;
   if (L.tstate_cframe >= 0) {
     std::uint64_t cframe = u64(tstate, L.tstate_cframe);
-    if (cframe && !read_value(cframe + L.cframe_current_frame, frame)) return false;
+    if (cframe && !read_value(cframe + L.cframe_current_frame, frame)) return torn(t);
   } else {
     frame = u64(tstate, L.tstate_frame);
   }
-  frame_block_.resize(frame_size);
-  std::vector<unsigned char>& frame_block = frame_block_;
-  // The frames first (each names its code object and where it is in it) …
+  // The frames, each read twice: first on its own (the innermost) or together with the frame it
+  // called, read again after it. A frame's caller holds still as long as the frame lives, and
+  // the frame it called lives at least until the second read, so a stack whose every frame
+  // reads the same both times, each frame naming the next as its caller at its second read, is
+  // one the thread really had; the innermost then runs on, and is taken as its second read
+  // saw it. A thread that returned, called anew or freed a frame under the walk changes one of
+  // them (a call at the same place with other arguments has other locals), and the stack is
+  // torn: not kept, read again.
+  std::size_t stride = frame_bytes_;
   pending_.clear();
+  frame_reads_.clear();
   std::uint64_t tortoise = 0, cut = 0;
   std::size_t power = 1, lambda = 0;
-  for (std::size_t steps = 0; frame; ++steps) {
-    if (frame == tortoise) return false;  // a cycle: the chain changed while we read it
+  struct iovec local[6], remote[6];
+  std::vector<unsigned char> again(stride);
+  // 3.11 on, read after each second read: the chunk of the thread's frame stack in use, its top
+  // and its end. A frame of that chunk at or above the top has returned (the stack keeps the
+  // bytes of frames that returned as they were, so reading them twice proves nothing).
+  std::uint64_t stack[3] = {};
+  const bool has_stack = L.tstate_datastack_chunk >= 0;
+  auto add_stack = [&](struct iovec* l, struct iovec* r) -> std::size_t {
+    if (!has_stack) return 0;
+    *l = {stack, sizeof stack};
+    *r = {reinterpret_cast<void*>(ts + static_cast<std::uint64_t>(L.tstate_datastack_chunk)),
+          sizeof stack};
+    return 1;
+  };
+  auto returned = [&](std::uint64_t f) {
+    return has_stack && f >= stack[0] && f < stack[2] && f >= stack[1];
+  };
+  std::size_t steps = 0;
+  for (; frame; ++steps) {
+    if (frame == tortoise) return torn(t);  // a cycle: the chain changed while we read it
     if (++lambda == power) {
       tortoise = frame;
       power *= 2;
       lambda = 0;
     }
-    if (pending_.size() >= kMaxFrames) {  // the outer frames: counted, not kept
-      if (steps >= kMaxWalk) break;
-      if (!read_value(frame + static_cast<std::uint64_t>(L.frame_previous), frame)) return false;
-      ++cut;
-      continue;
+    if (pending_.size() >= kMaxFrames) break;  // the outer frames are counted below
+    std::size_t at = pending_.size() * stride;
+    frame_reads_.resize(at + stride);
+    std::size_t n = frame_iov(frame, frame_reads_.data() + at, local, remote);
+    if (!pending_.empty() && checked_) {
+      n += frame_iov(pending_.back().address, again.data(), local + n, remote + n);
+      n += add_stack(local + n, remote + n);
     }
-    if (!read_memory(frame, frame_block.data(), frame_size)) return false;
-    const unsigned char* f = frame_block.data();
-    std::uint64_t code = u64(f, L.frame_code), previous = u64(f, L.frame_previous);
+    ssize_t want = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      want += static_cast<ssize_t>(local[i].iov_len);
+    if (::process_vm_readv(pid_, local, n, remote, n, 0) != want) return torn(t);
+    const unsigned char* f = frame_reads_.data() + at;
+    if (!pending_.empty() && checked_) {
+      std::size_t k = pending_.size() - 1;
+      unsigned char* first = frame_reads_.data() + k * stride;
+      if (u64(again.data(), L.frame_previous) != frame ||
+          !same_frame(first, again.data(), k == 0) || returned(pending_.back().address))
+        return torn(t);
+      if (k == 0) std::memcpy(first, again.data(), stride);  // the innermost as it is now
+    }
+    PendingFrame p;
+    p.address = frame;
+    p.code = u64(f, L.frame_code);
+    pending_.push_back(p);
+    frame = u64(f, L.frame_previous);
+  }
+  // The outermost frame's second read goes with the code objects' (one system call), below.
+  if (frame) {
+    // Deeper than kMaxFrames: the frames beyond are counted (up to kMaxWalk), not kept or
+    // checked.
+    for (; frame && steps < kMaxWalk; ++steps, ++cut)
+      if (!read_value(frame + static_cast<std::uint64_t>(L.frame_previous), frame)) return torn(t);
+  }
+  // Each frame's code object, all in one read (with the outermost frame's second read first).
+  code_blocks_.resize(pending_.size() * code_size);
+  iov_local_.clear();
+  iov_remote_.clear();
+  if (!pending_.empty() && checked_) {
+    struct iovec l[3], r[3];
+    std::size_t n = frame_iov(pending_.back().address, again.data(), l, r);
+    n += add_stack(l + n, r + n);
+    for (std::size_t i = 0; i < n; ++i) {
+      iov_local_.push_back(l[i]);
+      iov_remote_.push_back(r[i]);
+    }
+  }
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    iov_local_.push_back({code_blocks_.data() + i * code_size, code_size});
+    iov_remote_.push_back({reinterpret_cast<void*>(pending_[i].code), code_size});
+  }
+  for (std::size_t done = 0; done < iov_local_.size();) {
+    auto n = std::min<std::size_t>(iov_local_.size() - done, 512);
+    ssize_t want = 0;
+    for (std::size_t i = done; i < done + n; ++i)
+      want += static_cast<ssize_t>(iov_local_[i].iov_len);
+    if (::process_vm_readv(pid_, iov_local_.data() + done, n, iov_remote_.data() + done, n, 0) !=
+        want)
+      return torn(t);
+    done += n;
+  }
+  if (!pending_.empty() && checked_) {
+    std::size_t k = pending_.size() - 1;
+    unsigned char* first = frame_reads_.data() + k * stride;
+    if (!same_frame(first, again.data(), k == 0) || returned(pending_.back().address))
+      return torn(t);
+    if (k == 0) std::memcpy(first, again.data(), stride);
+  }
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    const unsigned char* f = frame_reads_.data() + i * stride;
     bool entry = false;
     std::int64_t instruction = -1;
     if (L.frame_kind == 0) {
@@ -394,48 +570,27 @@ bool PythonReader::read_state(std::uint64_t ts, const unsigned char* tstate, boo
       if (L.frame_owner >= 0) {
         if (static_cast<signed char>(f[L.frame_owner]) == kFrameOwnedByCStack) {
           // The shim an evaluation loop starts with: the frame before it was its first.
-          if (!pending_.empty()) pending_.back().entry = true;
-          frame = previous;
+          if (!t.frames.empty()) t.frames.back().entry = true;
           continue;
         }
       } else {
         entry = f[L.frame_is_entry] != 0;
       }
       std::uint64_t instr = u64(f, L.frame_instr);
-      std::uint64_t first = code + static_cast<std::uint64_t>(L.code_adaptive);
+      std::uint64_t first = pending_[i].code + static_cast<std::uint64_t>(L.code_adaptive);
       if (instr >= first) instruction = static_cast<std::int64_t>((instr - first) / 2);
     }
-    pending_.push_back({frame, code, instruction, entry});
-    frame = previous;
-  }
-  // … then their code objects, all in one read.
-  code_blocks_.resize(pending_.size() * code_size);
-  iov_local_.resize(pending_.size());
-  iov_remote_.resize(pending_.size());
-  for (std::size_t i = 0; i < pending_.size(); ++i) {
-    iov_local_[i] = {code_blocks_.data() + i * code_size, code_size};
-    iov_remote_[i] = {reinterpret_cast<void*>(pending_[i].code), code_size};
-  }
-  for (std::size_t done = 0; done < pending_.size();) {
-    auto n = std::min<std::size_t>(pending_.size() - done, 512);
-    auto want = static_cast<ssize_t>(n * code_size);
-    if (::process_vm_readv(pid_, iov_local_.data() + done, n, iov_remote_.data() + done, n, 0) !=
-        want)
-      return false;
-    done += n;
-  }
-  for (std::size_t i = 0; i < pending_.size(); ++i) {
     std::uint32_t index = 0;
     const std::string* linetable = nullptr;
     if (!code_at(pending_[i].code, code_blocks_.data() + i * code_size, index, linetable)) {
       // 3.13: an executable that is not a code object (a frame of a C trampoline).
       if (L.version >= 0x030d && i > 0) continue;
-      return false;
+      return torn(t);
     }
     PyFrame pf;
     pf.code = index;
-    pf.line = line_of(index, *linetable, pending_[i].instruction);
-    pf.entry = pending_[i].entry;
+    pf.line = line_of(index, *linetable, instruction);
+    pf.entry = entry;
     t.frames.push_back(pf);
     t.frame_addresses.push_back(pending_[i].address);
   }
@@ -447,6 +602,14 @@ bool PythonReader::read_state(std::uint64_t ts, const unsigned char* tstate, boo
     t.frame_addresses.push_back(0);
   }
   if (!t.frames.empty()) t.frames.back().entry = true;
+  return true;
+}
+
+bool PythonReader::torn(PyThreadStack& t) {
+  t.frames.clear();
+  t.frame_addresses.clear();
+  t.frames_cut = 0;
+  t.torn = true;
   return true;
 }
 

@@ -97,7 +97,10 @@ int main(void) {
   long runtime_gil = -1, interp_gil = -1, tstate_frame = -1, tstate_cframe = -1,
        cframe_frame = -1, native_tid = -1, frame_lasti = -1, frame_instr = -1,
        frame_is_entry = -1, frame_owner = -1, code_qualname = -1, code_adaptive = -1,
-       code_linetable = -1, frame_previous, frame_code;
+       code_linetable = -1, frame_previous, frame_code, frame_state = -1, frame_state_running = 0,
+       frame_object = -1, code_varnames, code_cellvars = -1, code_freevars = -1,
+       code_localspluskinds = -1, code_nlocalsplus = -1, datastack_chunk = -1, datastack_top = -1,
+       datastack_limit = -1;
   int frame_kind = 0, instr_is_next = 0;
 #if PY_VERSION_HEX < 0x030C0000
   runtime_gil = offsetof(_PyRuntimeState, ceval.gil);
@@ -110,6 +113,16 @@ int main(void) {
   frame_previous = offsetof(PyFrameObject, f_back);
   frame_code = offsetof(PyFrameObject, f_code);
   frame_lasti = offsetof(PyFrameObject, f_lasti);
+  code_varnames = offsetof(PyCodeObject, co_varnames);
+  code_cellvars = offsetof(PyCodeObject, co_cellvars);
+  code_freevars = offsetof(PyCodeObject, co_freevars);
+#if PY_VERSION_HEX < 0x030A0000
+  frame_state = offsetof(PyFrameObject, f_executing);
+  frame_state_running = 1;
+#else
+  frame_state = offsetof(PyFrameObject, f_state);
+  frame_state_running = FRAME_EXECUTING;
+#endif
 #else
   long threads_head = offsetof(PyInterpreterState, threads.head);
   native_tid = offsetof(PyThreadState, native_thread_id);
@@ -117,6 +130,13 @@ int main(void) {
   frame_previous = offsetof(struct _PyInterpreterFrame, previous);
   code_qualname = offsetof(PyCodeObject, co_qualname);
   code_adaptive = offsetof(PyCodeObject, co_code_adaptive);
+  frame_object = offsetof(struct _PyInterpreterFrame, frame_obj);
+  datastack_chunk = offsetof(PyThreadState, datastack_chunk);
+  datastack_top = offsetof(PyThreadState, datastack_top);
+  datastack_limit = offsetof(PyThreadState, datastack_limit);
+  code_varnames = offsetof(PyCodeObject, co_localsplusnames);
+  code_localspluskinds = offsetof(PyCodeObject, co_localspluskinds);
+  code_nlocalsplus = offsetof(PyCodeObject, co_nlocalsplus);
 #if PY_VERSION_HEX < 0x030D0000
   tstate_cframe = offsetof(PyThreadState, cframe);
   cframe_frame = offsetof(_PyCFrame, current_frame);
@@ -155,6 +175,7 @@ int main(void) {
   keys_size = offsetof(DictKeys39, dk_size);
   keys_nentries = offsetof(DictKeys39, dk_nentries);
   keys_indices = offsetof(DictKeys39, dk_indices);
+  frame_localsplus = offsetof(PyFrameObject, f_localsplus);
 #else
   module_dict = offsetof(PyModuleObject, md_dict);
   dict_values_array = offsetof(PyDictValues, values);
@@ -214,6 +235,9 @@ int main(void) {
   field("cframe_current_frame", cframe_frame);
   field("tstate_thread_id", (long)offsetof(PyThreadState, thread_id));
   field("tstate_native_thread_id", native_tid);
+  field("tstate_datastack_chunk", datastack_chunk);
+  field("tstate_datastack_top", datastack_top);
+  field("tstate_datastack_limit", datastack_limit);
   group("the platform");
   field("pointer_size", (long)sizeof(void*));
   group("frames: PyFrameObject (3.9, 3.10) or _PyInterpreterFrame");
@@ -225,6 +249,9 @@ int main(void) {
   field("frame_is_entry", frame_is_entry);
   field("frame_owner", frame_owner);
   field("instr_is_next", instr_is_next);
+  field("frame_state", frame_state);
+  field("frame_state_running", frame_state_running);
+  field("frame_object", frame_object);
   group("PyCodeObject");
   field("code_filename", (long)offsetof(PyCodeObject, co_filename));
   field("code_name", (long)offsetof(PyCodeObject, co_name));
@@ -232,6 +259,15 @@ int main(void) {
   field("code_firstlineno", (long)offsetof(PyCodeObject, co_firstlineno));
   field("code_linetable", code_linetable);
   field("code_adaptive", code_adaptive);
+  field("code_argcount", (long)offsetof(PyCodeObject, co_argcount));
+  field("code_kwonlyargcount", (long)offsetof(PyCodeObject, co_kwonlyargcount));
+  field("code_flags", (long)offsetof(PyCodeObject, co_flags));
+  field("code_nlocals", (long)offsetof(PyCodeObject, co_nlocals));
+  field("code_varnames", code_varnames);
+  field("code_cellvars", code_cellvars);
+  field("code_freevars", code_freevars);
+  field("code_localspluskinds", code_localspluskinds);
+  field("code_nlocalsplus", code_nlocalsplus);
   group("PyObject, PyVarObject, PyBytesObject");
   field("object_type", (long)offsetof(PyObject, ob_type));
   field("varobject_size", (long)offsetof(PyVarObject, ob_size));
@@ -283,8 +319,11 @@ int main(void) {
   field("frame_localsplus", frame_localsplus);
   field("state_awaiting", state_awaiting);
   field("state_executing", state_executing);
-  group("PyListObject");
+  group("PyListObject, PyTupleObject, PyFloatObject, PyCellObject");
   field("list_items", (long)offsetof(PyListObject, ob_item));
+  field("tuple_items", (long)offsetof(PyTupleObject, ob_item));
+  field("float_value", (long)offsetof(PyFloatObject, ob_fval));
+  field("cell_ref", (long)offsetof(PyCellObject, ob_ref));
   group("asyncio's C Task (found by the interpreter itself)");
   field("task_coro", TASK_CORO);
   field("task_name", TASK_NAME);
