@@ -120,6 +120,18 @@ def is_torch_native(module: str) -> bool:
     return "libtorch" in m or "blas" in m or "mkl" in m
 
 
+def library_path(module):
+    """The file of a module named by its base name, looked for where torch's run maps them."""
+    dirs = [os.path.join(os.path.dirname(torch.__file__), "lib"), "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu", os.path.dirname(os.__file__),
+            os.path.join(os.path.dirname(os.__file__), "lib-dynload")]
+    for d in dirs:
+        candidate = os.path.join(d, module)
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
 def test_run_a_training_script_shows_its_python_over_libtorch_and_blas(capfd):
     prof = mainboard.Profiler.run(TRAIN, args=["1.5"], timeout=120)
     if any(u.startswith("stacks:") for u in prof.unavailable):
@@ -181,6 +193,22 @@ def test_run_a_training_script_shows_its_python_over_libtorch_and_blas(capfd):
     # Not by chance: most samples in BLAS under a forward show the libtorch frames that led there.
     under_forward = sum(c for f, c in through_gemm if any(is_forward(n) for n in f))
     assert kept >= under_forward / 2, (kept, under_forward)
+
+    # Every frame is code the program ran: no address outside its executable mappings (the
+    # unwinder stops there, in "[unwind stopped]", and says how often), and no "library+0xN"
+    # beyond the library's own bytes (an address walking down past its end).
+    frames = prof.hot_functions(100_000)
+    assert not [f.function for f in frames if f.module == "[unknown]"]
+    for f in frames:
+        if "+0x" not in f.function or f.module.startswith("["):
+            continue
+        name, offset = f.function.rsplit("+0x", 1)
+        path = library_path(f.module)
+        if path:
+            assert int(offset, 16) < os.path.getsize(path), (f.function, path)
+    stopped = sum(c for frames_, c in stacks if "[unwind stopped]" in frames_)
+    if stopped:
+        assert any(u.startswith("native stacks: ") for u in prof.unavailable), prof.unavailable
 
     # the script's own spans, recorded by the child's mainboard under the run
     by_name = {s.name: s for s in prof.stats()}

@@ -72,7 +72,29 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
     return t->second;
   };
   // A perf sample's frames, innermost first.
-  auto native_of = [&](const RawSample& s, std::vector<StackFrame>& frames) {
+  // Each sample's walk, cut where it left the process's code (now that every mapping is known),
+  // the longer of its two; the reasons counted.
+  std::vector<symbols::WalkStop> stops(out.samples.size(), symbols::WalkStop::none);
+  std::map<symbols::WalkStop, std::uint64_t> stopped;
+  std::uint64_t walked = 0;
+  {
+    std::map<std::int32_t, std::unique_ptr<symbols::CodeMap>> code;
+    std::vector<std::uint64_t> ips;
+    for (std::size_t i = 0; i < out.samples.size(); ++i) {
+      auto& s = out.samples[i];
+      if (!children && s.pid != target) continue;
+      auto& c = code[s.pid];
+      if (!c) c = std::make_unique<symbols::CodeMap>(s.pid, out.mappings[s.pid]);
+      stops[i] = choose_walk(s, *c, ips);
+      s.ips.swap(ips);
+      std::vector<std::uint64_t>().swap(s.unwound);
+      std::vector<bool>().swap(s.activations);
+      ++walked;
+      if (stops[i] != symbols::WalkStop::none) ++stopped[stops[i]];
+    }
+  }
+  auto native_of = [&](std::size_t index, std::vector<StackFrame>& frames) {
+    const auto& s = out.samples[index];
     frames.clear();
     auto& sym = symbolizer(s.pid);
     static const std::vector<StackFrame> kernel{{"[kernel]", "[kernel]", "", 0, false}};
@@ -82,6 +104,8 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
       const auto& f = s.ips[i] == kKernelAddress ? kernel : sym.symbolize(s.ips[i], i > 0);
       frames.insert(frames.end(), f.begin(), f.end());
     }
+    if (stops[index] != symbols::WalkStop::none)
+      frames.push_back({symbols::kWalkStoppedFrame, symbols::kWalkStoppedModule, "", 0, false});
   };
   auto add = [&](std::int64_t t_ns, std::uint32_t thread, const std::vector<StackFrame>& frames) {
     stack.clear();
@@ -124,7 +148,7 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
       continue;
     }
     auto thread = thread_of(s.pid, s.tid);
-    native_of(s, sample_frames);
+    native_of(i, sample_frames);
     if (const auto* module = module_of(s.pid))
       // The thread's Python stack read nearest in time: within two sampling periods, or 20 ms
       // when that is longer (a busy machine delays the reads more than a fast rate allows).
@@ -147,7 +171,7 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
         auto near = std::lower_bound(cpu.begin(), cpu.end(),
                                      std::pair{t_ns - period_ns / 2, std::size_t{0}});
         if (near != cpu.end() && near->first <= t_ns + period_ns / 2) {
-          native_of(out.samples[near->second], sample_frames);
+          native_of(near->second, sample_frames);
           add(t_ns, thread, splice_python(sample_frames, py.frames, py.entries, *module));
         } else {
           add(t_ns, thread, py.frames);
@@ -164,6 +188,18 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
             "wall: threads without Python frames are sampled while on a CPU only");
         break;
       }
+  if (!stopped.empty()) {
+    std::uint64_t all = 0;
+    std::string why;
+    for (const auto& [reason, n] : stopped) {
+      all += n;
+      why += fmt::format("{}{} {}", why.empty() ? "" : ", ", n, symbols::to_string(reason));
+    }
+    p.unavailable.push_back(fmt::format(
+        "native stacks: {} of {} samples were cut where the walk left the program's code ({}): "
+        "what the stack held beyond is no frame; they end in {}",
+        all, walked, why, symbols::kWalkStoppedFrame));
+  }
   if (python) {
     p.unavailable.insert(p.unavailable.end(), python->notes.begin(), python->notes.end());
     if (python->dropped)

@@ -22,6 +22,7 @@
 #include "mainboard/json.hpp"
 #include "mainboard/sampler.hpp"
 #include "sampling/python_frames.hpp"
+#include "symbols/code_map.hpp"
 #include "symbols/libdw.hpp"
 #include "symbols/symbolizer.hpp"
 
@@ -424,15 +425,17 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
 
   symbols::Symbolizer symbolizer;
   symbolizer.set_mappings(symbols::parse_maps(maps));
+  symbols::CodeMap code(static_cast<std::int32_t>(pid), symbols::parse_maps(maps));
   struct Context {
     symbols::Symbolizer* symbolizer;
+    symbols::CodeMap* code;
     StackDump* dump;
     std::int64_t pid;
     sampling::PythonReader* py;
     std::map<std::int64_t, std::string>* states;
     std::map<std::int64_t, std::uint64_t>* python_states;
     bool all_threads;
-  } context{&symbolizer, &dump, pid, py.get(), &states, &python_states, options.all_threads};
+  } context{&symbolizer, &code, &dump, pid, py.get(), &states, &python_states, options.all_threads};
 
   auto on_thread = [](Dwfl_Thread* thread, void* arg) -> int {
     auto* c = static_cast<Context*>(arg);
@@ -447,13 +450,14 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
       python_state = s->second;
     struct FrameContext {
       symbols::Symbolizer* symbolizer;
+      symbols::CodeMap* code;
       sampling::PythonReader* py;
       std::uint64_t python_state;
       ThreadStack* thread;
       std::vector<sampling::PyThreadStack> python;
       bool python_read = false;
       int depth = 0;
-    } fc{c->symbolizer, c->py, python_state, &t, {}, false, 0};
+    } fc{c->symbolizer, c->code, c->py, python_state, &t, {}, false, 0};
     auto frame_cb = [](Dwfl_Frame* frame, void* arg2) -> int {
       auto* f = static_cast<FrameContext*>(arg2);
       if (interrupted()) return DWARF_CB_ABORT;
@@ -465,6 +469,14 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
       Dwarf_Addr pc = 0;
       bool activation = false;
       if (!symbols::libdw().dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
+      // Where the walk leaves the process's code, it has lost the stack: it ends there, and
+      // says so.
+      if (f->code->stop_at(pc, !activation && f->depth > 0) != symbols::WalkStop::none) {
+        f->thread->frames.push_back(
+            {symbols::kWalkStoppedFrame, symbols::kWalkStoppedModule, "", 0, false});
+        f->thread->addresses.push_back(pc);
+        return DWARF_CB_ABORT;
+      }
       // The instruction itself: a caller's return address less one, as eu-stack shows it.
       auto where = activation || pc == 0 ? pc : pc - 1;
       for (const auto& fr : f->symbolizer->symbolize(pc, !activation)) {

@@ -74,6 +74,23 @@ void trim_frame_pointer_loop(std::vector<std::uint64_t>& ips) {
   if (ips.size() - first >= kRun) ips.resize(first + 1);
 }
 
+symbols::WalkStop choose_walk(const RawSample& s, symbols::CodeMap& code,
+                              std::vector<std::uint64_t>& ips) {
+  bool in_kernel = !s.ips.empty() && s.ips.front() == kKernelAddress;
+  ips.assign(s.ips.begin() + (in_kernel ? 1 : 0), s.ips.end());
+  auto stop = code.check(ips);
+  if (!s.unwound.empty()) {
+    std::vector<std::uint64_t> unwound = s.unwound;
+    auto unwound_stop = code.check(unwound, &s.activations);
+    if (unwound.size() > ips.size()) {  // the longer true walk
+      ips = std::move(unwound);
+      stop = unwound_stop;
+    }
+  }
+  if (in_kernel) ips.insert(ips.begin(), kKernelAddress);
+  return stop;
+}
+
 std::string explain_perf_error(int error, std::int32_t pid) {
   std::string paranoid(core::trim(read_proc_file("/proc/sys/kernel/perf_event_paranoid")));
   switch (error) {
@@ -306,16 +323,16 @@ void PerfSampler::handle(const unsigned char* p, std::size_t size) {
             unwinder_built_at_[s.pid] = changed;
           };
           if (!unwinder) rebuild();
-          auto pcs = unwinder->unwind(s.tid, regs_, stack_);
+          auto pcs = unwinder->unwind(s.tid, regs_, stack_, &s.activations);
           // Rebuilt only when files were mapped since and the walk stopped in code the unwinder
           // does not know: a program that loads hundreds of libraries (import torch) would
           // otherwise have every module re-read, and its CFI parsed again, at each of them.
           if (unwinder_built_at_[s.pid] != changed &&
               (pcs.empty() || !unwinder->covers(pcs.back()))) {
             rebuild();
-            pcs = unwinder->unwind(s.tid, regs_, stack_);
+            pcs = unwinder->unwind(s.tid, regs_, stack_, &s.activations);
           }
-          if (pcs.size() > s.ips.size()) s.ips = std::move(pcs);  // the longer chain wins
+          s.unwound = std::move(pcs);
         }
       }
       // The user chain of a sample taken in the kernel starts where the thread entered it.

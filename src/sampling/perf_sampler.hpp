@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "symbols/code_map.hpp"
 #include "symbols/symbolizer.hpp"
 
 namespace mainboard::sampling {
@@ -28,8 +29,22 @@ using symbols::Symbolizer;
 struct RawSample {
   std::int64_t t_ns = 0;
   std::int32_t pid = 0, tid = 0;
-  std::vector<std::uint64_t> ips;  ///< the sampled address first, then return addresses
+  /// The kernel's walk (along frame pointers): the sampled address first, then return addresses;
+  /// kKernelAddress first when the sample was taken in the kernel.
+  std::vector<std::uint64_t> ips;
+  /// With dwarf: the walk of the sample's stack copy with the modules' CFI, the user's sampled
+  /// address first, and which of its addresses are not return addresses (a frame a signal
+  /// interrupted). Which walk the sample keeps is decided once every mapping is known
+  /// (choose_walk): either may have gone astray.
+  std::vector<std::uint64_t> unwound;
+  std::vector<bool> activations;
 };
+
+/// The walk a sample keeps: each of its walks cut where it leaves the process's code (CodeMap),
+/// the longer of the two; its addresses, leaf first (kKernelAddress first for a sample taken in
+/// the kernel), and why it was cut, if it was.
+symbols::WalkStop choose_walk(const RawSample& s, symbols::CodeMap& code,
+                              std::vector<std::uint64_t>& ips);
 
 struct SamplerOutput {
   std::vector<RawSample> samples;

@@ -208,7 +208,10 @@ bool StackReads::read_stopped(PythonReader& reader, PyThreadStack& t) {
   if (!policy_.stop_torn || t.tid <= 0 || !refused_.empty()) return false;
   auto held = core::monotonic_ns();
   ProcessPause stop(reader.pid(), t.tid);
+  // Held still, its stack reads once: no frame is read twice.
+  reader.set_checked(false);
   bool read = stop.stopped() && reader.read_thread(t.thread_state, t) && !t.torn;
+  reader.set_checked(true);
   counts_.stopped_ns += core::monotonic_ns() - held;
   if (read) ++counts_.stacks_stopped;
   if (!stop.stopped() && !stop.ended() && !stop.uninterruptible() && stop.error())

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "sampling/python_frames.hpp"
+#include "symbols/code_map.hpp"
 
 namespace mainboard::sampling {
 
@@ -17,6 +18,13 @@ namespace {
 bool is_thread_start(const StackFrame& f) {
   return f.function == "__libc_start_call_main" || f.function == "__libc_start_main" ||
          f.function == "start_thread" || f.function == "thread_start";
+}
+
+/// The frames a thread's stack ends in, under all it ran: its start, and the program's entry
+/// and the system call that made the thread, below those.
+bool is_thread_base(const StackFrame& f) {
+  return is_thread_start(f) || f.function == "_start" || f.function == "clone" ||
+         f.function == "clone3" || f.function == "__clone" || f.function == "__clone3";
 }
 
 /// A chain that reaches its thread's start through no frame of the interpreter (nor an address
@@ -70,6 +78,14 @@ std::vector<StackFrame> splice_python(const std::vector<StackFrame>& native,
   for (std::size_t i = 0; i < native.size(); ++i) {
     const auto& f = native[i];
     if (next == groups.size() && !groups.empty()) break;  // below the outermost Python frame
+    if (is_thread_base(f) || f.module == symbols::kWalkStoppedModule) {
+      // The thread's base (or where the walk was cut) with Python frames still to place: the
+      // native stack showed fewer runs of the evaluation loop than the Python stack has (it was
+      // read a moment apart, or the walk stopped short). They go here, above the base: the
+      // program's entry is never inside a Python stack, and the Python frames say what the cut
+      // walk could not.
+      break;
+    }
     if (any_eval && is_python_eval(f)) {
       // The evaluation frames are one per group; where the native stack shows fewer (a chain
       // cut short), the outer groups go under the last one.

@@ -313,6 +313,15 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
       return out;
     }
   }
+  // Memory no file backs (the vDSO, anonymous memory) is not asked of libdwfl, which may count
+  // it in the range of the library mapped before it (the vDSO's clock_gettime was named
+  // "libmainboard_spans.so+0x140b66").
+  for (const auto& m : mappings_)
+    if (address >= m.start && address < m.end && !m.path.empty() && m.path[0] == '[' &&
+        jit_.empty()) {
+      out.push_back({m.path, m.path, "", 0, false});
+      return out;
+    }
   Dwfl_Module* mod = dwfl_ ? dw.dwfl_addrmodule(dwfl_, address) : nullptr;
   if (mod) {
     Dwarf_Addr module_start = 0;
@@ -383,11 +392,12 @@ std::vector<StackFrame> Symbolizer::lookup(std::uint64_t address) {
     out.push_back(std::move(outer));
     return out;
   }
-  // Memory no file backs: the vDSO, anonymous memory; named by the mapping when there is one.
+  // Executable memory no file backs and no perf map names: code a JIT made (oneDNN's kernels,
+  // a runtime without a perf map). "[unknown]" is left for an address in no executable mapping,
+  // which a walk that kept to the code (CodeMap) never gives.
   for (const auto& m : mappings_)
-    if (address >= m.start && address < m.end && !m.path.empty() && m.path[0] == '[' &&
-        jit_.empty()) {
-      out.push_back({m.path, m.path, "", 0, false});
+    if (address >= m.start && address < m.end && m.perms.size() >= 3 && m.perms[2] == 'x') {
+      out.push_back({fmt::format("0x{:x}", address), "[jit]", "", 0, false});
       return out;
     }
   out.push_back({fmt::format("0x{:x}", address), "[unknown]", "", 0, false});
@@ -481,9 +491,11 @@ bool Symbolizer::covers(std::uint64_t address) {
 
 std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
                                               const std::vector<std::uint64_t>& regs,
-                                              const std::vector<unsigned char>& stack) {
+                                              const std::vector<unsigned char>& stack,
+                                              std::vector<bool>* activations) {
   const auto& dw = libdw();
   std::vector<std::uint64_t> pcs;
+  if (activations) activations->clear();
   const auto* layout = perf_regs();
   if (!layout || regs.size() < layout->count) return pcs;
   std::lock_guard lock(elfutils_mutex());
@@ -494,15 +506,20 @@ std::vector<std::uint64_t> Symbolizer::unwind(std::int32_t tid,
     if (!attached_) return pcs;
   }
   input_ = {tid, &regs, &stack, false};
+  struct Out {
+    std::vector<std::uint64_t>* pcs;
+    std::vector<bool>* activations;
+  } out{&pcs, activations};
   auto frame = [](Dwfl_Frame* state, void* arg) -> int {
-    auto* out = static_cast<std::vector<std::uint64_t>*>(arg);
+    auto* o = static_cast<Out*>(arg);
     Dwarf_Addr pc = 0;
     bool activation = false;
     if (!libdw().dwfl_frame_pc(state, &pc, &activation) || pc == 0) return DWARF_CB_ABORT;
-    out->push_back(pc);
-    return out->size() >= 127 ? DWARF_CB_ABORT : DWARF_CB_OK;
+    o->pcs->push_back(pc);
+    if (o->activations) o->activations->push_back(activation);
+    return o->pcs->size() >= 127 ? DWARF_CB_ABORT : DWARF_CB_OK;
   };
-  dw.dwfl_getthread_frames(dwfl_, tid, frame, &pcs);  // a partial stack is kept
+  dw.dwfl_getthread_frames(dwfl_, tid, frame, &out);  // a partial stack is kept
   return pcs;
 }
 

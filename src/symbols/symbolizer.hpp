@@ -66,9 +66,11 @@ class Symbolizer {
   /// Unwinds a user stack captured by perf (registers in perf's order for this architecture,
   /// symbols/perf_regs.hpp, and a copy of the stack from SP) with the modules' CFI. The
   /// sampled address first, then return addresses; empty when it cannot (neither x86-64 nor
-  /// arm64, no modules).
+  /// arm64, no modules). `activations`, when given, gets for each address whether it is not a
+  /// return address (the first, and a frame a signal interrupted).
   std::vector<std::uint64_t> unwind(std::int32_t tid, const std::vector<std::uint64_t>& regs,
-                                    const std::vector<unsigned char>& stack);
+                                    const std::vector<unsigned char>& stack,
+                                    std::vector<bool>* activations = nullptr);
 
   /// Whether a module of the mappings holds `address`.
   bool covers(std::uint64_t address);

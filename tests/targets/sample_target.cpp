@@ -11,12 +11,17 @@
 //                            seconds it took (for the overhead benchmark)
 //   sample_target threads N  N threads asleep in parked(), then "ready" on stdout; sleeps until
 //                            killed
+//   sample_target garbage S  S seconds in garbage_fp, a loop that keeps a data address in rbp
+//                            (as code without frame pointers may): walks along frame pointers
+//                            read on through a "chain" of 0x5, 0x1 … or of an address that
+//                            follows no call (x86-64; elsewhere an ordinary loop)
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -79,6 +84,40 @@ extern "C" __attribute__((noinline)) void hot_c(double until) {
   g_sink = x;
 }
 
+#if defined(__x86_64__)
+namespace {
+// Two fake chains of (next frame, return address) pairs: one of small integers, one whose first
+// "return address" is the start of hot_b (code, but after no call).
+std::uintptr_t g_chain_numbers[6], g_chain_code[6];
+}  // namespace
+
+extern "C" __attribute__((noinline)) void garbage_fp(long spins, int which) {
+  std::uintptr_t* chain = which ? g_chain_code : g_chain_numbers;
+  chain[0] = reinterpret_cast<std::uintptr_t>(&chain[2]);
+  chain[1] = which ? reinterpret_cast<std::uintptr_t>(&hot_b) : 0x5;
+  chain[2] = reinterpret_cast<std::uintptr_t>(&chain[4]);
+  chain[3] = 0x1;
+  chain[4] = 0;
+  chain[5] = 0xd;
+  // rbp holds the chain while the loop spins (saved in r11, put back after).
+  __asm__ volatile(
+      "mov %%rbp, %%r11\n\t"
+      "mov %1, %%rbp\n\t"
+      "1: dec %0\n\t"
+      "jnz 1b\n\t"
+      "mov %%r11, %%rbp\n\t"
+      : "+r"(spins)
+      : "r"(chain)
+      : "r11", "cc", "memory");
+}
+#else
+extern "C" __attribute__((noinline)) void garbage_fp(long spins, int) {
+  volatile long n = spins;
+  while (n > 0)
+    n = n - 1;
+}
+#endif
+
 namespace {
 
 void worker(double seconds, bool spans) {
@@ -116,6 +155,12 @@ int main(int argc, char** argv) {
     b.join();
     std::puts("sample_target done");
     return 3;
+  }
+  if (mode == "garbage") {
+    double until = now() + seconds;
+    for (int which = 0; now() < until; which ^= 1)
+      garbage_fp(20'000'000, which);
+    return 0;
   }
   if (mode == "syscalls") {
     zero_reader(now() + seconds);

@@ -912,6 +912,44 @@ TEST(PythonFrames, SpliceReplacesEvaluationFramesAndDropsTheInterpreterGlue) {
   EXPECT_EQ(names, (std::vector<std::string>{"sqrt", "step", "train", "<module>"}));
 }
 
+// The Python stack read beside a sample may have more runs of the evaluation loop than the
+// sample's native stack shows (read a moment apart, at start-up's nested imports): the extra,
+// outer ones go above the thread's base, never under `_start` and `__libc_start_main`. Where the
+// native walk was cut ("[unwind stopped]"), the Python frames say what it could not.
+TEST(PythonFrames, ASpliceNeverPutsTheThreadsBaseInsideThePythonStack) {
+  auto native = [](std::string f, std::string m) { return StackFrame{f, m, "", 0, false}; };
+  auto py = [](std::string f) { return StackFrame{f, "[python]", "t.py", 1, false}; };
+  auto names_of = [](const std::vector<StackFrame>& frames) {
+    std::vector<std::string> names;
+    for (const auto& f : frames)
+      names.push_back(f.function);
+    return names;
+  };
+  // One evaluation frame on the native stack, three runs of the loop in the Python stack.
+  std::vector<StackFrame> stack{native("stat", "libc.so.6"),
+                                native("_PyEval_EvalFrameDefault", "libpython3.12.so"),
+                                native("Py_RunMain", "libpython3.12.so"),
+                                native("__libc_start_call_main", "libc.so.6"),
+                                native("__libc_start_main", "libc.so.6"),
+                                native("_start", "python3.12")};
+  std::vector<StackFrame> python{py("_fill_cache"), py("_find_and_load_unlocked"),
+                                 py("_find_and_load"), py("<module>")};
+  auto out = sampling::splice_python(stack, python, {true, false, true, true}, "libpython3.12.so");
+  EXPECT_EQ(names_of(out),
+            (std::vector<std::string>{"stat", "_fill_cache", "_find_and_load_unlocked",
+                                      "_find_and_load", "<module>"}));
+  // A cut walk: the marker gives way to the Python frames still to place.
+  std::vector<StackFrame> cut{native("sgemm_", "libblas.so.3"),
+                              native("_PyEval_EvalFrameDefault", "libpython3.12.so"),
+                              native("[unwind stopped]", "[unwind]")};
+  out = sampling::splice_python(cut, python, {true, false, true, true}, "libpython3.12.so");
+  EXPECT_EQ(names_of(out),
+            (std::vector<std::string>{"sgemm_", "_fill_cache", "_find_and_load_unlocked",
+                                      "_find_and_load", "<module>"}));
+  // Without Python frames, a cut walk keeps its marker.
+  EXPECT_EQ(sampling::splice_python(cut, {}, {}, "libpython3.12.so"), cut);
+}
+
 TEST(PythonFrames, HotFunctionsTellPythonFunctionsOfOneNameInTwoFilesApart) {
   Profile p;
   p.frames = {{"<module>", "[python]", "/w/a.py", 1, false},

@@ -33,6 +33,7 @@
 #include "mainboard/runner.hpp"
 #include "mainboard/sampler.hpp"
 #include "sampling/perf_sampler.hpp"
+#include "symbols/code_map.hpp"
 #include "symbols/perf_regs.hpp"
 #include "symbols/symbolizer.hpp"
 #include "test_util.hpp"
@@ -1063,6 +1064,142 @@ TEST(Sampling, DwarfUnwindingRecoversStacksWithoutFramePointers) {
   // (Under ASan the sampler's own unwinding is several times slower and falls behind on a loaded
   // machine: that build checks the unwinding, not the rate.)
   EXPECT_LE(p.lost_samples * 20, p.samples.size()) << p.lost_samples << " lost";
+#endif
+}
+
+// A loop that keeps a data address in rbp, in a program built without frame pointers or unwind
+// tables: both walks read on through what rbp points at (small integers, or the start of hot_b,
+// which follows no call). They end where they leave the code, in one "[unwind stopped]" frame,
+// and the profile counts them per reason; nothing the stack held is named as a frame.
+TEST(Sampling, AWalkThatLeavesTheProgramsCodeEndsThereAndSaysWhy) {
+  MAINBOARD_NATIVE_ONLY("to start the project's own arm64 programs");
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the target's garbage chain is x86-64 code";
+#endif
+  for (auto graph : {CallGraph::dwarf, CallGraph::frame_pointers}) {
+    auto o = quick(499);
+    o.call_graph = graph;
+    auto r = Sampler::run({MAINBOARD_SAMPLE_TARGET_BARE, "garbage", "0.5"}, o);
+    ASSERT_EQ(r.exit_code, 0);
+    const auto& p = r.profile;
+    ASSERT_GT(p.samples.size(), 20u);
+    std::size_t in_loop = 0, stopped = 0;
+    for (const auto& s : p.samples) {
+      const auto& stack = p.stacks[s.stack];
+      for (auto f : stack) {
+        EXPECT_NE(p.frames[f].module, "[unknown]") << p.frames[f].function;
+        EXPECT_NE(p.frames[f].function, "hot_b") << "a return address after no call, named";
+      }
+      stopped += p.frames[stack.back()].function == "[unwind stopped]";
+      if (p.frames[stack.front()].function != "garbage_fp") continue;
+      ++in_loop;
+      ASSERT_GE(stack.size(), 2u);
+      EXPECT_EQ(p.frames[stack[1]].function, "[unwind stopped]");
+      EXPECT_EQ(stack.size(), 2u);  // and nothing after it
+    }
+    EXPECT_GT(in_loop, p.samples.size() / 2);
+    // Said once, with the count of each reason: the loop alternates the two chains.
+    unsigned long cut = 0, of = 0, outside = 0, after = 0;
+    for (const auto& u : p.unavailable)
+      if (std::sscanf(u.c_str(),
+                      "native stacks: %lu of %lu samples were cut where the walk left the "
+                      "program's code (%lu at an address outside any code, %lu at a return "
+                      "address that follows no call)",
+                      &cut, &of, &outside, &after) == 4)
+        break;
+    EXPECT_EQ(cut, stopped) << ::testing::PrintToString(p.unavailable);
+    EXPECT_EQ(of, p.samples.size());
+    EXPECT_GT(outside, 0u);
+    EXPECT_GT(after, 0u);
+    EXPECT_EQ(outside + after, cut);
+    auto folded = p.folded();
+    EXPECT_EQ(folded.find(";0x"), std::string::npos) << folded;
+  }
+}
+
+TEST(CodeMap, ACallIsRecognisedByTheBytesBeforeTheReturnAddress) {
+#if defined(__x86_64__)
+  auto call = [](std::vector<unsigned char> b) {
+    return symbols::ends_with_call(b.data(), b.size());
+  };
+  EXPECT_TRUE(call({0x90, 0x90, 0x90, 0xE8, 0x10, 0x20, 0x30, 0x40}));   // call rel32
+  EXPECT_TRUE(call({0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xFF, 0xD0}));   // call rax
+  EXPECT_TRUE(call({0x90, 0x90, 0x90, 0x90, 0x90, 0x41, 0xFF, 0xD3}));   // call r11
+  EXPECT_TRUE(call({0x90, 0x90, 0xFF, 0x15, 0x00, 0x10, 0x00, 0x00}));   // call [rip+d32]
+  EXPECT_TRUE(call({0x90, 0x90, 0x90, 0x90, 0xFF, 0x54, 0x24, 0x08}));   // call [rsp+8]
+  EXPECT_TRUE(call({0x90, 0x90, 0x90, 0x90, 0x90, 0xFF, 0x50, 0x18}));   // call [rax+0x18]
+  EXPECT_TRUE(call({0x90, 0xFF, 0x94, 0xC8, 0x00, 0x01, 0x00, 0x00}));   // call [rax+rcx*8+d32]
+  EXPECT_FALSE(call({0x66, 0x0F, 0x1F, 0x44, 0x00, 0x00, 0x90, 0xC3}));  // ret, then nops
+  EXPECT_FALSE(call({0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05}));  // data
+  EXPECT_FALSE(call({0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xFF, 0xE0}));  // jmp rax
+  EXPECT_FALSE(call({0x90, 0x90, 0x90, 0x90, 0x90, 0xFF, 0x54, 0x24}));  // call cut short
+  EXPECT_FALSE(call({}));
+#else
+  GTEST_SKIP() << "x86-64 encodings";
+#endif
+}
+
+TEST(CodeMap, OnlyWhatIsExecutableInTheEndIsCode) {
+  using symbols::Mapping;
+  std::vector<Mapping> maps{
+      {0x1000, 0x5000, 0, "r-xp", 1, "/lib/a.so"},
+      {0x9000, 0xa000, 0, "r-xp", 0, "[vdso]"},
+      {0x2000, 0x3000, 0, "rw-p", 0, ""},    // later mapped over part of a.so's code
+      {0x20000, 0x21000, 0, "rwxp", 0, ""},  // a JIT's
+  };
+  symbols::CodeMap code(0, maps);
+  EXPECT_TRUE(code.executable(0x1000));
+  EXPECT_TRUE(code.executable(0x1fff));
+  EXPECT_FALSE(code.executable(0x2000));
+  EXPECT_FALSE(code.executable(0x2fff));
+  EXPECT_TRUE(code.executable(0x3000));
+  EXPECT_TRUE(code.executable(0x4fff));
+  EXPECT_FALSE(code.executable(0x5000));
+  EXPECT_TRUE(code.executable(0x9800));
+  EXPECT_TRUE(code.executable(0x20010));
+  EXPECT_FALSE(code.executable(0x5));
+  // A walk: the leaf, two return addresses in code (their bytes cannot be read here: not held
+  // against them), then one outside: cut there.
+  std::vector<std::uint64_t> ips{0x1010, 0x3020, 0x9010, 0x2010, 0x1040};
+  EXPECT_EQ(code.check(ips), symbols::WalkStop::outside_code);
+  EXPECT_EQ(ips, (std::vector<std::uint64_t>{0x1010, 0x3020, 0x9010}));
+  // A return address at the very start of a mapping follows nothing in it.
+  ips = {0x1010, 0x3000};
+  EXPECT_EQ(code.check(ips), symbols::WalkStop::outside_code);
+  EXPECT_EQ(ips.size(), 1u);
+  // A leaf is checked as itself, and a kernel leaf's user address is not a return address.
+  ips = {0x1000};
+  EXPECT_EQ(code.check(ips), symbols::WalkStop::none);
+  ips = {sampling::kKernelAddress, 0x1000, 0x1050};
+  EXPECT_EQ(code.check(ips, nullptr, sampling::kKernelAddress), symbols::WalkStop::none);
+  EXPECT_EQ(ips.size(), 3u);
+}
+
+// A function after eight no-ops: its first byte follows no call, on either machine.
+#if defined(__x86_64__) || defined(__aarch64__)
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    "nop\nnop\nnop\nnop\nnop\nnop\nnop\nnop\n"
+    ".globl mainboard_test_after_nops\n"
+    "mainboard_test_after_nops:\n"
+    "ret\n");
+extern "C" void mainboard_test_after_nops();
+#endif
+
+TEST(CodeMap, AReturnAddressThatFollowsNoCallInThisProgramEndsTheWalk) {
+  // This test's own code: the address right after a call it makes, and a function's first byte.
+  std::vector<symbols::Mapping> maps =
+      symbols::parse_maps(symbols::read_proc_file("/proc/self/maps"));
+  symbols::CodeMap code(static_cast<std::int32_t>(::getpid()), maps);
+  auto after = reinterpret_cast<std::uint64_t>(__builtin_return_address(0));
+  EXPECT_TRUE(code.executable(after - 1));
+  EXPECT_TRUE(code.after_call(after));
+#if defined(__x86_64__) || defined(__aarch64__)
+  auto start = reinterpret_cast<std::uint64_t>(&mainboard_test_after_nops);
+  std::vector<std::uint64_t> ips{after, after, start};
+  EXPECT_EQ(code.check(ips), symbols::WalkStop::not_after_call);
+  EXPECT_EQ(ips.size(), 2u);
 #endif
 }
 
