@@ -16,6 +16,25 @@
 
 namespace mainboard::core {
 
+std::vector<std::uint32_t> parse_nspid(const std::string& status) {
+  std::vector<std::uint32_t> out;
+  auto at = status.find("\nNSpid:");
+  if (at == std::string::npos) {
+    if (status.rfind("NSpid:", 0) != 0) return out;
+    at = 0;
+  } else {
+    at += 1;
+  }
+  auto end = status.find('\n', at);
+  auto line = status.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
+  for (const auto& word : core::split_ws(line)) {
+    auto v = core::parse_u64(word);
+    if (!v || *v == 0 || *v > 0xffffffffu) return {};
+    out.push_back(static_cast<std::uint32_t>(*v));
+  }
+  return out;
+}
+
 bool executable_file(const std::string& file) {
   struct stat st {};
   return ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(file.c_str(), X_OK) == 0;

@@ -16,6 +16,10 @@
 
 namespace mainboard::core {
 
+/// The PIDs of "NSpid:" in a /proc/PID/status text, outermost first (the /proc mount's PID
+/// namespace, then each one down to the process's own); empty when missing or malformed.
+std::vector<std::uint32_t> parse_nspid(const std::string& status);
+
 /// A regular file this process may execute.
 bool executable_file(const std::string& file);
 

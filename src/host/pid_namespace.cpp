@@ -4,28 +4,9 @@
 
 namespace mainboard::host {
 
-std::vector<std::uint32_t> parse_nspid(const std::string& status) {
-  std::vector<std::uint32_t> out;
-  auto at = status.find("\nNSpid:");
-  if (at == std::string::npos) {
-    if (status.rfind("NSpid:", 0) != 0) return out;
-    at = 0;
-  } else {
-    at += 1;
-  }
-  auto end = status.find('\n', at);
-  auto line = status.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
-  for (const auto& word : core::split_ws(line)) {
-    auto v = core::parse_u64(word);
-    if (!v || *v == 0 || *v > 0xffffffffu) return {};
-    out.push_back(static_cast<std::uint32_t>(*v));
-  }
-  return out;
-}
-
 PidNamespaceView::PidNamespaceView(const core::Fs& fs) : fs_(fs) {
   own_namespace_ = fs.readlink("/proc/self/ns/pid").value_or("");
-  own_nspid_ = parse_nspid(fs.read("/proc/self/status").value_or(""));
+  own_nspid_ = core::parse_nspid(fs.read("/proc/self/status").value_or(""));
   // This process in a PID namespace of its own, with a /proc of that namespace (a container):
   // /proc shows the container's PIDs, the driver reports the host's, and one PID number can
   // name two different processes. Nothing is named from /proc then.
@@ -41,7 +22,7 @@ ResolvedPid PidNamespaceView::resolve(std::uint32_t driver_pid) const {
     return r;
   }
   std::string dir = "/proc/" + std::to_string(driver_pid);
-  auto nspid = parse_nspid(fs_.read(dir + "/status").value_or(""));
+  auto nspid = core::parse_nspid(fs_.read(dir + "/status").value_or(""));
   if (nspid.empty()) {  // gone, or a kernel without NSpid (before 4.1): the PID as it is
     if (auto comm = fs_.read_line(dir + "/comm")) r.name = *comm;
     return r;

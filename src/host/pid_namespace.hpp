@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/fs.hpp"
+#include "core/process.hpp"
 
 namespace mainboard::host {
 
@@ -24,9 +25,6 @@ struct ResolvedPid {
 
 /// The inode of the initial PID namespace (PROC_PID_INIT_INO): "pid:[4026531836]".
 inline constexpr const char* kInitPidNamespace = "pid:[4026531836]";
-
-/// The PIDs of "NSpid:" in a /proc/PID/status text, outermost first; empty when missing.
-std::vector<std::uint32_t> parse_nspid(const std::string& status);
 
 class PidNamespaceView {
  public:

@@ -369,6 +369,10 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
           "python: the interpreter has no thread yet (it is starting or ending): native stacks");
     if (!options.native && !python_threads.empty()) {
       for (const auto& pt : python_threads) {
+        if (pt.tid <= 0)
+          dump.unavailable.push_back(
+              "python: a thread could not be matched to a thread of the kernel (its id is of "
+              "the process's own PID namespace, and no thread's NSpid gives it)");
         ThreadStack t;
         t.tid = pt.tid;
         t.name = thread_name(pid, pt.tid);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -129,6 +130,13 @@ class PythonReader {
   std::uint32_t line_of(std::uint32_t code, const std::string& linetable,
                         std::int64_t instruction) const;
   std::int32_t tid_of_pthread(std::uint64_t pthread) const;
+  /// The id this process's /proc gives the thread that the target's own PID namespace calls
+  /// `tid`: the same number unless the target runs in a PID namespace of its own (a container,
+  /// `unshare --pid`), where NSpid maps one to the other; 0 when no thread of it has that id.
+  std::int32_t host_tid(std::int32_t tid);
+  bool other_pid_namespace_ = false;
+  std::unordered_map<std::int32_t, std::int32_t> host_tids_;  // the target's tid → /proc's
+  bool host_tids_fresh_ = false;                              // read during this read()
   std::size_t state_size() const;
   /// The thread at `ts`, whose PyThreadState's first bytes are `tstate`: its ids and, when
   /// `with_frames`, its frames.
@@ -347,6 +355,7 @@ class PythonPoller {
   std::map<std::int32_t, int> reaped_;
   bool pause_refused_ = false;
   bool stop_refused_noted_ = false;
+  std::set<std::int32_t> unmatched_noted_;  // processes a thread of which had no kernel id
   std::unique_ptr<StackReads> stack_reads_;
   bool uninterruptible_noted_ = false;
   std::map<std::string, std::uint32_t> stack_index_;

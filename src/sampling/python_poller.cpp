@@ -183,6 +183,12 @@ void PythonPoller::read_all() {
           out_.thread_names[t.tid] = n->second;
     }
     for (const auto& t : threads) {
+      if (t.tid <= 0 && !t.frames.empty() && unmatched_noted_.insert(it->first).second)
+        out_.notes.push_back(
+            "python: a thread of process " + std::to_string(it->first) +
+            " could not be matched to a thread of the kernel (its id is of the process's own PID "
+            "namespace, and no thread's NSpid gives it): its Python frames are not in the "
+            "profile");
       if (t.tid <= 0 || t.frames.empty()) continue;
       std::string key = std::to_string(it->first);
       for (const auto& f : t.frames)

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "core/process.hpp"
 #include "sampling/python_frames.hpp"
 #include "sampling/python_layout.hpp"
 #include "symbols/elf_symbols.hpp"
@@ -114,6 +115,10 @@ std::unique_ptr<PythonReader> PythonReader::open(std::int32_t pid, std::string* 
     r->code_type_ = bias + c->second;
   r->version_ = version;
   r->frame_bytes_ = r->frame_size();
+  // In a PID namespace of its own, the interpreter knows its threads by that namespace's ids.
+  r->other_pid_namespace_ =
+      core::parse_nspid(symbols::read_proc_file("/proc/" + std::to_string(pid) + "/status"))
+          .size() > 1;
   if (auto v = syms.values.find("Py_Version"); v != syms.values.end()) {
     std::uint32_t hex = 0;
     if (r->read_value(bias + v->second, hex)) {

@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/process.hpp"
 #include "core/text.hpp"
 #include "sampling/python_frames.hpp"
 #include "sampling/python_layout.hpp"
+#include "symbols/symbolizer.hpp"
 
 namespace mainboard::sampling {
 
@@ -271,6 +273,23 @@ std::uint64_t field_u64(const unsigned char* block, long offset) {
 
 }  // namespace
 
+std::int32_t PythonReader::host_tid(std::int32_t tid) {
+  if (!other_pid_namespace_ || tid <= 0) return tid;
+  auto it = host_tids_.find(tid);
+  if (it == host_tids_.end() && !host_tids_fresh_) {
+    // A thread not seen yet: the map read again (at most once per read of the threads).
+    host_tids_fresh_ = true;
+    host_tids_.clear();
+    for (auto host : symbols::thread_ids(pid_)) {
+      auto nspid = core::parse_nspid(symbols::read_proc_file(
+          "/proc/" + std::to_string(pid_) + "/task/" + std::to_string(host) + "/status"));
+      if (!nspid.empty()) host_tids_[static_cast<std::int32_t>(nspid.back())] = host;
+    }
+    it = host_tids_.find(tid);
+  }
+  return it == host_tids_.end() ? 0 : it->second;
+}
+
 std::size_t PythonReader::page_size() {
   static const std::size_t size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   return size;
@@ -287,6 +306,7 @@ std::size_t PythonReader::state_size() const {
 bool PythonReader::read(std::vector<PyThreadStack>& threads, bool with_frames) {
   const auto& L = *layout_;
   threads.clear();
+  host_tids_fresh_ = false;
   // Each structure is read in one piece (up to its last field we use): a system call per
   // thread state and per frame, and one for all the code objects of a thread's stack.
   std::vector<unsigned char> tstate(state_size());
@@ -439,9 +459,9 @@ bool PythonReader::read_state(std::uint64_t ts, const unsigned char* tstate, boo
   auto u64 = field_u64;
   t.thread_state = ts;
   t.thread_id = u64(tstate, L.tstate_thread_id);
-  t.tid = L.tstate_native_thread_id >= 0
-              ? static_cast<std::int32_t>(u64(tstate, L.tstate_native_thread_id))
-              : tid_of_pthread(u64(tstate, L.tstate_thread_id));
+  t.tid = host_tid(L.tstate_native_thread_id >= 0
+                       ? static_cast<std::int32_t>(u64(tstate, L.tstate_native_thread_id))
+                       : tid_of_pthread(u64(tstate, L.tstate_thread_id)));
   t.torn = false;
   if (!with_frames) return true;
   std::uint64_t frame = 0;

@@ -18,6 +18,7 @@
 #include <set>
 #include <thread>
 
+#include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/runner.hpp"
 #include "mainboard/sampler.hpp"
@@ -593,6 +594,73 @@ TEST_P(PythonSampling, ARunOfARecursionKeepsNoTornStack) {
       EXPECT_LE(left * 50, of) << u;
     }
   }
+}
+
+/// The one child of process `pid` (unshare's), or -1.
+pid_t only_child(pid_t pid) {
+  auto text = symbols::read_proc_file("/proc/" + std::to_string(pid) + "/task/" +
+                                      std::to_string(pid) + "/children");
+  auto v = core::parse_u64(core::trim(text));
+  return v ? static_cast<pid_t>(*v) : -1;
+}
+
+/// Whether this machine lets us make a PID namespace (unshare needs CAP_SYS_ADMIN).
+bool can_unshare_pid() {
+  static const bool can = [] {
+    Command c;
+    c.argv = {"unshare", "-fp", "--mount-proc", "true"};
+    return LocalRunner("/usr/bin:/bin").run(c).ok();
+  }();
+  return can;
+}
+
+// A program in a PID namespace of its own (as under Docker, Kubernetes, enroot, Singularity):
+// its interpreter knows its threads by that namespace's ids (1, 2 …). Read from the host, the
+// dump shows the host's thread ids with their states and threading's names, and a profile run
+// through unshare has the Python frames and names of both threads.
+TEST_P(PythonSampling, AProgramInItsOwnPidNamespaceIsReadAsOnTheHost) {
+  if (!can_unshare_pid()) GTEST_SKIP() << "unshare --pid refused here";
+  Script s("/usr/bin/unshare", "-fp",
+           {"--mount-proc", GetParam().program, kScripts + "/sleeper.py"});
+  pid_t python = only_child(s.pid);
+  ASSERT_GT(python, 0);
+  // The namespace's first process outlives unshare's end: ended first (unshare reaps it).
+  struct EndFirst {
+    pid_t pid;
+    ~EndFirst() { ::kill(pid, SIGKILL); }
+  } end_first{python};
+  auto d = Sampler::dump(python);
+  ASSERT_EQ(d.threads.size(), 2u) << d.text();
+  const auto& main = d.threads[0];
+  EXPECT_EQ(main.tid, python);  // the host's id, not 1
+  EXPECT_EQ(main.name, "MainThread");
+  EXPECT_EQ(main.state, "waiting (sleep)");
+  EXPECT_EQ(python_functions(main), (std::vector<std::string>{"nap_forever", "main", "<module>"}));
+  EXPECT_EQ(d.threads[1].name, "side");
+  EXPECT_EQ(d.threads[1].state, "waiting (lock)");
+  EXPECT_TRUE(
+      fs::exists("/proc/" + std::to_string(python) + "/task/" + std::to_string(d.threads[1].tid)));
+  EXPECT_TRUE(d.unavailable.empty()) << d.text();
+
+  SampleOptions o;
+  o.hz = 499;
+  o.stdout_path = "/dev/null";
+  RunResult r;
+  try {
+    r = Sampler::run({"/usr/bin/unshare", "-fp", "--mount-proc", GetParam().program,
+                      kScripts + "/split.py", "1"},
+                     o);
+  } catch (const Error& e) {
+    GTEST_SKIP() << "perf events refused here: " << e.what();
+  }
+  ASSERT_EQ(r.exit_code, 0);
+  auto [three, one] = samples_in_three_and_one(r.profile);
+  EXPECT_GT(three + one, 100) << ::testing::PrintToString(r.profile.unavailable);
+  std::set<std::string> names;
+  for (const auto& t : r.profile.threads)
+    names.insert(t.name.substr(0, t.name.find(" (pid")));
+  EXPECT_TRUE(names.count("MainThread") && names.count("worker-1"))
+      << ::testing::PrintToString(names);
 }
 
 TEST_P(PythonSampling, ADeepStackIsReadInFull) {

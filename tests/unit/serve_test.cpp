@@ -223,7 +223,7 @@ struct ProcTree {
 }  // namespace
 
 TEST(PidNamespace, NspidParsing) {
-  using host::parse_nspid;
+  using core::parse_nspid;
   EXPECT_EQ(parse_nspid("Name:\tx\nNSpid:\t30713\t3\nNSpgid:\t1\n"),
             (std::vector<std::uint32_t>{30713, 3}));
   EXPECT_TRUE(parse_nspid("Name:\tx\n").empty());
