@@ -32,7 +32,9 @@ struct MAINBOARD_API SampleOptions {
       Feature::defaults | Feature::stacks;   ///< stacks; spans and gpu_activity for run
   Activity activities = Activity::defaults;  ///< GPU kinds, through the injection library
   std::uint32_t hz = 99;                     ///< stack samples per second and thread
-  bool children = true;                      ///< also sample the processes the target starts
+  /// Also sample the processes the target starts (attach: and those it had started already,
+  /// its whole process tree).
+  bool children = true;
   /// Also sample time in the kernel on the target's behalf (system calls, page faults) as a
   /// "[kernel]" frame above the user code that entered it, when kernel.perf_event_paranoid
   /// allows (else only user time, and `unavailable` says why).
@@ -190,6 +192,10 @@ class MAINBOARD_API Sampler {
   /// always let go again, also on error. Throws mainboard::Error naming the setting that refused
   /// access (kernel.yama.ptrace_scope, CAP_SYS_PTRACE).
   static StackDump dump(std::int64_t pid, const DumpOptions& options = {});
+  /// dump() of `pid` and of every process it started (and they started), as the tree is now:
+  /// `pid`'s first, parents before their children (py-spy's --subprocesses). A descendant that
+  /// cannot be dumped (it ended meanwhile) is said in the first dump's `unavailable`.
+  static std::vector<StackDump> dump_tree(std::int64_t pid, const DumpOptions& options = {});
 };
 
 }  // namespace mainboard

@@ -377,19 +377,26 @@ class StackDump(FrozenModel):
     """One stack of every thread of a process. For a Python process (`python` names the
     interpreter) each thread's Python frames, innermost first, with its state and whether it
     holds the GIL, and `text` reads like py-spy dump; otherwise native stacks, and `text` reads
-    like eu-stack."""
+    like eu-stack. Dumped with `subprocesses`, `subprocesses` holds the dump of each process it
+    started (and they started), parents first."""
+
+
+StackDump._nested = {"subprocesses": StackDump}
 
 
 def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
          executable: str | os.PathLike[str] | None = sys.executable, timeout: float = 10.0,
-         native: bool = False) -> StackDump:
+         native: bool = False, subprocesses: bool = False,
+         nonblocking: bool = False) -> StackDump:
     """One stack of every thread of `pid` (only the main thread's without `all_threads`): its
     Python stacks when it runs CPython 3.9–3.13, read from outside without stopping it; with
     `native`, also the native frames between them (each thread stopped while it is read). Other
     processes get native stacks. The process is always let go again. Raises TimeoutError when
     the dump takes longer than `timeout` seconds (it still lets the process go when it ends).
     With `async_aware`, `tasks` lists every asyncio task (CPython 3.11–3.13): its chain of
-    awaits innermost first, what it waits for, and which tasks await it.
+    awaits innermost first, what it waits for, and which tasks await it. With `subprocesses`,
+    every process `pid` started is dumped too (`subprocesses`). A thread whose stack changes
+    under every read is read once with that thread stopped, unless `nonblocking`.
 
     `executable` names the interpreter to read the stacks with (by default sys.executable):
     the library reads the target's memory itself, so it is only checked here (it must exist);
@@ -406,7 +413,8 @@ def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
 
     def work() -> None:
         try:
-            done["dump"] = _mainboard._dump(pid, all_threads, native, bool(async_aware))
+            done["dump"] = _mainboard._dump(pid, all_threads, native, bool(async_aware),
+                                            bool(subprocesses), bool(nonblocking))
         except BaseException as e:  # handed to the caller's thread
             done["error"] = e
 

@@ -899,7 +899,8 @@ class Profiler:
         @classmethod
         def dump(cls, pid: int, *, all_threads: bool = True, async_aware: bool = False,
                  executable: str | os.PathLike[str] | None = ..., timeout: float = 10.0,
-                 native: bool = False) -> StackDump: ...
+                 native: bool = False, subprocesses: bool = False,
+                 nonblocking: bool = False) -> StackDump: ...
 
         @classmethod
         def measure(cls, reach: Reach, *, collection: Collection | None = None,

@@ -411,15 +411,27 @@ void bind_sampling(py::module_& m) {
     }
     return py::make_tuple(profile, scope ? scope->signal() : 0);
   });
-  m.def("_dump", [](std::int64_t pid, bool all_threads, bool native, bool async_aware) {
+  m.def("_dump", [](std::int64_t pid, bool all_threads, bool native, bool async_aware,
+                    bool subprocesses, bool nonblocking) {
     py::gil_scoped_release release;
     DumpOptions options;
     options.all_threads = all_threads;
     options.native = native;
     options.async_aware = async_aware;
-    auto d = Sampler::dump(pid, options);
-    json j = d;
-    j["text"] = d.text();
+    options.nonblocking = nonblocking;
+    auto dumps = subprocesses ? Sampler::dump_tree(pid, options)
+                              : std::vector<StackDump>{Sampler::dump(pid, options)};
+    auto with_text = [](const StackDump& d) {
+      json j = d;
+      j["text"] = d.text();
+      return j;
+    };
+    json j = with_text(dumps.front());
+    if (subprocesses) {
+      j["subprocesses"] = json::array();
+      for (std::size_t i = 1; i < dumps.size(); ++i)
+        j["subprocesses"].push_back(with_text(dumps[i]));
+    }
     py::gil_scoped_acquire acquire;
     return to_python(j);
   });

@@ -197,7 +197,7 @@ struct Sampling : Command {
 };
 
 struct ProfileRun : Sampling {
-  bool gpu = false, no_children = false;
+  bool gpu = false;
   std::vector<std::string> command;
   void declare(CLI::App& cmd) override;
   std::string complete(const CLI::App& cmd, std::vector<std::string> rest) override;
@@ -213,7 +213,7 @@ struct ProfileAttach : Sampling {
 
 struct ProfileDump : Command {
   std::int64_t pid = 0;
-  bool json = false, main_only = false, no_python = false;
+  bool json = false, main_only = false, no_python = false, subprocesses = false;
   DumpOptions options;
   void declare(CLI::App& cmd) override;
   std::string complete(const CLI::App& cmd, std::vector<std::string> rest) override;

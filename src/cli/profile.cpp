@@ -353,6 +353,10 @@ void Sampling::declare(CLI::App& cmd) {
                "never stop the program: a Python stack that changes under every read is left "
                "out (and counted) instead of read once with its thread stopped");
   cmd.add_flag_callback(
+      "--no-children", [this] { options.children = false; },
+      "sample only the process itself (by default also the processes it starts, and for attach "
+      "those it had started already: a multiprocessing pool's workers)");
+  cmd.add_flag_callback(
       "--no-python", [this] { options.python = false; },
       "keep the interpreter's own frames in CPython processes (by default they are replaced by "
       "the Python frames they run, read from the process)");
@@ -409,14 +413,12 @@ void ProfileRun::declare(CLI::App& cmd) {
       ->type_name("S");
   cmd.add_flag("--gpu", gpu,
                "trace the command's CUDA kernels and copies (CUPTI, through CUDA injection)");
-  cmd.add_flag("--no-children", no_children, "sample only the command's own process");
   cmd.footer("Example: mainboard profile run --html run.html -- python3 train.py --steps 100");
 }
 
 std::string ProfileRun::complete(const CLI::App& cmd, std::vector<std::string> rest) {
   command = std::move(rest);
   if (gpu) options.features = options.features | Feature::gpu_activity;
-  options.children = !no_children;
   return Sampling::complete(cmd, {});
 }
 
@@ -464,6 +466,8 @@ void ProfileDump::declare(CLI::App& cmd) {
                "never stop a thread: one whose Python stack changes under every read is shown "
                "without frames (by default it is read once stopped)");
   cmd.add_flag("--no-python", no_python, "native stacks only, also of a Python process");
+  cmd.add_flag("--subprocesses", subprocesses,
+               "also every process it started (and they started), each after it");
   cmd.add_flag("--async", options.async_aware,
                "also each asyncio task's chain of awaits, innermost first, and the tasks "
                "awaiting it (CPython 3.11-3.13)");
@@ -476,13 +480,27 @@ std::string ProfileDump::complete(const CLI::App&, std::vector<std::string>) {
 }
 
 int ProfileDump::run(const Global&) {
-  auto d = Sampler::dump(pid, options);
+  auto dumps = subprocesses ? Sampler::dump_tree(pid, options)
+                            : std::vector<StackDump>{Sampler::dump(pid, options)};
   if (json) {
-    nlohmann::json j = d;
-    if (!options.async_aware) j.erase("tasks");
+    // The process's dump; with --subprocesses, each descendant's in its "subprocesses".
+    auto as_json = [&](const StackDump& d) {
+      nlohmann::json j = d;
+      if (!options.async_aware) j.erase("tasks");
+      return j;
+    };
+    nlohmann::json j = as_json(dumps.front());
+    if (subprocesses) {
+      j["subprocesses"] = nlohmann::json::array();
+      for (std::size_t i = 1; i < dumps.size(); ++i)
+        j["subprocesses"].push_back(as_json(dumps[i]));
+    }
     print_json(j);
   } else {
-    print(d.text());
+    std::string text;
+    for (const auto& d : dumps)
+      text += (text.empty() ? "" : "\n") + d.text();
+    print(text);
   }
   return 0;
 }

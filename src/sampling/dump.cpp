@@ -331,6 +331,23 @@ std::string StackDump::text() const {
   return out;
 }
 
+std::vector<StackDump> Sampler::dump_tree(std::int64_t pid, const DumpOptions& options) {
+  // The tree as it is now: the process first (its errors are the call's), then each descendant
+  // (one that ended meanwhile is said, not an error).
+  auto tree = symbols::process_tree(static_cast<std::int32_t>(pid));
+  std::vector<StackDump> dumps{dump(pid, options)};
+  for (std::size_t i = 1; i < tree.size(); ++i) {
+    try {
+      dumps.push_back(dump(tree[i], options));
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const Error& e) {
+      dumps.front().unavailable.push_back("process " + std::to_string(tree[i]) + ": " + e.what());
+    }
+  }
+  return dumps;
+}
+
 StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
   if (pid <= 0) throw Error("no process " + std::to_string(pid));
   // Ctrl-C, SIGTERM and SIGHUP end a dump within a frame's walk, the target let go first.

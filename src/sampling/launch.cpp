@@ -388,7 +388,16 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
     throw Error("process " + std::to_string(pid64) +
                 " has exited (a zombie its parent has not "
                 "reaped): nothing to sample");
-  std::vector<std::int32_t> tids = symbols::thread_ids(pid);
+  // The process and, with children, every process it had started already (a multiprocessing
+  // pool's workers): their threads are sampled from the start, and what they start later
+  // follows by inheritance.
+  std::vector<std::int32_t> tree = o.children ? symbols::process_tree(pid) : std::vector{pid};
+  if (tree.empty()) tree.push_back(pid);
+  std::vector<std::int32_t> tids;
+  for (auto p : tree) {
+    auto more = symbols::thread_ids(p);
+    tids.insert(tids.end(), more.begin(), more.end());
+  }
   if (tids.empty()) tids.push_back(pid);
   sampling::SamplerOptions so;
   so.hz = o.hz;
@@ -396,12 +405,13 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   so.dwarf = o.call_graph == CallGraph::dwarf;
   so.kernel = o.kernel;
   sampling::PerfSampler sampler(pid, tids, so, false);
-  sampler.seed_from_proc(pid);
+  for (auto p : tree)
+    sampler.seed_from_proc(p);
   std::unique_ptr<sampling::PythonPoller> python;
   if (o.python) {
     python = std::make_unique<sampling::PythonPoller>(
         sampling::PythonPollerOptions{o.hz, o.wall, o.pause, !o.nonblocking});
-    python->watch({pid});
+    python->watch(tree);
   }
   std::string command(
       core::trim(symbols::read_proc_file("/proc/" + std::to_string(pid) + "/comm")));

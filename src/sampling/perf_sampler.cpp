@@ -249,6 +249,8 @@ PerfSampler::~PerfSampler() {
 }
 
 void PerfSampler::seed_from_proc(std::int32_t pid) {
+  if (std::find(out_.processes.begin(), out_.processes.end(), pid) == out_.processes.end())
+    out_.processes.push_back(pid);
   auto maps = parse_maps(read_proc_file("/proc/" + std::to_string(pid) + "/maps"));
   ++file_maps_changed_[pid];
   auto& list = out_.mappings[pid];

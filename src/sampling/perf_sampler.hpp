@@ -97,7 +97,8 @@ class PerfSampler {
   PerfSampler(const PerfSampler&) = delete;
   PerfSampler& operator=(const PerfSampler&) = delete;
 
-  /// Seeds the mappings and thread names of an already running process (attach).
+  /// Seeds the mappings and thread names of an already running process (attach), and counts
+  /// it among the processes sampled.
   void seed_from_proc(std::int32_t pid);
   /// Reads what the ring buffers hold. Call every drain_interval().
   void drain();

@@ -192,6 +192,34 @@ std::vector<std::int32_t> thread_ids(std::int32_t pid) {
   return out;
 }
 
+std::vector<std::int32_t> process_tree(std::int32_t pid) {
+  // Every process's parent, from /proc/N/stat (its fourth field, after the name in parentheses,
+  // which may hold anything).
+  std::multimap<std::int32_t, std::int32_t> children;
+  std::error_code ec;
+  bool found = false;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    auto n = core::parse_u64(e.path().filename().string());
+    if (!n) continue;
+    auto stat = read_proc_file(e.path().string() + "/stat");
+    auto close = stat.rfind(") ");
+    if (close == std::string::npos) continue;
+    auto fields = core::split_ws(std::string_view(stat).substr(close + 2));
+    auto parent = fields.size() > 1 ? core::parse_u64(fields[1]) : std::nullopt;
+    if (static_cast<std::int32_t>(*n) == pid) found = true;
+    if (parent) children.emplace(static_cast<std::int32_t>(*parent), static_cast<std::int32_t>(*n));
+  }
+  std::vector<std::int32_t> out;
+  if (!found) return out;
+  out.push_back(pid);
+  for (std::size_t i = 0; i < out.size() && out.size() < 65536; ++i) {
+    auto [a, b] = children.equal_range(out[i]);
+    for (auto it = a; it != b; ++it)
+      if (std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
+  }
+  return out;
+}
+
 char thread_state(std::int64_t pid, std::int64_t tid) {
   auto stat =
       read_proc_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");

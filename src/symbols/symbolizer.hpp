@@ -25,6 +25,9 @@ Dwfl* begin_dwfl();
 std::string read_proc_file(const std::string& path);
 /// The thread ids of process `pid` (/proc/PID/task), in no particular order; empty when gone.
 std::vector<std::int32_t> thread_ids(std::int32_t pid);
+/// Process `pid` and its descendants (children, theirs, …) as /proc shows them now, parents
+/// before their children; empty when `pid` is gone.
+std::vector<std::int32_t> process_tree(std::int32_t pid);
 /// The state letter of a thread in /proc/PID/task/TID/stat ('R', 'S', 'D', …); 0 when gone.
 char thread_state(std::int64_t pid, std::int64_t tid);
 

@@ -96,8 +96,18 @@ TEST(Parse, DumpAttachBusyAndWaitIdle) {
   EXPECT_EQ(as<ProfileDump>(d).pid, 42);
   EXPECT_FALSE(as<ProfileDump>(d).options.all_threads);
   EXPECT_FALSE(as<ProfileDump>(d).options.python);
+  EXPECT_FALSE(as<ProfileDump>(d).subprocesses);
+  EXPECT_FALSE(as<ProfileDump>(d).options.nonblocking);
+  auto tree = parsed({"profile", "dump", "42", "--subprocesses", "--nonblocking"});
+  EXPECT_TRUE(as<ProfileDump>(tree).subprocesses);
+  EXPECT_TRUE(as<ProfileDump>(tree).options.nonblocking);
   auto a = parsed({"profile", "attach", "42", "--duration", "2.5", "--folded", "-", "--svg",
                    "a.svg", "--per-process"});
+  EXPECT_TRUE(as<ProfileAttach>(a).options.children);  // its whole tree, by default
+  EXPECT_FALSE(as<ProfileAttach>(a).options.nonblocking);
+  auto alone = parsed({"profile", "attach", "42", "--no-children", "--nonblocking"});
+  EXPECT_FALSE(as<ProfileAttach>(alone).options.children);
+  EXPECT_TRUE(as<ProfileAttach>(alone).options.nonblocking);
   EXPECT_EQ(as<ProfileAttach>(a).options.duration_s, 2.5);
   EXPECT_EQ(as<ProfileAttach>(a).out.pictures.folded, "-");
   EXPECT_EQ(as<ProfileAttach>(a).out.pictures.svg, "a.svg");

@@ -663,6 +663,47 @@ TEST_P(PythonSampling, AProgramInItsOwnPidNamespaceIsReadAsOnTheHost) {
       << ::testing::PrintToString(names);
 }
 
+// A pool whose workers do all the work while the parent waits: attach follows the process tree
+// as it is when it starts (py-spy's --subprocesses), and `--no-children` keeps to the parent.
+// `dump --subprocesses` dumps each process of the tree after the parent's, each header once.
+TEST_P(PythonSampling, AttachAndDumpFollowTheWorkersAParentStartedBefore) {
+  Script s(GetParam().program, kScripts + "/pool.py");
+  SampleOptions o;
+  o.hz = 199;
+  o.duration_s = 1.0;
+  Profile p;
+  try {
+    p = Sampler::attach(s.pid, o);
+  } catch (const Error& e) {
+    GTEST_SKIP() << "perf events refused here: " << e.what();
+  }
+  std::set<std::int64_t> spinning;  // threads with worker_spin on their stack
+  for (const auto& sample : p.samples)
+    for (auto f : p.stacks[sample.stack])
+      if (p.frames[f].function == "worker_spin" && p.frames[f].module == "[python]")
+        spinning.insert(p.threads[sample.thread].tid);
+  EXPECT_EQ(spinning.size(), 2u) << p.report();
+  EXPECT_EQ(spinning.count(s.pid), 0u);
+  for (const auto& t : p.threads)
+    if (t.tid != s.pid) {
+      EXPECT_NE(t.name.find(" (pid "), std::string::npos) << t.name;
+    }
+
+  o.children = false;
+  auto parent_only = Sampler::attach(s.pid, o);
+  for (const auto& sample : parent_only.samples)
+    EXPECT_EQ(parent_only.threads[sample.thread].tid, s.pid);
+
+  auto dumps = Sampler::dump_tree(s.pid);
+  ASSERT_EQ(dumps.size(), 3u);
+  EXPECT_EQ(dumps[0].pid, s.pid);
+  for (std::size_t i = 1; i < dumps.size(); ++i) {
+    ASSERT_FALSE(dumps[i].threads.empty());
+    EXPECT_EQ(python_functions(dumps[i].threads[0]).front(), "worker_spin") << dumps[i].text();
+  }
+  EXPECT_TRUE(dumps[0].unavailable.empty()) << ::testing::PrintToString(dumps[0].unavailable);
+}
+
 TEST_P(PythonSampling, ADeepStackIsReadInFull) {
   Script s(GetParam().program, kScripts + "/deep.py", {"deep", "3000"});
   auto d = Sampler::dump(s.pid);
