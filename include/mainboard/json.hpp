@@ -138,6 +138,7 @@ MAINBOARD_DECLARE_JSON(ProfileReport);
 // sampler.hpp
 MAINBOARD_DECLARE_JSON(ThreadStack);
 MAINBOARD_DECLARE_JSON(AsyncTask);
+MAINBOARD_DECLARE_JSON(LocalVariable);
 MAINBOARD_DECLARE_JSON(StackDump);
 
 // snapshot.hpp

@@ -78,6 +78,18 @@ struct MAINBOARD_API RunResult {
   bool timed_out = false;
 };
 
+/// An argument or local variable of a Python frame (DumpOptions::locals), read from the
+/// process's memory, never by running code in it.
+struct MAINBOARD_API LocalVariable {
+  std::string name;
+  /// A short repr: None, True/False, ints of any size, floats, 'str' and b'bytes' (cut past 60
+  /// characters, with their length), tuples, lists and dicts of those (three levels, ten items),
+  /// and "TYPE at 0x…" for anything else.
+  std::string repr;
+  bool argument = false;      ///< an argument of the call (else a local variable)
+  std::uint64_t address = 0;  ///< the object's address in the process
+};
+
 /// One thread's stack at one instant (Sampler::dump), innermost frame first. In a Python
 /// process the frames are Python's (module "[python]", `function (file:line)`), with the native
 /// frames of C extensions and libraries between them when DumpOptions::native asks.
@@ -97,6 +109,9 @@ struct MAINBOARD_API ThreadStack {
   std::string state;
   bool python = false;     ///< a Python thread (it has an interpreter thread state)
   bool holds_gil = false;  ///< the Python thread holding the GIL
+  /// With DumpOptions::locals: per frame (as `frames`), its arguments then its local variables;
+  /// empty for native frames. Empty otherwise.
+  std::vector<std::vector<LocalVariable>> locals;
 };
 /// One asyncio task of a Python process (DumpOptions::async_aware): where its chain of awaits
 /// stands, innermost coroutine first, and which tasks wait for it.
@@ -138,6 +153,10 @@ struct MAINBOARD_API DumpOptions {
   /// that thread stopped (ptrace); `nonblocking` never stops it (the thread is then shown
   /// without frames, and `unavailable` says why).
   bool nonblocking = false;
+  /// Also each Python frame's arguments and local variables (ThreadStack::locals), read from the
+  /// process's memory (py-spy's --locals). Read as the stacks are: without --native, while the
+  /// program runs on (a value may be read as it changes).
+  bool locals = false;
 };
 
 /// What Sampler::measure reaches: a command to launch, a running process, or this process.

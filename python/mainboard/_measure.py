@@ -382,12 +382,13 @@ class StackDump(FrozenModel):
 
 
 StackDump._nested = {"subprocesses": StackDump}
+StackDump._defaults = {"subprocesses": []}
 
 
 def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
          executable: str | os.PathLike[str] | None = sys.executable, timeout: float = 10.0,
-         native: bool = False, subprocesses: bool = False,
-         nonblocking: bool = False) -> StackDump:
+         native: bool = False, subprocesses: bool = False, nonblocking: bool = False,
+         locals: bool = False) -> StackDump:
     """One stack of every thread of `pid` (only the main thread's without `all_threads`): its
     Python stacks when it runs CPython 3.9–3.13, read from outside without stopping it; with
     `native`, also the native frames between them (each thread stopped while it is read). Other
@@ -396,7 +397,9 @@ def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
     With `async_aware`, `tasks` lists every asyncio task (CPython 3.11–3.13): its chain of
     awaits innermost first, what it waits for, and which tasks await it. With `subprocesses`,
     every process `pid` started is dumped too (`subprocesses`). A thread whose stack changes
-    under every read is read once with that thread stopped, unless `nonblocking`.
+    under every read is read once with that thread stopped, unless `nonblocking`. With
+    `locals`, each thread's `locals` gives per frame its arguments and local variables (name,
+    repr, argument, address), read from the process's memory without running code in it.
 
     `executable` names the interpreter to read the stacks with (by default sys.executable):
     the library reads the target's memory itself, so it is only checked here (it must exist);
@@ -414,7 +417,7 @@ def dump(pid: int, *, all_threads: bool = True, async_aware: bool = False,
     def work() -> None:
         try:
             done["dump"] = _mainboard._dump(pid, all_threads, native, bool(async_aware),
-                                            bool(subprocesses), bool(nonblocking))
+                                            bool(subprocesses), bool(nonblocking), bool(locals))
         except BaseException as e:  # handed to the caller's thread
             done["error"] = e
 

@@ -900,7 +900,7 @@ class Profiler:
         def dump(cls, pid: int, *, all_threads: bool = True, async_aware: bool = False,
                  executable: str | os.PathLike[str] | None = ..., timeout: float = 10.0,
                  native: bool = False, subprocesses: bool = False,
-                 nonblocking: bool = False) -> StackDump: ...
+                 nonblocking: bool = False, locals: bool = False) -> StackDump: ...
 
         @classmethod
         def measure(cls, reach: Reach, *, collection: Collection | None = None,

@@ -412,13 +412,14 @@ void bind_sampling(py::module_& m) {
     return py::make_tuple(profile, scope ? scope->signal() : 0);
   });
   m.def("_dump", [](std::int64_t pid, bool all_threads, bool native, bool async_aware,
-                    bool subprocesses, bool nonblocking) {
+                    bool subprocesses, bool nonblocking, bool locals) {
     py::gil_scoped_release release;
     DumpOptions options;
     options.all_threads = all_threads;
     options.native = native;
     options.async_aware = async_aware;
     options.nonblocking = nonblocking;
+    options.locals = locals;
     auto dumps = subprocesses ? Sampler::dump_tree(pid, options)
                               : std::vector<StackDump>{Sampler::dump(pid, options)};
     auto with_text = [](const StackDump& d) {

@@ -247,6 +247,43 @@ def test_dump_async_tasks_with_who_awaits_whom():
         child.wait()
 
 
+LOCALS = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "targets", "python",
+                      "locals.py")
+POOL = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "targets", "python",
+                    "pool.py")
+
+
+def test_dump_locals_and_subprocesses_as_py_spy_users_ask():
+    child = subprocess.Popen([sys.executable, LOCALS], stdout=subprocess.PIPE)
+    pool = subprocess.Popen([sys.executable, POOL], stdout=subprocess.PIPE)
+    try:
+        assert child.stdout.readline() == b"ready\n"
+        assert pool.stdout.readline() == b"ready\n"
+        try:
+            d = Profiler.dump(child.pid, locals=True)
+        except mainboard.MainboardError as e:
+            pytest.skip(f"ptrace refused here: {e}")
+        (main,) = d.threads
+        inner = [i for i, f in enumerate(main.frames) if f.function == "inner"][0]
+        values = {v.name: v for v in main.locals[inner]}
+        assert values["big"].repr == str(2 ** 100) and values["big"].argument
+        assert values["table"].repr == "{'k': 1}"
+        assert values["counter"].repr == "0" and not values["counter"].argument
+        assert "Arguments:" in d.text and "Locals:" in d.text
+        assert Profiler.dump(child.pid).threads[0].locals == ()
+
+        tree = Profiler.dump(pool.pid, subprocesses=True)
+        assert len(tree.subprocesses) == 2
+        for worker in tree.subprocesses:
+            assert worker.threads[0].frames[0].function == "worker_spin"
+            assert f"Process {worker.pid}:" in worker.text
+        assert Profiler.dump(pool.pid).subprocesses == ()
+    finally:
+        for p in (child, pool):
+            p.kill()
+            p.wait()
+
+
 def test_dump_a_process_and_let_it_go():
     # It says when it is past the interpreter's start (site, imports): a loaded machine or a
     # venv's site can take longer than any fixed wait. It wakes once a second: awake, it holds

@@ -466,6 +466,9 @@ void ProfileDump::declare(CLI::App& cmd) {
                "never stop a thread: one whose Python stack changes under every read is shown "
                "without frames (by default it is read once stopped)");
   cmd.add_flag("--no-python", no_python, "native stacks only, also of a Python process");
+  cmd.add_flag("--locals", options.locals,
+               "also each Python frame's arguments and local variables, with a short repr of "
+               "each value (read from the process's memory, never by running code in it)");
   cmd.add_flag("--subprocesses", subprocesses,
                "also every process it started (and they started), each after it");
   cmd.add_flag("--async", options.async_aware,

@@ -156,6 +156,19 @@ bool read_python(sampling::PythonReader& py, std::vector<sampling::PyThreadStack
   return true;
 }
 
+/// The arguments and locals of each frame of a Python thread's stack (as `pt.frames`).
+std::vector<std::vector<LocalVariable>> locals_of(sampling::PythonReader& py,
+                                                  const sampling::PyThreadStack& pt) {
+  std::vector<std::vector<LocalVariable>> out(pt.frames.size());
+  std::vector<sampling::PyLocal> vars;
+  for (std::size_t i = 0; i < pt.frames.size() && i < pt.frame_addresses.size(); ++i) {
+    if (!pt.frame_addresses[i] || !py.locals(pt.frame_addresses[i], vars)) continue;
+    for (auto& v : vars)
+      out[i].push_back({core::valid_utf8(v.name), core::valid_utf8(v.repr), v.argument, v.address});
+  }
+  return out;
+}
+
 /// The main thread first (the one whose id is the process's), then by thread id.
 void order_threads(StackDump& dump) {
   std::sort(dump.threads.begin(), dump.threads.end(),
@@ -218,6 +231,17 @@ void python_extras(sampling::PythonReader& py, const std::vector<sampling::PyThr
 }  // namespace
 
 // The dump's JSON by hand (the field-list helpers are the model layer's, below the samplers').
+void to_json(nlohmann::json& j, const LocalVariable& v) {
+  j = {{"name", v.name}, {"repr", v.repr}, {"argument", v.argument}, {"address", v.address}};
+}
+void from_json(const nlohmann::json& j, LocalVariable& v) {
+  if (!j.is_object()) throw Error("LocalVariable: expected an object");
+  v.name = j.value("name", std::string());
+  v.repr = j.value("repr", std::string());
+  v.argument = j.value("argument", false);
+  v.address = j.value("address", std::uint64_t{0});
+}
+
 void to_json(nlohmann::json& j, const ThreadStack& t) {
   j = {{"tid", t.tid},
        {"name", t.name},
@@ -225,7 +249,8 @@ void to_json(nlohmann::json& j, const ThreadStack& t) {
        {"python", t.python},
        {"holds_gil", t.holds_gil},
        {"frames", t.frames},
-       {"addresses", t.addresses}};
+       {"addresses", t.addresses},
+       {"locals", t.locals}};
 }
 void from_json(const nlohmann::json& j, ThreadStack& t) {
   if (!j.is_object()) throw Error("ThreadStack: expected an object");
@@ -238,6 +263,10 @@ void from_json(const nlohmann::json& j, ThreadStack& t) {
   t.addresses = j.value("addresses", std::vector<std::uint64_t>{});
   if (!t.addresses.empty() && t.addresses.size() != t.frames.size())
     throw Error("ThreadStack: " + std::to_string(t.addresses.size()) + " addresses for " +
+                std::to_string(t.frames.size()) + " frames");
+  t.locals = j.value("locals", std::vector<std::vector<LocalVariable>>{});
+  if (!t.locals.empty() && t.locals.size() != t.frames.size())
+    throw Error("ThreadStack: locals of " + std::to_string(t.locals.size()) + " frames for " +
                 std::to_string(t.frames.size()) + " frames");
 }
 void to_json(nlohmann::json& j, const AsyncTask& t) {
@@ -282,7 +311,8 @@ std::string StackDump::text() const {
       out += fmt::format("\nThread {} ({}){}{}\n", t.tid, status,
                          t.name.empty() ? "" : ": \"" + t.name + "\"",
                          t.python ? "" : " (no Python frames)");
-      for (const auto& f : t.frames) {
+      for (std::size_t i = 0; i < t.frames.size(); ++i) {
+        const auto& f = t.frames[i];
         if (f.module == "[python]" && f.file.empty())  // "[N outer Python frames not read]"
           out += fmt::format("    {}\n", f.function);
         else if (f.module == "[python]")
@@ -290,6 +320,17 @@ std::string StackDump::text() const {
         else
           out += fmt::format("    {} [{}]{}\n", f.function, f.module,
                              f.file.empty() ? "" : fmt::format(" ({}:{})", f.file, f.line));
+        // As py-spy dump --locals: the arguments, then the locals, a line each.
+        if (i < t.locals.size())
+          for (bool arguments : {true, false}) {
+            bool said = false;
+            for (const auto& v : t.locals[i]) {
+              if (v.argument != arguments) continue;
+              if (!said) out += arguments ? "        Arguments:\n" : "        Locals:\n";
+              said = true;
+              out += fmt::format("            {}: {}\n", v.name, v.repr);
+            }
+          }
       }
     }
     for (const auto& t : tasks) {
@@ -398,6 +439,7 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
         t.holds_gil = pt.holds_gil;
         for (const auto& f : pt.frames)
           t.frames.push_back(py->frame(f));
+        if (options.locals) t.locals = locals_of(*py, pt);
         dump.threads.push_back(std::move(t));
       }
       python_extras(*py, python_threads, options, dump);
@@ -456,7 +498,9 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
     std::map<std::int64_t, std::string>* states;
     std::map<std::int64_t, std::uint64_t>* python_states;
     bool all_threads;
-  } context{&symbolizer, &code, &dump, pid, py.get(), &states, &python_states, options.all_threads};
+    bool locals;
+  } context{&symbolizer,         &code,         &dump, pid, py.get(), &states, &python_states,
+            options.all_threads, options.locals};
 
   auto on_thread = [](Dwfl_Thread* thread, void* arg) -> int {
     auto* c = static_cast<Context*>(arg);
@@ -478,14 +522,17 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
       std::vector<sampling::PyThreadStack> python;
       bool python_read = false;
       int depth = 0;
-    } fc{c->symbolizer, c->code, c->py, python_state, &t, {}, false, 0};
+      bool locals = false;
+      std::vector<std::vector<LocalVariable>> python_locals;
+    } fc{c->symbolizer, c->code, c->py, python_state, &t, {}, false, 0, c->locals, {}};
     auto frame_cb = [](Dwfl_Frame* frame, void* arg2) -> int {
       auto* f = static_cast<FrameContext*>(arg2);
       if (interrupted()) return DWARF_CB_ABORT;
       if (f->depth == 0 && f->py && f->python_state) {
         // The thread is stopped now: its Python stack holds still.
         f->python.resize(1);
-        f->python_read = f->py->read_thread(f->python_state, f->python[0]);
+        f->python_read = f->py->read_thread(f->python_state, f->python[0]) && !f->python[0].torn;
+        if (f->python_read && f->locals) f->python_locals = locals_of(*f->py, f->python[0]);
       }
       Dwarf_Addr pc = 0;
       bool activation = false;
@@ -523,8 +570,15 @@ StackDump Sampler::dump(std::int64_t pid, const DumpOptions& options) {
           t.frames = sampling::splice_python(t.frames, frames, entries, c->py->interpreter_module(),
                                              &origin);
           std::vector<std::uint64_t> addresses;
-          for (auto o : origin)
+          std::size_t next_python = 0;
+          for (auto o : origin) {
             addresses.push_back(o == sampling::kPythonFrame ? 0 : t.addresses[o]);
+            if (fc.locals)
+              t.locals.push_back(o == sampling::kPythonFrame &&
+                                         next_python < fc.python_locals.size()
+                                     ? fc.python_locals[next_python++]
+                                     : std::vector<LocalVariable>{});
+          }
           t.addresses = std::move(addresses);
         }
     c->dump->threads.push_back(std::move(t));

@@ -61,6 +61,14 @@ struct PyThreadStack {
   bool torn = false;
 };
 
+/// One local variable of a Python frame, as read from the process's memory.
+struct PyLocal {
+  std::string name;
+  std::string repr;  ///< a short repr of its value (python_objects.cpp), never by running code
+  bool argument = false;
+  std::uint64_t address = 0;  ///< the object's
+};
+
 /// One asyncio task (3.11 on): its coroutine chain, innermost first.
 struct PyTask {
   std::uint64_t address = 0;
@@ -104,6 +112,15 @@ class PythonReader {
   const std::vector<PyCode>& codes() const { return codes_; }
   /// A Python frame as a profile frame: "qualname", module "[python]", file and line.
   StackFrame frame(const PyFrame& f) const;
+
+  /// The arguments and local variables of the frame at `frame` (PyThreadStack::frame_addresses),
+  /// arguments first, each with a short repr of its value: None, bools, ints of any size, floats,
+  /// str and bytes (cut, with their length), and tuples, lists and dicts of those (to a bounded
+  /// depth and length); anything else as "TYPE at 0x…". Variables not bound yet are left out.
+  /// False when the frame or its code cannot be read.
+  bool locals(std::uint64_t frame, std::vector<PyLocal>& out);
+  /// The short repr of the object at `object` (as locals() gives them).
+  std::string repr(std::uint64_t object, int depth = 0);
 
   /// The names of the threads `threading` knows (threading._active), by thread id (pthread_t,
   /// PyThreadStack::thread_id). Empty when `threading` is not imported or cannot be read.
@@ -187,6 +204,10 @@ class PythonReader {
   bool set_items(std::uint64_t set, std::vector<std::uint64_t>& out) const;
   bool list_items(std::uint64_t list, std::vector<std::uint64_t>& out) const;
   bool read_int(std::uint64_t object, std::uint64_t& value, bool& negative) const;
+  /// An int of any size in decimal (cut past 100 digits, with its count); empty if unreadable.
+  std::string int_text(std::uint64_t object) const;
+  /// A tuple's items (or empty when `object` is not a readable tuple).
+  bool tuple_items(std::uint64_t tuple, std::vector<std::uint64_t>& out) const;
   std::uint64_t module_dict(std::string_view name);
   bool frame_of(std::uint64_t frame, PyFrame& out);
   std::unordered_map<std::uint64_t, TypeInfo> types_;

@@ -3,7 +3,10 @@
 // dictionaries, 3.13's inline values), sets, weak references and ints. Thread names
 // (threading._active) and asyncio tasks (their coroutine chains) are read with them.
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -252,6 +255,240 @@ bool PythonReader::read_int(std::uint64_t object, std::uint64_t& value, bool& ne
   value = 0;
   for (std::uint64_t i = digits; i-- > 0;)
     value = (value << 30) | (d[i] & 0x3FFFFFFF);
+  return true;
+}
+
+std::string PythonReader::int_text(std::uint64_t object) const {
+  const auto& L = *layout_;
+  std::int64_t size = 0;
+  if (!read_value(object + static_cast<std::uint64_t>(L.long_size), size)) return "";
+  bool negative = false;
+  std::uint64_t n = 0;
+  if (L.long_tagged) {
+    auto tag = static_cast<std::uint64_t>(size);
+    negative = (tag & 3) == 2;
+    n = (tag & 3) == 1 ? 0 : tag >> 3;
+  } else {
+    negative = size < 0;
+    n = static_cast<std::uint64_t>(size < 0 ? -size : size);
+  }
+  // 30-bit digits, least significant first; 2 000 of them (about 18 000 decimal digits) at most.
+  constexpr std::uint64_t kMaxDigits = 2000;
+  if (n > kMaxDigits) return fmt::format("{}int of {} bits", negative ? "-" : "", n * 30);
+  std::vector<std::uint32_t> digits(n);
+  if (n && !read_memory(object + static_cast<std::uint64_t>(L.long_digits), digits.data(), n * 4))
+    return "";
+  for (auto& d : digits)
+    d &= 0x3FFFFFFF;
+  // Base 2^30 to base 10^9 by repeated division.
+  std::vector<std::uint32_t> parts;  // base 10^9, least significant first
+  while (!digits.empty()) {
+    std::uint64_t rest = 0;
+    for (std::size_t i = digits.size(); i-- > 0;) {
+      std::uint64_t cur = (rest << 30) | digits[i];
+      digits[i] = static_cast<std::uint32_t>(cur / 1'000'000'000);
+      rest = cur % 1'000'000'000;
+    }
+    parts.push_back(static_cast<std::uint32_t>(rest));
+    while (!digits.empty() && digits.back() == 0)
+      digits.pop_back();
+  }
+  if (parts.empty()) parts.push_back(0);
+  std::string text = std::to_string(parts.back());
+  for (std::size_t i = parts.size() - 1; i-- > 0;)
+    text += fmt::format("{:09d}", parts[i]);
+  constexpr std::size_t kShown = 100;
+  if (text.size() > kShown)
+    text = text.substr(0, kShown) + fmt::format("\u2026 ({} digits)", text.size());
+  return (negative ? "-" : "") + text;
+}
+
+bool PythonReader::tuple_items(std::uint64_t tuple, std::vector<std::uint64_t>& out) const {
+  const auto& L = *layout_;
+  out.clear();
+  std::int64_t size = 0;
+  if (!tuple || !read_value(tuple + static_cast<std::uint64_t>(L.varobject_size), size) ||
+      size < 0 || static_cast<std::uint64_t>(size) > kMaxEntries)
+    return false;
+  out.resize(static_cast<std::size_t>(size));
+  return size == 0 ||
+         read_memory(tuple + static_cast<std::uint64_t>(L.tuple_items), out.data(), out.size() * 8);
+}
+
+namespace {
+
+/// A str or bytes value as Python writes it: quoted, escaped, cut past `shown` characters with
+/// its length said.
+std::string quoted(const std::string& text, bool bytes, std::size_t length) {
+  constexpr std::size_t kShown = 60;
+  std::string out = bytes ? "b'" : "'";
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < text.size() && n < kShown; ++n) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\'' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f || (bytes && c >= 0x80)) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c >= 0x80) {  // one UTF-8 character, whole
+      std::size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+      out += text.substr(i, len);
+      i += len;
+      continue;
+    } else {
+      out += static_cast<char>(c);
+    }
+    ++i;
+  }
+  out += '\'';
+  if (length > n) out += fmt::format("\u2026 (len {})", length);
+  return out;
+}
+
+}  // namespace
+
+std::string PythonReader::repr(std::uint64_t object, int depth) {
+  const auto& L = *layout_;
+  constexpr int kMaxDepth = 3;
+  constexpr std::size_t kMaxItems = 10;
+  std::uint64_t type = type_of(object);
+  const TypeInfo* t = type_info(type);
+  if (!t) return fmt::format("? at 0x{:x}", object);
+  const std::string& name = t->name;
+  auto elsewhere = [&] { return fmt::format("{} at 0x{:x}", name, object); };
+  if (name == "NoneType") return "None";
+  if (name == "bool") {
+    std::uint64_t v = 0;
+    bool negative = false;
+    return read_int(object, v, negative) ? (v ? "True" : "False") : elsewhere();
+  }
+  if (name == "int") {
+    auto text = int_text(object);
+    return text.empty() ? elsewhere() : text;
+  }
+  if (name == "float") {
+    double v = 0;
+    if (!read_value(object + static_cast<std::uint64_t>(L.float_value), v)) return elsewhere();
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    auto text = fmt::format("{}", v);  // the shortest that reads back, as repr()
+    if (text.find_first_of(".en") == std::string::npos) text += ".0";
+    return text;
+  }
+  if (name == "str") {
+    std::string text;
+    std::int64_t length = 0;
+    if (!read_string(object, text) ||
+        !read_value(object + static_cast<std::uint64_t>(L.unicode_length), length))
+      return elsewhere();
+    return quoted(text, false, static_cast<std::size_t>(std::max<std::int64_t>(length, 0)));
+  }
+  if (name == "bytes") {
+    std::int64_t length = 0;
+    if (!read_value(object + static_cast<std::uint64_t>(L.varobject_size), length) || length < 0)
+      return elsewhere();
+    std::string data(static_cast<std::size_t>(std::min<std::int64_t>(length, 64)), '\0');
+    if (!data.empty() &&
+        !read_memory(object + static_cast<std::uint64_t>(L.bytes_data), data.data(), data.size()))
+      return elsewhere();
+    return quoted(data, true, static_cast<std::size_t>(length));
+  }
+  bool tuple = name == "tuple", list = name == "list", dict = name == "dict";
+  if (!tuple && !list && !dict) return elsewhere();
+  const char* open = tuple ? "(" : list ? "[" : "{";
+  const char* close = tuple ? ")" : list ? "]" : "}";
+  std::size_t length = 0;
+  std::string out = open;
+  if (dict) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> items;
+    if (!dict_items(object, items)) return elsewhere();
+    length = items.size();
+    if (depth >= kMaxDepth && length) return fmt::format("{{…}} (len {})", length);
+    for (std::size_t i = 0; i < items.size() && i < kMaxItems; ++i)
+      out += (i ? ", " : "") + repr(items[i].first, depth + 1) + ": " +
+             repr(items[i].second, depth + 1);
+  } else {
+    std::vector<std::uint64_t> items;
+    if (!(tuple ? tuple_items(object, items) : list_items(object, items))) return elsewhere();
+    length = items.size();
+    if (depth >= kMaxDepth && length) return fmt::format("{}…{} (len {})", open, close, length);
+    for (std::size_t i = 0; i < items.size() && i < kMaxItems; ++i)
+      out += (i ? ", " : "") + repr(items[i], depth + 1);
+    if (tuple && length == 1) out += ",";
+  }
+  if (length > kMaxItems) out += ", …";
+  out += close;
+  if (length > kMaxItems) out += fmt::format(" (len {})", length);
+  return out;
+}
+
+bool PythonReader::locals(std::uint64_t frame, std::vector<PyLocal>& out) {
+  const auto& L = *layout_;
+  out.clear();
+  constexpr std::uint32_t kVarargs = 0x04, kVarkeywords = 0x08;   // CO_VARARGS, CO_VARKEYWORDS
+  constexpr unsigned kCell = 0x40, kFree = 0x80, kHidden = 0x10;  // CO_FAST_* (3.11 on)
+  std::uint64_t code = u64_at(frame + static_cast<std::uint64_t>(L.frame_code));
+  if (!code || (code_type_ && type_of(code) != code_type_)) return false;
+  auto i32 = [&](long offset) {
+    std::int32_t v = 0;
+    read_value(code + static_cast<std::uint64_t>(offset), v);
+    return v;
+  };
+  std::int32_t args = i32(L.code_argcount) + i32(L.code_kwonlyargcount);
+  auto flags = static_cast<std::uint32_t>(i32(L.code_flags));
+  args += (flags & kVarargs ? 1 : 0) + (flags & kVarkeywords ? 1 : 0);
+  // The names of the slots, and of each whether it holds a cell.
+  std::vector<std::uint64_t> names;
+  std::vector<bool> cells;
+  std::vector<unsigned char> kinds;
+  if (L.code_localspluskinds >= 0) {
+    if (!tuple_items(u64_at(code + static_cast<std::uint64_t>(L.code_varnames)), names))
+      return false;
+    std::string k;
+    if (!read_bytes_object(u64_at(code + static_cast<std::uint64_t>(L.code_localspluskinds)), k) ||
+        k.size() != names.size())
+      return false;
+    kinds.assign(k.begin(), k.end());
+    for (auto kind : kinds)
+      cells.push_back(kind & (kCell | kFree));
+  } else {
+    if (!tuple_items(u64_at(code + static_cast<std::uint64_t>(L.code_varnames)), names))
+      return false;
+    std::int32_t nlocals = i32(L.code_nlocals);
+    if (nlocals < 0 || static_cast<std::size_t>(nlocals) != names.size()) return false;
+    cells.assign(names.size(), false);
+    for (long field : {L.code_cellvars, L.code_freevars}) {
+      std::vector<std::uint64_t> more;
+      if (!tuple_items(u64_at(code + static_cast<std::uint64_t>(field)), more)) return false;
+      names.insert(names.end(), more.begin(), more.end());
+      cells.resize(names.size(), true);
+    }
+  }
+  if (names.size() > 1 << 16) return false;
+  std::vector<std::uint64_t> values(names.size());
+  if (!values.empty() && !read_memory(frame + static_cast<std::uint64_t>(L.frame_localsplus),
+                                      values.data(), values.size() * 8))
+    return false;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (!kinds.empty() && (kinds[i] & kHidden)) continue;  // a comprehension's, inlined
+    std::uint64_t value = values[i];
+    // A cell (a variable an inner function uses): its value is in it, once it is made.
+    if (value && cells[i] && is_instance(value, "cell"))
+      value = u64_at(value + static_cast<std::uint64_t>(L.cell_ref));
+    if (!value) continue;  // not bound yet
+    PyLocal local;
+    if (!read_string(names[i], local.name)) continue;
+    local.argument = static_cast<std::int32_t>(i) < args;
+    local.address = value;
+    local.repr = repr(value);
+    out.push_back(std::move(local));
+  }
   return true;
 }
 

@@ -20,6 +20,7 @@
 
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
+#include "mainboard/json.hpp"
 #include "mainboard/runner.hpp"
 #include "mainboard/sampler.hpp"
 #include "sampling/python_frames.hpp"
@@ -702,6 +703,68 @@ TEST_P(PythonSampling, AttachAndDumpFollowTheWorkersAParentStartedBefore) {
     EXPECT_EQ(python_functions(dumps[i].threads[0]).front(), "worker_spin") << dumps[i].text();
   }
   EXPECT_TRUE(dumps[0].unavailable.empty()) << ::testing::PrintToString(dumps[0].unavailable);
+}
+
+// py-spy's --locals: each frame's arguments and locals with a short repr of their values, read
+// from memory (the program runs no code for it), with --native too, and kept in the JSON.
+TEST_P(PythonSampling, DumpLocalsShowsEachValueAsItsReprWouldBeCut) {
+  Script s(GetParam().program, kScripts + "/locals.py");
+  for (bool native : {false, true}) {
+    DumpOptions o;
+    o.locals = true;
+    o.native = native;
+    StackDump d;
+    try {
+      d = Sampler::dump(s.pid, o);
+    } catch (const Error& e) {
+      if (native) GTEST_SKIP() << "ptrace refused here: " << e.what();
+      throw;
+    }
+    ASSERT_FALSE(d.threads.empty());
+    const auto& t = d.threads[0];
+    ASSERT_EQ(t.locals.size(), t.frames.size()) << d.text();
+    std::map<std::string, LocalVariable> vars;
+    for (std::size_t i = 0; i < t.frames.size(); ++i)
+      if (t.frames[i].function == "inner")
+        for (const auto& v : t.locals[i])
+          vars[v.name] = v;
+    std::map<std::string, std::string> want{
+        {"n", "7"},
+        {"flag", "True"},
+        {"none", "None"},
+        {"big", "1267650600228229401496703205376"},
+        {"neg", "-12345678901234567890"},
+        {"ratio", "0.1"},
+        {"text", "'h\u00e9llo\\n'"},
+        {"data", "b'\\x00ab\\''"},
+        {"pair", "(1, 'two')"},
+        {"items", "[1.5, None]"},
+        {"table", "{'k': 1}"},
+        {"rest", "('extra',)"},
+        {"options", "{'key': 'v'}"},
+        {"long_text", "'" + std::string(60, 'x') + "'\u2026 (len 5000)"},
+        {"nested", "[(1, 2), {'a': [1, [\u2026] (len 2)]}]"},
+        {"many", "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, \u2026] (len 25)"},
+        {"counter", "0"},  // a cell (the closure uses it): its value
+    };
+    for (const auto& [name, repr] : want) {
+      ASSERT_TRUE(vars.count(name)) << name << "\n" << d.text();
+      EXPECT_EQ(vars[name].repr, repr) << name;
+    }
+    EXPECT_EQ(vars["thing"].repr.rfind("Thing at 0x", 0), 0u) << vars["thing"].repr;
+    EXPECT_EQ(vars["closure"].repr.rfind("function at 0x", 0), 0u) << vars["closure"].repr;
+    for (const char* argument : {"n", "big", "thing", "rest", "options"})
+      EXPECT_TRUE(vars[argument].argument) << argument;
+    for (const char* local : {"long_text", "many", "counter"})
+      EXPECT_FALSE(vars[local].argument) << local;
+    auto text = d.text();
+    EXPECT_NE(text.find("        Arguments:\n            n: 7\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("        Locals:\n"), std::string::npos) << text;
+    nlohmann::json j = d;
+    EXPECT_EQ(j.get<StackDump>().threads[0].locals.size(), t.frames.size());
+  }
+  // Not asked: none read.
+  EXPECT_TRUE(Sampler::dump(s.pid).threads[0].locals.empty());
 }
 
 TEST_P(PythonSampling, ADeepStackIsReadInFull) {
