@@ -47,6 +47,10 @@ struct MAINBOARD_API SampleOptions {
   /// (sleep, lock, I/O, GPU synchronisation), with their native frames when they were on a CPU.
   /// Threads without Python frames are still sampled on CPU only (said in `unavailable`).
   bool wall = false;
+  /// Sample, at each wall-clock tick, only the Python thread that holds the GIL (py-spy's --gil):
+  /// a program asleep gives (almost) no samples, a busy one one per tick, and no other thread's
+  /// time (native threads, threads waiting for the GIL) is in the profile.
+  bool gil = false;
   /// Stop the process for each read of its Python stacks (ptrace), as py-spy does by default:
   /// no read can tear, at the cost of stopping the program `hz` times a second. Without it the
   /// process runs on while it is read, and a read that does not validate is dropped (and

@@ -259,6 +259,7 @@ class Sampler:
     it runs (read from the process), native frames of C extensions kept between them. wall:
     Python threads sampled whether they run or wait. pause: the program stopped for each read of
     its Python stacks (reads cannot tear; the program is slowed) instead of read while it runs.
+    gil: at each tick only the Python thread holding the GIL is sampled (py-spy's --gil).
     nonblocking: never stop it, not even a thread whose stack changed under every read (such a
     stack, from a tight loop of calls, is otherwise read once with its thread stopped; with
     nonblocking it is left out, and counted in the profile's unavailable).
@@ -271,6 +272,7 @@ class Sampler:
     max_samples: int = 10_000_000
     python: bool = True
     wall: bool = False
+    gil: bool = False
     pause: bool = False
     nonblocking: bool = False
 
@@ -280,7 +282,7 @@ class Sampler:
         if self.call_graph not in ("fp", "dwarf"):
             raise ValueError(f"call_graph is 'fp' or 'dwarf', not {self.call_graph!r}")
         _checks.integer(self.max_samples, "max_samples", 1, 2**62)
-        for name in ("children", "kernel", "python", "wall", "pause", "nonblocking"):
+        for name in ("children", "kernel", "python", "wall", "gil", "pause", "nonblocking"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} is a bool, not {getattr(self, name)!r}")
 

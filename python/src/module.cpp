@@ -377,6 +377,7 @@ SampleOptions sample_options(const py::dict& d) {
   get("kernel", o.kernel);
   get("python", o.python);
   get("wall", o.wall);
+  get("gil", o.gil);
   get("pause", o.pause);
   get("nonblocking", o.nonblocking);
   get("timeout_s", o.timeout_s);

@@ -346,6 +346,9 @@ void Sampling::declare(CLI::App& cmd) {
   cmd.add_flag("--wall", options.wall,
                "sample Python threads whether they run or wait (sleep, lock, I/O), not only on a "
                "CPU");
+  cmd.add_flag("--gil", options.gil,
+               "sample at each tick only the Python thread holding the GIL (py-spy's --gil): "
+               "time waiting for the GIL, asleep or in other threads is not in the profile");
   cmd.add_flag("--pause", options.pause,
                "stop the program for each read of its Python stacks (reads cannot tear; the "
                "program is slowed)");

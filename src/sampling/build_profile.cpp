@@ -147,6 +147,7 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
       on_cpu[s.tid].emplace_back(s.t_ns, i);
       continue;
     }
+    if (python && python->gil) continue;  // only the GIL's holder, at the reads, is sampled
     auto thread = thread_of(s.pid, s.tid);
     native_of(i, sample_frames);
     if (const auto* module = module_of(s.pid))
@@ -181,7 +182,11 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
     std::stable_sort(p.samples.begin(), p.samples.end(),
                      [](const StackSample& a, const StackSample& b) { return a.t_ns < b.t_ns; });
   }
-  if (wall)
+  if (python && python->gil)
+    p.unavailable.push_back(
+        "gil: only the thread holding the GIL at each tick was sampled (other threads, and "
+        "ticks when no thread held it, have no samples)");
+  else if (wall)
     for (const auto& t : p.threads)
       if (!python->threads.count(static_cast<std::int32_t>(t.tid))) {
         p.unavailable.push_back(

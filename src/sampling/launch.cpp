@@ -252,7 +252,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   std::unique_ptr<sampling::PythonPoller> python;
   if (sampler && o.python) {
     python = std::make_unique<sampling::PythonPoller>(
-        sampling::PythonPollerOptions{o.hz, o.wall, o.pause, !o.nonblocking});
+        sampling::PythonPollerOptions{o.hz, o.wall, o.pause, !o.nonblocking, o.gil});
     python->watch({pid});
   }
 
@@ -329,10 +329,10 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   }
   p.pid = pid;
   p.command = command;
-  if (o.wall && !python)
-    p.unavailable.push_back(
-        "wall: needs the Python frames that --no-python turns off (or "
-        "stacks): sampled on CPU only");
+  if ((o.wall || o.gil) && !python)
+    p.unavailable.push_back(std::string(o.gil ? "gil" : "wall") +
+                            ": needs the Python frames that --no-python turns off (or "
+                            "stacks): sampled on CPU only");
   // The target's own evidence, when it wrote some (a crash leaves none).
   bool spans_written = merge_handoff(p, handoff.path, "spans-", pids);
   if (!spans_written && result.signal && has(o.features, Feature::spans))
@@ -410,7 +410,7 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   std::unique_ptr<sampling::PythonPoller> python;
   if (o.python) {
     python = std::make_unique<sampling::PythonPoller>(
-        sampling::PythonPollerOptions{o.hz, o.wall, o.pause, !o.nonblocking});
+        sampling::PythonPollerOptions{o.hz, o.wall, o.pause, !o.nonblocking, o.gil});
     python->watch(tree);
   }
   std::string command(
@@ -441,10 +441,10 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   auto p = sampling::to_profile(std::move(raw), o.hz, pid, o.children, "/tmp", py ? &*py : nullptr);
   p.pid = pid;
   p.command = command;
-  if (o.wall && !python)
-    p.unavailable.push_back(
-        "wall: needs the Python frames that --no-python turns off: sampled "
-        "on CPU only");
+  if ((o.wall || o.gil) && !python)
+    p.unavailable.push_back(std::string(o.gil ? "gil" : "wall") +
+                            ": needs the Python frames that --no-python turns off: sampled "
+                            "on CPU only");
   p.start_ns = start_ns;
   p.end_ns = core::monotonic_ns();
   add_machine(p);

@@ -314,6 +314,9 @@ struct PythonSamples {
   std::map<std::int32_t, std::string> thread_names;        ///< tid → threading's name
   /// Wall-clock sampling: the reads are the samples of Python threads (see to_profile).
   bool wall = false;
+  /// Of each read, only the thread holding the GIL (py-spy's --gil); other threads' samples are
+  /// not kept at all (see to_profile).
+  bool gil = false;
   std::uint64_t reads = 0;    ///< reads of a process's stacks
   std::uint64_t dropped = 0;  ///< reads whose list of threads did not hold together: not used
   std::int64_t read_ns = 0;   ///< time spent reading, in all
@@ -337,6 +340,8 @@ struct PythonPollerOptions {
   /// read (a tight recursion) is still sampled; false leaves such stacks out (counted). The
   /// target's own waits must not reap ptrace stops meanwhile (waitid with WNOWAIT).
   bool stop_torn = true;
+  /// Keep of each read only the thread that holds the GIL (implies the reads are the samples).
+  bool gil = false;
 };
 
 /// Reads the Python stacks of a set of processes `hz` times a second, on a thread of its own

@@ -17,7 +17,8 @@ namespace mainboard::sampling {
 
 PythonPoller::PythonPoller(const PythonPollerOptions& options)
     : options_(options), period_ns_(1'000'000'000LL / std::max<std::uint32_t>(options.hz, 1)) {
-  out_.wall = options.wall;
+  out_.wall = options.wall || options.gil;
+  out_.gil = options.gil;
   next_due_ = core::monotonic_ns();
   if (!options.pause) thread_ = std::thread([this] { loop(); });
 }
@@ -190,6 +191,7 @@ void PythonPoller::read_all() {
             "namespace, and no thread's NSpid gives it): its Python frames are not in the "
             "profile");
       if (t.tid <= 0 || t.frames.empty()) continue;
+      if (options_.gil && !t.holds_gil) continue;
       std::string key = std::to_string(it->first);
       for (const auto& f : t.frames)
         key += ';' + std::to_string(f.code) + ':' + std::to_string(f.line) + (f.entry ? "e" : "");
@@ -235,6 +237,13 @@ bool StackReads::read(PythonReader& reader, std::vector<PyThreadStack>& threads)
     ++counts_.stack_reads;
     auto key = std::pair{reader.pid(), t.thread_state};
     auto state = t.thread_state;
+    // Who held the GIL is as the list's read saw it, one moment for all threads: each thread's
+    // own read comes a moment later, when another may hold it.
+    struct KeepGil {
+      PyThreadStack& t;
+      bool held;
+      ~KeepGil() { t.holds_gil = held; }
+    } keep{t, t.holds_gil};
     int& stopped_left = hot[key];
     if (auto h = hot_.find(key); h != hot_.end()) stopped_left = h->second;
     if (stopped_left > 0) {

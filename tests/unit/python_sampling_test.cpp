@@ -464,6 +464,58 @@ TEST_P(PythonSampling, WallClockSeesTheWaitsThatOnCpuSamplingDoesNot) {
   EXPECT_NEAR(shares(true), 50, 12);
 }
 
+// py-spy's --gil: at each tick only the thread holding the GIL. Two threads computing in Python
+// take turns with it: on the wall clock each tick samples both, with --gil one (about half as
+// many samples, never two at one tick). A program asleep holds it at no tick.
+TEST_P(PythonSampling, GilSamplesOnlyTheThreadHoldingItAtEachTick) {
+  auto run = [&](bool gil) {
+    SampleOptions o;
+    o.hz = 199;
+    o.wall = !gil;
+    o.gil = gil;
+    o.stdout_path = "/dev/null";
+    auto r = Sampler::run({GetParam().program, kScripts + "/split.py", "1.0"}, o);
+    EXPECT_EQ(r.exit_code, 0);
+    return r.profile;
+  };
+  auto at_ticks = [](const Profile& p) {
+    std::map<std::int64_t, int> per_tick;
+    for (const auto& s : p.samples)
+      ++per_tick[s.t_ns];
+    return per_tick;
+  };
+  Profile wall, gil;
+  try {
+    wall = run(false);
+    gil = run(true);
+  } catch (const Error& e) {
+    GTEST_SKIP() << "perf events refused here: " << e.what();
+  }
+  ASSERT_GT(wall.samples.size(), 100u);
+  int pairs = 0;
+  for (auto [t, n] : at_ticks(wall))
+    pairs += n == 2;
+  EXPECT_GT(pairs, 40);  // the wall clock samples both threads at one read
+  for (auto [t, n] : at_ticks(gil))
+    EXPECT_EQ(n, 1) << "two threads held the GIL at one tick";
+  double ratio = static_cast<double>(gil.samples.size()) / static_cast<double>(wall.samples.size());
+  EXPECT_GT(ratio, 0.3) << gil.samples.size() << " with --gil, " << wall.samples.size() << " wall";
+  EXPECT_LT(ratio, 0.7) << gil.samples.size() << " with --gil, " << wall.samples.size() << " wall";
+  EXPECT_TRUE(std::any_of(gil.unavailable.begin(), gil.unavailable.end(),
+                          [](const std::string& u) { return u.rfind("gil: ", 0) == 0; }));
+
+  Script s(GetParam().program, kScripts + "/sleeper.py");
+  SampleOptions o;
+  o.hz = 199;
+  o.duration_s = 1.0;
+  o.gil = true;
+  auto asleep = Sampler::attach(s.pid, o);
+  EXPECT_LE(asleep.samples.size(), 3u) << asleep.report();
+  o.gil = false;
+  o.wall = true;
+  EXPECT_GT(Sampler::attach(s.pid, o).samples.size(), 50u);
+}
+
 /// The minor version of an interpreter (11 for 3.11), asked of it.
 int minor_of(const std::string& python) {
   Command c;
