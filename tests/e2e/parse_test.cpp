@@ -106,7 +106,8 @@ TEST(Parse, DumpAttachBusyAndWaitIdle) {
   EXPECT_TRUE(as<ProfileAttach>(a).options.children);  // its whole tree, by default
   EXPECT_FALSE(as<ProfileAttach>(a).options.nonblocking);
   EXPECT_FALSE(as<ProfileAttach>(a).options.gil);
-  EXPECT_TRUE(as<ProfileAttach>(parsed({"profile", "attach", "42", "--gil"})).options.gil);
+  auto gil = parsed({"profile", "attach", "42", "--gil"});
+  EXPECT_TRUE(as<ProfileAttach>(gil).options.gil);
   auto alone = parsed({"profile", "attach", "42", "--no-children", "--nonblocking"});
   EXPECT_FALSE(as<ProfileAttach>(alone).options.children);
   EXPECT_TRUE(as<ProfileAttach>(alone).options.nonblocking);
