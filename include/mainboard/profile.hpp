@@ -450,12 +450,18 @@ struct MAINBOARD_API FlameOptions {
   FlameRoots roots = FlameRoots::command;
   std::string title;  ///< default "Flame graph of COMMAND"
   int width = 1200;   ///< in pixels
+  /// Python frames named "function (file:line)", as py-spy names them (a function at two lines
+  /// is two frames); false: "function (file)", the function as one frame.
+  bool lines = true;
 };
 
 struct MAINBOARD_API HtmlOptions {
   std::string title;              ///< default "mainboard profile of COMMAND"
   std::size_t top = 50;           ///< rows of the functions' table (regions and kernels: all)
   std::size_t max_spans = 20000;  ///< the longest spans drawn on the timeline; the rest counted
+  /// How the page's flame graph names Python frames when it opens (FlameOptions::lines); the
+  /// page switches between the two.
+  bool lines = true;
 };
 
 struct MAINBOARD_API Profile {
@@ -531,6 +537,9 @@ struct MAINBOARD_API Profile {
   /// The same rooted at the command, each thread, or each process (a merged job's "rank 3", a
   /// child process's "pid 4242").
   std::string folded(FlameRoots roots) const;
+  /// With Python frames named "function (file:line)" (`lines`, py-spy's folded stacks; the
+  /// overloads above do) or "function (file)".
+  std::string folded(FlameRoots roots, bool lines) const;
   /// A speedscope file (https://www.speedscope.app/file-format-schema.json): one sampled
   /// profile per thread over shared frames.
   std::string speedscope_json() const;

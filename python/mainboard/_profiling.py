@@ -588,28 +588,35 @@ class Profile(FrozenModel):
         object.__setattr__(report, "_text", self._native.ranks_report(*args))
         return report
 
-    def folded(self, per_process: bool = False, *, roots: str | None = None) -> str:  # noqa: FBT001
+    def folded(self, per_process: bool = False, *, roots: str | None = None,  # noqa: FBT001
+               function: bool = False) -> str:
         """The stack samples as folded stacks (flamegraph.pl, speedscope, inferno), each line
         rooted at the command's name so runs add up; with `per_process`, at each thread.
-        `roots`: "command", "thread" or "process" (a merged job's rank, a child's "pid N")."""
-        return self._native.folded(roots or ("thread" if per_process else "command"))
+        `roots`: "command", "thread" or "process" (a merged job's rank, a child's "pid N").
+        Python frames read "function (file:line)", as py-spy writes them; with `function`,
+        "function (file)": a function's lines are one frame."""
+        return self._native.folded(roots or ("thread" if per_process else "command"),
+                                   not function)
 
     def flamegraph_svg(self, path: str | os.PathLike[str] | None = None, *,
-                       roots: str = "command", title: str = "", width: int = 1200) -> str:
+                       roots: str = "command", title: str = "", width: int = 1200,
+                       function: bool = False) -> str:
         """The interactive SVG flame graph (click to zoom, search, reset), as flamegraph.pl and
         py-spy draw one; written to `path` (atomically) when given. `roots`: "command", "thread"
-        or "process"."""
+        or "process". Python frames by line, or with `function` one per function."""
         return self._native.flamegraph_svg(
             _checks.text(roots, "roots"), _checks.text(title, "title"), int(width),
-            "" if path is None else _checks.text(path, "path"))
+            "" if path is None else _checks.text(path, "path"), not function)
 
     def to_html(self, path: str | os.PathLike[str] | None = None, *, title: str = "",
-                top: int = 50) -> str:
+                top: int = 50, function: bool = False) -> str:
         """The report as one self-contained HTML page (nothing fetched: open it offline): the
         machine, a flame graph per thread with zoom and search, the spans' timeline with the
-        GPU under it, sortable tables; written to `path` (atomically) when given."""
+        GPU under it, sortable tables; written to `path` (atomically) when given. Its flame
+        graph names Python frames by line, or with `function` by function (it switches)."""
         return self._native.html_report(_checks.text(title, "title"), _top(top),
-                                        "" if path is None else _checks.text(path, "path"))
+                                        "" if path is None else _checks.text(path, "path"),
+                                        not function)
 
     _repr_mimebundle_ = html_mimebundle
 

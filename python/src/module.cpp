@@ -259,28 +259,30 @@ void bind_profiling(py::module_& m) {
       .def("diff", [](const Profile& p, const Profile& baseline) { return dump(p.diff(baseline)); })
       .def("diff_report",
            [](const Profile& p, const Profile& baseline) { return p.diff(baseline).report(); })
-      .def("folded",
-           [](const Profile& p, const std::string& roots) { return p.folded(roots_of(roots)); })
+      .def("folded", [](const Profile& p, const std::string& roots,
+                        bool lines) { return p.folded(roots_of(roots), lines); })
       .def("flamegraph_svg",
            [](const Profile& p, const std::string& roots, const std::string& title, int width,
-              const std::string& path) {
+              const std::string& path, bool lines) {
              FlameOptions o;
              o.roots = roots_of(roots);
              o.title = title;
              o.width = width;
+             o.lines = lines;
              if (!path.empty()) p.write_flamegraph_svg(path, o);
              return p.flamegraph_svg(o);
            })
-      .def(
-          "html_report",
-          [](const Profile& p, const std::string& title, std::size_t top, const std::string& path) {
-            HtmlOptions o;
-            o.title = title;
-            o.top = top;
-            auto page = p.html_report(o);
-            if (!path.empty()) p.write_html_report(path, o);
-            return page;
-          })
+      .def("html_report",
+           [](const Profile& p, const std::string& title, std::size_t top, const std::string& path,
+              bool lines) {
+             HtmlOptions o;
+             o.title = title;
+             o.top = top;
+             o.lines = lines;
+             auto page = p.html_report(o);
+             if (!path.empty()) p.write_html_report(path, o);
+             return page;
+           })
       .def("speedscope", &Profile::speedscope_json)
       .def_static(
           "merge_ranks",

@@ -4,6 +4,7 @@ and its own spans), and the meter's per-process peak over tensor allocations."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -146,8 +147,11 @@ def test_run_a_training_script_shows_its_python_over_libtorch_and_blas(capfd):
 
     # folded stacks, root first: a Python step, its forward, and libtorch or BLAS below them
     native_names = {f.function for f in prof.hot_functions(300) if is_torch_native(f.module)}
+    # (Python frames named "function (file:line)" there, as py-spy names them: by function here)
     lines = [line.rsplit(" ", 1) for line in prof.folded().splitlines() if line]
-    stacks = [(stack.split(";"), int(count)) for stack, count in lines]
+    assert any(re.search(r";step \(train_torch\.py:\d+\)", stack) for stack, _ in lines)
+    stacks = [([re.sub(r" \([^()]*\)$", "", n) for n in stack.split(";")], int(count))
+              for stack, count in lines]
     python = {f.function for f in prof.hot_functions(300) if f.module == "[python]"}
     print(max(stacks, key=lambda s: s[1]))
     assert "step" in python

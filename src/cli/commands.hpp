@@ -135,6 +135,7 @@ struct Gather : Command {
 struct Pictures {
   std::string svg, html, folded;
   FlameRoots roots = FlameRoots::command;
+  bool by_function = false;  // --function: Python frames by function, not by line
   void declare(CLI::App& cmd);
   /// Writes each one asked for (falling back to $TMPDIR, as the profile does); false when one
   /// could not be written anywhere.

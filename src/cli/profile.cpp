@@ -103,6 +103,10 @@ void Pictures::declare(CLI::App& cmd) {
       ->type_name("FILE");
   cmd.add_option("--folded", folded, "also write folded stacks (for flamegraph.pl, inferno)")
       ->type_name("FILE");
+  cmd.add_flag("--function", by_function,
+               "name Python frames \"function (file)\" in the folded stacks, the SVG and the "
+               "page, a function one frame (by default \"function (file:line)\", as py-spy "
+               "names them; the page switches between the two)");
   auto* thread = cmd.add_flag_callback(
       "--per-thread", [this] { roots = FlameRoots::thread; },
       "root the SVG flame graph and the folded stacks at each thread (name-TID) instead of the "
@@ -118,17 +122,21 @@ bool Pictures::write(const Profile& p) const {
   bool ok = true;
   if (!folded.empty())
     ok &= write_or_fall_back(folded, "folded stacks", [&](const std::string& f) {
-      core::write_file_atomic(f, p.folded(roots));
+      core::write_file_atomic(f, p.folded(roots, !by_function));
     });
   if (!svg.empty())
     ok &= write_or_fall_back(svg, "flame graph", [&](const std::string& f) {
       FlameOptions o;
       o.roots = roots;
+      o.lines = !by_function;
       p.write_flamegraph_svg(f, o);
     });
   if (!html.empty())
-    ok &= write_or_fall_back(html, "HTML report",
-                             [&](const std::string& f) { p.write_html_report(f); });
+    ok &= write_or_fall_back(html, "HTML report", [&](const std::string& f) {
+      HtmlOptions o;
+      o.lines = !by_function;
+      p.write_html_report(f, o);
+    });
   return ok;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -24,6 +25,26 @@ std::string folded_field(std::string name) {
     else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
       c = '?';
   return name;
+}
+
+std::string short_python_file(const std::string& path) {
+  for (const char* marker : {"/site-packages/", "/dist-packages/"})
+    if (auto at = path.rfind(marker); at != std::string::npos)
+      return path.substr(at + std::strlen(marker));
+  // The standard library: ".../lib/python3.11/threading.py".
+  if (auto at = path.rfind("/lib/python"); at != std::string::npos)
+    if (auto slash = path.find('/', at + 11); slash != std::string::npos)
+      return path.substr(slash + 1);
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string frame_label(const StackFrame& f, bool lines) {
+  std::string name = f.function.empty() ? "[unknown]" : f.function;
+  if (f.module != "[python]" || f.file.empty()) return name;
+  name += " (" + short_python_file(f.file);
+  if (lines && f.line) name += ":" + std::to_string(f.line);
+  return name + ")";
 }
 
 FrameKind frame_kind(const StackFrame& f) {
@@ -92,15 +113,19 @@ namespace {
 /// file), and the trees built over them: a flame graph's, or the report page's one per thread.
 class Forest {
  public:
-  explicit Forest(const Profile& p) : p_(p), frame_name_(p.frames.size()) {
+  Forest(const Profile& p, bool lines) : p_(p), frame_name_(p.frames.size()) {
     for (std::size_t i = 0; i < p.frames.size(); ++i) {
       const auto& f = p.frames[i];
       auto kind = frame_kind(f);
       std::string detail = kind == FrameKind::python   ? f.file
                            : kind == FrameKind::native ? f.module
                                                        : std::string();
-      frame_name_[i] = intern({f.function.empty() ? "[unknown]" : core::valid_utf8(f.function),
-                               core::valid_utf8(detail), kind});
+      detail = core::valid_utf8(detail);
+      // The name by function alone first, so that a name with its line can point at it.
+      auto function = intern({core::valid_utf8(frame_label(f, false)), detail, kind});
+      frame_name_[i] =
+          lines ? intern({core::valid_utf8(frame_label(f, true)), detail, kind, function})
+                : function;
     }
     root_ = intern({core::valid_utf8(flame_root_name(p)), "", FrameKind::root});
   }
@@ -176,10 +201,16 @@ class Forest {
   }
 
  private:
+  /// The index of name `n` (its `function` the index of the name without a line; unset, the
+  /// name itself).
   std::uint32_t intern(FlameName n) {
     auto key = std::make_tuple(n.label, n.detail, n.kind);
-    auto [it, fresh] = name_of_.emplace(key, static_cast<std::uint32_t>(names.size()));
-    if (fresh) names.push_back(std::move(n));
+    auto index = static_cast<std::uint32_t>(names.size());
+    auto [it, fresh] = name_of_.emplace(key, index);
+    if (fresh) {
+      if (n.function == UINT32_MAX) n.function = index;
+      names.push_back(std::move(n));
+    }
     return it->second;
   }
 
@@ -191,11 +222,11 @@ class Forest {
 
 }  // namespace
 
-FlameTree flame_tree(const Profile& p, FlameGrouping grouping) {
+FlameTree flame_tree(const Profile& p, FlameGrouping grouping, bool lines) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> counts;
   for (const auto& s : p.samples)
     if (s.stack < p.stacks.size()) ++counts[{s.thread, s.stack}];
-  Forest forest(p);
+  Forest forest(p, lines);
   auto tree = forest.tree(counts, grouping);
   tree.names = std::move(forest.names);
   return tree;
@@ -206,7 +237,7 @@ FlameForest flame_trees_per_thread(const Profile& p) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> counts;
   for (const auto& s : p.samples)
     if (s.stack < p.stacks.size()) ++counts[{s.thread, s.stack}];
-  Forest forest(p);
+  Forest forest(p, true);
   FlameForest out;
   for (auto it = counts.begin(); it != counts.end();) {
     auto end = counts.lower_bound({it->first.first + 1, 0});
@@ -388,7 +419,7 @@ std::string Profile::flamegraph_svg(const FlameOptions& options) const {
   auto grouping = options.roots == FlameRoots::thread    ? detail::FlameGrouping::thread
                   : options.roots == FlameRoots::process ? detail::FlameGrouping::process
                                                          : detail::FlameGrouping::command;
-  auto tree = detail::flame_tree(*this, grouping);
+  auto tree = detail::flame_tree(*this, grouping, options.lines);
   const int width = std::clamp(options.width, 200, 20000);
   const double pad = 10, frame_h = 16, font = 12;
   const double top = font * 3 + 6, bottom = font * 2 + 10;

@@ -25,6 +25,9 @@ struct FlameName {
   std::string label;   ///< the function (a root: the command, a thread or a process)
   std::string detail;  ///< the module ("libc.so.6") or a Python frame's file
   FrameKind kind = FrameKind::native;
+  /// The name this one has when frames are named by function alone (a Python frame's without
+  /// its line; itself otherwise): an index into the same table (UINT32_MAX while unset).
+  std::uint32_t function = UINT32_MAX;
 };
 
 /// Nodes in depth-first order, children ordered by label (as flamegraph.pl sorts them), so that
@@ -39,8 +42,9 @@ struct FlameTree {
 /// ("name-TID") or per process (a merged job's rank, a child process's pid, else the command).
 enum class FlameGrouping { command, thread, process };
 
-/// The tree of every sample, under `grouping`'s roots.
-FlameTree flame_tree(const Profile& p, FlameGrouping grouping);
+/// The tree of every sample, under `grouping`'s roots; Python frames named with their line
+/// (frame_label) unless `lines` is false.
+FlameTree flame_tree(const Profile& p, FlameGrouping grouping, bool lines = true);
 
 /// A tree per thread with samples (rooted at the command), over one table of names: the report
 /// page's flame graphs, from one pass over the samples.
@@ -61,6 +65,14 @@ std::string flame_process_name(const Profile& p, std::uint32_t thread);
 /// A name as one field of a folded line: ';' separates frames and a newline ends a line, so
 /// neither (nor any other control character) may stand in it.
 std::string folded_field(std::string name);
+
+/// A Python file as py-spy names it: the part past site-packages, dist-packages or the standard
+/// library's directory ("torch/nn/modules/module.py", "threading.py"), else its base name.
+std::string short_python_file(const std::string& path);
+/// A frame's name in folded stacks and flame graphs: a native frame's function; a Python frame's
+/// "function (file:line)" as py-spy writes it, or "function (file)" without `lines` (each
+/// function one frame, whatever line it was at).
+std::string frame_label(const StackFrame& f, bool lines);
 
 FrameKind frame_kind(const StackFrame& f);
 const char* to_string(FrameKind kind);

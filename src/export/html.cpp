@@ -131,7 +131,7 @@ json page_data(const Profile& p, const HtmlOptions& o) {
   }
   json threads = json::array(), flames = json::array(), names = json::array();
   for (const auto& nm : forest.names)
-    names.push_back({nm.label, nm.detail, detail::to_string(nm.kind)});
+    names.push_back({nm.label, nm.detail, detail::to_string(nm.kind), nm.function});
   std::size_t left_out = 0;
   for (const auto& [thread, tree] : forest.trees)
     flames.push_back({{"thread", thread},
@@ -139,7 +139,8 @@ json page_data(const Profile& p, const HtmlOptions& o) {
                       {"samples", tree.nodes[0].value},
                       {"nodes", flame_rows(tree, min_value, &left_out)}});
   d["flame_left_out"] = {{"nodes", left_out}, {"below_samples", min_value}};
-  d["names"] = std::move(names);
+  d["names"] = std::move(names);  // [label, detail, kind, the name by function alone]
+  d["lines"] = o.lines;
   d["flames"] = std::move(flames);
   for (const auto& t : p.threads)
     threads.push_back(
@@ -322,14 +323,17 @@ function treeOf(rows) {  // [name, depth, value] per node, depth first
   }
   return t;
 }
-function merge(trees) {  // every thread's tree under one root, paths of equal names joined
-  const t = { name: [trees[0].name[0]], parent: [0], value: [0], kids: [[]] };
+// Trees under one root, paths of equal names joined; each name first mapped by `as` (by function:
+// a Python frame's name without its line, so that one function's lines become one frame).
+function merge(trees, as = (n) => n) {
+  const t = { name: [as(trees[0].name[0])], parent: [0], value: [0], kids: [[]] };
   const index = [new Map()];
   const walk = (src, i, at) => {
     t.value[at] += src.value[i];
     for (const c of src.kids[i]) {
-      let j = index[at].get(src.name[c]);
-      if (j === undefined) { j = t.name.length; t.name.push(src.name[c]); t.parent.push(at); t.value.push(0); t.kids.push([]); index.push(new Map()); index[at].set(src.name[c], j); t.kids[at].push(j); }
+      const name = as(src.name[c]);
+      let j = index[at].get(name);
+      if (j === undefined) { j = t.name.length; t.name.push(name); t.parent.push(at); t.value.push(0); t.kids.push([]); index.push(new Map()); index[at].set(name, j); t.kids[at].push(j); }
       walk(src, c, j);
     }
   };
@@ -352,8 +356,16 @@ const flameTrees = D.flames.map((f) => place(treeOf(f.nodes)));
 const views = [];
 if (D.flames.length > 1) views.push({ label: "All threads", tree: null, samples: D.flames.reduce((a, f) => a + f.samples, 0) });
 D.flames.forEach((f, i) => views.push({ label: f.label, tree: flameTrees[i], samples: f.samples, thread: f.thread }));
-let view = null, zoomed = 0, searchRe = null;
-function current() { if (!view.tree) view.tree = place(merge(flameTrees)); return view.tree; }
+let view = null, zoomed = 0, searchRe = null, byFunction = !D.lines;
+const asFunction = (n) => D.names[n][3];
+function current() {
+  if (byFunction) {
+    if (!view.byFunction) view.byFunction = place(merge(view.tree ? [view.tree] : flameTrees, asFunction));
+    return view.byFunction;
+  }
+  if (!view.tree) view.tree = place(merge(flameTrees));
+  return view.tree;
+}
 const ROW = 18;
 function drawFlame() {
   const box = $("flame"), t = current();
@@ -421,6 +433,8 @@ function setView(i) { view = views[i]; zoomed = 0; drawFlame(); }
     $("flame").addEventListener("click", (e) => { const f = e.target.closest(".fr"); if (f) { zoomed = +f.dataset.i; drawFlame(); } });
     $("flame").addEventListener("keydown", (e) => { const f = e.target.closest(".fr"); if (f && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); zoomed = +f.dataset.i; drawFlame(); } });
     $("flame-reset").addEventListener("click", () => { zoomed = 0; drawFlame(); });
+    $("flame-lines").checked = !byFunction;
+    $("flame-lines").addEventListener("change", (e) => { byFunction = !e.target.checked; zoomed = 0; drawFlame(); });
     $("flame-search").addEventListener("input", (e) => {
       const v = e.target.value; searchRe = null;
       if (v) { try { searchRe = new RegExp(v); } catch (err) { searchRe = new RegExp(v.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")); } }
@@ -563,6 +577,7 @@ std::string Profile::html_report(const HtmlOptions& options) const {
 <section id="flame-section"><h2>Where the time went: stack samples</h2>
 <div class="controls"><label>Thread <select id="flame-thread"></select></label>
 <label>Search <input id="flame-search" type="search" placeholder="function name or regular expression (/)" size="40"></label>
+<label title="Python frames as function (file:line), as py-spy names them; off: one frame per function"><input id="flame-lines" type="checkbox" checked> Lines</label>
 <button id="flame-reset" type="button" disabled>Reset zoom</button>
 <span class="legend"><span class="k-native">native</span><span class="k-python">Python</span><span class="k-kernel">kernel</span><span class="k-jit">JIT</span></span></div>
 <div id="flame-status" role="status" aria-live="polite"></div><div id="flame-crumbs" class="muted"></div>

@@ -13,6 +13,10 @@ std::string Profile::folded(bool per_thread) const {
 }
 
 std::string Profile::folded(FlameRoots roots) const {
+  return folded(roots, true);
+}
+
+std::string Profile::folded(FlameRoots roots, bool with_lines) const {
   // The root: the command's name (else the first thread's), or each thread or process its own.
   const std::string root = detail::flame_root_name(*this);
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> counts;  // (thread, stack)
@@ -26,7 +30,8 @@ std::string Profile::folded(FlameRoots roots) const {
                                                       : root;
     const auto& stack = stacks[key.second];
     for (auto it = stack.rbegin(); it != stack.rend(); ++it)
-      if (*it < frames.size()) line += ";" + detail::folded_field(frames[*it].function);
+      if (*it < frames.size())
+        line += ";" + detail::folded_field(detail::frame_label(frames[*it], with_lines));
     lines[line] += n;
   }
   std::string out;

@@ -63,6 +63,9 @@ const fill = (page, selector, text) => page.$eval(selector, (e, t) => {
 }, text);
 const text = (page, selector) => page.$eval(selector, (e) => e.textContent);
 
+/// A frame's name without a Python frame's "(file)" or "(file:line)".
+const plain = (n) => n.replace(/ \([^()]*\)$/, '');
+
 /// The hot functions whose name no other function shares (a search by name finds only them).
 function uniqueHot(report) {
   const count = new Map();
@@ -86,10 +89,19 @@ async function checkHtml(name, report, profile) {
       if (!options[0].startsWith('All threads')) fail(`${name}.html: first view ${options[0]}`);
       await page.select('#flame-thread', '0');
     }
+    // Python frames as py-spy names them, "function (file:line)"; by function (the Lines box
+    // unticked) one frame per function, "function (file)", which the checks below compare with
+    // the profile's functions.
+    const named = await page.$$eval('#flame .fr', (fs) => fs.map((f) => f.dataset.name));
+    if (name === 'python' && !named.some((n) => /^leaf_sqrt \(pictures_work\.py:\d+\)$/.test(n)))
+      fail(`${name}.html: no Python frame named with its line: ${JSON.stringify(named.slice(0, 8))}`);
+    await page.$eval('#flame-lines', (c) => { c.checked = false; c.dispatchEvent(new Event('change', { bubbles: true })); });
     const frames = await page.$$eval('#flame .fr', (fs) => fs.map((f) => ({
       i: +f.dataset.i, name: f.dataset.name, samples: +f.dataset.samples, width: f.getBoundingClientRect().width,
       top: parseFloat(f.style.top), focusable: f.tabIndex === 0 })));
     if (frames.length < 5) fail(`${name}.html: ${frames.length} frames drawn`);
+    if (frames.some((f) => /\.py:\d+\)$/.test(f.name))) fail(`${name}.html: by function, a frame still names its line`);
+    for (const f of frames) f.name = plain(f.name);
     const root = frames.find((f) => f.i === 0);
     if (!root || root.samples !== samples) fail(`${name}.html: root has ${root && root.samples} samples, the profile ${samples}`);
     const rootWidth = root ? root.width : 1;
@@ -114,11 +126,11 @@ async function checkHtml(name, report, profile) {
 
     // Search: the share the profile says, for the five hottest functions with a name of their own.
     for (const f of uniqueHot(report).sort((a, b) => b.total_pct - a.total_pct).slice(0, 5)) {
-      await fill(page, '#flame-search', '^' + escapeRe(f.function) + '$');
+      await fill(page, '#flame-search', '^' + escapeRe(f.function) + '( \\(.*\\))?$');
       const status = await page.$eval('#flame-status', (s) => ({ samples: +s.dataset.samples, text: s.textContent }));
       if (status.samples !== f.total_samples) fail(`${name}.html: search ${f.function}: ${status.samples} samples (${status.text}), the profile ${f.total_samples}`);
       const hits = await page.$$eval('#flame .fr.hit', (h) => h.map((x) => x.dataset.name));
-      if (!hits.length || hits.some((h) => h !== f.function)) fail(`${name}.html: search ${f.function} highlighted ${JSON.stringify(hits.slice(0, 5))}`);
+      if (!hits.length || hits.some((h) => plain(h) !== f.function)) fail(`${name}.html: search ${f.function} highlighted ${JSON.stringify(hits.slice(0, 5))}`);
     }
     await fill(page, '#flame-search', '');
 
@@ -183,7 +195,7 @@ async function checkSvg(name, report) {
   const file = path.join(work, name + '.svg');
   const hot = uniqueHot(report).sort((a, b) => b.total_pct - a.total_pct)[0];
   // ?s= searches on load, as flamegraph.pl's does.
-  const { page, context } = await open(file, { query: hot ? '?s=' + encodeURIComponent('^' + escapeRe(hot.function) + '$') : '' });
+  const { page, context } = await open(file, { query: hot ? '?s=' + encodeURIComponent('^' + escapeRe(hot.function) + '( \\(.*\\))?$') : '' });
   await page.waitForFunction(() => document.getElementById('frames') !== null);
   await sleep(100);
   const picture = await page.screenshot({ path: shot(name, 'svg') });

@@ -3,12 +3,14 @@
 // them is checked by tests/js/pictures_check.mjs in a headless Chromium.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 
 #include "core/text.hpp"
+#include "export/flame.hpp"
 #include "mainboard/profile.hpp"
 
 namespace mainboard {
@@ -140,12 +142,56 @@ TEST(Pictures, SvgFramesSayWhatCodeTheyAreAndEscapeTheirNames) {
     kinds[f.name] = f.kind;
   EXPECT_EQ(kinds["app"], "root");
   EXPECT_EQ(kinds["main"], "native");
-  EXPECT_EQ(kinds["train_step"], "python");
+  EXPECT_EQ(kinds["train_step (train.py:12)"], "python");  // as py-spy names Python frames
   EXPECT_EQ(kinds["[kernel]"], "kernel");
   // The viewer is inside: nothing is fetched from anywhere.
   EXPECT_NE(svg.find("<script type=\"text/ecmascript\"><![CDATA["), std::string::npos);
   EXPECT_EQ(svg.find("xlink:href"), std::string::npos);
   EXPECT_EQ(svg.find(" src="), std::string::npos);
+}
+
+// py-spy's names: a Python frame is "function (file:line)" in the folded stacks and the SVG, its
+// file as short as py-spy makes it; by function, a function's lines are one frame.
+TEST(Pictures, PythonFramesAreNamedWithTheirLineOrAsOneFunction) {
+  Profile p;
+  p.command = "python3";
+  p.threads = {{0, 70, "MainThread"}};
+  const std::string torch = "/usr/lib/python3/dist-packages/torch/nn/modules/module.py";
+  p.frames = {{"step", "[python]", "/home/u/train.py", 30, false},
+              {"step", "[python]", "/home/u/train.py", 31, false},
+              {"Module._call_impl", "[python]", torch, 1194, false},
+              {"<module>", "[python]", "/home/u/train.py", 50, false},
+              {"sgemm_", "libblas.so.3", "", 0, false}};
+  p.stacks = {{4, 2, 0, 3}, {1, 3}};
+  for (int i = 0; i < 3; ++i)
+    p.samples.push_back({i, 0, 0});
+  p.samples.push_back({5, 0, 1});
+  auto lines = paths_of_folded(p.folded(FlameRoots::command));
+  EXPECT_EQ(lines["python3;<module> (train.py:50);step (train.py:30);"
+                  "Module._call_impl (torch/nn/modules/module.py:1194);sgemm_"],
+            3u);
+  EXPECT_EQ(lines["python3;<module> (train.py:50);step (train.py:31)"], 1u);
+  auto functions = paths_of_folded(p.folded(FlameRoots::command, false));
+  EXPECT_EQ(functions["python3;<module> (train.py);step (train.py)"], 4u);
+  // The SVG alike: two frames of step by line, one by function.
+  auto count = [](const std::vector<SvgFrame>& frames, const std::string& prefix) {
+    return std::count_if(frames.begin(), frames.end(),
+                         [&](const SvgFrame& f) { return f.name.rfind(prefix, 0) == 0; });
+  };
+  EXPECT_EQ(count(frames_of_svg(p.flamegraph_svg()), "step (train.py:"), 2);
+  FlameOptions by_function;
+  by_function.lines = false;
+  auto svg = frames_of_svg(p.flamegraph_svg(by_function));
+  EXPECT_EQ(count(svg, "step (train.py)"), 1);
+  EXPECT_EQ(count(svg, "step (train.py:"), 0);
+  EXPECT_EQ(detail::short_python_file("/usr/lib/python3.11/threading.py"), "threading.py");
+  EXPECT_EQ(detail::short_python_file(
+                "/root/.pyenv/versions/3.12.1/lib/python3.12/importlib/__init__.py"),
+            "importlib/__init__.py");
+  EXPECT_EQ(detail::short_python_file("/venv/lib/python3.11/site-packages/numpy/core/a.py"),
+            "numpy/core/a.py");
+  EXPECT_EQ(detail::short_python_file("train.py"), "train.py");
+  EXPECT_EQ(detail::short_python_file("<string>"), "<string>");
 }
 
 TEST(Pictures, FramesNarrowerThanATenthOfAPixelAreLeftOutButCounted) {
