@@ -338,8 +338,11 @@ def test_a_sampled_run_draws_an_html_page_and_an_svg_flame_graph(tmp_path):
     assert data["title"] == "pictured"
     samples = sum(f["samples"] for f in data["flames"])
     assert samples == data["meta"]["samples"] > 0
+    # Python frames as py-spy names them, each pointing at its name by function.
     names = {n[0] for n in data["names"] if n[2] == "python"}
-    assert {"inner", "outer"} <= names, sorted(names)
+    assert any(re.fullmatch(r"inner \(pictured\.py:\d+\)", n) for n in names), sorted(names)
+    by_function = {data["names"][n[3]][0] for n in data["names"] if n[2] == "python"}
+    assert {"inner (pictured.py)", "outer (pictured.py)"} <= by_function, sorted(by_function)
     assert data["functions"][0][0] == prof.hot_functions(1)[0].function
 
     svg = prof.flamegraph_svg(tmp_path / "run.svg", roots="thread")
@@ -352,8 +355,12 @@ def test_a_sampled_run_draws_an_html_page_and_an_svg_flame_graph(tmp_path):
     assert len(threads) == 2 and all(re.fullmatch(r".+-\d+", t) for t in threads), threads
     inner = next(f for f in prof.hot_functions(50) if f.function == "inner")
     # Each "inner" frame is under one "outer" frame per thread: their samples add to its total.
-    assert sum(int(v) for n, k, v, _ in frames if n == "inner" and k == "python") \
-        == inner.total_samples
+    assert sum(int(v) for n, k, v, _ in frames
+               if n.startswith("inner (pictured.py:") and k == "python") == inner.total_samples
+    # By function, one frame of inner per thread.
+    one = re.findall(r'data-n="inner \(pictured\.py\)" data-k="python" data-o="\d+" '
+                     r'data-v="(\d+)"', prof.flamegraph_svg(roots="thread", function=True))
+    assert sum(map(int, one)) == inner.total_samples and len(one) <= 2
     with pytest.raises(ValueError, match="roots"):
         prof.flamegraph_svg(roots="node")
     # A notebook cell shows the page in a frame of its own.

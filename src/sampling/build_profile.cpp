@@ -31,18 +31,27 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
   p.sample_hz = hz;
   p.lost_samples = out.lost;
   p.unavailable = out.notes;
+  // Each process's JIT symbols, from the perf map its runtime wrote (read once).
+  std::map<std::int32_t, std::vector<JitSymbol>> jit_symbols;
+  auto jit_of = [&](std::int32_t pid) -> const std::vector<JitSymbol>& {
+    auto [it, fresh] = jit_symbols.try_emplace(pid);
+    if (fresh) {
+      std::ifstream map(perf_map_dir + "/perf-" + std::to_string(pid) + ".map");
+      if (map) {
+        std::stringstream text;
+        text << map.rdbuf();
+        it->second = parse_perf_map(text.str());
+      }
+    }
+    return it->second;
+  };
   std::map<std::int32_t, std::unique_ptr<Symbolizer>> symbolizers;
   auto symbolizer = [&](std::int32_t pid) -> Symbolizer& {
     auto& s = symbolizers[pid];
     if (!s) {
       s = std::make_unique<Symbolizer>();
       s->set_mappings(out.mappings[pid]);
-      std::ifstream map(perf_map_dir + "/perf-" + std::to_string(pid) + ".map");
-      if (map) {
-        std::stringstream text;
-        text << map.rdbuf();
-        s->set_jit_symbols(parse_perf_map(text.str()));
-      }
+      s->set_jit_symbols(jit_of(pid));
     }
     return *s;
   };
@@ -84,7 +93,7 @@ Profile to_profile(SamplerOutput out, std::uint32_t hz, std::int32_t target, boo
       auto& s = out.samples[i];
       if (!children && s.pid != target) continue;
       auto& c = code[s.pid];
-      if (!c) c = std::make_unique<symbols::CodeMap>(s.pid, out.mappings[s.pid]);
+      if (!c) c = std::make_unique<symbols::CodeMap>(s.pid, out.mappings[s.pid], jit_of(s.pid));
       stops[i] = choose_walk(s, *c, ips);
       s.ips.swap(ips);
       std::vector<std::uint64_t>().swap(s.unwound);

@@ -434,7 +434,8 @@ std::size_t PythonReader::frame_iov(std::uint64_t frame, unsigned char* into, st
   std::size_t n = 0;
   if (shape.locals <= shape.head) {
     std::size_t want = shape.locals + kLocalsCompared;
-    std::size_t size = shape.head + clip(frame + shape.head, want - shape.head);
+    std::size_t size =
+        want > shape.head ? shape.head + clip(frame + shape.head, want - shape.head) : shape.head;
     std::memset(into, 0, frame_bytes_);
     local[n] = {into, size};
     remote[n++] = {reinterpret_cast<void*>(frame), size};

@@ -66,7 +66,9 @@ bool ends_with_call(const unsigned char* b, std::size_t n) {
 #endif
 }
 
-CodeMap::CodeMap(std::int32_t pid, const std::vector<Mapping>& mappings) : pid_(pid) {
+CodeMap::CodeMap(std::int32_t pid, const std::vector<Mapping>& mappings,
+                 const std::vector<JitSymbol>& jit)
+    : pid_(pid) {
   // Later mappings replace what they cover of earlier ones (perf reports each mmap, never an
   // munmap): only what is executable in the end is kept.
   std::map<std::uint64_t, Range> painted;
@@ -93,6 +95,29 @@ CodeMap::CodeMap(std::int32_t pid, const std::vector<Mapping>& mappings) : pid_(
     if (m.perms.size() >= 3 && m.perms[2] == 'x')
       painted.emplace(m.start, Range{m.start, m.end, m.offset, m.path});
   }
+  // Code perf did not see made executable: in the gaps of what is painted.
+  auto fill = [&](Range r) {
+    auto it = painted.upper_bound(r.start);
+    if (it != painted.begin() && std::prev(it)->second.end > r.start) --it;
+    for (std::uint64_t at = r.start; at < r.end;) {
+      while (it != painted.end() && it->second.end <= at)
+        ++it;
+      std::uint64_t gap_end = it == painted.end() ? r.end : std::min(r.end, it->second.start);
+      if (gap_end > at) {
+        Range piece = r;
+        piece.offset += at - r.start;
+        piece.start = at;
+        piece.end = gap_end;
+        painted.emplace(at, piece);
+      }
+      if (it == painted.end()) break;
+      at = std::max(gap_end, it->second.end);
+    }
+  };
+  for (const auto& j : jit)
+    if (j.size) fill(Range{j.start, j.start + j.size, 0, ""});
+  for (const auto& m : parse_maps(read_proc_file("/proc/" + std::to_string(pid) + "/maps")))
+    if (m.perms.size() >= 3 && m.perms[2] == 'x') fill(Range{m.start, m.end, m.offset, m.path});
   ranges_.reserve(painted.size());
   for (auto& [start, r] : painted)
     ranges_.push_back(std::move(r));
@@ -163,7 +188,8 @@ WalkStop CodeMap::check(std::vector<std::uint64_t>& ips, const std::vector<bool>
     std::uint64_t a = ips[i];
     if (kernel_marker && a == kernel_marker) continue;
     bool leaf = i == 0 || (i == 1 && kernel_marker && ips[0] == kernel_marker);
-    bool activation = leaf || (activations && i < activations->size() && (*activations)[i]);
+    if (leaf) continue;  // where the processor was: code, whatever perf recorded of its mapping
+    bool activation = activations && i < activations->size() && (*activations)[i];
     if (auto stop = stop_at(a, !activation); stop != WalkStop::none) {
       ips.resize(i);
       return stop;

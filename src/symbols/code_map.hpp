@@ -36,10 +36,14 @@ inline constexpr const char* kWalkStoppedModule = "[unwind]";
 
 class CodeMap {
  public:
-  /// The executable mappings among `mappings` of process `pid`; code bytes are read from the
-  /// mapped files (as the process sees them, through /proc/PID/root, while it lives) or, for
-  /// anonymous code (JIT), from the process.
-  CodeMap(std::int32_t pid, const std::vector<Mapping>& mappings);
+  /// The executable mappings among `mappings` of process `pid` (perf's records: what was mapped
+  /// executable), with the code a JIT's perf map names (`jit`: runtimes map code writable, then
+  /// make it executable with mprotect, which perf does not record) and, while the process
+  /// lives, what /proc/PID/maps says is executable now. Code bytes are read from the mapped
+  /// files (as the process sees them, through /proc/PID/root, while it lives) or, for anonymous
+  /// code, from the process.
+  CodeMap(std::int32_t pid, const std::vector<Mapping>& mappings,
+          const std::vector<JitSymbol>& jit = {});
   ~CodeMap();
   CodeMap(const CodeMap&) = delete;
   CodeMap& operator=(const CodeMap&) = delete;
@@ -53,10 +57,10 @@ class CodeMap {
   /// the leaf, a frame a signal interrupted), WalkStop::none when it need not.
   WalkStop stop_at(std::uint64_t address, bool return_address);
   /// Cuts `ips` (the sampled address first, then return addresses) before the first address
-  /// that cannot be a frame's, and says why. `activations[i]`, where given, is true for an
-  /// address that is not a return address (the frame a signal interrupted), whose instruction
-  /// need not follow a call. The first address, and the one after a "[kernel]" leaf (where the
-  /// thread entered the kernel), are not return addresses either.
+  /// that cannot be a frame's, and says why. The first address (and the one after a "[kernel]"
+  /// leaf, where the thread entered the kernel) is where the processor was: never cut.
+  /// `activations[i]`, where given, is true for an address that is not a return address (the
+  /// frame a signal interrupted), whose instruction need not follow a call.
   WalkStop check(std::vector<std::uint64_t>& ips, const std::vector<bool>* activations = nullptr,
                  std::uint64_t kernel_marker = 0);
 

@@ -72,14 +72,17 @@ TEST(Text, InvalidUtf8BecomesReplacementCharacters) {
     EXPECT_EQ(valid_utf8(ok), ok);
   }
   const std::string r = "\xEF\xBF\xBD";  // U+FFFD
-  EXPECT_EQ(valid_utf8("a\xFF" "b"), "a" + r + "b");             // never valid
-  EXPECT_EQ(valid_utf8("caf\xE9"), "caf" + r);                   // Latin-1
-  EXPECT_EQ(valid_utf8("\xC3"), r);                              // truncated
-  EXPECT_EQ(valid_utf8("\xC0\xAF"), r + r);                      // overlong
-  EXPECT_EQ(valid_utf8("\xED\xA0\x80"), r + r + r);              // a surrogate
-  EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), r + r + r + r);      // past U+10FFFF
+  EXPECT_EQ(valid_utf8("a\xFF"
+                       "b"),
+            "a" + r + "b");                                  // never valid
+  EXPECT_EQ(valid_utf8("caf\xE9"), "caf" + r);               // Latin-1
+  EXPECT_EQ(valid_utf8("\xC3"), r);                          // truncated
+  EXPECT_EQ(valid_utf8("\xC0\xAF"), r + r);                  // overlong
+  EXPECT_EQ(valid_utf8("\xED\xA0\x80"), r + r + r);          // a surrogate
+  EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), r + r + r + r);  // past U+10FFFF
   EXPECT_FALSE(is_valid_utf8("\x80"));
   std::string garbage;
-  for (int i = 0; i < 4096; ++i) garbage += static_cast<char>((i * 7919) & 0xFF);
+  for (int i = 0; i < 4096; ++i)
+    garbage += static_cast<char>((i * 7919) & 0xFF);
   EXPECT_TRUE(is_valid_utf8(valid_utf8(garbage)));
 }
