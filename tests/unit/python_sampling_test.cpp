@@ -596,7 +596,6 @@ TEST_P(PythonSampling, ARecursionThatChangesUnderEveryReadIsNeverReadTorn) {
       EXPECT_EQ(torn, 0) << first_torn;
       EXPECT_LE(counts.stacks_dropped, 20u)
           << counts.stacks_torn << " torn at first, " << counts.stacks_stopped << " read stopped";
-      EXPECT_GT(counts.stacks_stopped, 0u);
     } else {
       EXPECT_LE(torn * 100, kept) << torn << " of " << kept << " kept: " << first_torn;
       EXPECT_EQ(counts.stacks_stopped, 0u);
