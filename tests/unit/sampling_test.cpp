@@ -1134,8 +1134,22 @@ TEST(CodeMap, ACallIsRecognisedByTheBytesBeforeTheReturnAddress) {
   EXPECT_FALSE(call({0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xFF, 0xE0}));  // jmp rax
   EXPECT_FALSE(call({0x90, 0x90, 0x90, 0x90, 0x90, 0xFF, 0x54, 0x24}));  // call cut short
   EXPECT_FALSE(call({}));
+#elif defined(__aarch64__)
+  auto call = [](std::uint32_t insn) {
+    unsigned char b[8] = {};
+    std::memcpy(b + 4, &insn, 4);
+    return symbols::ends_with_call(b, sizeof b);
+  };
+  EXPECT_TRUE(call(0x94000010));   // bl
+  EXPECT_TRUE(call(0xD63F0100));   // blr x8
+  EXPECT_TRUE(call(0xD63F091F));   // blraaz x8
+  EXPECT_TRUE(call(0xD73F0901));   // blraa x8, x1
+  EXPECT_FALSE(call(0xD65F03C0));  // ret
+  EXPECT_FALSE(call(0x14000010));  // b
+  EXPECT_FALSE(call(0xD61F0100));  // br x8
+  EXPECT_FALSE(call(0xD503201F));  // nop
 #else
-  GTEST_SKIP() << "x86-64 encodings";
+  GTEST_SKIP() << "x86-64 and arm64 encodings";
 #endif
 }
 
