@@ -14,6 +14,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "mainboard/span.hpp"
 #include "python/src/span.hpp"
@@ -334,7 +335,8 @@ PyObject* span_enter(PyObject* self, PyObject*) {
   if (recording) {
     if (!s->interned) s->interned = interned(s->name);
     if (!s->interned) return nullptr;
-    if (!enter_in_task(&e, s->name, s->interned)) e.state = mainboard::detail::span_enter(s->interned);
+    if (!enter_in_task(&e, s->name, s->interned))
+      e.state = mainboard::detail::span_enter(s->interned);
     if (!e.state && s->open == 0) {  // the session ended meanwhile: dormant after all
       Py_INCREF(self);
       return self;
@@ -367,7 +369,8 @@ PyObject* span_exit(PyObject* self, PyObject* const*, Py_ssize_t) {
   // by the node its context holds now.
   unsigned long me = PyThread_get_thread_ident();
   Py_ssize_t at = s->open - 1;
-  while (at >= 0 && entry_at(s, at).thread != me) --at;
+  while (at >= 0 && entry_at(s, at).thread != me)
+    --at;
   if (at < 0) Py_RETURN_FALSE;  // entered here while dormant: nothing was opened
   if (entry_at(s, at).node) {
     PyObject* current = nullptr;
@@ -385,7 +388,8 @@ PyObject* span_exit(PyObject* self, PyObject* const*, Py_ssize_t) {
     Py_XDECREF(current);
   }
   Entry e = entry_at(s, at);
-  for (Py_ssize_t i = at; i + 1 < s->open; ++i) entry_at(s, i) = entry_at(s, i + 1);
+  for (Py_ssize_t i = at; i + 1 < s->open; ++i)
+    entry_at(s, i) = entry_at(s, i + 1);
   --s->open;
   if (s->open > 0) s->more->pop_back();
   if (e.state) mainboard::detail::span_exit(e.state);

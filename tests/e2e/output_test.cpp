@@ -16,6 +16,7 @@
 #include <set>
 
 #include "e2e/cli_util.hpp"
+#include "mainboard/profile.hpp"
 
 using namespace mainboard;
 namespace fs = std::filesystem;

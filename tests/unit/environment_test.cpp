@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "core/text.hpp"
 #include "host/probes.hpp"
 #include "test_util.hpp"
 
