@@ -220,21 +220,36 @@ std::variant<Parsed, Exit> parse(const std::vector<std::string>& arguments) {
     }
     return std::nullopt;
   };
+  // A first word that names no command ("mainboard bogus", "mainboard bogus --help"): named,
+  // with the list, before any help is printed, so that a script asking "top --help" is told.
+  auto unknown_command = [&]() -> std::optional<Exit> {
+    if (!app.get_subcommands().empty()) return std::nullopt;
+    for (const auto& word : app.remaining(true))
+      if (!word.empty() && word[0] != '-')
+        return usage("unknown command '" + word + "' (commands: " + names_in(app) + ")",
+                     "mainboard");
+    return std::nullopt;
+  };
+  auto unknown = [&]() -> std::optional<Exit> {
+    if (auto in_group = unknown_in_group()) return in_group;
+    return unknown_command();
+  };
   std::ostringstream out, err;
   try {
     app.parse(args);
   } catch (const CLI::CallForHelp& e) {
-    if (auto unknown = unknown_in_group()) return *unknown;
+    if (auto u = unknown()) return *u;
     int code = app.exit(e, out, err);
     return Exit{code, out.str(), err.str()};
   } catch (const CLI::CallForAllHelp& e) {
+    if (auto u = unknown()) return *u;
     int code = app.exit(e, out, err);
     return Exit{code, out.str(), err.str()};
   } catch (const CLI::CallForVersion& e) {
     int code = app.exit(e, out, err);
     return Exit{code, out.str(), err.str()};
   } catch (const CLI::ExtrasError& e) {
-    if (auto unknown = unknown_in_group()) return *unknown;
+    if (auto u = unknown()) return *u;
     // "The following argument(s) was/were not expected: A B": in words of our own.
     std::string text = e.what();
     auto colon = text.find(": ");
@@ -244,7 +259,7 @@ std::variant<Parsed, Exit> parse(const std::vector<std::string>& arguments) {
   } catch (const CLI::ParseError& e) {
     return usage(e.what(), command_path(app));
   }
-  if (auto unknown = unknown_in_group()) return *unknown;
+  if (auto u = unknown()) return *u;
   for (auto* group : groups)
     if (*group && group->get_subcommands().empty()) {
       std::string names = names_in(*group);
