@@ -20,7 +20,8 @@ int Check::run(const Global& g) {
     j["ready"] = r.ready();
     print_json(j);
   } else {
-    print(r.text(view::want_color(g.color, 1)));
+    bool color = view::want_color(g.color, 1);
+    print(r.text(color), color);
   }
   return r.ready() ? 0 : 1;
 }

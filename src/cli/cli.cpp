@@ -307,10 +307,10 @@ int run(Parsed& parsed) {
     std::fprintf(stderr, "mainboard: %s\n", e.what());
     return 128 + e.signal();  // as a shell reports a command a signal ended
   } catch (const CommandError& e) {
-    std::fprintf(stderr, "mainboard: error: %s\n", e.what());
+    print(std::string("mainboard: error: ") + e.what() + "\n", false, stderr);
     return e.exit_code();  // 127 or 126, as a shell
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mainboard: error: %s\n", e.what());
+    print(std::string("mainboard: error: ") + e.what() + "\n", false, stderr);
     return 1;
   }
 }

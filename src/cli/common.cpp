@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/atomic_file.hpp"
+#include "core/text.hpp"
 
 namespace mainboard::cli {
 
@@ -64,8 +65,9 @@ CLI::Validator one_of(std::vector<std::string> names) {
       "", "one of");
 }
 
-void print(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
+void print(const std::string& text, bool color, std::FILE* to) {
+  std::string shown = core::terminal_text(text, color);
+  std::fwrite(shown.data(), 1, shown.size(), to);
 }
 
 std::string json_text(const nlohmann::json& j) {

@@ -43,7 +43,7 @@ inline constexpr double kNoLimit = std::numeric_limits<double>::infinity();
 CLI::Validator one_of(std::vector<std::string> names);
 
 /// Text to standard output, as it is.
-void print(const std::string& text);
+void print(const std::string& text, bool color = false, std::FILE* to = stdout);
 
 /// The command's JSON: indented by two, a line feed after it. A string that is not UTF-8 (which
 /// the models never hold, but a profile's or a command's own JSON might) is written with U+FFFD

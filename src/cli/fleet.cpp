@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/beneath.hpp"
@@ -59,7 +61,7 @@ int run_gather(const std::filesystem::path& dir, bool force, std::vector<std::st
     if (n.snapshot)
       ++done;
     else
-      std::fprintf(stderr, "mainboard: %s: %s\n", n.name.c_str(), n.error.c_str());
+      print(fmt::format("mainboard: {}: {}\n", n.name, n.error), false, stderr);
   }
   std::fprintf(stderr,
                "mainboard: gathered %zu of %zu nodes into %s; read them with: mainboard fleet "

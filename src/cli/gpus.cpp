@@ -29,7 +29,7 @@ int Gpus::run(const Global& g) {
     return 0;
   }
   view::Style style{view::want_color(g.color, 1)};
-  print(view::render_gpus(gpus, npus, cuda, style));
+  print(view::render_gpus(gpus, npus, cuda, style), style.color);
   return 0;
 }
 

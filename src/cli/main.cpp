@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   auto parsed = mainboard::cli::parse(std::vector<std::string>(argv + 1, argv + argc));
   if (auto* exit = std::get_if<mainboard::cli::Exit>(&parsed)) {
     std::fwrite(exit->out.data(), 1, exit->out.size(), stdout);
-    std::fwrite(exit->err.data(), 1, exit->err.size(), stderr);
+    // A usage error may quote what was typed: shown, not obeyed.
+    mainboard::cli::print(exit->err, false, stderr);
     return written(exit->code);
   }
   return written(mainboard::cli::run(std::get<mainboard::cli::Parsed>(parsed)));

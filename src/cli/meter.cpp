@@ -98,7 +98,7 @@ int Meter::run(const Global& g) {
     row("peak GPU", style.dim("no GPU to read"));
   }
   row("samples", fmt::format("{} every {:.0f} ms", m.samples, m.interval_ms));
-  std::fwrite(r.data(), 1, r.size(), stderr);
+  print(r, style.color, stderr);
   write_file();
   return m.exit_code;
 }

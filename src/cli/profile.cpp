@@ -33,7 +33,7 @@ void write_outputs(const Profile& p, const SampleOutputs& o) {
                                            {"lost_samples", p.lost_samples},
                                            {"unavailable", p.unavailable}})
                               : p.report(20);
-  std::fwrite(text.data(), 1, text.size(), stderr);
+  print(text, false, stderr);
   if (!o.output.empty()) {
     std::error_code ec;
     // Only a regular file is kept as .old: a device, a FIFO or standard output is written as it
@@ -230,12 +230,12 @@ int ProfileMerge::run(const Global&) {
         found.push_back(e.path().string());
     }
     if (ec) {
-      std::fprintf(stderr, "mainboard: error: cannot read %s: %s\n", in.c_str(),
-                   ec.message().c_str());
+      print(fmt::format("mainboard: error: cannot read {}: {}\n", in, ec.message()), false, stderr);
       return 1;
     }
     std::sort(found.begin(), found.end());
-    if (found.empty()) std::fprintf(stderr, "mainboard: %s holds no *.json file\n", in.c_str());
+    if (found.empty())
+      print(fmt::format("mainboard: {} holds no *.json file\n", in), false, stderr);
     files.insert(files.end(), found.begin(), found.end());
   }
   // Read side by side: each file is parsed on its own (most of the time is the JSON).
@@ -276,7 +276,7 @@ int ProfileMerge::run(const Global&) {
   }
   if (profiles.empty()) {
     for (const auto& u : unreadable)
-      std::fprintf(stderr, "mainboard: %s\n", u.c_str() + 7);
+      print(fmt::format("mainboard: {}\n", u.c_str() + 7), false, stderr);
     std::fprintf(stderr, "mainboard: error: no profile to merge\n");
     return 1;
   }
@@ -292,7 +292,7 @@ int ProfileMerge::run(const Global&) {
   for (const auto& w : ranks.warnings)
     text += "mainboard: " + w + "\n";
   text += ranks.verdict + "\n";
-  std::fwrite(text.data(), 1, text.size(), stderr);
+  print(text, false, stderr);
   return 0;
 }
 

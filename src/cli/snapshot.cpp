@@ -24,7 +24,7 @@ int Snapshot::run(const Global& g) {
     emit_json(snap, output);
   } else {
     view::Style style{view::want_color(g.color, 1)};
-    print(view::render_summary(snap, style));
+    print(view::render_summary(snap, style), style.color);
   }
   return 0;
 }

@@ -31,7 +31,8 @@ int Toolchain::run(const Global& g) {
     return 0;
   }
   view::Style style{view::want_color(g.color, 1)};
-  print(view::render_toolchain(tc, cfg, style, machine.cuda_stack().toolkit_newer_than_driver()));
+  print(view::render_toolchain(tc, cfg, style, machine.cuda_stack().toolkit_newer_than_driver()),
+        style.color);
   return 0;
 }
 

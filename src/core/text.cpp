@@ -263,6 +263,54 @@ std::string valid_utf8(std::string_view s) {
   return out;
 }
 
+std::string terminal_text(std::string_view s, bool keep_color) {
+  auto plain = [](unsigned char c) { return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t'; };
+  std::size_t first = 0;
+  while (first < s.size() && plain(static_cast<unsigned char>(s[first])))
+    ++first;
+  if (first == s.size()) return std::string(s);
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out(s.substr(0, first));
+  out.reserve(s.size() + 16);
+  for (std::size_t i = first; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (plain(c)) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    if (c == 0x1b && keep_color && i + 1 < s.size() && s[i + 1] == '[') {
+      std::size_t j = i + 2;
+      while (j < s.size() && ((s[j] >= '0' && s[j] <= '9') || s[j] == ';'))
+        ++j;
+      if (j < s.size() && s[j] == 'm') {
+        out.append(s.substr(i, j + 1 - i));
+        i = j + 1;
+        continue;
+      }
+    }
+    std::size_t n = c < 0x80 ? 0 : utf8_sequence(s, i);
+    if (n == 0) {  // a C0 control, DEL, or a byte that begins no UTF-8 sequence
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+      ++i;
+      continue;
+    }
+    // U+0080–U+009F (C2 80–C2 9F): C1 controls, CSI among them.
+    if (n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0) {
+      auto code = static_cast<unsigned char>(s[i + 1]);
+      out += "\\u00";
+      out += hex[code >> 4];
+      out += hex[code & 15];
+    } else {
+      out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+  return out;
+}
+
 std::string metal_label(const std::string& token) {
   std::string t = token;
   if (starts_with(t, "spdisplays_")) t = t.substr(11);

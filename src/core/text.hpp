@@ -24,6 +24,13 @@ std::string to_lower(std::string_view s);
 std::string valid_utf8(std::string_view s);
 /// Whether `s` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
 bool is_valid_utf8(std::string_view s);
+/// `s` as it may reach a terminal: what a terminal would obey instead of showing is written as
+/// an escape, as `ls` and `git` do — C0 controls but line feed and tab (`\x1b`), DEL (`\x7f`),
+/// C1 controls (U+0080–U+009F, `\u009b`) and bytes that are not UTF-8 (`\xff`). A thread, a
+/// function or a board may be named anything: a name holding OSC 52 would otherwise write the
+/// reader's clipboard. With `keep_color`, colour sequences (ESC [ digits and semicolons m: what
+/// the views colour with) pass; no other sequence does.
+std::string terminal_text(std::string_view s, bool keep_color = false);
 
 /// Decimal integer, optionally surrounded by whitespace; rejects overflow and trailing junk.
 std::optional<std::uint64_t> parse_u64(std::string_view s);

@@ -629,7 +629,8 @@ std::string MachineView::render(const ViewOptions& options) const {
     out += full + "\n";
   }
   summary();
-  return out;
+  // Names (a board's, a CPU's, a GPU's) come from the machine and may hold anything.
+  return core::terminal_text(out, options.color);
 }
 
 void MachineView::print(const ViewOptions& options) const {

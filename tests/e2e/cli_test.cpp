@@ -911,6 +911,80 @@ TEST(Cli, ProfileReportOfASavedProfile) {
   EXPECT_EQ(j["timeline"]["source"], "gpu activity");
 }
 
+TEST(Cli, ControlCharactersInNamesAreShownNotObeyed) {
+  // What a terminal would obey in a name (OSC 52 writes the reader's clipboard, OSC 0 the
+  // window's title, CSI as one C1 byte) is shown as an escape in every human output.
+  auto raw_escape = [](const std::string& text, bool color) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      auto c = static_cast<unsigned char>(text[i]);
+      if (c == 0x07 ||
+          (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) == 0x9B))
+        return true;
+      // With colour, only colour sequences: ESC [ digits and semicolons m.
+      if (c == 0x1b) {
+        if (!color || i + 1 >= text.size() || text[i + 1] != '[') return true;
+        std::size_t j = i + 2;
+        while (j < text.size() &&
+               (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == ';'))
+          ++j;
+        if (j >= text.size() || text[j] != 'm') return true;
+      }
+    }
+    return false;
+  };
+  const std::string osc52 = "\x1b]52;c;cm0gLXJmIH4=\x07", osc0 = "\x1b]0;owned\x07";
+
+  // A profile: a region named with OSC 0 and one with OSC 52.
+  std::string dir = ::testing::TempDir();
+  auto file = dir + "/mainboard-hostile-names.json";
+  auto p = saved_profile(20, false);
+  p.paths = {"step" + osc0, "step" + osc0 + "/forward" + osc52};
+  p.span_stats[0].path = p.paths[0];
+  p.span_stats[0].name = p.paths[0];
+  p.span_stats[1].path = p.paths[1];
+  p.span_stats[1].name = "forward" + osc52;
+  p.save(file);
+  auto report = cli({"profile", "report", file});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_FALSE(raw_escape(report.out, false)) << report.out;
+  EXPECT_NE(report.out.find("step\\x1b]0;owned\\x07"), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("\\x1b]52;c;cm0gLXJmIH4=\\x07"), std::string::npos) << report.out;
+  // The JSON keeps the name as it was read (its escapes are JSON's own).
+  auto json = cli({"profile", "report", "--json", file});
+  ASSERT_EQ(json.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(json.out)["stats"][0]["path"], "step" + osc0);
+
+  // A board named with OSC 0 and a raw CSI: the summary, coloured or not, and the schematic.
+  std::filesystem::path root = dir + "/mainboard-hostile-board";
+  std::filesystem::remove_all(root);
+  std::filesystem::copy(host("cgroup2-capped"), root, std::filesystem::copy_options::recursive);
+  std::ofstream(root / "sys/class/dmi/id/board_name", std::ios::trunc)
+      << "X13" << osc0 << "\xC2\x9B"
+      << "2J\n";
+  for (std::string color : {"never", "always"}) {
+    auto summary = cli({"--sysroot", root.string(), "--color", color, "snapshot"});
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_FALSE(raw_escape(summary.out, color == "always")) << summary.out;
+    EXPECT_NE(summary.out.find("X13\\x1b]0;owned\\x07\\u009b2J"), std::string::npos) << summary.out;
+    auto drawn = cli({"--sysroot", root.string(), "--color", color, "--width", "120"});
+    ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+    EXPECT_FALSE(raw_escape(drawn.out, color == "always")) << drawn.out;
+  }
+  auto snapshot = cli({"--sysroot", root.string(), "snapshot", "--json"});
+  ASSERT_EQ(snapshot.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(snapshot.out)["board"]["model"], "X13" + osc0 +
+                                                                       "\xC2\x9B"
+                                                                       "2J");
+  std::filesystem::remove_all(root);
+
+  // A path in an error message.
+  auto missing = cli({"profile", "report", dir + "/no" + osc52 + ".json"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_FALSE(raw_escape(missing.err, false)) << missing.err;
+  EXPECT_NE(missing.err.find("no\\x1b]52;"), std::string::npos) << missing.err;
+  std::filesystem::remove(file);
+}
+
 TEST(Cli, ProfileDiffShowsRegionsAndKernels) {
   std::string dir = ::testing::TempDir();
   auto base = dir + "/mainboard-base.json", next = dir + "/mainboard-next.json";

@@ -86,3 +86,32 @@ TEST(Text, InvalidUtf8BecomesReplacementCharacters) {
     garbage += static_cast<char>((i * 7919) & 0xFF);
   EXPECT_TRUE(is_valid_utf8(valid_utf8(garbage)));
 }
+
+TEST(Text, TerminalTextEscapesControlCharacters) {
+  // Text a terminal only shows comes back unchanged: printable ASCII, line feeds, tabs, UTF-8.
+  for (std::string ok : {"", "plain text\n\tindented", "caf\xC3\xA9 \xE2\x80\xA6 \xF0\x9F\x94\xA5",
+                         "\xC2\xA0no-break space (U+00A0)"})
+    EXPECT_EQ(terminal_text(ok), ok);
+  // OSC 52 (writes the clipboard), OSC 0 (the window title), a colour, a bell, a carriage
+  // return that would overwrite a line: shown, not obeyed.
+  EXPECT_EQ(terminal_text("\x1b]52;c;aGk=\x07\x1b[31mred"), "\\x1b]52;c;aGk=\\x07\\x1b[31mred");
+  EXPECT_EQ(terminal_text("a\rb\x7f\x01"), "a\\x0db\\x7f\\x01");
+  // C1 controls as UTF-8 (U+009B is CSI on many terminals), and bytes that are not UTF-8.
+  EXPECT_EQ(terminal_text("x\xC2\x9B"
+                          "31m"),
+            "x\\u009b31m");
+  EXPECT_EQ(terminal_text("\xC2\x85\xC2\x9F"), "\\u0085\\u009f");
+  EXPECT_EQ(terminal_text("caf\xE9 \xFF"), "caf\\xe9 \\xff");
+  EXPECT_EQ(terminal_text("\x9B"), "\\x9b");  // a raw C1 byte is not UTF-8 either
+  // With colour on, colour sequences pass and nothing else does.
+  EXPECT_EQ(terminal_text("\x1b[1;36mlabel\x1b[0m", true), "\x1b[1;36mlabel\x1b[0m");
+  EXPECT_EQ(terminal_text("\x1b[2J\x1b]0;t\x07\x1b[31m", true), "\\x1b[2J\\x1b]0;t\\x07\x1b[31m");
+  EXPECT_EQ(terminal_text("\x1b[", true), "\\x1b[");  // cut short
+  // Whatever the bytes, nothing below 0x20 but line feed and tab comes out, nor DEL.
+  std::string garbage;
+  for (int i = 0; i < 4096; ++i)
+    garbage += static_cast<char>((i * 7919) & 0xFF);
+  for (char c : terminal_text(garbage))
+    EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 ? c != 0x7f : (c == '\n' || c == '\t'));
+  EXPECT_TRUE(is_valid_utf8(terminal_text(garbage)));
+}
