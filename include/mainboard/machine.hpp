@@ -101,7 +101,8 @@ class MAINBOARD_API Machine {
   /// One host probe's part of a snapshot, by the probe's name (a row of MAINBOARD_HOST_PROBES
   /// in mainboard/snapshot.hpp: "pressure", "cpu_clocks", "dimms"…), read as a snapshot reads it:
   /// an identity part once per Machine, a live part afresh. The rest of the value keeps its
-  /// defaults. Throws mainboard::Error naming the probes for a name the table does not hold.
+  /// defaults; a live part's diagnostic is in `diagnostics`. Throws mainboard::Error naming the
+  /// probes for a name the table does not hold.
   MachineSnapshot reading(std::string_view probe) const;
 
   /// Probes everything into one value. Never throws: a probe that fails is recorded in

@@ -309,7 +309,7 @@ class MachineView:
         return self._native.npu_rows(self._position(npu, "npu"))
 
     def swap_label(self) -> str:
-        """Swap in use and its size ("swap none" without swap)."""
+        """Swap in use and its size ("swap none" without swap, "swap unknown" when unread)."""
         return self._native.swap_label()
 
     def metal_label(self, value: str) -> str:

@@ -60,6 +60,7 @@ struct Rules {
     }
     memory();
     pressure();
+    unknown();
     if (!s.scratch.found)
       add("scratch.none", "host", Severity::info, "no writable node-local directory found",
           "checkpoints and datasets then go to shared or home file systems", "");
@@ -130,6 +131,37 @@ struct Rules {
     rule("io", s.pressure->io,
          "tasks wait for I/O: a run that reads data or writes checkpoints would wait with them",
          "find the busy devices and processes with `iostat -x 1` and `iotop`");
+  }
+
+  /// A rule whose reading is missing cannot call the node fine: a warning names the reading,
+  /// why it is missing and what went unchecked (`--strict` fails on it). macOS has no cgroups
+  /// and no PSI: nothing is missing there.
+  void unknown() {
+    bool darwin = s.memory && s.memory->source == MemorySource::sysctl;
+    auto missing = [&](const char* id, const std::string& reading, const std::string& why,
+                       const char* rule) {
+      add(id, "host", Severity::warning, reading + " unknown" + (why.empty() ? "" : ": " + why),
+          std::string("it could not be read, so ") + rule + " went unchecked",
+          "read it by hand, or run where it can be read (a container may hide it)");
+    };
+    if (!s.cpu.load_1m)
+      missing("cpu.load.unknown", "load average", "no readable /proc/loadavg",
+              "the rule on other work using the CPUs (cpu.load)");
+    if (!s.memory)
+      missing("memory.unknown", "memory", s.memory.reason(),
+              "the rule on available memory (memory.available)");
+    else if (!s.memory->used_bytes)
+      missing("memory.unknown", "memory in use", "no MemAvailable or MemFree in /proc/meminfo",
+              "the rule on available memory (memory.available)");
+    if (const auto* d = s.diagnostic("swap"); d && d->status != ProbeStatus::ok)
+      missing("memory.swap.unknown", "swap", d->reason, "the rule on swap in use (memory.swap)");
+    if (darwin) return;
+    if (!s.cgroup_memory)
+      missing("cgroup.unknown", "cgroup memory", s.cgroup_memory.reason(),
+              "the rule on the cgroup cap's headroom (cgroup.headroom)");
+    if (!s.pressure)
+      missing("pressure.unknown", "pressure stall information", s.pressure.reason(),
+              "the rules on memory and I/O stalls (memory.pressure, io.pressure)");
   }
 
   void memory() {

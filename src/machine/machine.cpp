@@ -321,8 +321,10 @@ MachineSnapshot Machine::reading(std::string_view probe) const {
     throw Error("no host probe '" + std::string(probe) + "' (probes: " + names + ")");
   }
   if (p->lifetime == machine::Lifetime::live) {
-    Diagnostic ignored;
-    return impl_->live(*p, ignored);
+    Diagnostic diagnostic;
+    auto s = impl_->live(*p, diagnostic);
+    s.diagnostics.push_back(std::move(diagnostic));  // whether it read, and why not
+    return s;
   }
   impl_->ensure(*p);
   MachineSnapshot s;

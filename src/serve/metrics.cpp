@@ -14,10 +14,12 @@ Scrape read(const Machine& machine) {
   r.memory = machine.memory();
   // Swap is read afresh, the DIMMs once. A probe never throws: one that fails is a reading
   // marked unavailable, so a scrape needs no guard of its own here.
-  auto hw = machine.memory_hardware();
-  if (hw.swap_total_bytes || hw.swap_used_bytes || r.memory) {
-    r.swap_total_bytes = hw.swap_total_bytes;
-    r.swap_used_bytes = hw.swap_used_bytes;
+  auto swap = machine.reading("swap");
+  if (const auto* d = swap.diagnostic("swap"); d && d->status != ProbeStatus::ok) {
+    r.swap_unavailable = d->reason;
+  } else {
+    r.swap_total_bytes = swap.memory_hardware.swap_total_bytes;
+    r.swap_used_bytes = swap.memory_hardware.swap_used_bytes;
   }
   r.cgroup = machine.cgroup_memory();
   r.pressure = machine.pressure();
@@ -276,11 +278,16 @@ void expose(const Scrape& r, Exposition& out) {
   } else {
     unavailable.add({{"unit", "host"}, {"reading", "memory"}, {"reason", r.memory.reason()}}, 1);
   }
+  if (!r.swap_unavailable.empty())
+    unavailable.add({{"unit", "host"}, {"reading", "swap"}, {"reason", r.swap_unavailable}}, 1);
   if (r.swap_total_bytes)
     out.gauge("mainboard_swap_total_bytes", "Swap space, in bytes.").add({}, *r.swap_total_bytes);
   if (r.swap_used_bytes)
     out.gauge("mainboard_swap_used_bytes", "Swap in use, in bytes.").add({}, *r.swap_used_bytes);
-  if (r.cgroup) {
+  if (!r.cgroup) {
+    unavailable.add({{"unit", "host"}, {"reading", "cgroup_memory"}, {"reason", r.cgroup.reason()}},
+                    1);
+  } else {
     Labels cg{{"cgroup", r.cgroup->path}};
     if (r.cgroup->limit_bytes)
       out.gauge("mainboard_cgroup_memory_limit_bytes",
@@ -318,6 +325,9 @@ void expose(const Scrape& r, Exposition& out) {
            1);
   if (r.cpu.load_1m)
     out.gauge("mainboard_load1", "Load average over 1 minute.").add({}, *r.cpu.load_1m);
+  else
+    unavailable.add(
+        {{"unit", "host"}, {"reading", "load"}, {"reason", "no readable /proc/loadavg"}}, 1);
   if (r.cpu.load_5m)
     out.gauge("mainboard_load5", "Load average over 5 minutes.").add({}, *r.cpu.load_5m);
   if (r.cpu.load_15m)

@@ -26,6 +26,7 @@ struct Scrape {
   Reading<Memory> memory;
   std::optional<std::uint64_t> swap_total_bytes;
   std::optional<std::uint64_t> swap_used_bytes;
+  std::string swap_unavailable;  ///< why swap could not be read; empty when it was
   Reading<CgroupMemory> cgroup;
   Reading<Pressure> pressure;
   CpuSnapshot cpu;

@@ -281,6 +281,8 @@ std::vector<std::string> MachineView::memory_rows() const {
 
 std::string MachineView::swap_label() const {
   const auto& hw = snapshot_.memory_hardware;
+  if (const auto* d = snapshot_.diagnostic("swap"); d && d->status != ProbeStatus::ok)
+    return "swap unknown";
   if (hw.swap_total_bytes == 0) return "swap none";
   return "swap " + capacity_pair(hw.swap_used_bytes, hw.swap_total_bytes);
 }
@@ -313,7 +315,8 @@ std::vector<std::string> MachineView::cpu_rows() const {
   if (last) live.push_back(fmt::format("L{} {}", last->level, bytes(last->size_bytes)));
   if (!snapshot_.cpu.clocks.empty() && snapshot_.cpu.clocks.front().current_mhz)
     live.push_back(view::mhz(*snapshot_.cpu.clocks.front().current_mhz));
-  if (snapshot_.cpu.load_1m) live.push_back(fmt::format("load {:.2f}", *snapshot_.cpu.load_1m));
+  live.push_back(snapshot_.cpu.load_1m ? fmt::format("load {:.2f}", *snapshot_.cpu.load_1m)
+                                       : std::string("load unknown"));
   rows.push_back(join(live));
   return rows;
 }

@@ -128,21 +128,27 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
   if (s.cpu.load_1m)
     live.push_back(fmt::format("load {:.2f} {:.2f} {:.2f}", *s.cpu.load_1m,
                                s.cpu.load_5m.value_or(0), s.cpu.load_15m.value_or(0)));
+  else
+    live.push_back("load unknown");  // not "no load": the JSON has null
   if (!live.empty()) b.more(join(live, " · "));
   if (!cpu.isa_extensions.empty())
     b.more("isa " + join(cpu.isa_extensions, " ") +
            (cpu.sve_vector_bits ? fmt::format(" · SVE {}-bit", *cpu.sve_vector_bits) : ""));
 
-  if (const auto& m = s.memory) {
-    b.line("Memory",
-           fmt::format("{} used ({})", capacity_pair(m->used_bytes.value_or(0), m->total_bytes),
-                       percent(m->percent_used())));
+  if (const auto& m = s.memory; m && m->used_bytes) {
+    b.line("Memory", fmt::format("{} used ({})", capacity_pair(*m->used_bytes, m->total_bytes),
+                                 percent(m->percent_used())));
+  } else if (m) {
+    b.line("Memory", bytes(m->total_bytes) + " · used unknown");
   } else {
     b.line("Memory", unsupported(style, m.reason()));
   }
   const auto& hw = s.memory_hardware;
-  b.more(hw.swap_total_bytes ? "swap " + capacity_pair(hw.swap_used_bytes, hw.swap_total_bytes)
-                             : std::string("swap none"));
+  if (const auto* d = s.diagnostic("swap"); d && d->status != ProbeStatus::ok)
+    b.more("swap unknown: " + d->reason);  // not "none": it could not be read
+  else
+    b.more(hw.swap_total_bytes ? "swap " + capacity_pair(hw.swap_used_bytes, hw.swap_total_bytes)
+                               : std::string("swap none"));
   if (!hw.cards.or_empty().empty()) {
     std::map<std::string, int> kinds;
     for (const auto& c : *hw.cards)

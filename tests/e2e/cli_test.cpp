@@ -682,6 +682,62 @@ TEST(Cli, CheckExitCodesAndJson) {
   EXPECT_EQ(cli({"check", "--bogus"}).exit_code, 2);
 }
 
+// A host where the load, memory, swap, the cgroup and PSI cannot be read is not "ready": each
+// rule whose reading is missing is a warning that says which and why, and the human outputs say
+// "unknown" where the JSON has null (not "swap none", not "0 % used").
+TEST(Cli, AReadingThatIsMissingIsAWarningAndUnknownNotZero) {
+  auto check = cli({"--sysroot", host("broken"), "--color=never", "check", "--json"});
+  EXPECT_EQ(check.exit_code, 0) << check.err;  // warnings only: ready unless --strict
+  auto j = nlohmann::json::parse(check.out);
+  std::map<std::string, std::string> said;
+  for (const auto& f : j["findings"]) {
+    EXPECT_NE(f["severity"], "blocker") << f;
+    said[f["id"]] = f["severity"].get<std::string>() + " | " + f["reading"].get<std::string>() +
+                    " | " + f["why"].get<std::string>();
+  }
+  for (auto [id, words] : std::vector<std::pair<std::string, std::string>>{
+           {"cpu.load.unknown", "load average unknown"},
+           {"memory.unknown", "no MemTotal in /proc/meminfo"},
+           {"memory.swap.unknown", "no SwapTotal in /proc/meminfo"},
+           {"cgroup.unknown", "malformed /sys/fs/cgroup/job/memory.max"},
+           {"pressure.unknown", "/proc/pressure holds no readable"}}) {
+    ASSERT_TRUE(said.count(id)) << id << "\n" << check.out;
+    EXPECT_NE(said[id].find(words), std::string::npos) << said[id];
+    EXPECT_EQ(said[id].rfind("warning | ", 0), 0u) << said[id];
+    EXPECT_NE(said[id].find("went unchecked"), std::string::npos) << said[id];
+  }
+  auto strict = cli({"--sysroot", host("broken"), "--color=never", "check", "--strict"});
+  EXPECT_EQ(strict.exit_code, 1) << strict.out;
+  EXPECT_NE(strict.out.find("NOT READY"), std::string::npos) << strict.out;
+
+  auto summary = cli({"--sysroot", host("broken"), "--color=never", "snapshot"});
+  ASSERT_EQ(summary.exit_code, 0);
+  EXPECT_NE(summary.out.find("swap unknown: no SwapTotal in /proc/meminfo"), std::string::npos)
+      << summary.out;
+  EXPECT_EQ(summary.out.find("swap none"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("load unknown"), std::string::npos) << summary.out;
+
+  // Memory whose size is known but not what is in use: its size, and "used unknown".
+  std::filesystem::path root = ::testing::TempDir() + "/mainboard-no-available";
+  std::filesystem::remove_all(root);
+  std::filesystem::copy(host("cgroup2-capped"), root, std::filesystem::copy_options::recursive);
+  std::ofstream(root / "proc/meminfo", std::ios::trunc) << "MemTotal:       65536000 kB\n"
+                                                           "SwapTotal:      8388608 kB\n"
+                                                           "SwapFree:       7340032 kB\n";
+  auto partial = cli({"--sysroot", root.string(), "--color=never", "snapshot"});
+  EXPECT_NE(partial.out.find("Memory   62.5 GiB · used unknown\n"), std::string::npos)
+      << partial.out;
+  EXPECT_EQ(partial.out.find("0.00 / 62.5 GiB"), std::string::npos) << partial.out;
+  auto partial_check = cli({"--sysroot", root.string(), "check", "--json"});
+  EXPECT_NE(partial_check.out.find("memory in use unknown"), std::string::npos)
+      << partial_check.out;
+  std::filesystem::remove_all(root);
+
+  // A host where every reading is there has none of these warnings.
+  auto whole = cli({"--sysroot", host("cgroup2-capped"), "check", "--json"});
+  EXPECT_EQ(whole.out.find(".unknown\""), std::string::npos) << whole.out;
+}
+
 // `fleet --from DIR`: recorded nodes grouped; exit 1 when a node gave no answer.
 TEST(Cli, FleetFromRecordedNodes) {
   std::filesystem::path dir =

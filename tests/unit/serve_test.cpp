@@ -3,6 +3,8 @@
 // NVIDIA libraries.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -151,12 +153,16 @@ TEST(Serve, EightGpusInBaseUnits) {
   EXPECT_EQ(types, helps);
   EXPECT_GT(types, 30u);
   // The fake driver gives everything: what is unavailable is the fixture host's, which has no
-  // /proc/pressure.
-  const std::string host_only =
-      "\nmainboard_reading_unavailable{unit=\"host\",reading=\"pressure\"";
+  // /proc/pressure, no cgroup files and no /proc/loadavg — each said, none left out.
+  std::set<std::string> unavailable;
+  const std::string prefix = "\nmainboard_reading_unavailable{unit=\"host\",reading=\"";
   for (std::size_t at = text.find("\nmainboard_reading_unavailable{"); at != std::string::npos;
-       at = text.find("\nmainboard_reading_unavailable{", at + 1))
-    EXPECT_EQ(text.compare(at, host_only.size(), host_only), 0) << text.substr(at, 200);
+       at = text.find("\nmainboard_reading_unavailable{", at + 1)) {
+    ASSERT_EQ(text.compare(at, prefix.size(), prefix), 0) << text.substr(at, 200);
+    auto from = at + prefix.size();
+    unavailable.insert(text.substr(from, text.find('"', from) - from));
+  }
+  EXPECT_EQ(unavailable, (std::set<std::string>{"cgroup_memory", "load", "pressure"}));
 }
 
 // What a unit cannot give is said, with the driver's reason, not reported as zero.
@@ -180,6 +186,30 @@ TEST(Serve, UnavailableReadingsAreSaidNotZero) {
             "mainboard_reading_unavailable{unit=\"gpu0\",reading=\"persistence\",reason=\"not in "
             "this NVML\"} 1");
   EXPECT_EQ(line(text, "mainboard_gpu_persistence_mode"), "");
+}
+
+// A host whose readings cannot be taken (a broken sysroot: a locked-down container looks the
+// same): each missing reading is a series of mainboard_reading_unavailable with why, never a
+// silent gap or a zero.
+TEST(Serve, AHostWhoseReadingsCannotBeTakenSaysWhichAndWhy) {
+  Machine::Options o;
+  o.sysroot = fixture_host("broken");
+  Machine m(o);
+  auto text = exposition(m);
+  for (auto [reading, why] : std::vector<std::pair<std::string, std::string>>{
+           {"memory", "no MemTotal in /proc/meminfo"},
+           {"swap", "no SwapTotal in /proc/meminfo"},
+           {"cgroup_memory", "malformed /sys/fs/cgroup/job/memory.max"},
+           {"pressure", "/proc/pressure holds no readable"},
+           {"load", "no readable /proc/loadavg"}}) {
+    auto l = line(text, "mainboard_reading_unavailable{unit=\"host\",reading=\"" + reading + "\"");
+    EXPECT_TRUE(l.ends_with("} 1")) << reading << "\n" << text;
+    EXPECT_NE(l.find(why), std::string::npos) << l;
+  }
+  for (const char* absent :
+       {"mainboard_swap_total_bytes", "mainboard_swap_used_bytes", "mainboard_load1",
+        "mainboard_cgroup_memory_usage_bytes", "mainboard_memory_total_bytes"})
+    EXPECT_EQ(line(text, absent), "") << absent;
 }
 
 TEST(Serve, NpusAndAHostWithoutGpus) {
