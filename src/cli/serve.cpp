@@ -22,11 +22,18 @@ void Serve::declare(CLI::App& cmd) {
       ->check(number(0, 3600))
       ->type_name("S");
   cmd.add_option("--client-timeout", client_timeout_s,
-                 "a connection that sends no complete request for this long is closed "
+                 "a connection whose request is not complete this long after it connected "
+                 "(or after its previous answer) is closed, however slowly it sends "
                  "(whole seconds)")
       ->capture_default_str()
       ->check(number(1, 3600))
       ->type_name("S");
+  cmd.add_option("--max-connections", options.max_connections,
+                 "connections open at once; near it the one that has been sending its request "
+                 "longest is closed for a newcomer, and one address holds at most an eighth")
+      ->capture_default_str()
+      ->check(number(16, 1 << 20))
+      ->type_name("N");
 }
 
 std::string Serve::complete(const CLI::App&, std::vector<std::string>) {

@@ -5,11 +5,14 @@
 #include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <list>
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -37,7 +40,7 @@ namespace {
 #define MAINBOARD_MHD_FUNCTIONS(X)                                                              \
   X(MHD_start_daemon) X(MHD_stop_daemon) X(MHD_create_response_from_buffer)                     \
   X(MHD_create_response_from_iovec) X(MHD_add_response_header) X(MHD_queue_response)            \
-  X(MHD_destroy_response) X(MHD_lookup_connection_value)
+  X(MHD_destroy_response) X(MHD_lookup_connection_value) X(MHD_get_connection_info)
 // clang-format on
 
 struct Microhttpd {
@@ -110,6 +113,162 @@ struct Taken {
   mutable std::string text[2];
 };
 
+namespace {
+
+/// Cuts off the connections still sending their request. MHD's own time-out is for idleness and
+/// restarts at every byte, so a client that trickles a header byte a second held its connection
+/// for ever, and 16 000 of them filled the table: no scrape got in. The guard watches every
+/// connection from MHD's notifications and closes one (a shutdown of its socket, which MHD then
+/// sees as the client's close) whose request headers are not all in within --client-timeout of
+/// its start or of its previous answer, however it trickles. Near --max-connections the oldest
+/// one still sending its request gives way to a newcomer, so a scrape always gets in.
+class Guard {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  /// One connection, MHD's "socket context" from its start to its close.
+  struct Connection {
+    int fd = -1;
+    Clock::time_point since;  // connected, or answered (keep-alive): the request is due by then
+    bool sending = true;      // its request headers are not all in yet
+    bool cut = false;         // shut down here; MHD closes it on its next look
+    std::list<Connection*>::iterator at;       // in `sending_`, oldest first, while `sending`
+    std::string peer;                          // its address, as bytes
+    std::list<Connection*>::iterator at_peer;  // in its peer's `sending`, while `sending`
+    // The request line as MHD logged it, before anything cut it short (its connection's loop
+    // only: no lock).
+    const char* uri = nullptr;
+    std::size_t uri_length = 0;
+  };
+
+  Guard(std::chrono::milliseconds timeout, std::size_t max_connections)
+      : timeout_(timeout),
+        share_(std::max<std::size_t>(16, max_connections / 8)),
+        // A few slots kept free for newcomers: MHD refuses at accept when the table is full,
+        // and each of its loops holds an equal share of the table.
+        high_water_(max_connections - std::max<std::size_t>(1, max_connections / 16)) {}
+  ~Guard() { stop(); }
+
+  void start() {
+    thread_ = std::thread([this] { watch(); });
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void started(Connection* c) {
+    std::lock_guard lock(mu_);
+    ++open_;
+    peak_ = std::max(peak_, open_);
+    Peer& peer = peers_[c->peer];
+    ++peer.open;
+    send_from_now(c);
+    // One address holds at most an eighth of the table: past it, its connection that has been
+    // sending its request longest makes room (the newcomer itself when all its others are
+    // being answered). Not a refusal at accept: a scraper that shares its address with a
+    // flood (every local client is 127.0.0.1) still gets in.
+    if (peer.open - peer.cut > share_) cut(peer.sending.front());
+    // The table is nearly full: the connection that has been sending its request longest
+    // (silent or trickling, never one being answered) makes room.
+    while (open_ - cut_ > high_water_ && !c->cut && sending_.front() != c)
+      cut(sending_.front());
+  }
+
+  void closed(Connection* c) {
+    std::lock_guard lock(mu_);
+    auto peer = peers_.find(c->peer);
+    if (c->sending) {
+      sending_.erase(c->at);
+      peer->second.sending.erase(c->at_peer);
+    }
+    if (c->cut) {
+      --cut_;
+      --peer->second.cut;
+    }
+    if (--peer->second.open == 0) peers_.erase(peer);
+    --open_;
+  }
+
+  /// Its request headers are all in.
+  void headers_in(Connection* c) {
+    std::lock_guard lock(mu_);
+    if (c->sending) stop_sending(c);
+  }
+
+  /// Answered: a keep-alive connection owes its next request from now.
+  void answered(Connection* c) {
+    std::lock_guard lock(mu_);
+    if (!c->sending && !c->cut) send_from_now(c);
+  }
+
+ private:
+  struct Peer {
+    std::size_t open = 0, cut = 0;
+    std::list<Connection*> sending;  // oldest first
+  };
+
+  void send_from_now(Connection* c) {
+    c->sending = true;
+    c->since = Clock::now();
+    c->at = sending_.insert(sending_.end(), c);
+    auto& peer = peers_[c->peer].sending;
+    c->at_peer = peer.insert(peer.end(), c);
+  }
+
+  void stop_sending(Connection* c) {
+    sending_.erase(c->at);
+    peers_[c->peer].sending.erase(c->at_peer);
+    c->sending = false;
+  }
+
+  /// Under mu_: MHD closes a connection's socket only after its "closed" notification, which
+  /// waits for this lock, so the descriptor is still the connection's.
+  void cut(Connection* c) {
+    ::shutdown(c->fd, SHUT_RDWR);
+    c->cut = true;
+    ++cut_;
+    ++peers_[c->peer].cut;
+    stop_sending(c);
+  }
+
+  void watch() {
+    auto tick = std::clamp<Clock::duration>(timeout_ / 8, std::chrono::milliseconds(20),
+                                            std::chrono::milliseconds(250));
+    std::unique_lock lock(mu_);
+    while (!wake_.wait_for(lock, tick, [&] { return stopping_; })) {
+      auto due = Clock::now() - timeout_;
+      while (!sending_.empty() && sending_.front()->since <= due)
+        cut(sending_.front());
+      // A flood has passed: the memory its connections took goes back to the system (the
+      // allocator keeps freed memory in each loop's arena otherwise: 130 MB after 16 000).
+      if (peak_ >= open_ + 256 && open_ <= peak_ / 2) {
+        peak_ = open_;
+        lock.unlock();
+        ::malloc_trim(0);
+        lock.lock();
+      }
+    }
+  }
+
+  const Clock::duration timeout_;
+  const std::size_t share_;  // of the table, for one address
+  const std::size_t high_water_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::list<Connection*> sending_;  // oldest first
+  std::unordered_map<std::string, Peer> peers_;
+  std::size_t open_ = 0, cut_ = 0, peak_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace
+
 struct MetricsServer::Impl {
   const Machine& machine;
   ServerOptions options;
@@ -127,8 +286,13 @@ struct MetricsServer::Impl {
   std::chrono::steady_clock::time_point last_at;
   std::uint64_t readings = 0;
   std::atomic<std::uint64_t> scrapes{0};
+  Guard guard;
 
-  Impl(const Machine& m, const ServerOptions& o) : machine(m), options(o) {}
+  Impl(const Machine& m, const ServerOptions& o)
+      : machine(m),
+        options(o),
+        guard(std::chrono::milliseconds(std::max(1, o.request_timeout_ms)),
+              static_cast<std::size_t>(std::max(16, o.max_connections))) {}
 
   std::shared_ptr<const Taken> current(std::chrono::steady_clock::time_point& taken_at) {
     using clock = std::chrono::steady_clock;
@@ -192,6 +356,9 @@ MHD_Result respond(MHD_Connection* conn, unsigned status, const char* type, std:
 
 constexpr const char* kText = "text/plain; charset=utf-8";
 
+/// Each connection's memory, its request headers in it (about 16 KiB of headers: 431).
+constexpr std::size_t kConnectionMemory = 16384;
+
 /// A scrape's body without a copy of the families (a few hundred KiB for eight GPUs): the
 /// response points into the shared reading, held until MHD has sent it, then its own few lines.
 MHD_Result respond_metrics(MHD_Connection* conn, const char* type,
@@ -216,14 +383,77 @@ MHD_Result respond_metrics(MHD_Connection* conn, const char* type,
   return ok;
 }
 
+Guard::Connection* guarded(MHD_Connection* conn) {
+  const MHD_ConnectionInfo* info =
+      mhd().MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info ? static_cast<Guard::Connection*>(info->socket_context) : nullptr;
+}
+
+/// A connection's start and close, from the loop that accepted it.
+void on_connection(void* cls, MHD_Connection* conn, void** context,
+                   MHD_ConnectionNotificationCode code) {
+  auto& guard = static_cast<MetricsServer::Impl*>(cls)->guard;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    auto* c = new Guard::Connection;
+    if (const MHD_ConnectionInfo* info =
+            mhd().MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD))
+      c->fd = info->connect_fd;
+    if (const MHD_ConnectionInfo* info =
+            mhd().MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        info && info->client_addr) {
+      const sockaddr* a = info->client_addr;
+      if (a->sa_family == AF_INET) {
+        const auto& in = reinterpret_cast<const sockaddr_in*>(a)->sin_addr;
+        c->peer.assign(reinterpret_cast<const char*>(&in), sizeof in);
+      } else if (a->sa_family == AF_INET6) {
+        const auto& in6 = reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr;
+        c->peer.assign(reinterpret_cast<const char*>(&in6), sizeof in6);
+      }
+    }
+    *context = c;
+    guard.started(c);
+  } else if (auto* c = static_cast<Guard::Connection*>(*context)) {
+    guard.closed(c);
+    delete c;
+    *context = nullptr;
+  }
+}
+
+/// A request line, as sent, before MHD cuts it at the query or decodes it: how long it is up to
+/// its first NUL, for on_request to see whether the path it gets is the whole path.
+void* on_request_line(void*, const char* uri, MHD_Connection* conn) {
+  if (auto* c = guarded(conn)) {
+    c->uri = uri;
+    c->uri_length = std::strlen(uri);
+  }
+  return nullptr;
+}
+
+/// A request answered (or failed): a keep-alive connection owes its next request from now.
+void on_completed(void* cls, MHD_Connection* conn, void**, MHD_RequestTerminationCode code) {
+  if (code != MHD_REQUEST_TERMINATED_COMPLETED_OK) return;  // closed, not kept
+  if (auto* c = guarded(conn)) static_cast<MetricsServer::Impl*>(cls)->guard.answered(c);
+}
+
+/// Whether `url` is the whole path as sent. MHD ends the path at the space before the version,
+/// so a raw NUL in it ("GET /metrics\0x HTTP/1.1") ended it early as a C string and the request
+/// was served as /metrics; the request line as logged must reach the version.
+bool whole_path(MHD_Connection* conn, const char* url, const char* version) {
+  const Guard::Connection* c = guarded(conn);
+  return c && url && version && c->uri == url &&
+         reinterpret_cast<std::uintptr_t>(url) + c->uri_length + 1 ==
+             reinterpret_cast<std::uintptr_t>(version);
+}
+
 /// Every request, once its headers are in: MHD calls this from one of its event-loop threads,
 /// which also watch every other connection, so nothing here waits on a client. HEAD is GET
 /// without the body (MHD leaves the body out). A body, if any, is never read: the answer is
 /// queued at once and the connection closed after it.
 MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const char* method,
-                      const char* /*version*/, const char* /*upload_data*/,
+                      const char* version, const char* /*upload_data*/,
                       std::size_t* /*upload_data_size*/, void** /*request_state*/) {
   auto& self = *static_cast<MetricsServer::Impl*>(cls);
+  if (auto* c = guarded(conn)) self.guard.headers_in(c);
   std::string_view m = method ? method : "";
   if (m != "GET" && m != "HEAD")
     return respond(conn, 405, kText,
@@ -236,8 +466,8 @@ MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const ch
       return respond(conn, 413, kText, "request body too large\n");
   }
   // The path exactly as sent (no percent-decoding, see kept_as_sent): /metrics, not /METRICS,
-  // not /metrics%00.
-  std::string_view path = url ? url : "";
+  // not /metrics%00, not /metrics and a raw NUL.
+  std::string_view path = whole_path(conn, url, version) ? url : "";
   if (path == "/healthz") return respond(conn, 200, kText, "ok\n");
   if (path != "/metrics")
     return respond(conn, 404, kText, "not found: this server has /metrics and /healthz\n");
@@ -325,17 +555,21 @@ MetricsServer::MetricsServer(const Machine& machine, const ServerOptions& option
                                           : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   // Event loops (epoll), not a thread per connection: an idle connection (a port scanner, a
   // stuck proxy) costs a few kilobytes and nothing else, and never delays a scrape; it is closed
-  // after --client-timeout without a complete request. The loops are a small pool, so that a
-  // scrape that takes a reading does not hold up the others.
+  // after --client-timeout without a complete request, however slowly it sends (the guard). The
+  // loops are a small pool, so that a scrape that takes a reading does not hold up the others.
+  // One address holds at most an eighth of the table (the guard, too).
   unsigned timeout_s =
       static_cast<unsigned>(std::max(1, (options.request_timeout_ms + 999) / 1000));
+  auto max_connections = static_cast<unsigned>(std::max(16, options.max_connections));
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  impl_->guard.start();
   impl_->daemon = mhd().MHD_start_daemon(
       flags, 0, nullptr, nullptr, &on_request, impl_.get(), MHD_OPTION_LISTEN_SOCKET, fd,
       MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(std::max(1, options.threads)),
-      MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_CONNECTION_LIMIT,
-      static_cast<unsigned>(options.max_connections), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      static_cast<std::size_t>(options.max_request_bytes + 16384), MHD_OPTION_UNESCAPE_CALLBACK,
+      MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_CONNECTION_LIMIT, max_connections,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory, MHD_OPTION_NOTIFY_CONNECTION,
+      &on_connection, impl_.get(), MHD_OPTION_URI_LOG_CALLBACK, &on_request_line, impl_.get(),
+      MHD_OPTION_NOTIFY_COMPLETED, &on_completed, impl_.get(), MHD_OPTION_UNESCAPE_CALLBACK,
       &kept_as_sent, nullptr, MHD_OPTION_EXTERNAL_LOGGER, &log_message, nullptr, MHD_OPTION_END);
   if (!impl_->daemon) {
     ::close(fd);

@@ -16,9 +16,13 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:9471";  ///< ADDR:PORT; port 0 picks a free one
   double min_interval_s = 1.0;            ///< scrapes closer together share one reading
   int threads = 8;                        ///< event loops (each watches many connections)
-  int request_timeout_ms = 5000;          ///< a connection idle this long is closed (whole s)
+  /// A connection whose request headers are not all in this long after it connected (or after
+  /// its previous answer) is closed, whether it is silent or trickling (whole seconds).
+  int request_timeout_ms = 5000;
   std::size_t max_request_bytes = 16384;  ///< a larger request body is refused (413)
-  int max_connections = 16384;            ///< open at once; more are refused at accept
+  /// Open at once. Near it, the connection that has been sending its request longest is closed
+  /// for a newcomer; one address holds at most an eighth (at least 16).
+  int max_connections = 4096;
 };
 
 /// The ADDR:PORT a user gave, checked and normalised ("HOST:PORT"); throws Error (a usage

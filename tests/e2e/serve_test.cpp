@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -127,6 +129,52 @@ int connect_to(int port) {
   return fd;
 }
 
+/// A connection from `source` (a loopback address such as 127.0.0.2: each is a different peer
+/// to the server); -1 when refused or not made within 2 s.
+int connect_from(int port, const char* source) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return -1;
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int error = 0;
+  socklen_t length = sizeof error;
+  pollfd p{fd, POLLOUT, 0};
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+      (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0 &&
+       (errno != EINPROGRESS || ::poll(&p, 1, 2000) != 1 ||
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0))) {
+    ::close(fd);
+    return -1;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+/// Whether the server has closed `fd` (or reset it): what it reads is the end, or an error.
+bool closed_by_server(int fd) {
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  char buf[512];
+  return ::recv(fd, buf, sizeof buf, MSG_DONTWAIT) <= 0;
+}
+
+/// The server's resident memory, bytes (0 when it cannot be read).
+std::size_t resident_bytes(pid_t pid) {
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");
+  if (!f) return 0;
+  char line[256];
+  std::size_t kib = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmRSS: %zu kB", &kib) == 1) break;
+  std::fclose(f);
+  return kib * 1024;
+}
+
 /// Everything the server sends until it closes the connection (or `timeout_s` passes).
 std::string read_all(int fd, double timeout_s = 10) {
   std::string out;
@@ -142,9 +190,9 @@ std::string read_all(int fd, double timeout_s = 10) {
   return out;
 }
 
-/// One raw request on a fresh connection; the whole response.
-std::string raw_request(int port, const std::string& request) {
-  int fd = connect_to(port);
+/// One raw request on a fresh connection (from `source`, when given); the whole response.
+std::string raw_request(int port, const std::string& request, const char* source = nullptr) {
+  int fd = source ? connect_from(port, source) : connect_to(port);
   if (fd < 0) return "";
   std::size_t sent = 0;
   while (sent < request.size()) {
@@ -188,9 +236,11 @@ Response parse(const std::string& raw) {
 }
 
 Response http_get(int port, const std::string& path, const std::string& extra = "",
-                  const std::string& method = "GET") {
-  return parse(raw_request(port, method + " " + path + " HTTP/1.1\r\nHost: localhost\r\n" + extra +
-                                     "Connection: close\r\n\r\n"));
+                  const std::string& method = "GET", const char* source = nullptr) {
+  return parse(raw_request(port,
+                           method + " " + path + " HTTP/1.1\r\nHost: localhost\r\n" + extra +
+                               "Connection: close\r\n\r\n",
+                           source));
 }
 
 /// The value of the sample line that starts with `prefix`.
@@ -309,7 +359,9 @@ TEST(Serve, AThousandIdleConnectionsNeitherDelayAScrapeNorAStop) {
   files.rlim_cur = std::min<rlim_t>(files.rlim_max, 8192);
   ::setrlimit(RLIMIT_NOFILE, &files);
   if (files.rlim_cur < 1100) GTEST_SKIP() << "needs 1100 descriptors, the hard limit is lower";
-  Server s({"--listen", "127.0.0.1:0", "--min-interval", "60", "--client-timeout", "30"});
+  // All from one address: a table of 8192, of which one address may hold 1024.
+  Server s({"--listen", "127.0.0.1:0", "--min-interval", "60", "--client-timeout", "30",
+            "--max-connections", "8192"});
   ASSERT_GT(s.port(), 0) << s.err();
   ASSERT_EQ(http_get(s.port(), "/metrics").status, 200);  // the reading, taken once
   std::vector<int> idle;
@@ -357,6 +409,172 @@ TEST(Serve, PathsMatchExactly) {
   auto head = http_get(s.port(), "/healthz", "", "HEAD");
   EXPECT_EQ(head.status, 200);
   EXPECT_TRUE(head.body.empty());
+  // A raw NUL in the path, as %00 is: not the path before it.
+  using namespace std::string_literals;
+  for (const std::string& path :
+       {"/metrics\0x"s, "/metrics\0"s, "/healthz\0"s, "/metrics\0?x=1"s, "/metrics?x\0=1"s})
+    EXPECT_EQ(parse(raw_request(s.port(), "GET " + path +
+                                              " HTTP/1.1\r\nHost: x\r\n"
+                                              "Connection: close\r\n\r\n"))
+                  .status,
+              404)
+        << "GET " << path.substr(0, path.find('\0')) << "\\0" << path.substr(path.find('\0') + 1);
+  EXPECT_EQ(http_get(s.port(), "/metrics?x=1").status, 200) << "and a query is still fine";
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// 16 390 connections that each sent a header byte a second held the whole table: no scrape got
+// in, and they stayed open (MHD's idle time-out restarts at every byte). Now a request not in
+// within --client-timeout is cut off however it trickles, the oldest one still sending gives way
+// to a newcomer when the table is nearly full, and the memory the flood took goes back.
+TEST(Serve, SlowSendersAreCutOffAndScrapesStillGetIn) {
+  constexpr int kSenders = 3000;
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = std::min<rlim_t>(files.rlim_max, 8192);
+  ::setrlimit(RLIMIT_NOFILE, &files);
+  if (files.rlim_cur < kSenders + 200) GTEST_SKIP() << "needs 3200 descriptors";
+  Server s({"--listen", "127.0.0.1:0", "--min-interval", "60", "--client-timeout", "2",
+            "--max-connections", "2048"});
+  ASSERT_GT(s.port(), 0) << s.err();
+  ASSERT_EQ(http_get(s.port(), "/metrics").status, 200);  // the reading, taken once
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::size_t rss_before = resident_bytes(s.pid());
+
+  // The senders, from eight addresses (one address holds at most an eighth of the table): each
+  // sends a byte of an endless header every 500 ms. Opened over about 3 s, so that the table is
+  // full for longer than the time-out.
+  const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+  struct Sender {
+    int fd;
+    std::size_t sent;
+    Clock::time_point next;
+  };
+  std::vector<Sender> senders;
+  std::atomic<bool> flooding{true};
+  std::vector<double> scrape_ms;
+  std::vector<int> statuses;
+  std::thread scraper([&] {  // from a ninth address, every 250 ms while the flood lasts
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    for (int i = 0; i < 40 && flooding; ++i) {
+      auto start = Clock::now();
+      statuses.push_back(http_get(s.port(), "/metrics", "", "GET", "127.0.0.10").status);
+      scrape_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+  });
+  auto trickle = [&] {
+    auto now = Clock::now();
+    for (auto& t : senders) {
+      if (t.fd < 0 || now < t.next) continue;
+      if (closed_by_server(t.fd)) {
+        ::close(t.fd);
+        t.fd = -1;
+        continue;
+      }
+      char byte = t.sent < request.size() ? request[t.sent] : 'a';
+      if (::send(t.fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1) ++t.sent;
+      t.next = now + std::chrono::milliseconds(500);
+    }
+  };
+  auto flood_start = Clock::now();
+  int refused = 0;
+  for (int i = 0; i < kSenders && Clock::now() - flood_start < std::chrono::seconds(20); ++i) {
+    std::string source = "127.0.0." + std::to_string(2 + i % 8);
+    int fd = connect_from(s.port(), source.c_str());
+    if (fd < 0) {
+      ++refused;
+      continue;
+    }
+    senders.push_back({fd, 0, Clock::now()});
+    if (i % 10 == 9) {
+      trickle();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  auto last_opened = Clock::now();
+  // Every sender is cut off a few seconds after the last one opened, however it trickles.
+  std::size_t open = senders.size();
+  while (open > 0 && Clock::now() - last_opened < std::chrono::seconds(15)) {
+    trickle();
+    open = std::count_if(senders.begin(), senders.end(), [](auto& t) { return t.fd >= 0; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  double all_closed_s = std::chrono::duration<double>(Clock::now() - last_opened).count();
+  flooding = false;
+  scraper.join();
+  for (auto& t : senders)
+    if (t.fd >= 0) ::close(t.fd);
+  EXPECT_EQ(open, 0u) << "senders still open 15 s after the last was opened";
+  EXPECT_LT(all_closed_s, 10.0) << "s from the last opened to the last cut off";
+  std::size_t most_sent = 0;
+  for (auto& t : senders)
+    most_sent = std::max(most_sent, t.sent);
+  EXPECT_GT(most_sent, 1u) << "the senders did trickle";
+  ASSERT_GE(statuses.size(), 3u) << "scrapes during the flood";
+  for (int st : statuses)
+    EXPECT_EQ(st, 200) << "a scrape during the flood";
+  std::sort(scrape_ms.begin(), scrape_ms.end());
+  EXPECT_LT(scrape_ms[scrape_ms.size() / 2], 100.0)
+      << "median scrape during the flood, ms (of " << scrape_ms.size() << "; slowest "
+      << scrape_ms.back() << ")";
+#if !defined(__SANITIZE_ADDRESS__)  // ASan's quarantine keeps freed memory
+  // The memory the flood took goes back once it is over.
+  std::size_t rss_after = 0;
+  for (auto deadline = Clock::now() + std::chrono::seconds(5); Clock::now() < deadline;) {
+    rss_after = resident_bytes(s.pid());
+    if (rss_after <= rss_before + (8u << 20)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_LE(rss_after, rss_before + (8u << 20))
+      << "resident bytes after the flood; before: " << rss_before;
+#endif
+  EXPECT_EQ(http_get(s.port(), "/metrics").status, 200) << "still serving";
+  std::printf(
+      "%zu senders opened (%d refused), all cut off %.1f s after the last; scrapes: "
+      "median %.1f ms, slowest %.1f ms of %zu; RSS %zu KiB before, %zu KiB after\n",
+      senders.size(), refused, all_closed_s, scrape_ms[scrape_ms.size() / 2], scrape_ms.back(),
+      scrape_ms.size(), rss_before >> 10, resident_bytes(s.pid()) >> 10);
+  EXPECT_EQ(s.stop(), 0);
+}
+
+// One address cannot take the table: at most an eighth of --max-connections (at least 16).
+// Past its share, its connection that has been sending its request longest is closed, so that
+// a scraper that shares its address with a flood (127.0.0.1) still gets in.
+TEST(Serve, OneAddressHoldsABoundedShare) {
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = std::min<rlim_t>(files.rlim_max, 4096);
+  ::setrlimit(RLIMIT_NOFILE, &files);
+  if (files.rlim_cur < 300) GTEST_SKIP() << "needs 300 descriptors";
+  Server s({"--listen", "127.0.0.1:0", "--client-timeout", "30", "--max-connections", "256"});
+  ASSERT_GT(s.port(), 0) << s.err();
+  std::vector<int> fds;
+  for (int i = 0; i < 100; ++i) {
+    int fd = connect_from(s.port(), "127.0.0.2");
+    if (fd >= 0) fds.push_back(fd);
+  }
+  ASSERT_EQ(fds.size(), 100u);
+  // The oldest are closed at once; the 32 newest stay open (the time-out is 30 s).
+  auto held = [&] {
+    return static_cast<std::size_t>(
+        std::count_if(fds.begin(), fds.end(), [](int fd) { return !closed_by_server(fd); }));
+  };
+  for (auto deadline = Clock::now() + std::chrono::seconds(5);
+       Clock::now() < deadline && held() > 32;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(held(), 32u) << "connections from one address held open, of " << fds.size();
+  EXPECT_FALSE(closed_by_server(fds.back())) << "the newest was kept";
+  // The newest is served; so are another address and the same one.
+  const std::string get = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(::send(fds.back(), get.data(), get.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(get.size()));
+  EXPECT_EQ(parse(read_all(fds.back())).status, 200);
+  EXPECT_EQ(http_get(s.port(), "/healthz", "", "GET", "127.0.0.3").status, 200);
+  EXPECT_EQ(http_get(s.port(), "/metrics", "", "GET", "127.0.0.2").status, 200);
+  for (int fd : fds)
+    ::close(fd);
   EXPECT_EQ(s.stop(), 0);
 }
 
