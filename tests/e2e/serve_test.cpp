@@ -618,5 +618,8 @@ TEST(Serve, UsageErrorsAndABusyPort) {
   }
   Server unknown({"--bogus"});
   EXPECT_EQ(unknown.stop(0), 2);
+  Server tiny({"--listen", "127.0.0.1:0", "--max-connections", "8"});
+  EXPECT_EQ(tiny.stop(0), 2) << tiny.err();
+  EXPECT_NE(tiny.err().find("--max-connections: 8 is below 16"), std::string::npos) << tiny.err();
   EXPECT_EQ(first.stop(SIGHUP), 0);
 }
