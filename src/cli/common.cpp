@@ -134,22 +134,37 @@ std::string check_outputs(const std::vector<std::pair<const char*, std::string>>
   return "";
 }
 
+std::string check_outputs_are_not_inputs(
+    const std::vector<std::pair<const char*, std::string>>& outputs,
+    const std::vector<std::string>& inputs) {
+  for (const auto& [option, path] : outputs) {
+    if (path.empty()) continue;
+    for (const auto& input : inputs)
+      if (core::same_file(path, input))
+        return std::string(option) + " " + path + ": is the input " + input +
+               " (the same file); it would be written over while it is read";
+  }
+  return "";
+}
+
 bool write_or_fall_back(const std::string& path, const char* what,
                         const std::function<void(const std::string&)>& write) {
   try {
     write(path);
     return true;
   } catch (const std::exception& e) {
-    auto fallback = core::fallback_path(path).string();
+    std::string fallback;
     try {
+      fallback = core::make_fallback_file(path).string();
       write(fallback);
       std::fprintf(stderr, "mainboard: error: %s; the %s is in %s instead\n", e.what(), what,
                    fallback.c_str());
-      return true;
     } catch (const std::exception& again) {
+      // Our own file, made with O_EXCL in a directory where no one else may remove it.
+      if (!fallback.empty()) std::remove(fallback.c_str());
       std::fprintf(stderr, "mainboard: error: %s; and %s\n", e.what(), again.what());
-      return false;
     }
+    return false;
   }
 }
 

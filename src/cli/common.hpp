@@ -59,8 +59,16 @@ void emit_json(const nlohmann::json& j, const std::string& output);
 /// Empty when all can be written, else the usage error.
 std::string check_outputs(const std::vector<std::pair<const char*, std::string>>& outputs);
 
-/// Writes `write(path)`; when that fails after all (a full disk, a directory removed meanwhile),
-/// says so and writes to core::fallback_path instead. False when nothing could be written.
+/// A usage error when one of `outputs` is one of `inputs`, the same file under any name or link
+/// (writing it would replace what is being read); else "".
+std::string check_outputs_are_not_inputs(
+    const std::vector<std::pair<const char*, std::string>>& outputs,
+    const std::vector<std::string>& inputs);
+
+/// Writes `write(path)`; when that fails after all (a full disk, /dev/full, a directory removed
+/// meanwhile), says so and writes to a new private file in $TMPDIR instead
+/// (core::make_fallback_file), named on stderr. True only when `path` itself was written: a
+/// command whose requested output was not written fails, unless it keeps another's status.
 bool write_or_fall_back(const std::string& path, const char* what,
                         const std::function<void(const std::string&)>& write);
 

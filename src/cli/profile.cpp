@@ -168,7 +168,8 @@ void ProfileReport::declare(CLI::App& cmd) {
 }
 
 std::string ProfileReport::complete(const CLI::App&, std::vector<std::string>) {
-  return check_outputs(pictures.outputs());
+  if (auto why = check_outputs(pictures.outputs()); !why.empty()) return why;
+  return check_outputs_are_not_inputs(pictures.outputs(), {file});
 }
 
 int ProfileReport::run(const Global&) {
@@ -238,6 +239,7 @@ int ProfileMerge::run(const Global&) {
       print(fmt::format("mainboard: {} holds no *.json file\n", in), false, stderr);
     files.insert(files.end(), found.begin(), found.end());
   }
+
   // Read side by side: each file is parsed on its own (most of the time is the JSON).
   std::vector<std::optional<Profile>> loaded(files.size());
   std::vector<std::string> errors(files.size());
@@ -259,6 +261,16 @@ int ProfileMerge::run(const Global&) {
   work();
   for (auto& t : pool)
     t.join();
+  // An output that is one of the inputs would be written over what it was read from. An
+  // earlier merge's output found in a directory is not an input (it is left out below).
+  std::vector<std::string> read;
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (!loaded[i] || loaded[i]->processes.empty()) read.push_back(files[i]);
+  if (auto why = check_outputs_are_not_inputs({{"-o", output}, {"--perfetto", perfetto}}, read);
+      !why.empty()) {
+    std::fprintf(stderr, "mainboard: error: %s\n", why.c_str());
+    return 2;
+  }
   std::vector<Profile> profiles;
   std::vector<std::string> names, unreadable;
   for (std::size_t i = 0; i < files.size(); ++i) {
@@ -283,17 +295,21 @@ int ProfileMerge::run(const Global&) {
   auto job = Profile::merge_ranks(std::move(profiles), names);
   job.unavailable.insert(job.unavailable.begin(), unreadable.begin(), unreadable.end());
   auto ranks = job.ranks();
-  if (!write_or_fall_back(output, "merged profile", [&](const std::string& f) { job.save(f); }))
-    return 1;
-  if (!perfetto.empty())
-    write_or_fall_back(perfetto, "trace", [&](const std::string& f) { job.perfetto(f); });
-  std::string text = fmt::format("mainboard: merged {} profile{} into {}\n", names.size(),
-                                 names.size() == 1 ? "" : "s", output);
+  bool written =
+      write_or_fall_back(output, "merged profile", [&](const std::string& f) { job.save(f); });
+  bool traced =
+      perfetto.empty() ||
+      write_or_fall_back(perfetto, "trace", [&](const std::string& f) { job.perfetto(f); });
+  std::string text =
+      written ? fmt::format("mainboard: merged {} profile{} into {}\n", names.size(),
+                            names.size() == 1 ? "" : "s", output)
+              : fmt::format("mainboard: error: merged {} profile{}, but {} was not written\n",
+                            names.size(), names.size() == 1 ? "" : "s", output);
   for (const auto& w : ranks.warnings)
     text += "mainboard: " + w + "\n";
   text += ranks.verdict + "\n";
   print(text, false, stderr);
-  return 0;
+  return written && traced ? 0 : 1;
 }
 
 void ProfileDiff::declare(CLI::App& cmd) {
@@ -320,12 +336,13 @@ void ProfilePerfetto::declare(CLI::App& cmd) {
 }
 
 std::string ProfilePerfetto::complete(const CLI::App&, std::vector<std::string>) {
-  return check_outputs({{"-o", output}});
+  if (auto why = check_outputs({{"-o", output}}); !why.empty()) return why;
+  return check_outputs_are_not_inputs({{"-o", output}}, {input});
 }
 
 int ProfilePerfetto::run(const Global&) {
-  Profile::load(input).perfetto(output);
-  return 0;
+  auto p = Profile::load(input);
+  return write_or_fall_back(output, "trace", [&](const std::string& f) { p.perfetto(f); }) ? 0 : 1;
 }
 
 // ---- sampling ----------------------------------------------------------------------------

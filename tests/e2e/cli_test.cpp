@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1110,6 +1111,100 @@ TEST(Cli, ProfilePerfettoWritesATrace) {
   }
   EXPECT_EQ(spans, 4);
   EXPECT_EQ(kernels, 1);
+}
+
+namespace {
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+/// The file a command said its output went to instead ("the WHAT is in PATH instead").
+std::string fallback_in(const std::string& err, const std::string& what) {
+  auto at = err.find("the " + what + " is in ");
+  if (at == std::string::npos) return "";
+  auto path = err.substr(at + what.size() + 11);
+  return path.substr(0, path.find(" instead"));
+}
+
+}  // namespace
+
+// An output that cannot be written (/dev/full here, a full disk in life) goes to a new private
+// file in $TMPDIR, said on stderr; the command then fails, as its output is not where it was
+// asked to be. Before: /tmp/NAME.PID.json (a name another user could plant a FIFO at), and merge
+// and report said nothing was wrong and exited 0. profile run keeps its command's status.
+TEST(Cli, AnOutputNotWrittenFallsBackPrivatelyAndFailsTheCommand) {
+  std::string dir = ::testing::TempDir() + "/mainboard-fallback-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  auto input = dir + "/rank.json";
+  saved_profile(20, false).save(input);
+  std::map<std::string, std::optional<std::string>> env{{"TMPDIR", dir}};
+  auto check = [&](const std::string& err, const std::string& what) {
+    auto path = fallback_in(err, what);
+    ASSERT_EQ(path.rfind(dir + "/mainboard-output.", 0), 0u) << err;
+    struct stat st {};
+    ASSERT_EQ(::lstat(path.c_str(), &st), 0) << path;
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << path;
+    EXPECT_GT(st.st_size, 0);
+  };
+  auto merge = cli({"profile", "merge", input, "-o", "/dev/full"}, env);
+  EXPECT_EQ(merge.exit_code, 1) << merge.err;
+  EXPECT_NE(merge.err.find("No space left on device"), std::string::npos) << merge.err;
+  EXPECT_NE(merge.err.find("/dev/full was not written"), std::string::npos) << merge.err;
+  check(merge.err, "merged profile");
+  EXPECT_NO_THROW(Profile::load(fallback_in(merge.err, "merged profile")));
+
+  auto html = cli({"profile", "report", input, "--html", "/dev/full"}, env);
+  EXPECT_EQ(html.exit_code, 1) << html.err;
+  check(html.err, "HTML report");
+
+  auto trace = cli({"profile", "perfetto", input, "-o", "/dev/full"}, env);
+  EXPECT_EQ(trace.exit_code, 1) << trace.err;
+  check(trace.err, "trace");
+
+  auto run = cli({"profile", "run", "-o", "/dev/full", "--", "sh", "-c", "exit 3"}, env);
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  check(run.err, "profile");
+  std::filesystem::remove_all(dir);
+}
+
+// An output that is one of the command's inputs, under any name or link, would be written over
+// what is being read: a usage error, the input untouched. Before, each of these replaced its
+// input and exited 0.
+TEST(Cli, AnOutputThatIsAnInputIsAUsageError) {
+  std::string dir = ::testing::TempDir() + "/mainboard-inputs-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir + "/ranks");
+  auto rank0 = dir + "/ranks/rank-00000.json", rank1 = dir + "/ranks/rank-00001.json";
+  saved_profile(20, false).save(rank0);
+  saved_profile(30, false).save(rank1);
+  const auto before0 = file_text(rank0), before1 = file_text(rank1);
+  auto link = dir + "/link.json";
+  std::filesystem::create_symlink(rank1, link);
+  auto usage = [&](std::vector<std::string> args, const std::string& said) {
+    auto r = cli(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("(the same file)"), std::string::npos) << r.err;
+    EXPECT_EQ(file_text(rank0), before0);
+    EXPECT_EQ(file_text(rank1), before1);
+  };
+  usage({"profile", "merge", dir + "/ranks", "-o", rank0}, "-o " + rank0 + ": is the input");
+  usage({"profile", "merge", rank0, rank1, "-o", dir + "/job.json", "--perfetto", link},
+        "--perfetto " + link + ": is the input " + rank1);
+  usage({"profile", "report", rank0, "--html", rank0}, "--html " + rank0);
+  usage({"profile", "report", rank1, "--svg", link}, "--svg " + link);
+  usage({"profile", "perfetto", link, "-o", rank1}, "-o " + rank1);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/job.json"));
+  // An earlier merge's output in the directory is no input (it is left out): merging again
+  // replaces it.
+  auto job = dir + "/ranks/job.json";
+  EXPECT_EQ(cli({"profile", "merge", dir + "/ranks", "-o", job}).exit_code, 0);
+  auto again = cli({"profile", "merge", dir + "/ranks", "-o", job});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(Profile::load(job).processes.size(), 2u);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Cli, ProfileErrorsNameTheFile) {

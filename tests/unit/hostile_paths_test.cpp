@@ -8,9 +8,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <functional>
+#include <mutex>
+#include <regex>
+#include <thread>
 
+#include "core/atomic_file.hpp"
 #include "core/beneath.hpp"
 #include "core/fs.hpp"
 #include "mainboard/error.hpp"
@@ -229,4 +235,225 @@ TEST(TreeWriter, AsAnOrdinaryUserPlantedLinksAreNeitherFollowedNorWrittenThrough
                     }),
             0);
   EXPECT_FALSE(fs::exists(top.path() / "proc"));
+}
+
+// --- outputs: what -o names is opened first, then written as what it is ----------------------
+
+namespace {
+
+/// A FIFO's reader, open while it lives: what was written to it, drained as it comes.
+class FifoReader {
+ public:
+  explicit FifoReader(const fs::path& fifo)
+      : fd_(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)) {
+    thread_ = std::thread([this] {
+      char buf[4096];
+      while (!stop_) {
+        ssize_t n = ::read(fd_.get(), buf, sizeof buf);
+        if (n > 0) {
+          got_ += static_cast<std::size_t>(n);
+          std::lock_guard<std::mutex> lock(mutex_);
+          text_.append(buf, static_cast<std::size_t>(n));
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      }
+    });
+  }
+  ~FifoReader() {
+    stop_ = true;
+    thread_.join();
+  }
+  bool open() const { return bool(fd_); }
+  std::string text(std::size_t at_least = 0) {
+    // Bounded: what has come within two seconds.
+    for (int i = 0; i < 200 && got_ < at_least; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::lock_guard<std::mutex> lock(mutex_);
+    return text_;
+  }
+
+ private:
+  core::UniqueFd fd_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> got_{0};
+  std::mutex mutex_;
+  std::string text_;
+  std::thread thread_;
+};
+
+mode_t mode_of(const fs::path& p) {
+  struct stat st {};
+  ::lstat(p.c_str(), &st);
+  return st.st_mode & 07777;
+}
+
+}  // namespace
+
+// The check-then-open race: the output is another user's FIFO when it is looked at and their
+// link to a root-owned file when it is opened. Before, a write now and then (5 runs of 6) went
+// through the link into the victim.
+TEST(AtomicFile, AFifoSwappedForALinkIsNotFollowed) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (to own a FIFO and a link as another user)";
+  Victim victim;
+  TempDir dir;
+  auto fifo = dir.path() / "fifo", link = dir.path() / "link", out = dir.path() / "out";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0);
+  fs::create_symlink(victim.path, link);
+  ASSERT_EQ(::lchown(fifo.c_str(), kNobody, kNobody), 0);
+  ASSERT_EQ(::lchown(link.c_str(), kNobody, kNobody), 0);
+  FifoReader reader(fifo);
+  ASSERT_TRUE(reader.open());
+  // Hard links of the one FIFO and the one link, put at `out` in turn.
+  std::atomic<bool> stop{false};
+  std::thread swapper([&] {
+    auto next = dir.path() / "next";
+    for (int i = 0; !stop && i < 10'000'000; ++i) {
+      ::unlink(next.c_str());
+      if (::linkat(AT_FDCWD, (i % 2 ? link : fifo).c_str(), AT_FDCWD, next.c_str(), 0) == 0)
+        ::rename(next.c_str(), out.c_str());
+    }
+  });
+  core::WriteOptions quick;
+  quick.reader_wait = std::chrono::milliseconds(50);
+  int written = 0, refused = 0;
+  for (int i = 0; i < 300; ++i) {
+    try {
+      core::write_file_atomic(out, "written by root\n", quick);
+      ++written;
+    } catch (const Error&) {
+      ++refused;
+    }
+  }
+  stop = true;
+  swapper.join();
+  EXPECT_EQ(slurp(victim.path), "SECRET victim contents\n")
+      << written << " written, " << refused << " refused";
+  EXPECT_EQ(written + refused, 300);
+}
+
+// The kernel's protected_fifos rule, whatever the sysctl says: a FIFO (or device node) another
+// user made in a sticky directory everyone can write, such as /tmp, is not opened. Before, root
+// wrote the whole output to whoever had planted it (or hung when no one read).
+TEST(AtomicFile, AFifoAnotherUserPlantedInAStickyDirectoryIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (to own a FIFO as another user)";
+  TempDir dir;
+  fs::permissions(dir.path(), fs::perms::all | fs::perms::sticky_bit);
+  auto planted = dir.path() / "mainboard-profile.json";
+  ASSERT_EQ(::mkfifo(planted.c_str(), 0666), 0);
+  ASSERT_EQ(::chown(planted.c_str(), kNobody, kNobody), 0);
+  FifoReader thief(planted);
+  ASSERT_TRUE(thief.open());
+  auto started = std::chrono::steady_clock::now();
+  try {
+    core::write_file_atomic(planted, "the profile\n");
+    ADD_FAILURE() << "wrote into another user's FIFO in a sticky directory";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a FIFO owned by another user (uid 65534)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_NE(core::why_unwritable(planted).find("protected_fifos"), std::string::npos);
+  EXPECT_EQ(thief.text(), "");
+  // The writer's own FIFO there, and another user's in a directory that is not shared, are fine.
+  auto own = dir.path() / "own.fifo";
+  ASSERT_EQ(::mkfifo(own.c_str(), 0600), 0);
+  FifoReader mine(own);
+  core::write_file_atomic(own, "mine\n");
+  EXPECT_EQ(mine.text(5), "mine\n");
+  TempDir mine_only;
+  auto theirs = mine_only.path() / "theirs.fifo";
+  ASSERT_EQ(::mkfifo(theirs.c_str(), 0666), 0);
+  ASSERT_EQ(::chown(theirs.c_str(), kNobody, kNobody), 0);
+  FifoReader reader(theirs);
+  core::write_file_atomic(theirs, "asked for\n");
+  EXPECT_EQ(reader.text(10), "asked for\n");
+}
+
+// A FIFO is written as it is (never replaced), to its reader; one nobody opens to read is an
+// error after a bounded wait instead of a command that never ends.
+TEST(AtomicFile, AFifoStreamsToItsReaderAndOneWithoutAReaderIsAnErrorAfterAWait) {
+  TempDir dir;
+  auto fifo = dir.path() / "out.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  {
+    FifoReader reader(fifo);
+    ASSERT_TRUE(reader.open());
+    core::write_file_atomic(fifo, "streamed\n");
+    EXPECT_EQ(reader.text(9), "streamed\n");
+  }
+  core::WriteOptions o;
+  o.reader_wait = std::chrono::milliseconds(300);
+  auto started = std::chrono::steady_clock::now();
+  try {
+    core::write_file_atomic(fifo, "nobody reads this\n", o);
+    ADD_FAILURE() << "a FIFO without a reader was written";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no one opened the FIFO to read it in 300 ms"),
+              std::string::npos)
+        << e.what();
+  }
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_GE(took, std::chrono::milliseconds(250));
+  EXPECT_LT(took, std::chrono::seconds(10));
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
+}
+
+// A regular file is replaced, never written into: another name of it (a hard link) keeps what
+// it had, and the new file has the mode the old one had (a private file stays private).
+TEST(AtomicFile, AReplacedFileKeepsItsModeAndNothingIsWrittenIntoIt) {
+  TempDir dir;
+  auto file = dir.write("out.json", "before\n");
+  auto other = dir.path() / "other-name";
+  fs::create_hard_link(file, other);
+  ASSERT_EQ(::chmod(file.c_str(), 0640), 0);
+  core::write_file_atomic(file, "after\n");
+  EXPECT_EQ(slurp(file), "after\n");
+  EXPECT_EQ(slurp(other), "before\n");
+  EXPECT_EQ(mode_of(file), 0640u);
+  ASSERT_EQ(::chmod(file.c_str(), 0600), 0);
+  core::write_file_atomic(file, "again\n");
+  EXPECT_EQ(mode_of(file), 0600u);
+}
+
+// Where an output goes when it cannot be written: a new file of its own, made with O_EXCL in
+// $TMPDIR under a name no one can guess (before: NAME.PID.json, where another user could plant
+// a FIFO or a link), readable by its owner alone, and still so once written.
+TEST(AtomicFile, TheFallbackFileIsPrivateAndUnpredictable) {
+  TempDir dir;
+  const char* was = std::getenv("TMPDIR");
+  std::string saved = was ? was : "";
+  ::setenv("TMPDIR", dir.path().c_str(), 1);
+  // What the old name would have been, planted.
+  auto guessed = dir.path() / ("mainboard-profile." + std::to_string(::getpid()) + ".json");
+  ASSERT_EQ(::mkfifo(guessed.c_str(), 0666), 0);
+  mode_t mask = ::umask(022);
+  auto a = core::make_fallback_file("somewhere/mainboard-profile.json");
+  auto b = core::make_fallback_file("somewhere/mainboard-profile.json");
+  auto device = core::make_fallback_file("/dev/full");
+  if (was)
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+  EXPECT_NE(a, b);
+  EXPECT_NE(a, guessed);
+  EXPECT_EQ(a.parent_path(), dir.path());
+  static const std::regex name(R"(mainboard-profile\.[A-Za-z0-9]{6}\.json)");
+  EXPECT_TRUE(std::regex_match(a.filename().string(), name)) << a;
+  EXPECT_TRUE(std::regex_match(device.filename().string(),
+                               std::regex(R"(mainboard-output\.[A-Za-z0-9]{6})")))
+      << device;
+  struct stat st {};
+  ASSERT_EQ(::lstat(a.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(st.st_uid, ::geteuid());
+  EXPECT_EQ(st.st_size, 0);
+  core::write_file_atomic(a, "the profile\n");
+  ::umask(mask);
+  EXPECT_EQ(slurp(a), "the profile\n");
+  EXPECT_EQ(mode_of(a), 0600u);
 }
