@@ -222,6 +222,32 @@ class Forest {
 
 }  // namespace
 
+const Profile& cut_deep_stacks(const Profile& p, std::optional<Profile>& storage, StacksCut* cut) {
+  StacksCut found;
+  for (const auto& stack : p.stacks)
+    if (stack.size() > kDeepStack) {
+      ++found.stacks;
+      found.deepest = std::max<std::uint64_t>(found.deepest, stack.size());
+    }
+  if (cut) *cut = found;
+  if (!found.stacks) return p;
+  storage.emplace(p);
+  Profile& q = *storage;
+  std::map<std::size_t, std::uint32_t> marker;  // frames left out → the frame saying so
+  for (auto& stack : q.stacks) {
+    if (stack.size() <= kDeepStack) continue;
+    auto hidden = stack.size() - kKeptOuter - kKeptInner;
+    auto [it, fresh] = marker.try_emplace(hidden, static_cast<std::uint32_t>(q.frames.size()));
+    if (fresh) q.frames.push_back({fmt::format("[{} frames not shown]", hidden), "", "", 0, false});
+    // Leaf first: the innermost frames, the marker, the outermost.
+    std::vector<std::uint32_t> kept(stack.begin(), stack.begin() + kKeptInner);
+    kept.push_back(it->second);
+    kept.insert(kept.end(), stack.end() - kKeptOuter, stack.end());
+    stack = std::move(kept);
+  }
+  return q;
+}
+
 FlameTree flame_tree(const Profile& p, FlameGrouping grouping, bool lines) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> counts;
   for (const auto& s : p.samples)
@@ -419,7 +445,8 @@ std::string Profile::flamegraph_svg(const FlameOptions& options) const {
   auto grouping = options.roots == FlameRoots::thread    ? detail::FlameGrouping::thread
                   : options.roots == FlameRoots::process ? detail::FlameGrouping::process
                                                          : detail::FlameGrouping::command;
-  auto tree = detail::flame_tree(*this, grouping, options.lines);
+  std::optional<Profile> storage;  // deep stacks cut
+  auto tree = detail::flame_tree(detail::cut_deep_stacks(*this, storage), grouping, options.lines);
   const int width = std::clamp(options.width, 200, 20000);
   const double pad = 10, frame_h = 16, font = 12;
   const double top = font * 3 + 6, bottom = font * 2 + 10;

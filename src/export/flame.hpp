@@ -2,6 +2,7 @@
 // The tree of a profile's stack samples that flame graphs draw (the SVG and the HTML report):
 // a node per distinct call path, its width the samples with that path on their stack.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,23 @@ std::string frame_label(const StackFrame& f, bool lines);
 
 FrameKind frame_kind(const StackFrame& f);
 const char* to_string(FrameKind kind);
+
+/// Stacks deeper than kDeepStack frames (a runaway recursion, or a hostile profile: one stack of
+/// a million frames) are drawn and traced cut: their outermost kKeptOuter and innermost
+/// kKeptInner frames, with one frame "[N frames not shown]" between. The pictures and the trace
+/// then take memory in proportion to the profile, not to its depth times its samples.
+inline constexpr std::size_t kDeepStack = 1024, kKeptOuter = 256, kKeptInner = 768;
+
+/// What cutting left out: how many distinct stacks were cut, and the depth of the deepest.
+struct StacksCut {
+  std::uint64_t stacks = 0;
+  std::uint64_t deepest = 0;
+};
+
+/// `p` itself when no stack is deeper than kDeepStack; else a copy of it, kept in `storage`,
+/// with its deep stacks cut. `cut` (when given) says what was cut.
+const Profile& cut_deep_stacks(const Profile& p, std::optional<Profile>& storage,
+                               StacksCut* cut = nullptr);
 
 /// Text for XML and HTML: &, <, >, " and ' as entities, control characters (XML 1.0 has none
 /// but tab and newline) as U+FFFD, invalid UTF-8 repaired.

@@ -558,7 +558,8 @@ std::string script_safe(const std::string& text) {
 }  // namespace
 
 std::string Profile::html_report(const HtmlOptions& options) const {
-  auto data = page_data(*this, options);
+  std::optional<Profile> cut;
+  auto data = page_data(detail::cut_deep_stacks(*this, cut), options);
   std::string title = detail::xml_text(data["title"].get<std::string>());
   std::string out;
   out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";

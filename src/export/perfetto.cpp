@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/atomic_file.hpp"
+#include "export/flame.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/profile.hpp"
 
@@ -132,12 +133,26 @@ std::string trace_frame_name(const StackFrame& f) {
   return f.function.empty() ? "[unknown]" : f.function;
 }
 
+/// A frame's name in a sample's instant event: at most `limit` bytes, cut on a character
+/// boundary with "..." after it.
+std::string_view capped(std::string_view name, std::size_t limit, std::string& buffer) {
+  if (name.size() <= limit) return name;
+  std::size_t end = limit - 3;
+  while (end > 0 && (static_cast<unsigned char>(name[end]) & 0xC0) == 0x80)
+    --end;
+  buffer.assign(name.substr(0, end));
+  buffer += "...";
+  return buffer;
+}
+
 /// Stack samples as trace events, two ways:
 ///  - per thread, a "Profile" and a "ProfileChunk" event (the CPU profile the Chrome DevTools
 ///    performance panel draws as a flame chart under the thread's spans);
 ///  - an instant event per sample on its thread's track, named by its leaf, with the whole stack
 ///    in its arguments (what Perfetto's JSON importer shows).
-void stack_sample_events(std::string& out, const Profile& p, const CallTree& tree) {
+/// `whole`: the profile before its deep stacks were cut, whose stacks the events name.
+void stack_sample_events(std::string& out, const Profile& p, const CallTree& tree,
+                         const Profile& whole) {
   if (p.samples.empty()) return;
   std::vector<std::string> labels(p.frames.size());
   for (std::size_t i = 0; i < p.frames.size(); ++i)
@@ -218,24 +233,38 @@ void stack_sample_events(std::string& out, const Profile& p, const CallTree& tre
     }
     out += "]}}}";
   }
-  std::vector<std::string> stack_text(p.stacks.size());
-  for (std::size_t i = 0; i < p.stacks.size(); ++i) {
+  // Each sample's stack in its arguments, root first: its innermost kEventFrames frames at most,
+  // each name at most kEventName bytes, so that a deep stack sampled often is not repeated whole
+  // with each sample (the call tree above has it all, once).
+  constexpr std::size_t kEventFrames = 64, kEventName = 256;
+  std::vector<std::string> stack_text(whole.stacks.size());
+  for (std::size_t i = 0; i < whole.stacks.size(); ++i) {
+    const auto& stack = whole.stacks[i];
     std::string text;
-    for (auto it = p.stacks[i].rbegin(); it != p.stacks[i].rend(); ++it)
-      if (*it < p.frames.size()) {
+    std::size_t shown = std::min(stack.size(), kEventFrames);
+    if (shown < stack.size()) text = fmt::format("[{} frames not shown]", stack.size() - shown);
+    for (std::size_t k = shown; k-- > 0;)
+      if (stack[k] < whole.frames.size()) {
         if (!text.empty()) text += "\n";
-        text += p.frames[*it].function;
+        std::string buffer;
+        text.append(capped(whole.frames[stack[k]].function, kEventName, buffer));
       }
     escape(stack_text[i], text);
+  }
+  std::vector<std::string> event_names(p.frames.size());
+  for (std::size_t i = 0; i < p.frames.size(); ++i) {
+    std::string buffer;
+    escape(event_names[i], capped(trace_frame_name(p.frames[i]), kEventName, buffer));
   }
   for (const auto& x : p.samples) {
     if (x.stack >= p.stacks.size()) continue;
     const auto& stack = p.stacks[x.stack];
-    fmt::format_to(std::back_inserter(out),
-                   ",\n{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":{},\"tid\":{},"
-                   "\"name\":\"{}\",\"ts\":",
-                   trace_pid(p, x.thread), trace_tid(p.threads, x.thread),
-                   !stack.empty() && stack[0] < labels.size() ? labels[stack[0]] : "[unknown]");
+    fmt::format_to(
+        std::back_inserter(out),
+        ",\n{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":{},\"tid\":{},"
+        "\"name\":\"{}\",\"ts\":",
+        trace_pid(p, x.thread), trace_tid(p.threads, x.thread),
+        !stack.empty() && stack[0] < event_names.size() ? event_names[stack[0]] : "[unknown]");
     micros(out, x.t_ns - p.start_ns);
     fmt::format_to(std::back_inserter(out), ",\"args\":{{\"stack\":\"{}\"}}}}",
                    stack_text[x.stack]);
@@ -391,8 +420,12 @@ std::string Profile::perfetto_json() const {
     else
       fmt::format_to(std::back_inserter(out), ",\"args\":{{\"correlation\":{}}}}}", a.correlation);
   }
-  const auto tree = CallTree::of(*this);
-  stack_sample_events(out, *this, tree);
+  // Stacks deeper than detail::kDeepStack frames are cut (the metadata says how many).
+  std::optional<Profile> storage;
+  detail::StacksCut cut;
+  const Profile& sampled = detail::cut_deep_stacks(*this, storage, &cut);
+  const auto tree = CallTree::of(sampled);
+  stack_sample_events(out, sampled, tree, *this);
   out += "\n],\"metadata\":";
   nlohmann::json meta = {{"producer", "mainboard"},
                          {"dropped_spans", dropped_spans},
@@ -401,9 +434,13 @@ std::string Profile::perfetto_json() const {
                          {"lost_samples", lost_samples},
                          {"start_ns", start_ns},
                          {"end_ns", end_ns}};
+  meta["stacks_cut"] = {{"stacks", cut.stacks},
+                        {"deepest", cut.deepest},
+                        {"kept_outermost", detail::kKeptOuter},
+                        {"kept_innermost", detail::kKeptInner}};
   if (machine) meta["machine"] = *machine;
   out += meta.dump();
-  stack_frames_and_samples(out, *this, tree);
+  stack_frames_and_samples(out, sampled, tree);
   out += "}\n";
   return out;
 }
