@@ -1207,6 +1207,45 @@ TEST(Cli, AnOutputThatIsAnInputIsAUsageError) {
   std::filesystem::remove_all(dir);
 }
 
+// A FIFO no one reads is an error after a bounded wait, not a command that never ends; Ctrl-C
+// during the wait ends the command as it ends any other (a shell shows 130). Before, the command
+// hung in open() until a reader came.
+TEST(Cli, AFifoNoOneReadsIsNoHangAndCtrlCEndsTheWait) {
+  std::string dir = ::testing::TempDir() + "/mainboard-fifo-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  auto input = dir + "/in.json", fifo = dir + "/out.fifo";
+  saved_profile(20, false).save(input);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGINT, SIG_DFL);
+    ::execl(MAINBOARD_CLI, MAINBOARD_CLI, "profile", "perfetto", input.c_str(), "-o", fifo.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(98);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(pid, SIGINT);
+  int status = 0;
+  auto started = std::chrono::steady_clock::now();
+  pid_t done = 0;
+  while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - started < std::chrono::seconds(30))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    FAIL() << "Ctrl-C did not end the wait for a reader";
+  }
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << status;
+  // No signal: the bounded wait (10 s) ends it with an error, and the trace is kept elsewhere.
+  auto r = cli({"profile", "perfetto", input, "-o", fifo}, {{"TMPDIR", dir}});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("no one opened the FIFO to read it in 10 s"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the trace is in " + dir + "/out."), std::string::npos) << r.err;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Cli, ProfileErrorsNameTheFile) {
   std::string dir = ::testing::TempDir();
   auto missing = cli({"profile", "report", dir + "/no-such-profile.json"});
