@@ -291,33 +291,31 @@ mode_t mode_of(const fs::path& p) {
 }  // namespace
 
 // The check-then-open race: the output is another user's FIFO when it is looked at and their
-// link to a root-owned file when it is opened. Before, a write now and then (5 runs of 6) went
-// through the link into the victim.
+// link to a root-owned file when it is opened. Before, a write now and then went through the
+// link into the victim (in 4 runs of 6 of this test).
 TEST(AtomicFile, AFifoSwappedForALinkIsNotFollowed) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root (to own a FIFO and a link as another user)";
   Victim victim;
   TempDir dir;
-  auto fifo = dir.path() / "fifo", link = dir.path() / "link", out = dir.path() / "out";
+  auto out = dir.path() / "out", link = dir.path() / "link";
+  const auto& fifo = out;
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0);
   fs::create_symlink(victim.path, link);
   ASSERT_EQ(::lchown(fifo.c_str(), kNobody, kNobody), 0);
   ASSERT_EQ(::lchown(link.c_str(), kNobody, kNobody), 0);
   FifoReader reader(fifo);
   ASSERT_TRUE(reader.open());
-  // Hard links of the one FIFO and the one link, put at `out` in turn.
+  // The FIFO and the link change places, again and again (one system call a swap).
   std::atomic<bool> stop{false};
   std::thread swapper([&] {
-    auto next = dir.path() / "next";
-    for (int i = 0; !stop && i < 10'000'000; ++i) {
-      ::unlink(next.c_str());
-      if (::linkat(AT_FDCWD, (i % 2 ? link : fifo).c_str(), AT_FDCWD, next.c_str(), 0) == 0)
-        ::rename(next.c_str(), out.c_str());
-    }
+    while (!stop)
+      ::renameat2(AT_FDCWD, out.c_str(), AT_FDCWD, link.c_str(), RENAME_EXCHANGE);
   });
   core::WriteOptions quick;
   quick.reader_wait = std::chrono::milliseconds(50);
   int written = 0, refused = 0;
-  for (int i = 0; i < 300; ++i) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (int i = 0; i < 3000 && std::chrono::steady_clock::now() < until; ++i) {
     try {
       core::write_file_atomic(out, "written by root\n", quick);
       ++written;
@@ -329,7 +327,7 @@ TEST(AtomicFile, AFifoSwappedForALinkIsNotFollowed) {
   swapper.join();
   EXPECT_EQ(slurp(victim.path), "SECRET victim contents\n")
       << written << " written, " << refused << " refused";
-  EXPECT_EQ(written + refused, 300);
+  EXPECT_GT(written + refused, 0);
 }
 
 // The kernel's protected_fifos rule, whatever the sysctl says: a FIFO (or device node) another
