@@ -317,5 +317,76 @@ TEST(Pictures, TheHtmlPageFetchesNothingAndNoNameCanEndItsScript) {
   EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
 }
 
+// A hostile (or runaway) profile: one stack of a million frames, sampled again and again. The
+// trace, the SVG and the page keep its outermost 256 and innermost 768 frames with one frame
+// saying how many are not shown; the trace's metadata says what was cut. Before, the trace
+// repeated the whole stack in every sample's event (a 2.2 MB profile took 4.27 GB).
+TEST(Pictures, AMillionFrameStackIsDrawnCutWithWhatWasCut) {
+  constexpr std::uint32_t kDepth = 1'000'000;
+  Profile p;
+  p.pid = 7;
+  p.command = "app";
+  p.sample_hz = 100;
+  p.threads = {{0, 70, "main"}};
+  p.frames = {{"main", "app", "", 0, false},
+              {"recurse", "app", "", 0, false},
+              {std::string(5000, 'x'), "app", "", 0, false}};
+  std::vector<std::uint32_t> stack(kDepth, 1);  // leaf first: the long name, recursion, main
+  stack.front() = 2;
+  stack.back() = 0;
+  p.stacks = {stack, {1, 0}};
+  for (int i = 0; i < 10; ++i)
+    p.samples.push_back({i * 10'000'000, 0, static_cast<std::uint32_t>(i % 2)});
+  p.end_ns = 100'000'000;
+  const std::string marker = "[998976 frames not shown]";  // 1 000 000 - 256 - 768
+
+  auto svg = frames_of_svg(p.flamegraph_svg());
+  std::uint64_t deepest = 0;
+  bool said = false;
+  for (const auto& f : svg) {
+    deepest = std::max(deepest, f.depth);
+    if (f.name == marker) {
+      said = true;
+      EXPECT_EQ(f.depth, 257u);  // under the root and the 256 outermost frames
+      EXPECT_EQ(f.value, 5u);
+    }
+  }
+  EXPECT_TRUE(said) << "no frame says what was cut";
+  EXPECT_EQ(deepest, 1025u);
+
+  auto d = page_data(p.html_report());
+  bool named = false;
+  for (const auto& n : d["names"])
+    named = named || n[0] == marker;
+  EXPECT_TRUE(named);
+  EXPECT_LE(d["flames"][0]["nodes"].size(), 3u * 1100);
+
+  auto text = p.perfetto_json();
+  EXPECT_LT(text.size(), 2'000'000u);
+  auto t = nlohmann::json::parse(text);
+  EXPECT_EQ(t["metadata"]["stacks_cut"]["stacks"], 1);
+  EXPECT_EQ(t["metadata"]["stacks_cut"]["deepest"], kDepth);
+  EXPECT_EQ(t["stackFrames"].size(), 1025u);  // 1 024 frames kept and the one saying so
+  bool in_frames = false;
+  for (const auto& [id, f] : t["stackFrames"].items())
+    in_frames = in_frames || f["name"] == marker;
+  EXPECT_TRUE(in_frames);
+  int events = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "i") continue;
+    ++events;
+    EXPECT_LE(e["name"].get<std::string>().size(), 256u);
+    const auto stack_text = e["args"]["stack"].get<std::string>();
+    auto lines = core::split_lines(stack_text);
+    EXPECT_LE(lines.size(), 65u);  // 64 frames and the line saying how many more
+    for (auto line : lines)
+      EXPECT_LE(line.size(), 256u);
+    if (lines.size() > 2) {
+      EXPECT_EQ(lines.front(), "[999936 frames not shown]");
+    }
+  }
+  EXPECT_EQ(events, 10);
+}
+
 }  // namespace
 }  // namespace mainboard
