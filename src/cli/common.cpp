@@ -157,12 +157,13 @@ bool write_or_fall_back(const std::string& path, const char* what,
     try {
       fallback = core::make_fallback_file(path).string();
       write(fallback);
-      std::fprintf(stderr, "mainboard: error: %s; the %s is in %s instead\n", e.what(), what,
-                   fallback.c_str());
+      print(
+          fmt::format("mainboard: error: {}; the {} is in {} instead\n", e.what(), what, fallback),
+          false, stderr);
     } catch (const std::exception& again) {
       // Our own file, made with O_EXCL in a directory where no one else may remove it.
       if (!fallback.empty()) std::remove(fallback.c_str());
-      std::fprintf(stderr, "mainboard: error: %s; and %s\n", e.what(), again.what());
+      print(fmt::format("mainboard: error: {}; and {}\n", e.what(), again.what()), false, stderr);
     }
     return false;
   }

@@ -42,7 +42,7 @@ void write_outputs(const Profile& p, const SampleOutputs& o) {
       std::filesystem::rename(*earlier, earlier->string() + ".old", ec);
     if (write_or_fall_back(o.output, "profile", [&](const std::string& f) { p.save(f); }) &&
         core::replaced_file(o.output))
-      std::fprintf(stderr, "mainboard: profile written to %s\n", o.output.c_str());
+      print("mainboard: profile written to " + o.output + "\n", false, stderr);
   }
   if (!o.perfetto.empty())
     write_or_fall_back(o.perfetto, "trace", [&](const std::string& f) { p.perfetto(f); });
@@ -268,7 +268,7 @@ int ProfileMerge::run(const Global&) {
     if (!loaded[i] || loaded[i]->processes.empty()) read.push_back(files[i]);
   if (auto why = check_outputs_are_not_inputs({{"-o", output}, {"--perfetto", perfetto}}, read);
       !why.empty()) {
-    std::fprintf(stderr, "mainboard: error: %s\n", why.c_str());
+    print("mainboard: error: " + why + "\n", false, stderr);
     return 2;
   }
   std::vector<Profile> profiles;
