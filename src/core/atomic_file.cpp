@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kMaxLinks = 40;
+constexpr int kMaxLinkHops = 40;
 
 /// The descriptor a path names by convention ("-", /dev/stdout, /dev/fd/3), or -1. Written to
 /// directly: opening /dev/stdout again would truncate what a shell appends to (>>), and renaming
@@ -123,7 +123,7 @@ Target target_of(const fs::path& path) {
               "); not followed";
       return t;
     }
-    if (hops >= kMaxLinks) {
+    if (hops >= kMaxLinkHops) {
       t.kind = Target::refused;
       t.why = "goes through more than 40 links";
       return t;
