@@ -18,6 +18,7 @@
 #include <set>
 #include <thread>
 
+#include "common/processes.hpp"
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
@@ -119,10 +120,10 @@ std::pair<int, int> samples_in_three_and_one(const Profile& p) {
 }
 
 // How far a sampled 3:1 share may stray from 75 %: four standard deviations of a share drawn from
-// n samples, plus 3 points for a loaded machine giving the two phases unequal CPU. With 300
-// samples that is 13 points; a 50:50 or all-in-one split is still caught.
+// n samples, plus 7 points for a loaded machine giving the two phases unequal CPU. With 300
+// samples that is 17 points; a 50:50 or all-in-one split is still caught.
 double split_tolerance(int n) {
-  return 400.0 * std::sqrt(0.75 * 0.25 / std::max(n, 1)) + 3.0;
+  return 400.0 * std::sqrt(0.75 * 0.25 / std::max(n, 1)) + 7.0;
 }
 
 std::vector<std::string> python_functions(const ThreadStack& t) {
@@ -321,9 +322,16 @@ TEST_P(PythonSampling, RunSplitsTimeAsTheProgramDoesOnBothThreads) {
   SampleOptions o;
   o.hz = 499;
   o.stdout_path = "/dev/null";
+  // split.py runs for 1.5 s of its CPU time however loaded the machine is: ~750 samples.
+  double cpu = children_cpu_seconds();
   auto r = Sampler::run({GetParam().program, kScripts + "/split.py", "1.5"}, o);
+  cpu = children_cpu_seconds() - cpu;
   ASSERT_EQ(r.exit_code, 0);
   const auto& p = r.profile;
+  RecordProperty("samples", std::to_string(p.samples.size()));
+  RecordProperty("expected", std::to_string(cpu * o.hz));
+  EXPECT_GE(static_cast<double>(p.samples.size()), cpu * o.hz / 2)
+      << p.samples.size() << " samples of " << cpu << " s of CPU time";
   // Per thread, the samples in three() and one(): three quarters and one quarter.
   std::map<std::uint32_t, std::pair<int, int>> per_thread;
   for (const auto& s : p.samples) {
@@ -348,6 +356,7 @@ TEST_P(PythonSampling, RunSplitsTimeAsTheProgramDoesOnBothThreads) {
   }
   ASSERT_GT(three + one, 200);
   double share = 100.0 * three / (three + one);
+  RecordProperty("three_pct", std::to_string(share));
   EXPECT_NEAR(share, 75.0, split_tolerance(three + one))
       << three << " in three(), " << one << " in one()";
   // Nothing of the interpreter's loop is left in a stack that has Python frames.
@@ -416,14 +425,18 @@ TEST_P(PythonSampling, AttachReadsARunningProgramsPythonFrames) {
     int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, 1);
     std::string script = kScripts + "/split.py";
-    ::execl(GetParam().program.c_str(), GetParam().program.c_str(), script.c_str(), "5", "1",
+    ::execl(GetParam().program.c_str(), GetParam().program.c_str(), script.c_str(), "600", "1",
             static_cast<char*>(nullptr));
     ::_exit(127);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // On-CPU samples follow the CPU time the program got, and a loaded machine gives it less (72
+  // samples in 1.5 s beside two builds): the window is sized from its measured rate for about
+  // 300 samples (at most 15 s), and the samples are held to half of what its CPU time asks for.
   SampleOptions o;
   o.hz = 499;
-  o.duration_s = 1.5;
+  o.duration_s = attach_window(pid, o.hz, 300, 0.6, 15);
+  double cpu = cpu_seconds(pid);
   Profile p;
   try {
     p = Sampler::attach(pid, o);
@@ -431,12 +444,17 @@ TEST_P(PythonSampling, AttachReadsARunningProgramsPythonFrames) {
     kill_and_reap(pid);
     GTEST_SKIP() << "perf events refused here: " << e.what();
   }
+  cpu = cpu_seconds(pid) - cpu;
   kill_and_reap(pid);
   auto [three, one] = samples_in_three_and_one(p);
-  // On-CPU samples follow the CPU the program got: a loaded machine gives it less (a run under
-  // ASan, beside two builds, had 226 of 750), so the bound is a share of what was sampled.
+  RecordProperty("samples", std::to_string(p.samples.size()));
+  RecordProperty("expected", std::to_string(cpu * o.hz));
+  RecordProperty("window_s", std::to_string(o.duration_s));
+  EXPECT_GE(static_cast<double>(p.samples.size()), cpu * o.hz / 2)
+      << p.samples.size() << " samples of " << cpu << " s of CPU time in " << o.duration_s << " s";
   ASSERT_GE(p.samples.size(), 100u) << "too few samples to judge the split";
   ASSERT_GT(three + one, p.samples.size() / 2) << three + one << " of " << p.samples.size();
+  RecordProperty("three_pct", std::to_string(100.0 * three / (three + one)));
   EXPECT_NEAR(100.0 * three / (three + one), 75.0, split_tolerance(three + one));
 }
 
@@ -445,7 +463,7 @@ TEST_P(PythonSampling, WallClockSeesTheWaitsThatOnCpuSamplingDoesNot) {
     SampleOptions o;
     o.hz = 199;
     o.wall = wall;
-    auto r = Sampler::run({GetParam().program, kScripts + "/waits.py", "1.2", "0.1"}, o);
+    auto r = Sampler::run({GetParam().program, kScripts + "/waits.py", "3.0", "0.3"}, o);
     EXPECT_EQ(r.exit_code, 0);
     const auto& p = r.profile;
     double compute = 0, wait = 0;
@@ -457,11 +475,17 @@ TEST_P(PythonSampling, WallClockSeesTheWaitsThatOnCpuSamplingDoesNot) {
     EXPECT_GT(compute + wait, wall ? 50 : 20);  // enough to judge (fewer under a sanitizer)
     return 100 * compute / std::max(compute + wait, 1.0);  // of the time in run()'s steps
   };
-  // On CPU, the steps are all compute(); on the wall clock, half of them wait(). Steps of 100 ms
+  // On CPU, the steps are all compute(); on the wall clock, half of them wait(). Steps of 300 ms
   // keep the edges, where a sample may meet the nearest Python read from the other side of a
-  // compute/wait switch (20 ms window), a small part of the whole on a loaded machine.
-  EXPECT_GT(shares(false), 90);
-  EXPECT_NEAR(shares(true), 50, 12);
+  // compute/wait switch (20 ms window), a small part of the whole on a loaded machine (with
+  // 100 ms steps, 86 % compute() beside two builds). On the wall clock a loaded machine has
+  // given compute() as little as 37.5 % (once in 57 runs at load 6): 50 ± 15 still tells a wall
+  // clock that sees the waits from one that does not.
+  double on_cpu = shares(false), wall = shares(true);
+  RecordProperty("compute_pct_on_cpu", std::to_string(on_cpu));
+  RecordProperty("compute_pct_wall", std::to_string(wall));
+  EXPECT_GT(on_cpu, 90);
+  EXPECT_NEAR(wall, 50, 15);
 }
 
 // py-spy's --gil: at each tick only the thread holding the GIL. Two threads computing in Python

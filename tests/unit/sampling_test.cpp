@@ -276,13 +276,24 @@ TEST(Sampling, ProgramsThatCannotStartAreErrors) {
   EXPECT_THROW(Sampler::run({}), Error);
 }
 
+// On-CPU samples follow the CPU time the target had, not the wall clock: beside other work it
+// had 6 samples' worth in a 0.5 s window. The window is sized from its measured rate for about
+// 300 samples (at most 15 s), and the samples are held to half of what its CPU time asks for.
 TEST(Sampling, AttachSamplesARunningProcess) {
   MAINBOARD_NATIVE_ONLY("perf events on another process");
-  Background target({"hot", "3"});
+  Background target({"hot", "60"});  // in hot_a for 42 s; killed at the end
   auto o = quick(499);
-  o.duration_s = 0.5;
+  o.duration_s = attach_window(target.pid, o.hz, 300, 0.5, 15);
+  double cpu_before = cpu_seconds(target.pid);
   auto p = Sampler::attach(target.pid, o);
-  EXPECT_GT(p.samples.size(), 50u) << p.report();
+  double expected = (cpu_seconds(target.pid) - cpu_before) * o.hz;
+  RecordProperty("samples", std::to_string(p.samples.size()));
+  RecordProperty("expected", std::to_string(expected));
+  RecordProperty("window_s", std::to_string(o.duration_s));
+  EXPECT_GE(static_cast<double>(p.samples.size()), expected / 2)
+      << p.samples.size() << " samples, " << expected << " expected from its CPU time in "
+      << o.duration_s << " s";
+  ASSERT_GT(p.samples.size(), 25u) << "too few to judge which functions ran";
   EXPECT_EQ(sampled_threads(p), 2u);
   EXPECT_GT(share(p, "hot_a"), 50.0) << p.report();
   EXPECT_EQ(::kill(target.pid, 0), 0);  // still running: attach does not disturb it
