@@ -6,6 +6,8 @@
 #   scripts/prometheus-up.sh DIR
 # scripts/prometheus-down.sh DIR stops it, and a server a test recorded in DIR/run/serve.pid.
 set -euo pipefail
+# shellcheck source=pids.sh
+source "$(dirname "$0")/pids.sh"
 dir=$1
 command -v prometheus >/dev/null && command -v promtool >/dev/null ||
   { echo "prometheus-up: prometheus is not installed (scripts/install-deps.sh)" >&2; exit 1; }
@@ -13,30 +15,9 @@ command -v prometheus >/dev/null && command -v promtool >/dev/null ||
 rm -rf "$dir"
 mkdir -p "$dir"/{run,log}
 
-# A free port below the kernel's ephemeral range: the target's port stays unused until the
-# serve test starts, and a port from the ephemeral range could meanwhile be handed to any test
-# that listens on port 0 (seen: the serve test found its port taken by another test's server,
-# which Prometheus then scraped).
-free_port() {
-  python3 - <<'PY'
-import random, socket
-with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-    low = int(f.read().split()[0])
-for _ in range(1000):
-    port = random.randrange(10000, max(low, 10001))
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", port))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(port)
-    break
-PY
-}
-target=$(free_port)
-api_port=$(free_port)
+# Two ports chosen at random among free ones below the kernel's ephemeral range (pids.sh): the
+# target's stays unused until the serve test starts, and two runs of the tests do not meet.
+read -r target api_port <<<"$(free_ports 2)"
 cat >"$dir/prometheus.yml" <<CONF
 global:
   scrape_interval: 1s

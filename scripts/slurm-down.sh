@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stops what scripts/slurm-up.sh DIR started, by the PIDs it recorded: jobs first (so no
-# slurmstepd outlives its slurmd), then every slurmd, slurmctld, and munged if it was ours.
+# slurmstepd outlives its slurmd), then every slurmd, slurmctld, and the cluster's munged.
 # Safe to run twice, and after a failed start.
 set -uo pipefail
 # shellcheck source=pids.sh
@@ -22,4 +22,8 @@ for d in /proc/[0-9]*; do
 done
 p=$(pid_of "$dir/run/munged.pid" munged) && stop "$p"
 rm -f "$dir"/run/*.pid
+# munged's socket, when DIR's path was too long for one: in a directory slurm-up.sh made.
+if [[ -s $dir/munge/socket-dir && $(<"$dir/munge/socket-dir") == /tmp/mainboard-munge.* ]]; then
+  rm -rf "$(<"$dir/munge/socket-dir")" "$dir/munge/socket-dir"
+fi
 echo "slurm-down: stopped ${#pids[@]} Slurm daemons"

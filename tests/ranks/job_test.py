@@ -4,7 +4,8 @@
     job_test.py MAINBOARD PYTHONPATH local    three ranks of a DDP training (PyTorch, gloo) under
                                               torchrun's variables, set here, one rank slowed
     job_test.py MAINBOARD PYTHONPATH slurm    the same through `mainboard fleet profile` on the
-                                              project's Slurm (SLURM_CONF set by the caller)
+                                              project's Slurm (SLURM_CONF set by the caller; its
+                                              node names in the file `nodes` beside it)
     job_test.py MAINBOARD PYTHONPATH crash    ranks that die: one's program is killed, one rank's
                                               mainboard itself; the merge says who is missing
 
@@ -165,9 +166,12 @@ def slurm():
               kept == [f"rank-{r:05}.json" for r in range(WORLD)], f"{kept}: {err[-2000:]}")
         check("SIGTERM mid-run: exit 143, within 20 s", p.returncode == 143 and took < 20,
               f"exit {p.returncode} after {took:.1f} s")
+        # The cluster's node names are the run's own (scripts/slurm-up.sh writes them).
+        with open(os.path.join(os.path.dirname(os.environ["SLURM_CONF"]), "nodes")) as fh:
+            names = sorted(fh.read().split())
         check("the ranks ran on three nodes",
-              sorted(r["node"] for r in report.get("ranks", {}).get("ranks", []))
-              == ["n1", "n2", "n3"], report.get("ranks", {}).get("ranks"))
+              sorted(r["node"] for r in report.get("ranks", {}).get("ranks", [])) == names,
+              f'{report.get("ranks", {}).get("ranks")}, nodes {names}')
 
 
 SPANS = """
