@@ -17,6 +17,10 @@ namespace mainboard {
 struct MAINBOARD_API Command {
   std::vector<std::string> argv;
   std::chrono::milliseconds timeout{5000};
+  /// At the deadline the command's process group gets SIGTERM and this long to end before
+  /// SIGKILL; zero (the default) is SIGKILL at once. For a program that must clean up what it
+  /// holds outside itself: srun, killed outright, leaves its Slurm job allocated.
+  std::chrono::milliseconds stop_grace{0};
   /// Output beyond this many bytes per stream is discarded and `truncated` is set.
   std::size_t max_output_bytes = 4u << 20;
   /// Changes to the inherited environment: a value sets the variable, an empty optional

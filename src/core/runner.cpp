@@ -73,6 +73,8 @@ struct Child {
   pid_t pid = -1;
   int fds[2] = {-1, -1};  // stdout, stderr read ends
   std::int64_t deadline_ns = 0;
+  std::int64_t grace_ns = 0;  // after SIGTERM at the deadline, before SIGKILL (0: none)
+  bool stopping = false;      // SIGTERM sent
   std::int64_t exited_at_ns = 0;
   bool reaped = false;
   std::size_t max_bytes = 0;
@@ -165,6 +167,7 @@ bool spawn(const std::string& exe, const Command& command, Child& child, Command
   child.fds[0] = out[0];
   child.fds[1] = err[0];
   child.deadline_ns = core::monotonic_ns() + command.timeout.count() * 1'000'000;
+  child.grace_ns = command.stop_grace.count() * 1'000'000;
   child.max_bytes = command.max_output_bytes;
   result.started = true;
   return true;
@@ -224,6 +227,13 @@ std::vector<CommandResult> LocalRunner::run_all(const std::vector<Command>& comm
       bool open = c.fds[0] >= 0 || c.fds[1] >= 0;
       std::int64_t limit =
           c.reaped ? std::min(c.deadline_ns, c.exited_at_ns + kGraceNs) : c.deadline_ns;
+      if (!c.reaped && !c.stopping && c.grace_ns > 0 && now >= limit) {
+        // Asked to end first; what it prints meanwhile is still read.
+        ::kill(-c.pid, SIGTERM);
+        c.stopping = true;
+        results[i].timed_out = true;
+        c.deadline_ns = limit = now + c.grace_ns;
+      }
       if ((open || !c.reaped) && now >= limit) {
         ::kill(-c.pid, SIGKILL);
         if (!c.reaped) {

@@ -242,6 +242,9 @@ Fleet Fleet::from_srun(std::vector<std::string> srun_argv, double timeout_s,
   Command c;
   c.argv = std::move(srun_argv);
   c.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+  // srun killed outright leaves the job it allocated running (with InactiveLimit=0, for good):
+  // the nodes stay held. Sent SIGTERM, it cancels its step and gives the allocation back.
+  c.stop_grace = std::chrono::seconds(10);
   c.max_output_bytes = 1ull << 30;
   const char* path = std::getenv("PATH");
   auto r = LocalRunner(path ? path : "/usr/bin:/bin").run(c);

@@ -44,6 +44,29 @@ TEST(LocalRunner, KillsAtTheDeadline) {
   EXPECT_FALSE(r.ok());
 }
 
+// A command given a grace at its deadline is asked to end (SIGTERM) and may clean up, as srun
+// must to give its Slurm allocation back; one that ignores it is killed when the grace is over.
+TEST(LocalRunner, AGraceAtTheDeadlineLetsTheCommandCleanUp) {
+  auto polite = sh("trap 'echo cleaned up; exit 3' TERM; while :; do sleep 0.05; done", 300);
+  polite.stop_grace = std::chrono::seconds(20);
+  auto r = system_runner().run(polite);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.out, "cleaned up\n");
+  EXPECT_FALSE(r.ok());
+  // Without a grace, SIGKILL at once: nothing was cleaned up.
+  auto blunt = system_runner().run(
+      sh("trap 'echo cleaned up; exit 3' TERM; while :; do sleep 0.05; done", 300));
+  EXPECT_TRUE(blunt.timed_out);
+  EXPECT_EQ(blunt.out, "");
+  // One that ignores SIGTERM is killed at the end of the grace, not waited for.
+  auto stubborn = sh("trap '' TERM; while :; do sleep 0.05; done", 300);
+  stubborn.stop_grace = std::chrono::milliseconds(500);
+  auto start = std::chrono::steady_clock::now();
+  auto s = system_runner().run(stubborn);
+  EXPECT_TRUE(s.timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+}
+
 TEST(LocalRunner, DoesNotWaitForABackgroundGrandchildHoldingThePipe) {
   // The leader exits at once; its background child keeps stdout open for 30 s. We must return
   // with the leader's status rather than wait for the pipe to close.
