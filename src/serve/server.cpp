@@ -113,7 +113,9 @@ struct Taken {
   mutable std::string text[2];
 };
 
-namespace {
+// Named, not anonymous: MetricsServer::Impl holds one (a type of an anonymous namespace in a
+// member is an error once a unity build puts this file in another).
+namespace slow_senders {
 
 /// Cuts off the connections still sending their request. MHD's own time-out is for idleness and
 /// restarts at every byte, so a client that trickles a header byte a second held its connection
@@ -267,7 +269,7 @@ class Guard {
   std::thread thread_;
 };
 
-}  // namespace
+}  // namespace slow_senders
 
 struct MetricsServer::Impl {
   const Machine& machine;
@@ -286,7 +288,7 @@ struct MetricsServer::Impl {
   std::chrono::steady_clock::time_point last_at;
   std::uint64_t readings = 0;
   std::atomic<std::uint64_t> scrapes{0};
-  Guard guard;
+  slow_senders::Guard guard;
 
   Impl(const Machine& m, const ServerOptions& o)
       : machine(m),
@@ -383,10 +385,10 @@ MHD_Result respond_metrics(MHD_Connection* conn, const char* type,
   return ok;
 }
 
-Guard::Connection* guarded(MHD_Connection* conn) {
+slow_senders::Guard::Connection* guarded(MHD_Connection* conn) {
   const MHD_ConnectionInfo* info =
       mhd().MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-  return info ? static_cast<Guard::Connection*>(info->socket_context) : nullptr;
+  return info ? static_cast<slow_senders::Guard::Connection*>(info->socket_context) : nullptr;
 }
 
 /// A connection's start and close, from the loop that accepted it.
@@ -394,7 +396,7 @@ void on_connection(void* cls, MHD_Connection* conn, void** context,
                    MHD_ConnectionNotificationCode code) {
   auto& guard = static_cast<MetricsServer::Impl*>(cls)->guard;
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-    auto* c = new Guard::Connection;
+    auto* c = new slow_senders::Guard::Connection;
     if (const MHD_ConnectionInfo* info =
             mhd().MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD))
       c->fd = info->connect_fd;
@@ -412,7 +414,7 @@ void on_connection(void* cls, MHD_Connection* conn, void** context,
     }
     *context = c;
     guard.started(c);
-  } else if (auto* c = static_cast<Guard::Connection*>(*context)) {
+  } else if (auto* c = static_cast<slow_senders::Guard::Connection*>(*context)) {
     guard.closed(c);
     delete c;
     *context = nullptr;
@@ -439,7 +441,7 @@ void on_completed(void* cls, MHD_Connection* conn, void**, MHD_RequestTerminatio
 /// so a raw NUL in it ("GET /metrics\0x HTTP/1.1") ended it early as a C string and the request
 /// was served as /metrics; the request line as logged must reach the version.
 bool whole_path(MHD_Connection* conn, const char* url, const char* version) {
-  const Guard::Connection* c = guarded(conn);
+  const slow_senders::Guard::Connection* c = guarded(conn);
   return c && url && version && c->uri == url &&
          reinterpret_cast<std::uintptr_t>(url) + c->uri_length + 1 ==
              reinterpret_cast<std::uintptr_t>(version);
