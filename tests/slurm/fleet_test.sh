@@ -20,14 +20,15 @@ check() {  # check WHAT JSON PYTHON-EXPRESSION (over d, the fleet document)
     echo "FAIL: $1"; echo "$2" | head -c 2000; echo; fail=1
   fi
 }
-# A fleet past its --timeout leaves its Slurm job allocated (its srun is killed, and this
-# cluster's InactiveLimit=0 never ends the allocation): two such jobs held both cores of every
-# node, and later steps waited until "no node answered within 60 s". Ended here, on this run's
-# own cluster only, until fleet cancels the job it gave up on.
-end_leftover_jobs() {
+# A fleet past its --timeout must not leave its Slurm job allocated: its srun is sent SIGTERM
+# (not SIGKILL) and cancels its step. Before, a killed srun left the job for good (this cluster's
+# InactiveLimit=0): two such jobs held both cores of every node, and later steps waited until
+# "no node answered within 60 s". Checked here; a job still left is cancelled so that the tests
+# after this one do not wait behind it.
+no_leftover_jobs() {
+  for _ in $(seq 120); do [[ -z $(squeue -h 2>/dev/null) ]] && { echo "ok: no job left behind"; return; }; sleep 0.25; done
+  echo "FAIL: jobs left running 30 s after fleet gave up: $(squeue 2>&1)"; fail=1
   scancel --quiet --user="$(id -un)" 2>/dev/null || true
-  for _ in $(seq 80); do [[ -z $(squeue -h 2>/dev/null) ]] && return; sleep 0.25; done
-  echo "FAIL: jobs left running: $(squeue 2>&1)"; fail=1
 }
 names='[n["name"] for n in d["nodes"]]'
 answered='all(n["snapshot"] and not n["error"] for n in d["nodes"])'
@@ -50,7 +51,7 @@ else
   echo "ok: past the deadline: $(cat /tmp/fleet-timeout.$$)"
 fi
 rm -f /tmp/fleet-timeout.$$
-end_leftover_jobs
+no_leftover_jobs
 text=$("$mb" fleet --nodes 3)
 grep -q "3 nodes, 3 answered, 1 group of alike nodes" <<<"$text" && echo "ok: the table" ||
   { echo "FAIL: the table"; echo "$text"; fail=1; }
@@ -101,7 +102,7 @@ PY
   out=$("$mb" fleet --nodes 3 --timeout 5 --json -- "$gpus" || true)
   check "one node timing out" "$out" \
     "[(n['name'], bool(n['snapshot'])) for n in d['nodes']] == [('$n1', True), ('$n2', True), ('$n3', False)] and d['nodes'][2]['error'] == 'timed out after 5 s'"
-  end_leftover_jobs
+  no_leftover_jobs
   # One node's driver crashes: it is listed with what Slurm said, the others answer.
   /usr/bin/python3 -c "import json,sys; s=json.load(open(sys.argv[1])); s.pop('init_delay_ms'); s['abort_on_init']=True; json.dump(s, open(sys.argv[1],'w'))" "$sdir/$n3.json"
   out=$("$mb" fleet --nodes 3 --json -- "$gpus" || true)
@@ -110,5 +111,5 @@ PY
 
   rm -rf "$sdir"
 fi
-end_leftover_jobs  # none is left for the tests that come next (tests/ranks)
+no_leftover_jobs  # none is left for the tests that come next (tests/ranks)
 exit $fail
