@@ -5,7 +5,8 @@
 # memory after 100 and after 10 000 more scrapes (flat: no leak). mainboard serves eight fake
 # H100s (the fake NVIDIA libraries) on this host, with --min-interval 0: every scrape takes a
 # fresh reading, the worst case. Last, one scraper again with 1000 idle connections held open
-# (half silent, half stopped in the middle of a request line: a port scanner, a stuck proxy).
+# (half silent, half stopped in the middle of a request line: a port scanner, a stuck proxy),
+# all from one address: --max-connections 8192, so that its share (an eighth) holds them all.
 #   scripts/bench-serve.sh [BUILD] [--quick]
 set -euo pipefail
 build=${1:-build/default}
@@ -82,7 +83,8 @@ port=$(free_port)
 MAINBOARD_NVML_LIBRARY=$build/tests/fakes/fake_nvml/libnvidia-ml.so.1 \
   MAINBOARD_CUDA_LIBRARY=$build/tests/fakes/fake_cuda/libcuda.so.1 \
   MAINBOARD_FAKE_GPU_SCENARIO=$root/tests/fixtures/gpus/h100x8.json \
-  "$cli" serve --listen "127.0.0.1:$port" --min-interval 0 2>"$work/serve.log" &
+  "$cli" serve --listen "127.0.0.1:$port" --min-interval 0 --max-connections 8192 \
+  2>"$work/serve.log" &
 pids+=($!)
 wait_http "$port"
 measure "mainboard serve (8 GPUs, fresh)" "$port" "${pids[-1]}"
@@ -91,7 +93,7 @@ port2=$(free_port)
 MAINBOARD_NVML_LIBRARY=$build/tests/fakes/fake_nvml/libnvidia-ml.so.1 \
   MAINBOARD_CUDA_LIBRARY=$build/tests/fakes/fake_cuda/libcuda.so.1 \
   MAINBOARD_FAKE_GPU_SCENARIO=$root/tests/fixtures/gpus/h100x8.json \
-  "$cli" serve --listen "127.0.0.1:$port2" 2>"$work/serve2.log" &
+  "$cli" serve --listen "127.0.0.1:$port2" --max-connections 8192 2>"$work/serve2.log" &
 pids+=($!)
 wait_http "$port2"
 measure "mainboard serve (8 GPUs, 1 s shared)" "$port2" "${pids[-1]}"
