@@ -2,6 +2,7 @@
 // the fix, most severe first.
 #include <fmt/color.h>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "mainboard/check.hpp"
 
@@ -21,6 +22,10 @@ std::string Readiness::text(bool color) const {
   std::string out = fmt::format("{}{}: {} ({}, {}{})\n", hostname, hostname.empty() ? "node" : "",
                                 verdict, plural(blockers, "blocker"), plural(warnings, "warning"),
                                 strict ? ", strict: warnings count" : "");
+  // The id column fits the longest id (memory.swap.unknown), 17 at least.
+  std::size_t w = 17;
+  for (const auto& f : findings)
+    w = std::max(w, f.id.size());
   for (const auto& f : findings) {
     const char* mark = f.severity == Severity::blocker   ? "✗"
                        : f.severity == Severity::warning ? "!"
@@ -28,9 +33,9 @@ std::string Readiness::text(bool color) const {
     auto style = f.severity == Severity::blocker   ? fmt::fg(fmt::terminal_color::red)
                  : f.severity == Severity::warning ? fmt::fg(fmt::terminal_color::yellow)
                                                    : fmt::text_style{};
-    out += fmt::format("{} {:<7} {:<17} {}\n", paint(mark, style), f.subject, f.id, f.reading);
-    out += fmt::format("  {:<7} {:<17} {}\n", "", "why", f.why);
-    if (!f.fix.empty()) out += fmt::format("  {:<7} {:<17} {}\n", "", "fix", f.fix);
+    out += fmt::format("{} {:<7} {:<{}} {}\n", paint(mark, style), f.subject, f.id, w, f.reading);
+    out += fmt::format("  {:<7} {:<{}} {}\n", "", "why", w, f.why);
+    if (!f.fix.empty()) out += fmt::format("  {:<7} {:<{}} {}\n", "", "fix", w, f.fix);
   }
   if (findings.empty()) out += "nothing to report: every rule passed\n";
   return out;
