@@ -48,6 +48,29 @@ MAINBOARD_DECLARE_JSON(StallShare);
 MAINBOARD_DECLARE_JSON(ResourcePressure);
 MAINBOARD_DECLARE_JSON(Pressure);
 MAINBOARD_DECLARE_JSON(Reading<Pressure>);
+// fabric.hpp, sensors.hpp, memory_health.hpp, pci_topology.hpp
+MAINBOARD_DECLARE_JSON(InfinibandPort);
+MAINBOARD_DECLARE_JSON(InfinibandDevice);
+MAINBOARD_DECLARE_JSON(Infiniband);
+MAINBOARD_DECLARE_JSON(Reading<Infiniband>);
+MAINBOARD_DECLARE_JSON(NetworkInterface);
+MAINBOARD_DECLARE_JSON(Network);
+MAINBOARD_DECLARE_JSON(Reading<Network>);
+MAINBOARD_DECLARE_JSON(TemperatureSensor);
+MAINBOARD_DECLARE_JSON(Temperatures);
+MAINBOARD_DECLARE_JSON(Reading<Temperatures>);
+MAINBOARD_DECLARE_JSON(EnergyCounter);
+MAINBOARD_DECLARE_JSON(EnergyCounters);
+MAINBOARD_DECLARE_JSON(Reading<EnergyCounters>);
+MAINBOARD_DECLARE_JSON(HugePagePool);
+MAINBOARD_DECLARE_JSON(HugePages);
+MAINBOARD_DECLARE_JSON(Reading<HugePages>);
+MAINBOARD_DECLARE_JSON(MemoryController);
+MAINBOARD_DECLARE_JSON(MemoryErrors);
+MAINBOARD_DECLARE_JSON(Reading<MemoryErrors>);
+MAINBOARD_DECLARE_JSON(PciDevice);
+MAINBOARD_DECLARE_JSON(PciTopology);
+MAINBOARD_DECLARE_JSON(Reading<PciTopology>);
 
 // cpu.hpp
 MAINBOARD_DECLARE_JSON(CacheInfo);

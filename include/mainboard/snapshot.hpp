@@ -11,11 +11,15 @@
 #include "mainboard/cuda.hpp"
 #include "mainboard/environment.hpp"
 #include "mainboard/export.hpp"
+#include "mainboard/fabric.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/memory.hpp"
+#include "mainboard/memory_health.hpp"
 #include "mainboard/npu.hpp"
+#include "mainboard/pci_topology.hpp"
 #include "mainboard/pressure.hpp"
 #include "mainboard/reading.hpp"
+#include "mainboard/sensors.hpp"
 #include "mainboard/storage.hpp"
 #include "mainboard/toolchain.hpp"
 #include "mainboard/tuning.hpp"
@@ -48,26 +52,33 @@ struct MAINBOARD_API Diagnostic {
 /// reads (`none`). This row drives how the part is filled, copied between snapshots, read alone
 /// (Machine::reading) and written to and read from JSON. A new probe is its model's header, its
 /// reader's file and a row and member here.
-#define MAINBOARD_HOST_PROBES(X)                                       \
-  /* Identity: read once per Machine. */                               \
-  X(cpu, identity, none, CpuInfo, cpu, .info)                          \
-  X(board, identity, none, Reading<Board>, board, )                    \
-  X(environment, identity, none, Environment, environment, )           \
-  X(dimms, identity, none, MemorySlots, memory_hardware, )             \
-  X(os, identity, none, std::optional<OperatingSystem>, os, )          \
-  X(toolchain, identity, none, std::optional<Toolchain>, toolchain, )  \
-  X(compilers, identity, toolchain, CompilerConfig, compilers, )       \
-  X(cuda, identity, toolchain, CudaStack, cuda, )                      \
-  /* Live: read at every snapshot. */                                  \
-  X(hostname, live, none, std::string, hostname, )                     \
-  X(cpu_clocks, live, none, CpuReadings, cpu, )                        \
-  X(memory, live, none, Reading<Memory>, memory, )                     \
-  X(tuning, live, none, std::optional<HostTuning>, tuning, )           \
-  X(swap, live, none, SwapReading, memory_hardware, )                  \
-  X(cgroup_memory, live, none, Reading<CgroupMemory>, cgroup_memory, ) \
-  X(pressure, live, none, Reading<Pressure>, pressure, )               \
-  X(disk, live, none, Disk, disk, )                                    \
-  X(scratch, live, none, Scratch, scratch, )
+#define MAINBOARD_HOST_PROBES(X)                                             \
+  /* Identity: read once per Machine. */                                     \
+  X(cpu, identity, none, CpuInfo, cpu, .info)                                \
+  X(board, identity, none, Reading<Board>, board, )                          \
+  X(environment, identity, none, Environment, environment, )                 \
+  X(dimms, identity, none, MemorySlots, memory_hardware, )                   \
+  X(os, identity, none, std::optional<OperatingSystem>, os, )                \
+  X(toolchain, identity, none, std::optional<Toolchain>, toolchain, )        \
+  X(compilers, identity, toolchain, CompilerConfig, compilers, )             \
+  X(cuda, identity, toolchain, CudaStack, cuda, )                            \
+  X(pci, identity, none, Reading<PciTopology>, pci, )                        \
+  /* Live: read at every snapshot. */                                        \
+  X(hostname, live, none, std::string, hostname, )                           \
+  X(cpu_clocks, live, none, CpuReadings, cpu, )                              \
+  X(memory, live, none, Reading<Memory>, memory, )                           \
+  X(tuning, live, none, std::optional<HostTuning>, tuning, )                 \
+  X(swap, live, none, SwapReading, memory_hardware, )                        \
+  X(cgroup_memory, live, none, Reading<CgroupMemory>, cgroup_memory, )       \
+  X(pressure, live, none, Reading<Pressure>, pressure, )                     \
+  X(disk, live, none, Disk, disk, )                                          \
+  X(scratch, live, none, Scratch, scratch, )                                 \
+  X(infiniband, live, none, Reading<Infiniband>, infiniband, )               \
+  X(network, live, none, Reading<Network>, network, )                        \
+  X(temperatures, live, none, Reading<Temperatures>, temperatures, )         \
+  X(energy_counters, live, none, Reading<EnergyCounters>, energy_counters, ) \
+  X(huge_pages, live, none, Reading<HugePages>, huge_pages, )                \
+  X(memory_errors, live, none, Reading<MemoryErrors>, memory_errors, )
 
 /// Everything probed about the host at one moment, as one serializable value.
 struct MAINBOARD_API MachineSnapshot {
@@ -95,6 +106,14 @@ struct MAINBOARD_API MachineSnapshot {
   Reading<Pressure> pressure;  ///< how much work waits for CPU, memory and I/O
   Disk disk;
   Scratch scratch;
+  /// Devices on PCIe with the bridges above them: what `topo` draws its matrix from.
+  Reading<PciTopology> pci;
+  Reading<Infiniband> infiniband;           ///< InfiniBand and RoCE devices and their ports
+  Reading<Network> network;                 ///< physical network interfaces
+  Reading<Temperatures> temperatures;       ///< hwmon sensors and thermal zones
+  Reading<EnergyCounters> energy_counters;  ///< RAPL counters of CPU packages and DRAM
+  Reading<HugePages> huge_pages;            ///< static huge page pools, per size and node
+  Reading<MemoryErrors> memory_errors;      ///< EDAC corrected and uncorrected errors
   std::vector<Diagnostic> diagnostics;
 
   /// Schedulable units: the CPU plus every GPU and NPU.

@@ -1031,6 +1031,7 @@ class MachineSnapshot(FrozenModel):
     toolchain: Toolchain | None
     compilers: CompilerConfig
     cuda: CudaStack
+    pci: FrozenModel | None
     hostname: str
     memory: Memory
     tuning: FrozenModel | None
@@ -1038,6 +1039,12 @@ class MachineSnapshot(FrozenModel):
     pressure: Pressure | None
     disk: Disk
     scratch: Scratch
+    infiniband: FrozenModel | None
+    network: FrozenModel | None
+    temperatures: FrozenModel | None
+    energy_counters: FrozenModel | None
+    huge_pages: FrozenModel | None
+    memory_errors: FrozenModel | None
     diagnostics: tuple[Diagnostic, ...]
     # end of fields
 

@@ -268,6 +268,30 @@ MAINBOARD_DEFINE_JSON(ResourcePressure)
 MAINBOARD_DEFINE_JSON(Pressure)
 MAINBOARD_DEFINE_READING_JSON(Pressure)
 
+// The fabric, sensors, memory health and PCI topology models list their fields in their headers.
+MAINBOARD_DEFINE_JSON(InfinibandPort)
+MAINBOARD_DEFINE_JSON(InfinibandDevice)
+MAINBOARD_DEFINE_JSON(Infiniband)
+MAINBOARD_DEFINE_READING_JSON(Infiniband)
+MAINBOARD_DEFINE_JSON(NetworkInterface)
+MAINBOARD_DEFINE_JSON(Network)
+MAINBOARD_DEFINE_READING_JSON(Network)
+MAINBOARD_DEFINE_JSON(TemperatureSensor)
+MAINBOARD_DEFINE_JSON(Temperatures)
+MAINBOARD_DEFINE_READING_JSON(Temperatures)
+MAINBOARD_DEFINE_JSON(EnergyCounter)
+MAINBOARD_DEFINE_JSON(EnergyCounters)
+MAINBOARD_DEFINE_READING_JSON(EnergyCounters)
+MAINBOARD_DEFINE_JSON(HugePagePool)
+MAINBOARD_DEFINE_JSON(HugePages)
+MAINBOARD_DEFINE_READING_JSON(HugePages)
+MAINBOARD_DEFINE_JSON(MemoryController)
+MAINBOARD_DEFINE_JSON(MemoryErrors)
+MAINBOARD_DEFINE_READING_JSON(MemoryErrors)
+MAINBOARD_DEFINE_JSON(PciDevice)
+MAINBOARD_DEFINE_JSON(PciTopology)
+MAINBOARD_DEFINE_READING_JSON(PciTopology)
+
 template <class V>
 void fields(V& v, BlockDevice& m) {
   v("name", m.name);
