@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -65,9 +66,23 @@ CLI::Validator one_of(std::vector<std::string> names) {
       "", "one of");
 }
 
+namespace {
+int g_first_write_errno = 0;
+}  // namespace
+
+void write_out(const char* data, std::size_t size, std::FILE* to) {
+  errno = 0;
+  if (std::fwrite(data, 1, size, to) < size && g_first_write_errno == 0)
+    g_first_write_errno = errno ? errno : EIO;
+}
+
+int first_write_errno() {
+  return g_first_write_errno;
+}
+
 void print(const std::string& text, bool color, std::FILE* to) {
   std::string shown = core::terminal_text(text, color);
-  std::fwrite(shown.data(), 1, shown.size(), to);
+  write_out(shown.data(), shown.size(), to);
 }
 
 std::string json_text(const nlohmann::json& j) {
@@ -92,14 +107,14 @@ class StreamOutput final : public nlohmann::detail::output_adapter_protocol<char
   void write_characters(const char* s, std::size_t n) override {
     if (n > sizeof buffer_ - used_) flush();
     if (n > sizeof buffer_) {
-      std::fwrite(s, 1, n, to_);
+      write_out(s, n, to_);
       return;
     }
     std::memcpy(buffer_ + used_, s, n);
     used_ += n;
   }
   void flush() {
-    if (used_) std::fwrite(buffer_, 1, used_, to_);
+    if (used_) write_out(buffer_, used_, to_);
     used_ = 0;
   }
 

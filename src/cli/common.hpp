@@ -44,6 +44,11 @@ CLI::Validator one_of(std::vector<std::string> names);
 
 /// Text to standard output, as it is.
 void print(const std::string& text, bool color = false, std::FILE* to = stdout);
+/// Writes to `to` as fwrite does, keeping the errno of the first write that fell short: stdio
+/// keeps only that the stream failed, and a later flush of an empty buffer says nothing of why.
+void write_out(const char* data, std::size_t size, std::FILE* to);
+/// The errno of the first failed write_out (0 when none failed).
+int first_write_errno();
 
 /// The command's JSON: indented by two, a line feed after it. A string that is not UTF-8 (which
 /// the models never hold, but a profile's or a command's own JSON might) is written with U+FFFD

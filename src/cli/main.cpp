@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/cli.hpp"
+#include "cli/common.hpp"
 
 namespace {
 
@@ -15,8 +16,9 @@ namespace {
 int written(int code) {
   errno = 0;
   if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
+  int why = errno ? errno : mainboard::cli::first_write_errno();
   std::fprintf(stderr, "mainboard: error: the output could not be written: %s\n",
-               errno ? std::strerror(errno) : "write error");
+               why ? std::strerror(why) : "write error");
   return code == 0 ? 1 : code;
 }
 
@@ -25,7 +27,7 @@ int written(int code) {
 int main(int argc, char** argv) {
   auto parsed = mainboard::cli::parse(std::vector<std::string>(argv + 1, argv + argc));
   if (auto* exit = std::get_if<mainboard::cli::Exit>(&parsed)) {
-    std::fwrite(exit->out.data(), 1, exit->out.size(), stdout);
+    mainboard::cli::write_out(exit->out.data(), exit->out.size(), stdout);
     // A usage error may quote what was typed: shown, not obeyed.
     mainboard::cli::print(exit->err, false, stderr);
     return written(exit->code);
