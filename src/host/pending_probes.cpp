@@ -15,12 +15,6 @@ Reading<T> not_yet(Note& note) {
 Reading<PciTopology> read_pci(const Sources&, const MachineSnapshot&, Note& note) {
   return not_yet<PciTopology>(note);
 }
-Reading<Infiniband> read_infiniband(const Sources&, const MachineSnapshot&, Note& note) {
-  return not_yet<Infiniband>(note);
-}
-Reading<Network> read_network(const Sources&, const MachineSnapshot&, Note& note) {
-  return not_yet<Network>(note);
-}
 Reading<Temperatures> read_temperatures(const Sources&, const MachineSnapshot&, Note& note) {
   return not_yet<Temperatures>(note);
 }

@@ -43,6 +43,19 @@ nlohmann::json identity_of(const MachineSnapshot& s) {
   }
   for (auto& c : j["scratch"]["candidates"])
     c.erase("free_bytes");
+  // Traffic moves by the packet: the byte and error counters of NICs and InfiniBand ports.
+  if (j["network"].contains("interfaces"))
+    for (auto& i : j["network"]["interfaces"]) {
+      i.erase("received_bytes");
+      i.erase("transmitted_bytes");
+    }
+  if (j["infiniband"].contains("devices"))
+    for (auto& d : j["infiniband"]["devices"])
+      for (auto& p : d["ports"]) {
+        p.erase("received_bytes");
+        p.erase("transmitted_bytes");
+        p.erase("errors");
+      }
   j["scratch"].erase("free_bytes");
   for (const char* units : {"gpus", "npus"})
     for (auto& u : j[units]) {
