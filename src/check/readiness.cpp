@@ -60,6 +60,7 @@ struct Rules {
     }
     memory();
     pressure();
+    fabric();
     unknown();
     if (!s.scratch.found)
       add("scratch.none", "host", Severity::info, "no writable node-local directory found",
@@ -131,6 +132,60 @@ struct Rules {
     rule("io", s.pressure->io,
          "tasks wait for I/O: a run that reads data or writes checkpoints would wait with them",
          "find the busy devices and processes with `iostat -x 1` and `iotop`");
+  }
+
+  /// InfiniBand and RoCE ports: one that is down, and one that is up but degraded (slower than
+  /// its width and lane speed carry, or trained on fewer lanes than the host's other ports of
+  /// the same HCA type and link layer: 1X where they run 4X).
+  void fabric() {
+    if (!s.infiniband) return;
+    const auto& devices = s.infiniband->devices;
+    auto widest = [&](const InfinibandDevice& d, const InfinibandPort& p) {
+      std::uint32_t w = 0;
+      for (const auto& o : devices)
+        if (o.hca_type == d.hca_type && !d.hca_type.empty())
+          for (const auto& q : o.ports)
+            if (q.link_layer == p.link_layer && q.state == "ACTIVE" && q.width)
+              w = std::max(w, *q.width);
+      return w;
+    };
+    for (const auto& d : devices)
+      for (const auto& p : d.ports) {
+        bool state_down = !p.state.empty() && p.state != "ACTIVE";
+        bool phys_down = !p.physical_state.empty() && p.physical_state != "LinkUp";
+        std::string layer = p.link_layer.empty() ? "" : " (" + p.link_layer + ")";
+        if (state_down || phys_down) {
+          add("infiniband.port.down", d.name, Severity::warning,
+              fmt::format("port {} {}, physical state {}{}", p.port,
+                          p.state.empty() ? "state unknown" : p.state,
+                          p.physical_state.empty() ? "unknown" : p.physical_state, layer),
+              phys_down ? "the link is not trained (no cable, a dead cable or switch port): work "
+                          "placed on this port gets no RDMA and falls back or fails"
+                        : "the link is up but not active (no subnet manager has configured it): "
+                          "work placed on this port gets no RDMA and falls back or fails",
+              phys_down ? "check the cable and the switch port (`ibstat " + d.name + "`)"
+                        : "check the subnet manager (`sminfo`, `ibstat " + d.name + "`)");
+          continue;
+        }
+        if (p.state.empty() || p.physical_state.empty() || !p.rate_gbps || !p.width) continue;
+        std::string trained =
+            fmt::format("port {} trained {}X{} ({:g} Gb/s){}", p.port, *p.width,
+                        p.speed.empty() ? "" : " " + p.speed, *p.rate_gbps, layer);
+        auto w = widest(d, p);
+        if (p.expected_gbps && *p.rate_gbps + 0.01 < *p.expected_gbps)
+          add("infiniband.port.degraded", d.name, Severity::warning,
+              fmt::format("{}, where {}X {} carries {:g} Gb/s", trained, *p.width, p.speed,
+                          *p.expected_gbps),
+              "the link runs slower than its lanes allow: transfers over it take longer",
+              "check the cable and the switch port (`mlxlink -d " + d.name + "` on NVIDIA cards)");
+        else if (w > *p.width)
+          add("infiniband.port.degraded", d.name, Severity::warning,
+              fmt::format("{}, where the other {} ports run {}X", trained, d.hca_type, w),
+              "the link trained fewer lanes than the others: it carries a fraction of their "
+              "bandwidth, and collectives across the nodes run at its pace",
+              "reseat or replace the cable or transceiver (`mlxlink -d " + d.name +
+                  "` shows the lanes)");
+      }
   }
 
   /// A rule whose reading is missing cannot call the node fine: a warning names the reading,

@@ -365,6 +365,42 @@ TEST(Fabric, InterfaceSpeedIsEmptyWhenNotASpeed) {
   EXPECT_FALSE(speed("down", "10000\n"));  // the last speed of a link that is down
 }
 
+TEST(Fabric, DownAndDegradedPortsAreReadinessWarnings) {
+  auto s = Machine(on_host("hpc-fabric")).snapshot({.toolchain = false});
+  auto r = check_readiness(s, false);
+  std::vector<const Finding*> fabric;
+  for (const auto& f : r.findings)
+    if (f.id.rfind("infiniband.", 0) == 0) fabric.push_back(&f);
+  ASSERT_EQ(fabric.size(), 2u) << r.text();
+  EXPECT_EQ(fabric[0]->id, "infiniband.port.down");
+  EXPECT_EQ(fabric[0]->subject, "mlx5_1");
+  EXPECT_EQ(fabric[0]->severity, Severity::warning);
+  EXPECT_EQ(fabric[0]->reading, "port 1 DOWN, physical state Polling (InfiniBand)");
+  EXPECT_EQ(fabric[1]->id, "infiniband.port.degraded");
+  EXPECT_EQ(fabric[1]->subject, "mlx5_2");
+  EXPECT_EQ(fabric[1]->severity, Severity::warning);
+  EXPECT_EQ(fabric[1]->reading,
+            "port 1 trained 1X HDR (50 Gb/s) (InfiniBand), where the other MT4123 ports run 4X");
+  // A port slower than its width and speed carry; one linked up but not made active.
+  s.infiniband->devices[0].ports[0].rate_gbps = 100;
+  s.infiniband->devices[3].ports[0].state = "INIT";
+  auto again = check_readiness(s, false);
+  std::vector<std::string> seen;
+  for (const auto& f : again.findings)
+    if (f.id.rfind("infiniband.", 0) == 0) seen.push_back(f.subject + " " + f.reading);
+  EXPECT_EQ(seen, (std::vector<std::string>{
+                      "mlx5_0 port 1 trained 4X HDR (100 Gb/s) (InfiniBand), where 4X HDR "
+                      "carries 200 Gb/s",
+                      "mlx5_1 port 1 DOWN, physical state Polling (InfiniBand)",
+                      "mlx5_2 port 1 trained 1X HDR (50 Gb/s) (InfiniBand), where the other "
+                      "MT4123 ports run 4X",
+                      "mlx5_3 port 1 INIT, physical state LinkUp (Ethernet)"}));
+  // No fabric, no finding (and no "unknown" warning: most hosts have none).
+  auto vm = check_readiness(Machine(on_host("vm-cgroup1-nodmi")).snapshot({.toolchain = false}));
+  for (const auto& f : vm.findings)
+    EXPECT_EQ(f.id.find("infiniband"), std::string::npos) << f.id;
+}
+
 // Gathering a recorded host again keeps what the fabric probes read: the class entries' links,
 // the device and driver links, and the files behind them.
 TEST(Fabric, GatheredHostReadsTheSame) {
