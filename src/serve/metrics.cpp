@@ -23,6 +23,8 @@ Scrape read(const Machine& machine) {
   }
   r.cgroup = machine.cgroup_memory();
   r.pressure = machine.pressure();
+  r.infiniband = machine.reading("infiniband").infiniband;
+  r.network = machine.reading("network").network;
   r.cpu = machine.cpu().reading();
   for (const auto& gpu : machine.gpus())
     r.gpus.push_back(gpu->gpu_snapshot());
@@ -254,6 +256,100 @@ void expose_gpu(const GpuSnapshot& g, Exposition& out, Family& unavailable) {
   }
 }
 
+/// InfiniBand ports and network interfaces under node_exporter's infiniband and netclass names
+/// (its netdev collector's for the byte counters).
+void expose_fabric(const Scrape& r, Exposition& out, Family& unavailable) {
+  if (r.infiniband) {
+    // The error counters of ports/N/counters, by node_exporter's names for them.
+    static constexpr std::pair<const char*, const char*> kErrors[] = {
+        {"symbol_error", "symbol_error_total"},
+        {"link_error_recovery", "link_error_recovery_total"},
+        {"link_downed", "link_downed_total"},
+        {"port_rcv_errors", "port_errors_received_total"},
+        {"port_rcv_remote_physical_errors", "port_receive_remote_physical_errors_total"},
+        {"port_rcv_switch_relay_errors", "port_receive_switch_relay_errors_total"},
+        {"port_xmit_discards", "port_discards_transmitted_total"},
+        {"port_xmit_constraint_errors", "port_constraint_errors_transmitted_total"},
+        {"port_rcv_constraint_errors", "port_constraint_errors_received_total"},
+        {"local_link_integrity_errors", "local_link_integrity_errors_total"},
+        {"excessive_buffer_overrun_errors", "excessive_buffer_overrun_errors_total"},
+        {"VL15_dropped", "vl15_dropped_total"},
+    };
+    for (const auto& d : r.infiniband->devices) {
+      out.gauge("mainboard_infiniband_info",
+                "1, with each InfiniBand or RoCE device's identity in labels.")
+          .add({{"device", d.name},
+                {"board_id", d.board_id},
+                {"firmware_version", d.firmware},
+                {"hca_type", d.hca_type}},
+               1);
+      for (const auto& p : d.ports) {
+        Labels id{{"device", d.name}, {"port", std::to_string(p.port)}};
+        if (p.state_id)
+          out.gauge("mainboard_infiniband_state_id",
+                    "State of the port (0: no change, 1: down, 2: init, 3: armed, 4: active, 5: "
+                    "act defer).")
+              .add(id, *p.state_id);
+        if (p.physical_state_id)
+          out.gauge("mainboard_infiniband_physical_state_id",
+                    "Physical state of the port (0: no change, 1: sleep, 2: polling, 3: "
+                    "disabled, 4: port configuration training, 5: link up, 6: link error "
+                    "recovery, 7: phy test).")
+              .add(id, *p.physical_state_id);
+        if (p.rate_gbps)
+          out.gauge("mainboard_infiniband_rate_bytes_per_second",
+                    "The port's signalling rate as the kernel gives it, in bytes per second.")
+              .add(id, *p.rate_gbps * 1e9 / 8);
+        if (p.received_bytes)
+          out.counter("mainboard_infiniband_port_data_received_bytes_total",
+                      "Data received on the port, in bytes.")
+              .add(id, static_cast<double>(*p.received_bytes));
+        if (p.transmitted_bytes)
+          out.counter("mainboard_infiniband_port_data_transmitted_bytes_total",
+                      "Data transmitted on the port, in bytes.")
+              .add(id, static_cast<double>(*p.transmitted_bytes));
+        for (auto [counter, name] : kErrors)
+          if (auto it = p.errors.find(counter); it != p.errors.end())
+            out.counter(std::string("mainboard_infiniband_") + name,
+                        std::string("The port's ") + counter + " counter (ports/N/counters).")
+                .add(id, static_cast<double>(it->second));
+      }
+    }
+  } else {
+    unavailable.add(
+        {{"unit", "host"}, {"reading", "infiniband"}, {"reason", r.infiniband.reason()}}, 1);
+  }
+  if (r.network) {
+    for (const auto& i : r.network->interfaces) {
+      Labels id{{"device", i.name}};
+      out.gauge("mainboard_network_info",
+                "1, with each physical network interface's driver, address and state in labels.")
+          .add({{"device", i.name},
+                {"driver", i.driver},
+                {"address", i.address},
+                {"operstate", i.operstate}},
+               1);
+      out.gauge("mainboard_network_up", "1 if the interface's operstate is up, 0 otherwise.")
+          .add(id, i.operstate == "up" ? 1 : 0);
+      if (i.speed_mbps)
+        out.gauge("mainboard_network_speed_bytes",
+                  "The interface's link speed, in bytes per second (no series: link down or "
+                  "unknown).")
+            .add(id, static_cast<double>(*i.speed_mbps) * 1e6 / 8);
+      if (i.mtu)
+        out.gauge("mainboard_network_mtu_bytes", "The interface's MTU, in bytes.").add(id, *i.mtu);
+      if (i.received_bytes)
+        out.counter("mainboard_network_receive_bytes_total", "Bytes received on the interface.")
+            .add(id, static_cast<double>(*i.received_bytes));
+      if (i.transmitted_bytes)
+        out.counter("mainboard_network_transmit_bytes_total", "Bytes transmitted on the interface.")
+            .add(id, static_cast<double>(*i.transmitted_bytes));
+    }
+  } else {
+    unavailable.add({{"unit", "host"}, {"reading", "network"}, {"reason", r.network.reason()}}, 1);
+  }
+}
+
 }  // namespace
 
 void expose(const Scrape& r, Exposition& out) {
@@ -319,6 +415,7 @@ void expose(const Scrape& r, Exposition& out) {
     unavailable.add({{"unit", "host"}, {"reading", "pressure"}, {"reason", r.pressure.reason()}},
                     1);
   }
+  expose_fabric(r, out, unavailable);
   const auto& info = r.cpu.info;
   out.gauge("mainboard_cpu_info", "1, with the host CPU's identity in labels.")
       .add({{"model", info.label}, {"architecture", info.architecture}, {"vendor", info.vendor}},

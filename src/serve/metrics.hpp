@@ -9,6 +9,7 @@
 
 #include "mainboard/cgroup.hpp"
 #include "mainboard/cpu.hpp"
+#include "mainboard/fabric.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/memory.hpp"
 #include "mainboard/npu.hpp"
@@ -29,6 +30,8 @@ struct Scrape {
   std::string swap_unavailable;  ///< why swap could not be read; empty when it was
   Reading<CgroupMemory> cgroup;
   Reading<Pressure> pressure;
+  Reading<Infiniband> infiniband;  ///< InfiniBand and RoCE ports
+  Reading<Network> network;        ///< physical network interfaces
   CpuSnapshot cpu;
   std::vector<GpuSnapshot> gpus;
   std::vector<NpuSnapshot> npus;

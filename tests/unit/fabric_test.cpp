@@ -401,6 +401,53 @@ TEST(Fabric, DownAndDegradedPortsAreReadinessWarnings) {
     EXPECT_EQ(f.id.find("infiniband"), std::string::npos) << f.id;
 }
 
+TEST(Fabric, MetricsUseNodeExporterNames) {
+  Machine m(on_host("hpc-fabric"));
+  serve::Exposition out;
+  serve::expose(serve::read(m), out);
+  auto text = out.text(serve::Format::prometheus);
+  for (const char* line : {
+           "mainboard_infiniband_info{device=\"mlx5_0\",board_id=\"MT_0000000223\","
+           "firmware_version=\"20.39.1002\",hca_type=\"MT4123\"} 1",
+           "mainboard_infiniband_state_id{device=\"mlx5_1\",port=\"1\"} 1",
+           "mainboard_infiniband_physical_state_id{device=\"mlx5_1\",port=\"1\"} 2",
+           "mainboard_infiniband_rate_bytes_per_second{device=\"mlx5_0\",port=\"1\"} 25000000000",
+           "mainboard_infiniband_rate_bytes_per_second{device=\"mlx5_2\",port=\"1\"} 6250000000",
+           "# TYPE mainboard_infiniband_port_data_received_bytes_total counter",
+           "mainboard_infiniband_port_data_received_bytes_total{device=\"mlx5_0\",port=\"1\"} "
+           "10000000000",
+           "mainboard_infiniband_port_data_transmitted_bytes_total{device=\"mlx5_0\",port=\"1\"} "
+           "5000000000",
+           "mainboard_infiniband_link_downed_total{device=\"mlx5_0\",port=\"1\"} 1",
+           "mainboard_infiniband_port_errors_received_total{device=\"mlx5_0\",port=\"1\"} 2",
+           "mainboard_infiniband_symbol_error_total{device=\"mlx5_2\",port=\"1\"} 1520",
+           "mainboard_infiniband_vl15_dropped_total{device=\"mlx5_0\",port=\"1\"} 0",
+           "mainboard_network_info{device=\"eno1\",driver=\"ice\",address=\"b4:96:91:aa:bb:01\","
+           "operstate=\"up\"} 1",
+           "mainboard_network_up{device=\"eno1\"} 1",
+           "mainboard_network_up{device=\"eno2\"} 0",
+           "mainboard_network_speed_bytes{device=\"eno1\"} 3125000000",
+           "mainboard_network_mtu_bytes{device=\"eno1\"} 9000",
+           "mainboard_network_receive_bytes_total{device=\"eno1\"} 123456789012",
+           "mainboard_network_transmit_bytes_total{device=\"eno1\"} 98765432109",
+       })
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  // A down link has no speed series; virtual interfaces have none at all.
+  EXPECT_EQ(text.find("mainboard_network_speed_bytes{device=\"eno2\"}"), std::string::npos);
+  EXPECT_EQ(text.find("device=\"docker0\""), std::string::npos);
+  EXPECT_EQ(text.find("reading=\"infiniband\""), std::string::npos);
+  Machine vm(on_host("vm-cgroup1-nodmi"));
+  serve::Exposition none;
+  serve::expose(serve::read(vm), none);
+  auto ntext = none.text(serve::Format::prometheus);
+  EXPECT_EQ(ntext.find("mainboard_infiniband_"), std::string::npos);
+  EXPECT_NE(ntext.find("mainboard_reading_unavailable{unit=\"host\",reading=\"infiniband\","
+                       "reason=\"no InfiniBand or RoCE devices (no /sys/class/infiniband)\"} 1"),
+            std::string::npos)
+      << ntext;
+  EXPECT_NE(ntext.find("reading=\"network\""), std::string::npos);
+}
+
 // Gathering a recorded host again keeps what the fabric probes read: the class entries' links,
 // the device and driver links, and the files behind them.
 TEST(Fabric, GatheredHostReadsTheSame) {
