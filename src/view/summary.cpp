@@ -41,6 +41,64 @@ std::string unsupported(const Style& style, const std::string& reason) {
   return style.warn("unavailable") + (reason.empty() ? "" : style.dim(": " + reason));
 }
 
+/// The fabric in a line or two each: every InfiniBand/RoCE port ("mlx5_0 200 Gb/s 4X HDR", a
+/// down one in warning colour with its physical state) and the physical NICs with their speed
+/// (IPoIB interfaces are their port's). Nothing where a host has neither.
+void summary_fabric_lines(Block& b, const MachineSnapshot& s, const Style& style) {
+  auto lines = [&](const char* label, const std::vector<std::string>& parts) {
+    constexpr std::size_t kPerLine = 4;
+    for (std::size_t i = 0; i < parts.size(); i += kPerLine) {
+      std::vector<std::string> chunk(
+          parts.begin() + static_cast<std::ptrdiff_t>(i),
+          parts.begin() + static_cast<std::ptrdiff_t>(std::min(parts.size(), i + kPerLine)));
+      if (i == 0)
+        b.line(label, join(chunk));
+      else
+        b.more(join(chunk));
+    }
+  };
+  if (s.infiniband) {
+    std::vector<std::string> ports;
+    for (const auto& d : s.infiniband->devices) {
+      if (d.ports.empty()) ports.push_back(d.name + style.dim(" no ports read"));
+      for (const auto& p : d.ports) {
+        std::string name = d.ports.size() > 1 ? fmt::format("{}/{}", d.name, p.port) : d.name;
+        if (p.link_layer == "Ethernet") name += " RoCE";
+        bool down = (!p.state.empty() && p.state != "ACTIVE") ||
+                    (!p.physical_state.empty() && p.physical_state != "LinkUp");
+        if (down) {
+          ports.push_back(style.warn(
+              fmt::format("{} {} ({})", name, p.state.empty() ? "state unknown" : p.state,
+                          p.physical_state.empty() ? "physical state unknown" : p.physical_state)));
+        } else if (p.rate_gbps) {
+          ports.push_back(fmt::format(
+              "{} {:g} Gb/s{}", name, *p.rate_gbps,
+              p.width ? fmt::format(" {}X{}", *p.width, p.speed.empty() ? "" : " " + p.speed)
+                      : ""));
+        } else {
+          ports.push_back(name + (p.state.empty() ? " state unknown" : " " + p.state) +
+                          style.dim(", rate unknown"));
+        }
+      }
+    }
+    lines("Fabric", ports);
+  }
+  if (s.network) {
+    std::vector<std::string> nics;
+    for (const auto& i : s.network->interfaces) {
+      if (i.type == "infiniband") continue;
+      std::string speed;
+      if (i.speed_mbps)
+        speed = *i.speed_mbps >= 1000 ? fmt::format(" {:g} Gb/s", *i.speed_mbps / 1000.0)
+                                      : fmt::format(" {} Mb/s", *i.speed_mbps);
+      else
+        speed = " " + (i.operstate.empty() ? std::string("state unknown") : i.operstate);
+      nics.push_back(i.name + speed + (i.driver.empty() ? "" : style.dim(" " + i.driver)));
+    }
+    lines("Network", nics);
+  }
+}
+
 }  // namespace
 
 std::string render_summary(const MachineSnapshot& s, const Style& style) {
@@ -247,6 +305,7 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
                                               : f.mount_point + " (" + f.type + ")";
     b.more(fmt::format("{} {} on {}{}", f.role, f.path, where, space));
   }
+  summary_fabric_lines(b, s, style);
 
   if (s.gpus.empty()) b.line("GPUs", style.dim("none found"));
   for (const auto& g : s.gpus) {

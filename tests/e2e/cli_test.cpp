@@ -518,7 +518,8 @@ TEST_P(Golden, SummaryText) {
 
 INSTANTIATE_TEST_SUITE_P(Hosts, Golden,
                          ::testing::Values("vm-cgroup1-nodmi", "cgroup2-capped", "numa-2socket",
-                                           "broken", "apple-m3-max", "radeon-npu", "amd-mi300x"),
+                                           "broken", "apple-m3-max", "radeon-npu", "amd-mi300x",
+                                           "hpc-fabric"),
                          [](const auto& param_info) {
                            std::string n = param_info.param;
                            for (auto& c : n)

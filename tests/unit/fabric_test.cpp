@@ -448,6 +448,22 @@ TEST(Fabric, MetricsUseNodeExporterNames) {
   EXPECT_NE(ntext.find("reading=\"network\""), std::string::npos);
 }
 
+TEST(Fabric, SummaryLines) {
+  auto s = Machine(on_host("hpc-fabric")).snapshot({.toolchain = false});
+  auto text = view::render_summary(s, view::Style{});
+  EXPECT_NE(text.find("Fabric   mlx5_0 200 Gb/s 4X HDR · mlx5_1 DOWN (Polling) · mlx5_2 50 Gb/s "
+                      "1X HDR · mlx5_3 RoCE 200 Gb/s 4X HDR\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Network  eno1 25 Gb/s ice · eno2 down ice · ens6f0np0 200 Gb/s mlx5_core\n"),
+            std::string::npos)
+      << text;
+  auto vm = view::render_summary(
+      Machine(on_host("vm-cgroup1-nodmi")).snapshot({.toolchain = false}), view::Style{});
+  EXPECT_EQ(vm.find("Fabric"), std::string::npos);
+  EXPECT_EQ(vm.find("Network"), std::string::npos);
+}
+
 // Gathering a recorded host again keeps what the fabric probes read: the class entries' links,
 // the device and driver links, and the files behind them.
 TEST(Fabric, GatheredHostReadsTheSame) {
