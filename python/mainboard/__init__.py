@@ -43,6 +43,9 @@ from ._snapshot import (
     NPUSnapshot, Pressure, ResourcePressure, Scratch, StallShare, TOOL_PROBES, Toolchain,
     ToolCategory, ToolProbe, UnitKind, UnitSnapshot,
 )
+from ._snapshot import (
+    Infiniband, InfinibandDevice, InfinibandPort, Network, NetworkInterface,
+)
 
 # What a first snapshot does not need is imported at its first use (PEP 562): the profiling
 # session, the meter, the view and the tool-probe dataclass cost a fresh interpreter about as
@@ -116,3 +119,4 @@ __all__ = [
     "StackStat", "StallShare", "StepLag", "Straggler", "Timeline", "TOOL_PROBES", "ToolCategory", "Toolchain", "ToolProbe",
     "TraceReport", "Unit", "UnitKind", "UnitSnapshot", "wait_for_idle",
 ]
+__all__ += ["Infiniband", "InfinibandDevice", "InfinibandPort", "Network", "NetworkInterface"]

@@ -718,6 +718,101 @@ class Pressure(FrozenModel):
     _nested = {"cpu": ResourcePressure, "memory": ResourcePressure, "io": ResourcePressure}
 
 
+class InfinibandPort(FrozenModel):
+    """One port of an InfiniBand or RoCE device (/sys/class/infiniband/DEV/ports/N): its state
+    and physical state ("ACTIVE", "LinkUp"), its rate as the kernel prints it and parsed (Gb/s,
+    lanes, lane speed, what they carry), its link layer ("InfiniBand" or "Ethernet" for RoCE),
+    its data counters in bytes and its error counters by their sysfs names. Unreadable figures
+    are None (an unreadable state or speed is "")."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    port: int
+    state: str
+    state_id: int | None
+    physical_state: str
+    physical_state_id: int | None
+    rate: str
+    rate_gbps: float | None
+    width: int | None
+    speed: str
+    expected_gbps: float | None
+    link_layer: str
+    received_bytes: int | None
+    transmitted_bytes: int | None
+    errors: FrozenModel
+    # end of fields
+
+    @property
+    def up(self) -> bool:
+        """Whether the port is active with its link trained (ACTIVE and LinkUp)."""
+        return self.state == "ACTIVE" and self.physical_state == "LinkUp"
+
+
+class InfinibandDevice(FrozenModel):
+    """An InfiniBand or RoCE device (a host channel adapter, mlx5_0): HCA type, firmware, board
+    id, node GUID, PCI address, NUMA node, its network interfaces and its ports."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    name: str
+    hca_type: str
+    firmware: str
+    board_id: str
+    node_guid: str
+    pci_address: str
+    numa_node: int | None
+    net_devices: tuple[str, ...]
+    ports: tuple[InfinibandPort, ...]
+    # end of fields
+
+    _nested = {"ports": InfinibandPort}
+
+
+class Infiniband(FrozenModel):
+    """Every InfiniBand and RoCE device. A snapshot's `infiniband` is None on a host without
+    any, and `unavailable_reason("infiniband")` says why."""
+
+    _readings = True
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    devices: tuple[InfinibandDevice, ...]
+    # end of fields
+
+    _nested = {"devices": InfinibandDevice}
+
+
+class NetworkInterface(FrozenModel):
+    """A physical network interface (/sys/class/net, one with a device behind it): driver,
+    operstate, type ("ethernet", "infiniband", "other"), address, speed in Mb/s (None when the
+    link is down or its speed unknown), MTU, NUMA node, PCI address and byte counters."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    name: str
+    driver: str
+    operstate: str
+    type: str
+    address: str
+    speed_mbps: int | None
+    mtu: int | None
+    numa_node: int | None
+    pci_address: str
+    received_bytes: int | None
+    transmitted_bytes: int | None
+    # end of fields
+
+
+class Network(FrozenModel):
+    """The physical network interfaces. A snapshot's `network` is None where /sys/class/net
+    cannot be read, and `unavailable_reason("network")` says why."""
+
+    _readings = True
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    interfaces: tuple[NetworkInterface, ...]
+    # end of fields
+
+    _nested = {"interfaces": NetworkInterface}
+
+
 class BlockDevice(FrozenModel):
     """A block device from /sys/block."""
 
@@ -1039,8 +1134,8 @@ class MachineSnapshot(FrozenModel):
     pressure: Pressure | None
     disk: Disk
     scratch: Scratch
-    infiniband: FrozenModel | None
-    network: FrozenModel | None
+    infiniband: Infiniband | None
+    network: Network | None
     temperatures: FrozenModel | None
     energy_counters: FrozenModel | None
     huge_pages: FrozenModel | None
@@ -1063,6 +1158,7 @@ class MachineSnapshot(FrozenModel):
                "compilers": CompilerConfig, "cgroup_memory": CgroupMemory,
                "pressure": Pressure, "disk": Disk,
                "scratch": Scratch, "diagnostics": Diagnostic}
+    _nested.update({"infiniband": Infiniband, "network": Network})
 
     @property
     def unit_count(self) -> int:

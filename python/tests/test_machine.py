@@ -207,6 +207,37 @@ def test_machine_view_pieces():
     assert view.memory_usage(mainboard.Memory(supported=False)) == "memory unavailable"
 
 
+
+def test_infiniband_ports_and_network_interfaces_are_typed_models():
+    snapshot = mainboard.Machine.over(host("hpc-fabric")).snapshot(toolchain=False)
+    ib = snapshot.infiniband
+    assert isinstance(ib, mainboard.Infiniband)
+    assert [d.name for d in ib.devices] == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
+    first = ib.devices[0]
+    assert isinstance(first, mainboard.InfinibandDevice)
+    assert (first.hca_type, first.firmware, first.pci_address, first.numa_node) == (
+        "MT4123", "20.39.1002", "0000:17:00.0", 0)
+    port = first.ports[0]
+    assert isinstance(port, mainboard.InfinibandPort) and port.up
+    assert (port.rate_gbps, port.width, port.speed, port.expected_gbps) == (200.0, 4, "HDR", 200.0)
+    assert port.received_bytes == 10_000_000_000 and port.errors.link_downed == 1
+    down = ib.devices[1].ports[0]
+    assert not down.up and (down.state, down.physical_state) == ("DOWN", "Polling")
+    assert ib.devices[2].ports[0].width == 1
+    assert ib.devices[3].ports[0].link_layer == "Ethernet"
+    nics = snapshot.network.interfaces
+    assert all(isinstance(i, mainboard.NetworkInterface) for i in nics)
+    assert [i.name for i in nics] == ["eno1", "eno2", "ens6f0np0", "ib0", "ib1", "ib2"]
+    assert (nics[0].driver, nics[0].speed_mbps, nics[0].mtu, nics[0].numa_node) == (
+        "ice", 25000, 9000, None)
+    assert nics[1].operstate == "down" and nics[1].speed_mbps is None
+    # A host without InfiniBand says why.
+    vm = mainboard.Machine.over(host("vm-cgroup1-nodmi")).snapshot(toolchain=False)
+    assert vm.infiniband is None
+    assert vm.unavailable_reason("infiniband") == (
+        "no InfiniBand or RoCE devices (no /sys/class/infiniband)")
+    assert vm.network is None and "no /sys/class/net" in vm.unavailable_reason("network")
+
 def test_dimm_slots_that_cannot_be_read_are_empty_and_say_why():
     machine = mainboard.Machine.over(host("vm-cgroup1-nodmi"))
     live = machine.memory_hardware
