@@ -269,7 +269,8 @@ TEST(Fabric, HpcFabricHostThroughTheMachine) {
   EXPECT_EQ(ib0.type, "infiniband");
   EXPECT_EQ(ib0.mtu, 4092u);
   EXPECT_EQ(ib0.address, "00:00:10:87:fe:80:00:00:00:00:00:00:0c:42:a1:03:00:b2:1c:4e");
-  EXPECT_FALSE(s.network->interfaces[4].speed_mbps);  // ib1: down, no speed file
+  EXPECT_FALSE(s.network->interfaces[4].speed_mbps);       // ib1: down, no speed file
+  EXPECT_EQ(s.network->interfaces[5].speed_mbps, 50000u);  // ib2: its port's one HDR lane
 
   // Read alone, as serve does; and in JSON both ways.
   EXPECT_EQ(m.reading("infiniband").infiniband, s.infiniband);
