@@ -12,9 +12,6 @@ Reading<T> not_yet(Note& note) {
 }
 }  // namespace
 
-Reading<PciTopology> read_pci(const Sources&, const MachineSnapshot&, Note& note) {
-  return not_yet<PciTopology>(note);
-}
 Reading<Temperatures> read_temperatures(const Sources&, const MachineSnapshot&, Note& note) {
   return not_yet<Temperatures>(note);
 }
