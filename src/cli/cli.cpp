@@ -89,6 +89,10 @@ const std::vector<CommandInfo>& commands() {
       {"snapshot", "probe the whole machine; a summary, or --json", make<Snapshot>},
       {"toolchain", "compilers and build tools on PATH", make<Toolchain>},
       {"gpus", "GPUs and NPUs: identity and a telemetry reading each", make<Gpus>},
+      {"topo",
+       "how GPUs, NPUs, network adapters and NVMe drives reach each other on PCIe, as "
+       "nvidia-smi topo -m prints it",
+       make<Topo>},
       {"check", "is this node ready for a benchmark or a job: exit 0 ready, 1 not ready",
        make<Check>},
       {"fleet", "many nodes at once: grouped by what a job depends on, differences called out",

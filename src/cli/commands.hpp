@@ -63,6 +63,13 @@ struct Gpus : Command {
   int run(const Global& g) override;
 };
 
+/// `topo`: the PCIe path between devices, as `nvidia-smi topo -m` prints it.
+struct Topo : Command {
+  bool json = false;
+  void declare(CLI::App& cmd) override;
+  int run(const Global& g) override;
+};
+
 struct Check : Command {
   bool json = false, strict = false;
   void declare(CLI::App& cmd) override;
