@@ -9,6 +9,7 @@
 
 #include "mainboard/check.hpp"
 #include "mainboard/json.hpp"
+#include "mainboard/topology_matrix.hpp"
 #include "model/json_fields.hpp"
 #include "view/format.hpp"
 
@@ -254,6 +255,22 @@ struct Rules {
 
   void health(const GpuHealth& h, const std::string& subject, std::uint32_t index);
 
+  // PCIe topology: GPUDirect RDMA between a GPU and an adapter on the other socket crosses the
+  // inter-socket link (UPI/xGMI), which NCCL then avoids or pays for in bandwidth.
+  void topology() {
+    if (!s.pci) return;
+    auto matrix = topology_matrix(*s.pci, {}, s.cpu.info.numa_nodes);
+    for (const auto& near : nearest_nics(matrix, true)) {
+      if (near.path.path != PciPath::sys) continue;
+      add("topology.gpu_nic.remote", near.gpu, Severity::warning,
+          fmt::format("nearest RDMA adapter {} is {} (across the sockets)", near.nic,
+                      to_string(near.path)),
+          "its GPUDirect RDMA traffic crosses the link between the sockets, which has less "
+          "bandwidth than PCIe within one",
+          "use the GPUs beside an adapter for inter-node work; `mainboard topo` shows the pairs");
+    }
+  }
+
   void gpus() {
     for (const auto& g : s.gpus) {
       auto subject = fmt::format("GPU {}", g.info.index);
@@ -418,6 +435,7 @@ Readiness check_readiness(const MachineSnapshot& snapshot, bool strict) {
   Rules rules{snapshot, {}};
   rules.host();
   rules.gpus();
+  rules.topology();
   Readiness r;
   r.hostname = snapshot.hostname;
   r.strict = strict;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 
+#include "core/text.hpp"
 #include "mainboard/check.hpp"
 
 namespace mainboard {
@@ -33,7 +34,8 @@ std::string Readiness::text(bool color) const {
     auto style = f.severity == Severity::blocker   ? fmt::fg(fmt::terminal_color::red)
                  : f.severity == Severity::warning ? fmt::fg(fmt::terminal_color::yellow)
                                                    : fmt::text_style{};
-    out += fmt::format("{} {:<7} {:<{}} {}\n", paint(mark, style), f.subject, f.id, w, f.reading);
+    out += fmt::format("{} {:<7} {:<{}} {}\n", paint(mark, style), core::terminal_text(f.subject),
+                       f.id, w, core::terminal_text(f.reading));
     out += fmt::format("  {:<7} {:<{}} {}\n", "", "why", w, f.why);
     if (!f.fix.empty()) out += fmt::format("  {:<7} {:<{}} {}\n", "", "fix", w, f.fix);
   }
