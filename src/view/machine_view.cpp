@@ -12,6 +12,7 @@
 
 #include "core/text.hpp"
 #include "mainboard/machine.hpp"
+#include "mainboard/topology_matrix.hpp"
 #include "view/format.hpp"
 
 namespace mainboard {
@@ -121,6 +122,19 @@ struct Paint {
   fmt::text_style title() const { return fmt::emphasis::bold; }
   fmt::text_style dim() const { return fmt::emphasis::faint; }
 };
+
+/// Which network adapter is nearest each GPU on PCIe, as `topo` names the path: "Nearest NIC:
+/// GPU0 ↔ mlx5_0 PIX · GPU1 ↔ mlx5_0 PIX"; empty without GPUs or adapters on PCIe.
+std::string nearest_nic_line(const MachineSnapshot& s) {
+  if (!s.pci) return {};
+  auto near = nearest_nics(topology_matrix(*s.pci, {}, s.cpu.info.numa_nodes));
+  std::vector<std::string> pairs;
+  for (const auto& n : near)
+    pairs.push_back(core::terminal_text(n.gpu) + " ↔ " + core::terminal_text(n.nic) + " " +
+                    to_string(n.path));
+  if (pairs.empty()) return {};
+  return "Nearest NIC: " + join(pairs);
+}
 
 /// A bordered cell: a title in its top border, one content row per line.
 struct Cell {
@@ -534,6 +548,9 @@ std::string MachineView::render(const ViewOptions& options) const {
 
   std::string out;
   auto summary = [&] {
+    if (auto nics = nearest_nic_line(s); !nics.empty())
+      for (const auto& line : wrap(nics, width))
+        out += paint(line, paint.dim()) + "\n";
     for (const auto& line : wrap(compact_summary(), width))
       out += paint(line, paint.dim()) + "\n";
   };
