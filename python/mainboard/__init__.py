@@ -40,7 +40,8 @@ from ._models import FieldInfo, FrozenInstanceError, FrozenModel, Registry, Sing
 from ._snapshot import (
     Board, CgroupMemory, CompilerConfig, CpuInfo, CudaStack, DetectedTool, Diagnostic, Disk,
     Environment, GpuInfo, GPUSnapshot, MachineSnapshot, Memory, MemoryHardware, NpuInfo,
-    NPUSnapshot, Pressure, ResourcePressure, Scratch, StallShare, TOOL_PROBES, Toolchain,
+    NPUSnapshot, PciDevice, PciTopology, Pressure, ResourcePressure, Scratch, StallShare,
+    TOOL_PROBES, Toolchain,
     ToolCategory, ToolProbe, UnitKind, UnitSnapshot,
 )
 from ._snapshot import (
@@ -112,7 +113,7 @@ __all__ = [
     "GPUSnapshot", "Host", "IdleGap", "KernelCounters", "KernelEfficiency", "KernelStat",
     "KernelSummary", "Machine", "MachineSnapshot", "MachineView", "MainboardError", "Memory",
     "MemoryHardware", "MemorySource", "Meter", "meter", "MeteredMachine", "NameStat",
-    "NativeActivity", "NPU", "NpuInfo", "NPUSnapshot", "NvidiaGPU", "Pressure", "Profile",
+    "NativeActivity", "NPU", "NpuInfo", "NPUSnapshot", "NvidiaGPU", "PciDevice", "PciTopology", "Pressure", "Profile",
     "profile", "ProfileDiff", "Profiler", "ProfileReport", "RankReport", "RankSpread", "RankSummary",
     "Reach", "Registry", "ResourcePressure",
     "RunResult", "Sampler", "Scratch", "Singleton", "span", "spanned", "SpanStat", "StackDump",

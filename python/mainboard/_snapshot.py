@@ -813,6 +813,39 @@ class Network(FrozenModel):
     _nested = {"interfaces": NetworkInterface}
 
 
+class PciDevice(FrozenModel):
+    """A device on PCIe (GPU, NPU, InfiniBand or RoCE or Ethernet adapter, NVMe drive): its
+    name (GPU0, mlx5_0, ens1f0, nvme0), kind, address, ids, driver, NUMA node (None where the
+    firmware does not say), local CPUs, and the host bridge and bridges above it, top first."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    name: str
+    kind: str
+    address: str
+    vendor_id: str
+    device_id: str
+    driver: str
+    numa_node: int | None
+    cpus: tuple[int, ...]
+    host_bridge: str
+    bridges: tuple[str, ...]
+    # end of fields
+
+
+class PciTopology(FrozenModel):
+    """Where the host's devices sit on PCIe, read from sysfs: what `mainboard topo` draws its
+    matrix from. A snapshot's `pci` is None where /sys/bus/pci cannot be read, and
+    `unavailable_reason("pci")` says why."""
+
+    _readings = True
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    devices: tuple[PciDevice, ...]
+    # end of fields
+
+    _nested = {"devices": PciDevice}
+
+
 class BlockDevice(FrozenModel):
     """A block device from /sys/block."""
 
@@ -1126,7 +1159,7 @@ class MachineSnapshot(FrozenModel):
     toolchain: Toolchain | None
     compilers: CompilerConfig
     cuda: CudaStack
-    pci: FrozenModel | None
+    pci: PciTopology | None
     hostname: str
     memory: Memory
     tuning: FrozenModel | None
@@ -1156,7 +1189,7 @@ class MachineSnapshot(FrozenModel):
                "gpus": GPUSnapshot, "npus": NPUSnapshot, "cuda": CudaStack,
                "environment": Environment, "board": Board, "toolchain": Toolchain,
                "compilers": CompilerConfig, "cgroup_memory": CgroupMemory,
-               "pressure": Pressure, "disk": Disk,
+               "pressure": Pressure, "pci": PciTopology, "disk": Disk,
                "scratch": Scratch, "diagnostics": Diagnostic}
     _nested.update({"infiniband": Infiniband, "network": Network})
 

@@ -250,6 +250,24 @@ def test_dimm_slots_that_cannot_be_read_are_empty_and_say_why():
     assert read.slots_used == 1 and read.unavailable_reason("cards") is None
 
 
+def test_pci_topology_is_a_typed_model_and_none_where_unread():
+    snapshot = mainboard.Machine.over(host("dgx-8gpu")).snapshot()
+    pci = snapshot.pci
+    assert isinstance(pci, mainboard.PciTopology)
+    assert [d.name for d in pci.devices][:2] == ["GPU0", "GPU1"]
+    hca = pci.devices[8]
+    assert isinstance(hca, mainboard.PciDevice)
+    assert (hca.name, hca.kind, hca.address, hca.driver) == (
+        "mlx5_0", "infiniband", "0000:15:00.0", "mlx5_core")
+    assert hca.numa_node == 0 and hca.cpus == (0, 1, 2, 3, 8, 9, 10, 11)
+    assert hca.host_bridge == "pci0000:10"
+    assert hca.bridges == ("0000:10:01.0", "0000:11:00.0", "0000:12:02.0")
+    vm = mainboard.Machine.over(host("vm-cgroup1-nodmi")).snapshot()
+    assert vm.pci is None
+    assert "no /sys/bus/pci/devices" in vm.unavailable_reason("pci")
+    assert mainboard.MachineSnapshot.model_validate_json(snapshot.model_dump_json()) == snapshot
+
+
 def test_pressure_stalls_are_typed_models_and_none_where_unread():
     snapshot = mainboard.Machine.over(host("cgroup2-capped")).snapshot()
     pressure = snapshot.pressure
