@@ -12,17 +12,8 @@ Reading<T> not_yet(Note& note) {
 }
 }  // namespace
 
-Reading<Temperatures> read_temperatures(const Sources&, const MachineSnapshot&, Note& note) {
-  return not_yet<Temperatures>(note);
-}
 Reading<EnergyCounters> read_energy_counters(const Sources&, const MachineSnapshot&, Note& note) {
   return not_yet<EnergyCounters>(note);
-}
-Reading<HugePages> read_huge_pages(const Sources&, const MachineSnapshot&, Note& note) {
-  return not_yet<HugePages>(note);
-}
-Reading<MemoryErrors> read_memory_errors(const Sources&, const MachineSnapshot&, Note& note) {
-  return not_yet<MemoryErrors>(note);
 }
 
 }  // namespace mainboard::host

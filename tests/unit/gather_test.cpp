@@ -27,6 +27,15 @@ nlohmann::json identity_of(const MachineSnapshot& s) {
   // Pressure moves by the second: which resources have a reading (and a "full" line) is kept.
   for (const char* resource : {"cpu", "memory", "io"})
     if (auto& r = j["pressure"][resource]; !r.is_null()) r = {{"full", !r["full"].is_null()}};
+  // Temperatures and free huge pages move by the second: which sensors and pools there are is
+  // kept.
+  if (auto& t = j["temperatures"]; t.contains("sensors"))
+    for (auto& sensor : t["sensors"])
+      sensor.erase("celsius");
+  if (auto& h = j["huge_pages"]; h.contains("pools"))
+    for (auto& pool : h["pools"])
+      for (const char* moving : {"free", "reserved", "surplus"})
+        pool.erase(moving);
   // A recorded host never loads a driver library of this machine: where there is none here,
   // the replay says why in its own words.
   for (const char* lib : {"nvml", "cuda_driver"})
