@@ -62,6 +62,7 @@ struct Rules {
     memory();
     pressure();
     fabric();
+    sensors_and_memory_errors();
     unknown();
     if (!s.scratch.found)
       add("scratch.none", "host", Severity::info, "no writable node-local directory found",
@@ -187,6 +188,56 @@ struct Rules {
               "reseat or replace the cable or transceiver (`mlxlink -d " + d.name +
                   "` shows the lanes)");
       }
+  /// Temperatures at or above their limits, and memory errors EDAC counted. Only limits the
+  /// driver or firmware set count: a sensor without one is never judged.
+  void sensors_and_memory_errors() {
+    if (const auto& t = s.temperatures) {
+      std::vector<std::string> critical, high;
+      for (const auto& x : t->sensors) {
+        auto name = x.chip + " " + (x.label.empty() ? x.sensor : x.label) +
+                    (x.device.empty() ? "" : " (" + x.device + ")");
+        if (x.critical_celsius && x.celsius >= *x.critical_celsius)
+          critical.push_back(fmt::format("{} {:.1f} °C, critical {:.1f} °C", name, x.celsius,
+                                         *x.critical_celsius));
+        else if (x.high_celsius && x.celsius >= *x.high_celsius)
+          high.push_back(
+              fmt::format("{} {:.1f} °C, high {:.1f} °C", name, x.celsius, *x.high_celsius));
+      }
+      if (!critical.empty())
+        add("temperature.critical", "host", Severity::blocker, view::join(critical, "; "),
+            "a part at its critical temperature throttles hard or shuts down to protect itself: "
+            "timings are meaningless and the node may go down",
+            "check the cooling (fans, airflow, heat sinks) and what heats it; `sensors` shows "
+            "every reading");
+      if (!high.empty())
+        add("temperature.high", "host", Severity::warning, view::join(high, "; "),
+            "a part above its high limit may throttle its clock, so timings vary",
+            "check the cooling and what heats it");
+    }
+    if (const auto& e = s.memory_errors) {
+      std::uint64_t ue = 0, ce = 0;
+      std::vector<std::string> ue_at, ce_at;
+      for (const auto& c : e->controllers) {
+        ue += c.uncorrected;
+        ce += c.corrected;
+        if (c.uncorrected) ue_at.push_back(fmt::format("{}: {}", c.name, c.uncorrected));
+        if (c.corrected) ce_at.push_back(fmt::format("{}: {}", c.name, c.corrected));
+      }
+      if (ue)
+        add("memory.errors.uncorrected", "host", Severity::blocker,
+            fmt::format("{} uncorrected memory error{} ({})", ue, ue == 1 ? "" : "s",
+                        view::join(ue_at, ", ")),
+            "memory returned data ECC could not repair: a process reading it was killed or got "
+            "corrupt data, and the failing DIMM may fail again",
+            "find the DIMM with `edac-util -v` or `ras-mc-ctl --errors` and have it replaced");
+      if (ce)
+        add("memory.errors.corrected", "host", Severity::warning,
+            fmt::format("{} corrected memory error{} ({})", ce, ce == 1 ? "" : "s",
+                        view::join(ce_at, ", ")),
+            "ECC repaired them, but a DIMM that keeps making errors tends to fail with one it "
+            "cannot repair",
+            "watch the count (`edac-util -v`); have a DIMM whose count grows replaced");
+    }
   }
 
   /// A rule whose reading is missing cannot call the node fine: a warning names the reading,

@@ -1,7 +1,11 @@
 #include "serve/metrics.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <exception>
+#include <set>
+#include <tuple>
 
 #include "mainboard/machine.hpp"
 #include "mainboard/version.hpp"
@@ -25,6 +29,9 @@ Scrape read(const Machine& machine) {
   r.pressure = machine.pressure();
   r.infiniband = machine.reading("infiniband").infiniband;
   r.network = machine.reading("network").network;
+  r.temperatures = machine.reading("temperatures").temperatures;
+  r.huge_pages = machine.reading("huge_pages").huge_pages;
+  r.memory_errors = machine.reading("memory_errors").memory_errors;
   r.cpu = machine.cpu().reading();
   for (const auto& gpu : machine.gpus())
     r.gpus.push_back(gpu->gpu_snapshot());
@@ -313,6 +320,36 @@ void expose_fabric(const Scrape& r, Exposition& out, Family& unavailable) {
             out.counter(std::string("mainboard_infiniband_") + name,
                         std::string("The port's ") + counter + " counter (ports/N/counters).")
                 .add(id, static_cast<double>(it->second));
+/// Temperatures (node_exporter's hwmon and thermal_zone collectors), static huge pages per size
+/// and node (meminfo_numa's, per page size) and EDAC's error counters (its edac collector).
+void expose_sensors_and_memory_health(const Scrape& r, Exposition& out, Family& unavailable) {
+  if (const auto& t = r.temperatures) {
+    std::set<std::tuple<std::string, std::string, std::string>> seen;
+    for (const auto& x : t->sensors) {
+      if (x.source == "thermal") {
+        auto zone = x.sensor.substr(x.sensor.rfind('e') + 1);  // thermal_zone3 → 3
+        out.gauge("mainboard_thermal_zone_temp", "Temperature of each thermal zone, in celsius.")
+            .add({{"zone", zone}, {"type", x.chip}}, x.celsius);
+        continue;
+      }
+      // hwmon chips of one driver (coretemp of each socket) differ by their device.
+      if (!seen.emplace(x.chip, x.device, x.sensor).second) continue;
+      Labels id{{"chip", x.chip}, {"device", x.device}, {"sensor", x.sensor}};
+      out.gauge("mainboard_hwmon_temp_celsius", "Temperature of each hwmon sensor, in celsius.")
+          .add(id, x.celsius);
+      if (x.high_celsius)
+        out.gauge("mainboard_hwmon_temp_max_celsius",
+                  "High limit of each hwmon sensor (tempN_max), in celsius.")
+            .add(id, *x.high_celsius);
+      if (x.critical_celsius)
+        out.gauge("mainboard_hwmon_temp_crit_celsius",
+                  "Critical limit of each hwmon sensor (tempN_crit), in celsius.")
+            .add(id, *x.critical_celsius);
+      if (!x.label.empty()) {
+        Labels labelled = id;
+        labelled.emplace_back("label", x.label);
+        out.gauge("mainboard_hwmon_sensor_label", "1, with each hwmon sensor's label.")
+            .add(labelled, 1);
       }
     }
   } else {
@@ -347,6 +384,49 @@ void expose_fabric(const Scrape& r, Exposition& out, Family& unavailable) {
     }
   } else {
     unavailable.add({{"unit", "host"}, {"reading", "network"}, {"reason", r.network.reason()}}, 1);
+        {{"unit", "host"}, {"reading", "temperatures"}, {"reason", r.temperatures.reason()}}, 1);
+  }
+  if (const auto& h = r.huge_pages) {
+    for (const auto& p : h->pools) {
+      Labels id{{"size_bytes", std::to_string(p.page_bytes)}};
+      std::string family = "mainboard_memory_hugepages";
+      if (p.numa_node) {
+        id.insert(id.begin(), {"node", std::to_string(*p.numa_node)});
+        family = "mainboard_memory_numa_hugepages";
+      }
+      const char* where = p.numa_node ? " on each NUMA node" : "";
+      out.gauge(family + "_pages",
+                fmt::format("Static huge pages in the pool of each page size{}.", where))
+          .add(id, static_cast<double>(p.total));
+      out.gauge(family + "_free_pages",
+                fmt::format("Free static huge pages of each page size{}.", where))
+          .add(id, static_cast<double>(p.free));
+      if (p.reserved)
+        out.gauge(family + "_reserved_pages",
+                  "Static huge pages promised to a mapping but not yet faulted in.")
+            .add(id, static_cast<double>(*p.reserved));
+      if (p.surplus)
+        out.gauge(family + "_surplus_pages",
+                  fmt::format("Static huge pages beyond the pool (overcommit){}.", where))
+            .add(id, static_cast<double>(*p.surplus));
+    }
+  } else {
+    unavailable.add(
+        {{"unit", "host"}, {"reading", "huge_pages"}, {"reason", r.huge_pages.reason()}}, 1);
+  }
+  if (const auto& e = r.memory_errors) {
+    for (const auto& c : e->controllers) {
+      Labels id{{"controller", c.name.substr(c.name.rfind('c') + 1)}};  // mc0 → 0
+      out.counter("mainboard_edac_correctable_errors_total",
+                  "Corrected memory errors of each memory controller (EDAC ce_count).")
+          .add(id, static_cast<double>(c.corrected));
+      out.counter("mainboard_edac_uncorrectable_errors_total",
+                  "Uncorrected memory errors of each memory controller (EDAC ue_count).")
+          .add(id, static_cast<double>(c.uncorrected));
+    }
+  } else {
+    unavailable.add(
+        {{"unit", "host"}, {"reading", "memory_errors"}, {"reason", r.memory_errors.reason()}}, 1);
   }
 }
 
@@ -416,6 +496,7 @@ void expose(const Scrape& r, Exposition& out) {
                     1);
   }
   expose_fabric(r, out, unavailable);
+  expose_sensors_and_memory_health(r, out, unavailable);
   const auto& info = r.cpu.info;
   out.gauge("mainboard_cpu_info", "1, with the host CPU's identity in labels.")
       .add({{"model", info.label}, {"architecture", info.architecture}, {"vendor", info.vendor}},

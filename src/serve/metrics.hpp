@@ -12,8 +12,10 @@
 #include "mainboard/fabric.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/memory.hpp"
+#include "mainboard/memory_health.hpp"
 #include "mainboard/npu.hpp"
 #include "mainboard/pressure.hpp"
+#include "mainboard/sensors.hpp"
 #include "serve/exposition.hpp"
 
 namespace mainboard {
@@ -32,6 +34,9 @@ struct Scrape {
   Reading<Pressure> pressure;
   Reading<Infiniband> infiniband;  ///< InfiniBand and RoCE ports
   Reading<Network> network;        ///< physical network interfaces
+  Reading<Temperatures> temperatures;
+  Reading<HugePages> huge_pages;
+  Reading<MemoryErrors> memory_errors;
   CpuSnapshot cpu;
   std::vector<GpuSnapshot> gpus;
   std::vector<NpuSnapshot> npus;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "view/format.hpp"
 #include "view/gpus.hpp"
@@ -223,6 +224,40 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     b.more("DIMMs " + unsupported(style, hw.cards.reason()));
   }
 
+  // Static huge pages reserved (pools of no pages are left out) and memory errors (EDAC).
+  if (const auto& h = s.huge_pages) {
+    std::vector<std::string> pools;
+    for (const auto& p : h->pools) {
+      if (p.numa_node || p.total == 0) continue;
+      std::vector<std::string> nodes;
+      for (const auto& n : h->pools)
+        if (n.numa_node && n.page_bytes == p.page_bytes)
+          nodes.push_back(fmt::format("node{} {}", *n.numa_node, n.total));
+      auto size = p.page_bytes % (1ull << 30) == 0   ? fmt::format("{} GiB", p.page_bytes >> 30)
+                  : p.page_bytes % (1ull << 20) == 0 ? fmt::format("{} MiB", p.page_bytes >> 20)
+                                                     : bytes(p.page_bytes);
+      pools.push_back(fmt::format("{} × {} ({} free{}{})", size, p.total, p.free,
+                                  nodes.empty() ? "" : "; ", join(nodes, ", ")));
+    }
+    if (!pools.empty()) b.more("huge pages " + join(pools, " · "));
+  }
+  if (const auto& e = s.memory_errors) {
+    std::uint64_t ue = 0, ce = 0;
+    std::vector<std::string> ue_at, ce_at;
+    for (const auto& c : e->controllers) {
+      ue += c.uncorrected;
+      ce += c.corrected;
+      if (c.uncorrected) ue_at.push_back(c.name);
+      if (c.corrected) ce_at.push_back(c.name);
+    }
+    auto at = [](const std::vector<std::string>& names) {
+      return names.empty() ? std::string() : " (" + join(names, ", ") + ")";
+    };
+    std::string text =
+        fmt::format("memory errors {} uncorrected{}, {} corrected{}", ue, at(ue_at), ce, at(ce_at));
+    b.more(ue ? style.warn(text) : text);
+  }
+
   if (!s.cgroup_memory) {
     b.line("cgroup", unsupported(style, s.cgroup_memory.reason()));
   } else {
@@ -248,6 +283,35 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     };
     b.line("Pressure", one("cpu", psi.cpu) + " · " + one("memory", psi.memory) + " · " +
                            one("io", psi.io) + style.dim(" waiting (some/full, last 10 s)"));
+  }
+
+  // The hottest sensor of each kind users watch: CPU packages (or the CPU's own sensor where
+  // the driver names no package), NVMe drives, DIMMs; from hwmon, else from thermal zones
+  // (which often repeat an hwmon sensor).
+  if (const auto& t = s.temperatures) {
+    auto hottest = [&](std::initializer_list<const char*> kinds, const char* name) {
+      for (const char* source : {"hwmon", "thermal"})
+        for (const char* kind : kinds) {
+          const TemperatureSensor* top = nullptr;
+          std::set<std::string> parts;  // an NVMe drive has several sensors: one part
+          for (const auto& x : t->sensors)
+            if (x.kind == kind && x.source == source) {
+              parts.insert(x.device.empty() ? x.chip + "/" + x.sensor : x.device);
+              if (!top || x.celsius > top->celsius) top = &x;
+            }
+          if (!top) continue;
+          auto n = parts.size();
+          auto text = fmt::format("{} {:.0f} °C{}", name, top->celsius,
+                                  n > 1 ? fmt::format(" (hottest of {})", n) : "");
+          bool hot = (top->critical_celsius && top->celsius >= *top->critical_celsius) ||
+                     (top->high_celsius && top->celsius >= *top->high_celsius);
+          return hot ? style.warn(text) : text;
+        }
+      return std::string();
+    };
+    auto line = join({hottest({"cpu_package", "cpu"}, "CPU"), hottest({"nvme"}, "NVMe"),
+                      hottest({"dimm"}, "DIMM"), hottest({"gpu"}, "GPU")});
+    if (!line.empty()) b.line("Sensors", line);
   }
 
   if (const auto& board = s.board) {

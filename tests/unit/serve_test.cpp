@@ -162,7 +162,9 @@ TEST(Serve, EightGpusInBaseUnits) {
     auto from = at + prefix.size();
     unavailable.insert(text.substr(from, text.find('"', from) - from));
   }
-  EXPECT_EQ(unavailable, (std::set<std::string>{"cgroup_memory", "load", "pressure"}));
+  EXPECT_EQ(unavailable, (std::set<std::string>{"cgroup_memory", "load", "pressure",
+                                                // nor sensors, huge pages or EDAC
+                                                "temperatures", "huge_pages", "memory_errors"}));
 }
 
 // What a unit cannot give is said, with the driver's reason, not reported as zero.
@@ -201,7 +203,10 @@ TEST(Serve, AHostWhoseReadingsCannotBeTakenSaysWhichAndWhy) {
            {"swap", "no SwapTotal in /proc/meminfo"},
            {"cgroup_memory", "malformed /sys/fs/cgroup/job/memory.max"},
            {"pressure", "/proc/pressure holds no readable"},
-           {"load", "no readable /proc/loadavg"}}) {
+           {"load", "no readable /proc/loadavg"},
+           {"temperatures", "unreadable or impossible temperature left out: coretemp temp1"},
+           {"huge_pages", "no readable huge page pool"},
+           {"memory_errors", "no readable error counts in EDAC memory controllers mc0, mc1"}}) {
     auto l = line(text, "mainboard_reading_unavailable{unit=\"host\",reading=\"" + reading + "\"");
     EXPECT_TRUE(l.ends_with("} 1")) << reading << "\n" << text;
     EXPECT_NE(l.find(why), std::string::npos) << l;
