@@ -46,6 +46,7 @@ from ._snapshot import (
 )
 from ._snapshot import (
     Infiniband, InfinibandDevice, InfinibandPort, Network, NetworkInterface,
+    HugePagePool, HugePages, MemoryController, MemoryErrors, TemperatureSensor, Temperatures,
 )
 
 # What a first snapshot does not need is imported at its first use (PEP 562): the profiling
@@ -119,5 +120,7 @@ __all__ = [
     "RunResult", "Sampler", "Scratch", "Singleton", "span", "spanned", "SpanStat", "StackDump",
     "StackStat", "StallShare", "StepLag", "Straggler", "Timeline", "TOOL_PROBES", "ToolCategory", "Toolchain", "ToolProbe",
     "TraceReport", "Unit", "UnitKind", "UnitSnapshot", "wait_for_idle",
+    "HugePagePool", "HugePages", "MemoryController", "MemoryErrors", "TemperatureSensor",
+    "Temperatures",
 ]
 __all__ += ["Infiniband", "InfinibandDevice", "InfinibandPort", "Network", "NetworkInterface"]

@@ -846,6 +846,116 @@ class PciTopology(FrozenModel):
     _nested = {"devices": PciDevice}
 
 
+class TemperatureSensor(FrozenModel):
+    """One temperature: an hwmon sensor (`source` "hwmon": `chip` the driver such as coretemp,
+    nvme or jc42, `sensor` temp1…, `label` "Package id 0" where the driver names it) or a
+    thermal zone (`source` "thermal": `chip` the zone's type, `sensor` thermal_zone0). `kind`
+    is cpu_package, cpu_core, cpu, dimm, nvme, gpu or other; `device` what the chip is bound to
+    (nvme0, coretemp.1, a PCI address). `high_celsius` and `critical_celsius` are None where
+    the driver sets no limit."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    source: str
+    chip: str
+    sensor: str
+    label: str
+    kind: str
+    device: str
+    celsius: float
+    high_celsius: float | None
+    critical_celsius: float | None
+    # end of fields
+
+    @property
+    def critical(self) -> bool:
+        """At or above its critical limit."""
+        return self.critical_celsius is not None and self.celsius >= self.critical_celsius
+
+
+class Temperatures(FrozenModel):
+    """Every temperature the kernel offers (hwmon and thermal zones). A snapshot's
+    `temperatures` is None where there is neither (most virtual machines), and
+    `unavailable_reason("temperatures")` says why."""
+
+    _readings = True
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    sensors: tuple[TemperatureSensor, ...]
+    # end of fields
+
+    _nested = {"sensors": TemperatureSensor}
+
+    def hottest(self, kind: str) -> TemperatureSensor | None:
+        """The hottest sensor of one kind ("cpu_package", "nvme", "dimm"…), None if there is none."""
+        of_kind = [s for s in self.sensors if s.kind == kind]
+        return max(of_kind, key=lambda s: s.celsius) if of_kind else None
+
+
+class HugePagePool(FrozenModel):
+    """One pool of static huge pages of one page size, system-wide (`numa_node` None) or on one
+    NUMA node: pages in the pool, free, reserved for mappings (system-wide only) and surplus."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    page_bytes: int
+    numa_node: int | None
+    total: int
+    free: int
+    reserved: int | None
+    surplus: int | None
+    # end of fields
+
+
+class HugePages(FrozenModel):
+    """Static huge page pools (/sys/kernel/mm/hugepages and per node). A snapshot's `huge_pages`
+    is None on a kernel without hugetlbfs."""
+
+    _readings = True
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    pools: tuple[HugePagePool, ...]
+    # end of fields
+
+    _nested = {"pools": HugePagePool}
+
+
+class MemoryController(FrozenModel):
+    """One memory controller's error counts as EDAC keeps them (mc0…): corrected and
+    uncorrected, and of those the ones EDAC could not attribute to a DIMM."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    name: str
+    type: str
+    size_bytes: int | None
+    corrected: int
+    uncorrected: int
+    corrected_unattributed: int
+    uncorrected_unattributed: int
+    # end of fields
+
+
+class MemoryErrors(FrozenModel):
+    """Memory errors per controller (EDAC). A snapshot's `memory_errors` is None where no EDAC
+    driver is loaded, and `unavailable_reason("memory_errors")` says why."""
+
+    _readings = True
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    controllers: tuple[MemoryController, ...]
+    # end of fields
+
+    _nested = {"controllers": MemoryController}
+
+    @property
+    def uncorrected(self) -> int:
+        """Uncorrected errors over every controller."""
+        return sum(c.uncorrected for c in self.controllers)
+
+    @property
+    def corrected(self) -> int:
+        """Corrected errors over every controller."""
+        return sum(c.corrected for c in self.controllers)
+
+
 class BlockDevice(FrozenModel):
     """A block device from /sys/block."""
 
@@ -1169,10 +1279,10 @@ class MachineSnapshot(FrozenModel):
     scratch: Scratch
     infiniband: Infiniband | None
     network: Network | None
-    temperatures: FrozenModel | None
+    temperatures: Temperatures | None
     energy_counters: FrozenModel | None
-    huge_pages: FrozenModel | None
-    memory_errors: FrozenModel | None
+    huge_pages: HugePages | None
+    memory_errors: MemoryErrors | None
     diagnostics: tuple[Diagnostic, ...]
     # end of fields
 
@@ -1190,7 +1300,9 @@ class MachineSnapshot(FrozenModel):
                "environment": Environment, "board": Board, "toolchain": Toolchain,
                "compilers": CompilerConfig, "cgroup_memory": CgroupMemory,
                "pressure": Pressure, "pci": PciTopology, "disk": Disk,
-               "scratch": Scratch, "diagnostics": Diagnostic}
+               "scratch": Scratch, "diagnostics": Diagnostic,
+               "temperatures": Temperatures, "huge_pages": HugePages,
+               "memory_errors": MemoryErrors}
     _nested.update({"infiniband": Infiniband, "network": Network})
 
     @property

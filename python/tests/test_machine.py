@@ -301,6 +301,38 @@ def test_pressure_stalls_are_typed_models_and_none_where_unread():
     assert mainboard.MachineSnapshot.model_validate_json(snapshot.model_dump_json()) == snapshot
 
 
+def test_temperatures_huge_pages_and_memory_errors_are_typed_models():
+    snapshot = mainboard.Machine.over(host("numa-2socket")).snapshot()
+    temps = snapshot.temperatures
+    assert isinstance(temps, mainboard.Temperatures)
+    package = temps.hottest("cpu_package")
+    assert isinstance(package, mainboard.TemperatureSensor)
+    assert (package.chip, package.label, package.device) == ("coretemp", "Package id 1", "coretemp.1")
+    assert package.celsius == 100.0 and package.critical
+    dimm = temps.hottest("dimm")
+    assert dimm.celsius == 39.5 and dimm.critical_celsius == 85.0 and dimm.high_celsius is None
+    assert [s.chip for s in temps.sensors if s.source == "thermal"] == ["acpitz", "x86_pkg_temp"]
+    pools = snapshot.huge_pages.pools
+    assert isinstance(pools[0], mainboard.HugePagePool)
+    assert [(p.page_bytes, p.numa_node, p.total, p.free) for p in pools] == [
+        (2 << 20, None, 1024, 512), (1 << 30, None, 8, 8), (2 << 20, 0, 512, 200),
+        (1 << 30, 0, 4, 4), (2 << 20, 1, 512, 312), (1 << 30, 1, 4, 4)]
+    assert pools[0].reserved == 12 and pools[2].reserved is None
+    errors = snapshot.memory_errors
+    assert isinstance(errors.controllers[1], mainboard.MemoryController)
+    assert (errors.corrected, errors.uncorrected) == (15, 2)
+    assert errors.controllers[0].type == "Intel_10nm Socket#0 IMC#0"
+    assert errors.controllers[0].size_bytes == 256 << 30
+    # Where they cannot be read: None, and why.
+    broken = mainboard.Machine.over(host("broken")).snapshot()
+    assert broken.temperatures is None
+    assert "coretemp temp1" in broken.unavailable_reason("temperatures")
+    assert broken.huge_pages is None and broken.memory_errors is None
+    vm = mainboard.Machine.over(host("vm-cgroup1-nodmi")).snapshot()
+    assert vm.unavailable_reason("memory_errors") == "no EDAC memory controller driver loaded"
+    assert mainboard.MachineSnapshot.model_validate_json(snapshot.model_dump_json()) == snapshot
+
+
 def test_tool_probe_is_a_frozen_dataclass_that_the_first_snapshot_does_not_pay_for():
     """The reference makes ToolProbe a dataclass; dataclasses (with inspect) is half the import
     of a first snapshot, so the class is written out and dataclasses builds its fields when asked."""
