@@ -188,6 +188,8 @@ struct Rules {
               "reseat or replace the cable or transceiver (`mlxlink -d " + d.name +
                   "` shows the lanes)");
       }
+  }
+
   /// Temperatures at or above their limits, and memory errors EDAC counted. Only limits the
   /// driver or firmware set count: a sensor without one is never judged.
   void sensors_and_memory_errors() {

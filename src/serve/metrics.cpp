@@ -320,36 +320,6 @@ void expose_fabric(const Scrape& r, Exposition& out, Family& unavailable) {
             out.counter(std::string("mainboard_infiniband_") + name,
                         std::string("The port's ") + counter + " counter (ports/N/counters).")
                 .add(id, static_cast<double>(it->second));
-/// Temperatures (node_exporter's hwmon and thermal_zone collectors), static huge pages per size
-/// and node (meminfo_numa's, per page size) and EDAC's error counters (its edac collector).
-void expose_sensors_and_memory_health(const Scrape& r, Exposition& out, Family& unavailable) {
-  if (const auto& t = r.temperatures) {
-    std::set<std::tuple<std::string, std::string, std::string>> seen;
-    for (const auto& x : t->sensors) {
-      if (x.source == "thermal") {
-        auto zone = x.sensor.substr(x.sensor.rfind('e') + 1);  // thermal_zone3 → 3
-        out.gauge("mainboard_thermal_zone_temp", "Temperature of each thermal zone, in celsius.")
-            .add({{"zone", zone}, {"type", x.chip}}, x.celsius);
-        continue;
-      }
-      // hwmon chips of one driver (coretemp of each socket) differ by their device.
-      if (!seen.emplace(x.chip, x.device, x.sensor).second) continue;
-      Labels id{{"chip", x.chip}, {"device", x.device}, {"sensor", x.sensor}};
-      out.gauge("mainboard_hwmon_temp_celsius", "Temperature of each hwmon sensor, in celsius.")
-          .add(id, x.celsius);
-      if (x.high_celsius)
-        out.gauge("mainboard_hwmon_temp_max_celsius",
-                  "High limit of each hwmon sensor (tempN_max), in celsius.")
-            .add(id, *x.high_celsius);
-      if (x.critical_celsius)
-        out.gauge("mainboard_hwmon_temp_crit_celsius",
-                  "Critical limit of each hwmon sensor (tempN_crit), in celsius.")
-            .add(id, *x.critical_celsius);
-      if (!x.label.empty()) {
-        Labels labelled = id;
-        labelled.emplace_back("label", x.label);
-        out.gauge("mainboard_hwmon_sensor_label", "1, with each hwmon sensor's label.")
-            .add(labelled, 1);
       }
     }
   } else {
@@ -384,6 +354,43 @@ void expose_sensors_and_memory_health(const Scrape& r, Exposition& out, Family& 
     }
   } else {
     unavailable.add({{"unit", "host"}, {"reading", "network"}, {"reason", r.network.reason()}}, 1);
+  }
+}
+
+/// Temperatures (node_exporter's hwmon and thermal_zone collectors), static huge pages per size
+/// and node (meminfo_numa's, per page size) and EDAC's error counters (its edac collector).
+void expose_sensors_and_memory_health(const Scrape& r, Exposition& out, Family& unavailable) {
+  if (const auto& t = r.temperatures) {
+    std::set<std::tuple<std::string, std::string, std::string>> seen;
+    for (const auto& x : t->sensors) {
+      if (x.source == "thermal") {
+        auto zone = x.sensor.substr(x.sensor.rfind('e') + 1);  // thermal_zone3 → 3
+        out.gauge("mainboard_thermal_zone_temp", "Temperature of each thermal zone, in celsius.")
+            .add({{"zone", zone}, {"type", x.chip}}, x.celsius);
+        continue;
+      }
+      // hwmon chips of one driver (coretemp of each socket) differ by their device.
+      if (!seen.emplace(x.chip, x.device, x.sensor).second) continue;
+      Labels id{{"chip", x.chip}, {"device", x.device}, {"sensor", x.sensor}};
+      out.gauge("mainboard_hwmon_temp_celsius", "Temperature of each hwmon sensor, in celsius.")
+          .add(id, x.celsius);
+      if (x.high_celsius)
+        out.gauge("mainboard_hwmon_temp_max_celsius",
+                  "High limit of each hwmon sensor (tempN_max), in celsius.")
+            .add(id, *x.high_celsius);
+      if (x.critical_celsius)
+        out.gauge("mainboard_hwmon_temp_crit_celsius",
+                  "Critical limit of each hwmon sensor (tempN_crit), in celsius.")
+            .add(id, *x.critical_celsius);
+      if (!x.label.empty()) {
+        Labels labelled = id;
+        labelled.emplace_back("label", x.label);
+        out.gauge("mainboard_hwmon_sensor_label", "1, with each hwmon sensor's label.")
+            .add(labelled, 1);
+      }
+    }
+  } else {
+    unavailable.add(
         {{"unit", "host"}, {"reading", "temperatures"}, {"reason", r.temperatures.reason()}}, 1);
   }
   if (const auto& h = r.huge_pages) {
