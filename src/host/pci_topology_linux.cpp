@@ -152,6 +152,11 @@ Reading<PciTopology> read_pci(const Sources& sources, const MachineSnapshot&, No
       std::string rdma = pci_topo_first_name(fs, dir + "/infiniband");
       if (!rdma.empty() && d.kind == "ethernet") d.kind = "roce";
       d.name = !rdma.empty() ? rdma : pci_topo_first_name(fs, dir + "/net");
+      // A virtio adapter's interface hangs from its virtio device: ADDR/virtio0/net/eth0.
+      if (d.name.empty())
+        for (const auto& sub : fs.list(dir))
+          if (core::starts_with(sub, "virtio") && d.name.empty())
+            d.name = pci_topo_first_name(fs, dir + "/" + sub + "/net");
     } else if (d.kind == "nvme") {
       d.name = pci_topo_first_name(fs, dir + "/nvme");
     }
