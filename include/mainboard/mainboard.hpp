@@ -38,6 +38,7 @@
 #include "mainboard/span.hpp"
 #include "mainboard/storage.hpp"
 #include "mainboard/toolchain.hpp"
+#include "mainboard/topology_matrix.hpp"
 #include "mainboard/tuning.hpp"
 #include "mainboard/unit.hpp"
 #include "mainboard/version.hpp"
