@@ -581,6 +581,33 @@ TEST(Cli, GpusTextOfOtherVendors) {
   }
 }
 
+TEST(Cli, TopoPrintsTheMatrixAsNvidiaSmiDoesAndItsJson) {
+  auto r = cli({"--sysroot", host("dgx-8gpu"), "--color=never", "topo"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  check_golden("dgx-8gpu.topo.txt", r.out);
+  auto j = cli({"--sysroot", host("dgx-8gpu"), "topo", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc["devices"].size(), 14u);
+  EXPECT_EQ(doc["devices"][8]["name"], "mlx5_0");
+  EXPECT_EQ(doc["matrix"][0][1], "PIX");
+  EXPECT_EQ(doc["matrix"][0][4], "SYS");
+  EXPECT_EQ(doc["matrix"][12][13], "PHB");
+  // No PCI bus to read: exit 1 and why; an unknown option: a usage error.
+  auto none = cli({"--sysroot", host("apple-m3-max"), "topo"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("mainboard: error: no PCI topology: no /sys/bus/pci/devices"),
+            std::string::npos)
+      << none.err;
+  EXPECT_TRUE(none.out.empty());
+  auto bad = cli({"--sysroot", host("dgx-8gpu"), "topo", "--matrix"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("mainboard: error:"), std::string::npos);
+  auto help = cli({"topo", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--json"), std::string::npos);
+}
+
 TEST(Cli, ColourOnlyWhenAskedOrOnATerminalWithoutNoColor) {
   auto colored = cli({"--sysroot", host("cgroup2-capped"), "--color=always", "snapshot"});
   EXPECT_NE(colored.out.find("\x1b["), std::string::npos);

@@ -58,6 +58,17 @@ TEST(Parse, GlobalOptionsAreUnderstoodAfterTheCommandsName) {
   EXPECT_TRUE(p.global.verbose);
 }
 
+TEST(Parse, TopoTakesJsonAndTheGlobalOptions) {
+  auto p = parsed({"topo", "--json", "--sysroot", MAINBOARD_FIXTURES "/hosts/dgx-8gpu"});
+  ASSERT_NE(p.info, nullptr);
+  EXPECT_STREQ(p.info->path, "topo");
+  EXPECT_TRUE(as<Topo>(p).json);
+  EXPECT_EQ(p.global.sysroot, MAINBOARD_FIXTURES "/hosts/dgx-8gpu");
+  auto plain = parsed({"topo"});
+  EXPECT_FALSE(as<Topo>(plain).json);
+  EXPECT_EQ(ended({"topo", "--matrix"}).code, 2);
+}
+
 TEST(Parse, MeterTakesTheCommandAfterDashesOrAfterItsOptions) {
   auto p = parsed({"meter", "--interval", "20", "--json", "--", "python3", "-c", "pass"});
   auto& m = as<Meter>(p);
@@ -154,7 +165,8 @@ TEST(Parse, UsageErrorsNameWhatIsWrongAndWhereTheUsageIs) {
            {{"profile", "bogus", "--help"}, "unknown command 'profile bogus'"},
            {{"profile"},
             "profile needs a command: report, diff, perfetto, merge, run, attach, dump"},
-           {{"bogus"}, "unknown command 'bogus' (commands: snapshot, toolchain, gpus, check,"},
+           {{"bogus"},
+            "unknown command 'bogus' (commands: snapshot, toolchain, gpus, topo, check,"},
            {{"bogus"}, "(run 'mainboard --help' for usage)"},
            {{"bogus", "--help"}, "unknown command 'bogus' (commands: snapshot"},
            {{"--help", "bogus"}, "unknown command 'bogus' (commands: snapshot"},
