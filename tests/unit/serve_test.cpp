@@ -153,7 +153,8 @@ TEST(Serve, EightGpusInBaseUnits) {
   EXPECT_EQ(types, helps);
   EXPECT_GT(types, 30u);
   // The fake driver gives everything: what is unavailable is the fixture host's, which has no
-  // /proc/pressure, no cgroup files and no /proc/loadavg — each said, none left out.
+  // /proc/pressure, no cgroup files, no /proc/loadavg, no InfiniBand and no /sys/class/net —
+  // each said, none left out.
   std::set<std::string> unavailable;
   const std::string prefix = "\nmainboard_reading_unavailable{unit=\"host\",reading=\"";
   for (std::size_t at = text.find("\nmainboard_reading_unavailable{"); at != std::string::npos;
@@ -162,9 +163,10 @@ TEST(Serve, EightGpusInBaseUnits) {
     auto from = at + prefix.size();
     unavailable.insert(text.substr(from, text.find('"', from) - from));
   }
-  EXPECT_EQ(unavailable, (std::set<std::string>{"cgroup_memory", "load", "pressure",
-                                                // nor sensors, huge pages or EDAC
-                                                "temperatures", "huge_pages", "memory_errors"}));
+  EXPECT_EQ(unavailable,
+            (std::set<std::string>{"cgroup_memory", "infiniband", "load", "network", "pressure",
+                                   // nor sensors, huge pages or EDAC
+                                   "temperatures", "huge_pages", "memory_errors"}));
 }
 
 // What a unit cannot give is said, with the driver's reason, not reported as zero.
