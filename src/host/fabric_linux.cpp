@@ -90,14 +90,18 @@ constexpr std::string_view kFabricErrorCounters[] = {
     "VL15_dropped",
 };
 
-/// "0000:3b:00.0": a PCI function's name in sysfs.
+/// "0000:3b:00.0": a PCI function's name in sysfs (a VMD domain has five digits: "10000:01:00.0").
 bool fabric_is_pci_address(std::string_view s) {
-  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i == 4 || i == 7 || i == 10) continue;
-    if (!std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
-  }
-  return true;
+  auto hex = [](std::string_view part) {
+    return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+      return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+    });
+  };
+  auto colon = s.find(':');
+  if (colon < 4 || colon > 8 || s.size() != colon + 8) return false;
+  auto rest = s.substr(colon);  // ":3b:00.0"
+  return hex(s.substr(0, colon)) && rest[0] == ':' && rest[3] == ':' && rest[6] == '.' &&
+         hex(rest.substr(1, 2)) && hex(rest.substr(4, 2)) && rest[7] >= '0' && rest[7] <= '7';
 }
 
 /// Where a class entry (/sys/class/net/eth0, a link into /sys/devices) and the device behind it

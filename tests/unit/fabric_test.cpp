@@ -366,6 +366,32 @@ TEST(Fabric, InterfaceSpeedIsEmptyWhenNotASpeed) {
   EXPECT_FALSE(speed("down", "10000\n"));  // the last speed of a link that is down
 }
 
+TEST(Fabric, PciAddressBehindVmdAndVirtio) {
+  // A NIC behind a VMD domain (five hex digits) and a virtio NIC, whose device is virtio0
+  // below its PCI function.
+  TempDir root;
+  root.mkdir("sys/class/net");
+  auto nic = [&](const std::string& name, const std::string& function, const std::string& sub) {
+    std::string device = "sys/devices/" + function + sub;
+    root.mkdir(device + "/net/" + name);
+    std::filesystem::create_directory_symlink("../../" + device.substr(4) + "/net/" + name,
+                                              root.path() / "sys/class/net" / name);
+    std::filesystem::create_directory_symlink(
+        sub.empty() ? "../../../" + function.substr(function.rfind('/') + 1) : "../../../virtio0",
+        root.path() / device / "net" / name / "device");
+  };
+  nic("eth0", "pci10000:00/10000:00:02.0/10000:01:00.0", "");
+  nic("eth1", "pci0000:00/0000:00:03.0", "/virtio0");
+  host::Sources sources;
+  sources.fs = std::make_shared<core::Fs>(root.path());
+  host::Note note;
+  auto n = host::read_network(sources, MachineSnapshot{}, note);
+  ASSERT_TRUE(n) << n.reason();
+  ASSERT_EQ(n->interfaces.size(), 2u);
+  EXPECT_EQ(n->interfaces[0].pci_address, "10000:01:00.0");
+  EXPECT_EQ(n->interfaces[1].pci_address, "0000:00:03.0");
+}
+
 TEST(Fabric, DownAndDegradedPortsAreReadinessWarnings) {
   auto s = Machine(on_host("hpc-fabric")).snapshot({.toolchain = false});
   auto r = check_readiness(s, false);
