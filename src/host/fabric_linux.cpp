@@ -123,6 +123,9 @@ FabricPlace fabric_place(const core::Fs& fs, const std::string& entry) {
     dir = (target.is_absolute() ? target : dir.parent_path() / target).lexically_normal();
   }
   out.dir = dir.string();
+  // lo, bridges, bonds, veths and tunnels live under devices/virtual: no device link to ask for
+  // (a container host has hundreds of veths).
+  if (core::starts_with(out.dir, "/sys/devices/virtual/")) return out;
   auto device = fs.readlink(out.dir + "/device");
   if (!device || device->empty()) return out;
   fsys::path target(*device);

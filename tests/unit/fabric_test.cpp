@@ -382,6 +382,12 @@ TEST(Fabric, PciAddressBehindVmdAndVirtio) {
   };
   nic("eth0", "pci10000:00/10000:00:02.0/10000:01:00.0", "");
   nic("eth1", "pci0000:00/0000:00:03.0", "/virtio0");
+  // Under devices/virtual nothing is physical, whatever links it holds.
+  root.mkdir("sys/devices/virtual/net/tap0");
+  std::filesystem::create_directory_symlink("../../devices/virtual/net/tap0",
+                                            root.path() / "sys/class/net/tap0");
+  std::filesystem::create_directory_symlink("../../../../pci0000:00/0000:00:03.0",
+                                            root.path() / "sys/devices/virtual/net/tap0/device");
   host::Sources sources;
   sources.fs = std::make_shared<core::Fs>(root.path());
   host::Note note;
