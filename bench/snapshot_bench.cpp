@@ -44,6 +44,19 @@ static void BM_FirstSnapshotTwoSocketFixture(benchmark::State& state) {
 }
 BENCHMARK(BM_FirstSnapshotTwoSocketFixture)->Unit(benchmark::kMicrosecond);
 
+// The fabric probes alone, as a snapshot reads them: InfiniBand ports and physical NICs on this
+// machine (argument 0) and on the four-HCA fixture host (argument 1, through its sysroot).
+static void BM_FabricReadings(benchmark::State& state) {
+  Machine::Options options;
+  if (state.range(0) == 1) options.sysroot = MAINBOARD_FIXTURES "/hosts/hpc-fabric";
+  Machine machine(options);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(machine.reading("infiniband"));
+    benchmark::DoNotOptimize(machine.reading("network"));
+  }
+}
+BENCHMARK(BM_FabricReadings)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
 // The toolchain probe with every version answered by the on-disk cache: PATH lookups, stat()s
 // of the binaries and one small JSON file, no process started.
 static void BM_ToolchainWarmCache(benchmark::State& state) {
