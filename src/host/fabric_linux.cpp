@@ -90,6 +90,14 @@ constexpr std::string_view kFabricErrorCounters[] = {
     "VL15_dropped",
 };
 
+/// The error counters of ports/N/hw_counters that RoCE ports give (mlx5 and others): transport
+/// errors the IBA counters above do not see.
+constexpr std::string_view kFabricHwErrorCounters[] = {
+    "out_of_sequence",   "packet_seq_err",    "local_ack_timeout_err", "implied_nak_seq_err",
+    "rnr_nak_retry_err", "out_of_buffer",     "rx_icrc_encapsulated",  "req_cqe_error",
+    "resp_cqe_error",    "duplicate_request",
+};
+
 /// "0000:3b:00.0": a PCI function's name in sysfs (a VMD domain has five digits: "10000:01:00.0").
 bool fabric_is_pci_address(std::string_view s) {
   auto hex = [](std::string_view part) {
@@ -184,6 +192,9 @@ InfinibandPort fabric_read_port(const core::Fs& fs, const std::string& dir, std:
   p.transmitted_bytes = words("port_xmit_data");
   for (auto name : kFabricErrorCounters)
     if (auto v = fs.read_u64(dir + "/counters/" + std::string(name)))
+      p.errors.emplace(std::string(name), *v);
+  for (auto name : kFabricHwErrorCounters)
+    if (auto v = fs.read_u64(dir + "/hw_counters/" + std::string(name)))
       p.errors.emplace(std::string(name), *v);
   if (!p.received_bytes && !p.transmitted_bytes && p.errors.empty())
     unreadable.push_back(who + " counters");

@@ -281,6 +281,17 @@ void expose_fabric(const Scrape& r, Exposition& out, Family& unavailable) {
         {"local_link_integrity_errors", "local_link_integrity_errors_total"},
         {"excessive_buffer_overrun_errors", "excessive_buffer_overrun_errors_total"},
         {"VL15_dropped", "vl15_dropped_total"},
+        // ports/N/hw_counters (RoCE transport errors)
+        {"out_of_sequence", "out_of_sequence_packets_received_total"},
+        {"packet_seq_err", "packet_sequence_errors_total"},
+        {"local_ack_timeout_err", "local_ack_timeout_errors_total"},
+        {"implied_nak_seq_err", "implied_nak_seq_errors_total"},
+        {"rnr_nak_retry_err", "rnr_nak_retry_packets_received_total"},
+        {"out_of_buffer", "out_of_buffer_drops_total"},
+        {"rx_icrc_encapsulated", "rx_icrc_encapsulated_errors_total"},
+        {"req_cqe_error", "req_cqes_errors_total"},
+        {"resp_cqe_error", "resp_cqes_errors_total"},
+        {"duplicate_request", "duplicate_requests_packets_total"},
     };
     for (const auto& d : r.infiniband->devices) {
       out.gauge("mainboard_infiniband_info",
@@ -318,7 +329,9 @@ void expose_fabric(const Scrape& r, Exposition& out, Family& unavailable) {
         for (auto [counter, name] : kErrors)
           if (auto it = p.errors.find(counter); it != p.errors.end())
             out.counter(std::string("mainboard_infiniband_") + name,
-                        std::string("The port's ") + counter + " counter (ports/N/counters).")
+                        std::string("The port's ") + counter +
+                            " counter (ports/N/counters or "
+                            "hw_counters).")
                 .add(id, static_cast<double>(it->second));
       }
     }

@@ -235,6 +235,10 @@ TEST(Fabric, HpcFabricHostThroughTheMachine) {
   EXPECT_EQ(d3.ports[0].link_layer, "Ethernet");
   EXPECT_EQ(d3.net_devices, std::vector<std::string>{"ens6f0np0"});
   EXPECT_EQ(d3.pci_address, "0000:ca:00.0");
+  // A RoCE port's transport errors from hw_counters, beside the IBA counters.
+  EXPECT_EQ(d3.ports[0].errors.at("out_of_sequence"), 17u);
+  EXPECT_EQ(d3.ports[0].errors.at("rx_icrc_encapsulated"), 0u);
+  EXPECT_EQ(d3.ports[0].errors.size(), 14u);
   const auto* diag = s.diagnostic("infiniband");
   ASSERT_NE(diag, nullptr);
   EXPECT_EQ(diag->status, ProbeStatus::ok);
@@ -455,6 +459,8 @@ TEST(Fabric, MetricsUseNodeExporterNames) {
            "mainboard_infiniband_port_errors_received_total{device=\"mlx5_0\",port=\"1\"} 2",
            "mainboard_infiniband_symbol_error_total{device=\"mlx5_2\",port=\"1\"} 1520",
            "mainboard_infiniband_vl15_dropped_total{device=\"mlx5_0\",port=\"1\"} 0",
+           "mainboard_infiniband_out_of_sequence_packets_received_total{device=\"mlx5_3\","
+           "port=\"1\"} 17",
            "mainboard_network_info{device=\"eno1\",driver=\"ice\",address=\"b4:96:91:aa:bb:01\","
            "operstate=\"up\"} 1",
            "mainboard_network_up{device=\"eno1\"} 1",
