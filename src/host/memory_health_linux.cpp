@@ -88,16 +88,12 @@ Reading<HugePages> read_huge_pages(const Sources& sources, const MachineSnapshot
   const std::string system = "/sys/kernel/mm/hugepages";
   health_pools(fs, system, std::nullopt, h.pools, left_out);
   if (h.pools.empty()) {
-    std::string why;
-    ProbeStatus status = ProbeStatus::unsupported;
-    if (!left_out.empty()) {
-      why = health_list("no readable huge page pool: ", left_out);
-      status = ProbeStatus::failed;
-    } else {
-      why = "no huge page pools in /sys/kernel/mm/hugepages (a kernel without hugetlbfs)";
-    }
-    note.unavailable({status, why});
-    return Reading<HugePages>::none(std::move(why), status);
+    std::string why =
+        left_out.empty()
+            ? "no huge page pools in /sys/kernel/mm/hugepages (a kernel without hugetlbfs)"
+            : health_list("no readable huge page pool: ", left_out);
+    note.unsupported(why);
+    return Reading<HugePages>::none(std::move(why));
   }
   const std::string nodes = "/sys/devices/system/node";
   std::vector<std::pair<std::uint64_t, std::string>> numbered;
@@ -147,8 +143,8 @@ Reading<MemoryErrors> read_memory_errors(const Sources& sources, const MachineSn
   if (e.controllers.empty()) {
     if (!left_out.empty()) {
       auto why = health_list("no readable error counts in EDAC memory controllers ", left_out);
-      note.failed(why);
-      return Reading<MemoryErrors>::none(std::move(why), ProbeStatus::failed);
+      note.unsupported(why);
+      return Reading<MemoryErrors>::none(std::move(why));
     }
     std::string why = "no EDAC memory controller driver loaded";
     note.unsupported(why);

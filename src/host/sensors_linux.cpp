@@ -177,8 +177,8 @@ Reading<Temperatures> read_temperatures(const Sources& sources, const MachineSna
         (unreadable.empty() ? "unreadable or impossible temperature left out: " : ", ") + s;
   if (temps.sensors.empty()) {
     if (!unreadable.empty()) {
-      note.failed(unreadable);
-      return Reading<Temperatures>::none(std::move(unreadable), ProbeStatus::failed);
+      note.unsupported(unreadable);
+      return Reading<Temperatures>::none(std::move(unreadable));
     }
     std::string why =
         "no temperature sensor: neither hwmon nor a thermal zone (a virtual machine, or no "

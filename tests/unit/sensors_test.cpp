@@ -180,17 +180,17 @@ TEST(Temperatures, NoSensorIsUnavailableWithWhy) {
             "no temperature sensor: neither hwmon nor a thermal zone (a virtual machine, or no "
             "sensor driver loaded)");
   EXPECT_EQ(note.status, ProbeStatus::unsupported);
-  // The broken host has sensors, none of them readable: a failure that names them.
+  // The broken host has sensors, none of them readable: unavailable, naming them.
   auto broken = Machine::Options{};
   broken.sysroot = fixture_host("broken");
   auto snap = Machine(broken).snapshot({.toolchain = false});
   ASSERT_FALSE(snap.temperatures);
-  EXPECT_EQ(snap.temperatures.unavailable()->status, ProbeStatus::failed);
+  EXPECT_EQ(snap.temperatures.unavailable()->status, ProbeStatus::unsupported);
   EXPECT_EQ(snap.temperatures.reason(),
             "unreadable or impossible temperature left out: coretemp temp1, coretemp temp2, "
             "coretemp temp3, coretemp temp4, acpitz thermal_zone0");
   ASSERT_NE(snap.diagnostic("temperatures"), nullptr);
-  EXPECT_EQ(snap.diagnostic("temperatures")->status, ProbeStatus::failed);
+  EXPECT_EQ(snap.diagnostic("temperatures")->status, ProbeStatus::unsupported);
 }
 
 TEST(HugePages, SystemAndNodePools) {
@@ -251,7 +251,7 @@ TEST(HugePages, MalformedCountsAreLeftOut) {
   host::Note broken_note;
   auto broken = huge_pages_of(fixture_host("broken"), broken_note);
   ASSERT_FALSE(broken);
-  EXPECT_EQ(broken.unavailable()->status, ProbeStatus::failed);
+  EXPECT_EQ(broken.unavailable()->status, ProbeStatus::unsupported);
   EXPECT_EQ(broken.reason(),
             "no readable huge page pool: hugepages-1048576kB, hugepages-2048kB, hugepages-64kB");
   // A kernel without hugetlbfs.
@@ -311,7 +311,7 @@ TEST(MemoryErrors, MalformedCountsAndNoDriver) {
   host::Note broken_note;
   auto broken = memory_errors_of(fixture_host("broken"), broken_note);
   ASSERT_FALSE(broken);
-  EXPECT_EQ(broken.unavailable()->status, ProbeStatus::failed);
+  EXPECT_EQ(broken.unavailable()->status, ProbeStatus::unsupported);
   EXPECT_EQ(broken.reason(), "no readable error counts in EDAC memory controllers mc0, mc1");
   TempDir empty;
   host::Note none_note;
