@@ -20,8 +20,10 @@ struct MAINBOARD_API CacheInfo {
   bool operator==(const CacheInfo&) const = default;
 };
 
-/// Where the CPU's topology came from: "hwloc", "/proc/cpuinfo" (hwloc failed) or "sysctl" (macOS).
-enum class TopologySource { none, hwloc, proc_cpuinfo, sysctl };
+/// Where the CPU's topology came from: "hwloc", "sysfs" (the kernel's CPU and NUMA files, where
+/// hwloc's view is absent: a recorded host without its topology XML, or hwloc failing),
+/// "/proc/cpuinfo" (neither: counted from its fields) or "sysctl" (macOS).
+enum class TopologySource { none, hwloc, proc_cpuinfo, sysctl, sysfs };
 MAINBOARD_API const char* to_string(TopologySource source);
 
 /// Where the cache sizes come from: "kernel" (its cacheinfo in sysfs), "processor" (what the

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/text.hpp"
 #include "mainboard/check.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/topology_matrix.hpp"
@@ -18,6 +19,15 @@ namespace mainboard {
 namespace {
 
 /// "0-3,8,10-11" for a sorted list of CPU numbers.
+/// Why the load average is missing: the cpu_clocks probe's words about /proc/loadavg.
+std::string load_unknown_reason(const MachineSnapshot& s) {
+  if (const auto* d = s.diagnostic("cpu_clocks"))
+    for (auto part : core::split(d->reason, ';'))
+      if (part.find("/proc/loadavg") != std::string_view::npos)
+        return std::string(core::trim(part));
+  return "no readable /proc/loadavg";
+}
+
 std::string cpu_list(const std::vector<std::uint32_t>& cpus) {
   std::string out;
   for (std::size_t i = 0; i < cpus.size();) {
@@ -254,7 +264,7 @@ struct Rules {
           "read it by hand, or run where it can be read (a container may hide it)");
     };
     if (!s.cpu.load_1m)
-      missing("cpu.load.unknown", "load average", "no readable /proc/loadavg",
+      missing("cpu.load.unknown", "load average", load_unknown_reason(s),
               "the rule on other work using the CPUs (cpu.load)");
     if (!s.memory)
       missing("memory.unknown", "memory", s.memory.reason(),

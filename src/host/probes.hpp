@@ -32,7 +32,15 @@ std::vector<ClockReading> read_cpu_clocks(const core::Fs& fs);
 struct LoadAverage {
   double one = 0, five = 0, fifteen = 0;
 };
-std::optional<LoadAverage> read_loadavg(const core::Fs& fs);
+/// The load averages, or nothing with why in `why` (unreadable, not three finite numbers).
+std::optional<LoadAverage> read_loadavg(const core::Fs& fs, std::string* why = nullptr);
+/// Why a file that Fs::read returned nothing for could not be read: missing (errno), a FIFO or
+/// other non-file, larger than `max_bytes`, or read but binary (a NUL inside), for a reason
+/// that says what was read and what was not.
+std::string unreadable_reason(const core::Fs& fs, std::string_view path, std::size_t max_bytes);
+/// The architecture (as uname -m names it) that /proc/cpuinfo's layout says, or "" where it
+/// says none: for a recorded host with no /proc/sys/kernel/arch.
+std::string cpuinfo_architecture(std::string_view cpuinfo);
 
 // memory_linux.cpp
 Reading<Memory> read_system_memory(const core::Fs& fs, std::string scope = "system",

@@ -23,10 +23,13 @@ CpuReadings read_cpu_clocks(const Sources& src, const MachineSnapshot&, Note& no
   CpuReadings r;
   r.clocks = read_cpu_clocks(*src.fs);
   if (r.clocks.empty()) note.unsupported("no cpufreq policies and no cpu MHz in /proc/cpuinfo");
-  if (auto load = read_loadavg(*src.fs)) {
+  std::string why;
+  if (auto load = read_loadavg(*src.fs, &why)) {
     r.load_1m = load->one;
     r.load_5m = load->five;
     r.load_15m = load->fifteen;
+  } else {
+    note.unsupported(why);
   }
   return r;
 }

@@ -40,7 +40,7 @@ MAINBOARD_ENUM_NAMES(MemorySource, {MemorySource::none, ""},
                      {MemorySource::system_profiler_ram, "system_profiler physical_memory"});
 MAINBOARD_ENUM_NAMES(TopologySource, {TopologySource::none, ""}, {TopologySource::hwloc, "hwloc"},
                      {TopologySource::proc_cpuinfo, "/proc/cpuinfo"},
-                     {TopologySource::sysctl, "sysctl"});
+                     {TopologySource::sysctl, "sysctl"}, {TopologySource::sysfs, "sysfs"});
 MAINBOARD_ENUM_NAMES(CacheSource, {CacheSource::none, ""}, {CacheSource::kernel, "kernel"},
                      {CacheSource::processor, "processor"}, {CacheSource::sysctl, "sysctl"},
                      {CacheSource::hypervisor, "hypervisor"});

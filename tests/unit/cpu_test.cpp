@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -215,4 +218,163 @@ TEST(CpuProbe, TheTopologyIsKeptUntilWhatItDependsOnChanges) {
   std::filesystem::remove(file);
   EXPECT_EQ(probe().threads, 32u);
   EXPECT_TRUE(entries().empty());
+}
+
+TEST(CpuInfo, ArchitectureFromTheLayoutNotOneField) {
+  // MIPS also prints an "isa" line: it is not RISC-V.
+  EXPECT_EQ(
+      host::cpuinfo_architecture("system type\t\t: X\nprocessor\t\t: 0\ncpu model\t\t: "
+                                 "MIPS 24Kc V7.4\nisa\t\t\t: mips1 mips2 mips32r1 mips32r2\n"),
+      "mips");
+  EXPECT_EQ(host::cpuinfo_architecture("processor\t: 0\nisa\t\t: rv32imac\nmmu\t\t: sv32\n"),
+            "riscv32");
+  EXPECT_EQ(host::cpuinfo_architecture(kGrace), "aarch64");
+  EXPECT_EQ(host::cpuinfo_architecture(kCascadeLake), "x86_64");
+  EXPECT_EQ(host::cpuinfo_architecture("processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu "
+                                       "pae\n"),
+            "i686");
+  // An ARM926 names its architecture, not its ELF platform, in the old layout.
+  EXPECT_EQ(host::cpuinfo_architecture("Processor\t: ARM926EJ-S rev 5\nCPU implementer\t: 0x41\n"
+                                       "CPU architecture: 5TEJ\n"),
+            "armv5tejl");
+  EXPECT_EQ(host::cpuinfo_architecture("processor\t: 0\ncpu\t\t: POWER7 (architected)\n"
+                                       "\ntimebase\t: 512000000\n"),
+            "ppc64");
+  EXPECT_EQ(host::cpuinfo_architecture("processor\t: 0\ncpu\t\t: 7447A, altivec supported\n"),
+            "ppc");
+  // Malformed: nothing said is nothing guessed.
+  EXPECT_EQ(host::cpuinfo_architecture(""), "");
+  EXPECT_EQ(host::cpuinfo_architecture("\x01\x02\x03 garbage : :: \n\n\n"), "");
+  EXPECT_EQ(host::cpuinfo_architecture("model name\t: ARMv7 Processor rev 3 (v"), "");
+  EXPECT_EQ(host::cpuinfo_architecture(std::string(2u << 20, 'x')), "");
+}
+
+TEST(CpuInfo, OtherArchitecturesMalformed) {
+  // s390x without its machine line, a truncated one, one with garbage.
+  EXPECT_EQ(host::parse_cpuinfo_identity("vendor_id       : IBM/S390\n").label, "IBM/S390");
+  EXPECT_EQ(host::parse_cpuinfo_identity("vendor_id       : IBM/S390\nprocessor 0: version = FF,  "
+                                         "identification = 0133E8,  machine = 85")
+                .label,
+            "IBM/S390");
+  EXPECT_EQ(
+      host::parse_cpuinfo_identity("vendor_id       : IBM/S390\nprocessor 0: machine = zzzz\n")
+          .label,
+      "IBM/S390");
+  EXPECT_EQ(host::parse_cpuinfo_identity("vendor_id       : IBM/S390\nprocessor 0: version = FF,  "
+                                         "identification = 0133E8,  machine = 3931\n")
+                .label,
+            "IBM z16 (3931)");
+  // RISC-V: an empty ISA string names nothing.
+  EXPECT_EQ(host::parse_cpuinfo_identity("processor\t: 0\nisa\t\t:\n").label, "");
+  EXPECT_EQ(
+      host::parse_cpuinfo_identity("processor\t: 0\nisa\t\t: rv64gc\nmvendorid\t: 0x489\n").vendor,
+      "SiFive");
+  EXPECT_EQ(
+      host::parse_cpuinfo_identity("processor\t: 0\nisa\t\t: rv64gc\nmvendorid\t: junk\n").vendor,
+      "");
+}
+
+TEST(CpuProbe, GarbageCpuinfoIsSaidToBeReadButNotUnderstood) {
+  TempDir root;
+  root.write("proc/cpuinfo", "\x01\x02\x7f garbage without fields\n\xff\xfe\n");
+  host::Note note;
+  auto info = host::probe_cpu(core::Fs(root.path()), note);
+  EXPECT_EQ(info.label, "unknown CPU");
+  EXPECT_EQ(info.threads, 0u);
+  EXPECT_NE(note.reason.find("/proc/cpuinfo was read but holds no \"key : value\" fields"),
+            std::string::npos)
+      << note.reason;
+  EXPECT_EQ(note.reason.find("cannot read"), std::string::npos) << note.reason;
+
+  // Binary (a NUL inside): read, and said to be binary rather than unreadable.
+  root.write("proc/cpuinfo", std::string("pro\0cessor\t: 0\n", 15));
+  host::Note binary;
+  host::probe_cpu(core::Fs(root.path()), binary);
+  EXPECT_NE(binary.reason.find("/proc/cpuinfo was read but holds binary bytes"), std::string::npos)
+      << binary.reason;
+}
+
+TEST(CpuProbe, SysfsTopologyMalformedFallsBackToCpuinfo) {
+  TempDir root;
+  root.write("proc/cpuinfo",
+             "processor\t: 0\nvendor_id\t: AuthenticAMD\n\n"
+             "processor\t: 1\nvendor_id\t: AuthenticAMD\n");
+  root.write("sys/devices/system/cpu/online", "0-1\n");
+  root.write("sys/devices/system/cpu/cpu0/topology/physical_package_id", "0\n");
+  root.write("sys/devices/system/cpu/cpu0/topology/core_id", "0\n");
+  root.write("sys/devices/system/cpu/cpu1/topology/physical_package_id", "NaN\n");
+  root.write("sys/devices/system/cpu/cpu1/topology/core_id", "1\n");
+  host::Note note;
+  auto info = host::probe_cpu(core::Fs(root.path()), note);
+  EXPECT_EQ(info.topology_source, TopologySource::proc_cpuinfo);
+  EXPECT_EQ(info.threads, 2u);
+  EXPECT_EQ(note.status, ProbeStatus::unsupported);
+
+  // Whole: two CPUs of one core; a node whose meminfo is garbage leaves per-node memory unsaid.
+  root.write("sys/devices/system/cpu/cpu1/topology/physical_package_id", "0\n");
+  root.write("sys/devices/system/cpu/cpu1/topology/core_id", "0\n");
+  root.write("sys/devices/system/node/node0/cpulist", "0-1\n");
+  root.write("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal: lots\n");
+  host::Note ok;
+  auto sys = host::probe_cpu(core::Fs(root.path()), ok);
+  EXPECT_EQ(sys.topology_source, TopologySource::sysfs);
+  EXPECT_EQ(sys.cores, 1u);
+  EXPECT_EQ(sys.threads, 2u);
+  EXPECT_EQ(sys.numa_nodes, 1u);
+  EXPECT_FALSE(sys.numa_memory_bytes);
+  EXPECT_EQ(ok.status, ProbeStatus::ok) << ok.reason;
+}
+
+TEST(CpuClocks, PerCpuLayoutWithoutPolicies) {
+  // Before policyN: each CPU's cpufreq/, the CPUs of a domain naming each other.
+  TempDir root;
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    auto dir = "sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq/";
+    root.write(dir + "related_cpus", "0 1 2 3\n");
+    root.write(dir + "cpuinfo_min_freq", "600000\n");
+    root.write(dir + "cpuinfo_max_freq", "1500000\n");
+    root.write(dir + "scaling_cur_freq", "1200000\n");
+  }
+  auto clocks = host::read_cpu_clocks(core::Fs(root.path()));
+  ASSERT_EQ(clocks.size(), 1u);
+  EXPECT_EQ(clocks[0].domain, "cpu0-3");
+  EXPECT_DOUBLE_EQ(*clocks[0].current_mhz, 1200);
+  EXPECT_DOUBLE_EQ(*clocks[0].max_mhz, 1500);
+  EXPECT_EQ(clocks[0].source, "cpufreq");
+}
+
+TEST(CpuClocks, UselessRelatedCpusFallBackToThePolicysOwnCpu) {
+  TempDir root;
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    auto dir = "sys/devices/system/cpu/cpufreq/policy" + std::to_string(cpu) + "/";
+    // Every policy says 0, or 0 four times, or nothing a CPU list can be.
+    root.write(dir + "related_cpus", cpu == 1 ? "0 0 0 0\n" : cpu == 2 ? "zz\n" : "0\n");
+    root.write(dir + "cpuinfo_max_freq", "2000000\n");
+    root.write(dir + "scaling_cur_freq", "1000000\n");
+  }
+  auto clocks = host::read_cpu_clocks(core::Fs(root.path()));
+  ASSERT_EQ(clocks.size(), 1u);
+  EXPECT_EQ(clocks[0].domain, "cpu0-3");
+}
+
+TEST(LoadAverage, MalformedSaysWhy) {
+  TempDir root;
+  std::string why;
+  for (const char* bad : {"", "0.5\n", "nan nan nan 1/2 3\n", "-1 0 0 1/2 3\n", "1e999 1 1 1/2 3\n",
+                          "\x01\x02 garbage here\n", "0.5 0.6"}) {
+    root.write("proc/loadavg", bad);
+    why.clear();
+    EXPECT_FALSE(host::read_loadavg(core::Fs(root.path()), &why)) << bad;
+    EXPECT_NE(why.find("/proc/loadavg was read but"), std::string::npos) << bad << ": " << why;
+  }
+  std::filesystem::remove(root.path() / "proc/loadavg");
+  EXPECT_FALSE(host::read_loadavg(core::Fs(root.path()), &why));
+  EXPECT_NE(why.find("cannot read /proc/loadavg"), std::string::npos) << why;
+  ASSERT_EQ(::mkfifo((root.path() / "proc/loadavg").c_str(), 0600), 0);
+  EXPECT_FALSE(host::read_loadavg(core::Fs(root.path()), &why));
+  EXPECT_EQ(why, "/proc/loadavg is a FIFO, not the kernel's file");
+  std::filesystem::remove(root.path() / "proc/loadavg");
+  root.write("proc/loadavg", std::string(8192, '1'));
+  EXPECT_FALSE(host::read_loadavg(core::Fs(root.path()), &why));
+  EXPECT_NE(why.find("larger than"), std::string::npos) << why;
 }
