@@ -13,8 +13,11 @@ namespace mainboard {
 struct MAINBOARD_API BlockDevice {
   std::string name;  ///< e.g. nvme0n1, sda, vda
   std::string model;
-  std::uint64_t size_bytes = 0;
-  bool rotational = false;
+  /// Empty when /sys/block/<name>/size is missing, not a number, or too large to be bytes.
+  std::optional<std::uint64_t> size_bytes;
+  /// queue/rotational: true for a spinning disk, false for flash; empty when the kernel does
+  /// not say (no queue/rotational, or not 0 or 1).
+  std::optional<bool> rotational;
   bool nvme = false;
   bool removable = false;
   bool operator==(const BlockDevice&) const = default;

@@ -962,8 +962,8 @@ class BlockDevice(FrozenModel):
     # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
     name: str
     model: str
-    size_bytes: int
-    rotational: bool
+    size_bytes: int | None
+    rotational: bool | None
     nvme: bool
     removable: bool
     # end of fields

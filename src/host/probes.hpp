@@ -87,7 +87,9 @@ struct MountEntry {
 std::vector<MountEntry> parse_mounts(std::string_view text);
 /// The mount holding `path`: the longest mount point that is a prefix of it.
 std::optional<MountEntry> mount_for(const std::vector<MountEntry>& mounts, std::string_view path);
-std::vector<BlockDevice> probe_block_devices(const core::Fs& fs);
+/// The disks under /sys/block; what could not be read of one (its size) is added to `problems`.
+std::vector<BlockDevice> probe_block_devices(const core::Fs& fs,
+                                             std::vector<std::string>* problems = nullptr);
 Disk probe_disk(const core::Fs& fs, const core::EnvMap& env, Note& note);
 Scratch probe_scratch(const core::Fs& fs, const core::EnvMap& env, Note& note);
 StorageTier classify_filesystem(const std::string& type, const std::string& device,

@@ -4,6 +4,8 @@
 #include <array>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "host/probes.hpp"
@@ -85,28 +87,45 @@ StorageTier classify_filesystem(const std::string& type, const std::string& devi
   bool block = std::find_if(kBlockFs.begin(), kBlockFs.end(),
                             [&](const char* n) { return type == n; }) != kBlockFs.end();
   if (block || type == "zfs") {
-    if (const auto* d = device_for(device, devices))
-      return d->rotational ? StorageTier::local_disk : StorageTier::local_ssd;
+    // A device whose kind the kernel does not say (no queue/rotational) is only "local".
+    if (const auto* d = device_for(device, devices)) {
+      if (d->nvme || d->rotational == false) return StorageTier::local_ssd;
+      if (d->rotational == true) return StorageTier::local_disk;
+    }
     return StorageTier::local;
   }
   if (type == "overlay" || type == "virtiofs" || type == "9p") return StorageTier::local;
   return StorageTier::unknown;
 }
 
-std::vector<BlockDevice> probe_block_devices(const core::Fs& fs) {
+std::vector<BlockDevice> probe_block_devices(const core::Fs& fs,
+                                             std::vector<std::string>* problems) {
   std::vector<BlockDevice> out;
+  auto problem = [&](std::string what) {
+    if (problems) problems->push_back(std::move(what));
+  };
   std::string base = core::paths::kSysBlock;
   for (const auto& name : fs.list(base)) {
     if (core::starts_with(name, "loop") || core::starts_with(name, "ram") ||
         core::starts_with(name, "zram"))
       continue;
     std::string dir = base + "/" + name;
-    auto sectors = fs.read_u64(dir + "/size");  // always in 512-byte units
-    if (!sectors || *sectors == 0) continue;
     BlockDevice d;
     d.name = name;
-    d.size_bytes = core::checked_mul(*sectors, 512).value_or(0);
-    d.rotational = fs.read_u64(dir + "/queue/rotational").value_or(0) == 1;
+    // Always in 512-byte units, whatever the device's own sector size. Zero is a drive with no
+    // medium (an empty card reader) or a device not set up yet: nothing to list.
+    auto size = fs.read_line(dir + "/size");
+    if (!size) {
+      problem(name + ": no size");
+    } else if (auto sectors = core::parse_u64(*size)) {
+      if (*sectors == 0) continue;
+      d.size_bytes = core::checked_mul(*sectors, 512);
+      if (!d.size_bytes) problem(name + ": size " + *size + " sectors is more bytes than can be");
+    } else {
+      problem(name + ": size \"" + size->substr(0, 32) + "\" is not a sector count");
+    }
+    auto rotational = fs.read_line(dir + "/queue/rotational");
+    if (rotational && (*rotational == "0" || *rotational == "1")) d.rotational = *rotational == "1";
     d.removable = fs.read_u64(dir + "/removable").value_or(0) == 1;
     d.nvme = core::starts_with(name, "nvme");
     if (auto model = fs.read_line(dir + "/device/model")) d.model = *model;
@@ -147,10 +166,18 @@ Filesystem filesystem_for(const core::Fs& fs, const std::vector<MountEntry>& mou
 
 Disk probe_disk(const core::Fs& fs, const core::EnvMap& env, Note& note) {
   Disk disk;
-  disk.devices = probe_block_devices(fs);
+  std::vector<std::string> problems;
+  disk.devices = probe_block_devices(fs, &problems);
+  if (disk.devices.empty()) note.unsupported("no block devices under /sys/block");
+  for (auto& p : problems)
+    note.unsupported(std::move(p));
   auto text = fs.read(core::paths::kProcSelfMounts);
   if (!text) {
-    note.unsupported("cannot read /proc/self/mounts");
+    note.unsupported(disk.devices.empty()
+                         ? std::string("cannot read /proc/self/mounts: no filesystems")
+                         : fmt::format("listed {} block device{} from /sys/block, but cannot "
+                                       "read /proc/self/mounts: no filesystems",
+                                       disk.devices.size(), disk.devices.size() == 1 ? "" : "s"));
     return disk;
   }
   auto mounts = parse_mounts(*text);
@@ -160,7 +187,6 @@ Disk probe_disk(const core::Fs& fs, const core::EnvMap& env, Note& note) {
   wanted.emplace_back("tmp", core::env_value(env, "TMPDIR").value_or("/tmp"));
   for (auto& [role, path] : wanted)
     disk.filesystems.push_back(filesystem_for(fs, mounts, role, path));
-  if (disk.devices.empty()) note.unsupported("no block devices under /sys/block");
   return disk;
 }
 

@@ -356,9 +356,12 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
 
   std::vector<std::string> devs;
   for (const auto& d : s.disk.devices)
-    devs.push_back(fmt::format("{} {}{}{}", d.name, bytes(d.size_bytes),
-                               d.nvme ? " NVMe" : (d.rotational ? " rotational" : " SSD"),
-                               d.model.empty() ? "" : " (" + d.model + ")"));
+    // What the kernel does not say is left out: no size, no kind (no queue/rotational).
+    devs.push_back(fmt::format(
+        "{} {}{}{}", d.name, d.size_bytes ? bytes(*d.size_bytes) : std::string("size unknown"),
+        d.nvme ? " NVMe"
+               : (d.rotational ? (*d.rotational ? " rotational" : " SSD") : ", kind unknown"),
+        d.model.empty() ? "" : " (" + d.model + ")"));
   b.line("Disk", devs.empty() ? unsupported(style, "no block devices") : join(devs, ", "));
   for (const auto& f : s.disk.filesystems) {
     std::string space =

@@ -85,7 +85,7 @@ TEST(FixtureHosts, CloudVmWithCgroupV1AndNoDmi) {
 
   ASSERT_EQ(s.disk.devices.size(), 1u);  // loop0 is not storage
   EXPECT_EQ(s.disk.devices[0].name, "vda");
-  EXPECT_TRUE(s.disk.devices[0].rotational);
+  EXPECT_EQ(s.disk.devices[0].rotational, true);
   EXPECT_TRUE(s.scratch.found);
   EXPECT_EQ(s.scratch.path, "/dev/shm");
   EXPECT_EQ(s.scratch.tier, StorageTier::memory);
@@ -255,7 +255,12 @@ TEST(FixtureHosts, BrokenFilesDegradeWithoutCrashing) {
   EXPECT_EQ(s.board->vendor, "");  // NUL inside: binary, not text
   EXPECT_EQ(s.board->model, "");   // a firmware placeholder
   EXPECT_EQ(s.board->bios_version, "F12");
-  EXPECT_TRUE(s.disk.devices.empty());
+  // Sizes that are no sector count: the disks are listed with their size unknown, and why.
+  ASSERT_EQ(s.disk.devices.size(), 2u);
+  EXPECT_FALSE(s.disk.devices[0].size_bytes);
+  EXPECT_FALSE(s.disk.devices[1].size_bytes);
+  EXPECT_NE(s.diagnostic("disk")->reason.find("sdb: size \"123abc\""), std::string::npos)
+      << s.diagnostic("disk")->reason;
   EXPECT_EQ(s.environment.user, "");
   ASSERT_TRUE(s.toolchain);
   EXPECT_TRUE(s.toolchain->tools.empty());

@@ -1,7 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 #include "host/probes.hpp"
+#include "mainboard/machine.hpp"
 #include "test_util.hpp"
+#include "view/summary.hpp"
 
 using namespace mainboard;
 
@@ -24,31 +29,78 @@ TEST(Mounts, LaterMountsHideEarlierOnes) {
 
 TEST(Storage, ClassifiesFilesystems) {
   std::vector<BlockDevice> devices = {{"nvme0n1", "", 1, false, true, false},
-                                      {"sda", "", 1, true, false, false}};
+                                      {"sda", "", 1, true, false, false},
+                                      {"sdc", "", 1, std::nullopt, false, false}};
   EXPECT_EQ(host::classify_filesystem("tmpfs", "tmpfs", devices), StorageTier::memory);
   EXPECT_EQ(host::classify_filesystem("lustre", "x@o2ib:/fs", devices), StorageTier::network);
   EXPECT_EQ(host::classify_filesystem("nfs4", "s:/e", devices), StorageTier::network);
   EXPECT_EQ(host::classify_filesystem("xfs", "/dev/nvme0n1p3", devices), StorageTier::local_ssd);
   EXPECT_EQ(host::classify_filesystem("ext4", "/dev/sda1", devices), StorageTier::local_disk);
   EXPECT_EQ(host::classify_filesystem("ext4", "/dev/mapper/vg-root", devices), StorageTier::local);
+  // No queue/rotational: neither an SSD nor a spinning disk, only local.
+  EXPECT_EQ(host::classify_filesystem("ext4", "/dev/sdc1", devices), StorageTier::local);
   EXPECT_EQ(host::classify_filesystem("weirdfs", "/dev/x", devices), StorageTier::unknown);
 }
 
-TEST(Storage, BlockDevicesSkipVirtualAndMalformed) {
+TEST(Storage, BlockDevicesSkipVirtualAndEmpty) {
   TempDir root;
   root.write("sys/block/nvme0n1/size", "3750748848\n");
   root.write("sys/block/nvme0n1/queue/rotational", "0\n");
   root.write("sys/block/nvme0n1/device/model", "Fast SSD   \n");
   root.write("sys/block/loop0/size", "2048\n");
-  root.write("sys/block/sdz/size", "99999999999999999999999\n");
-  root.write("sys/block/sdy/size", "0\n");
+  root.write("sys/block/sdy/size", "0\n");  // no medium
   auto devices = host::probe_block_devices(core::Fs(root.path()));
   ASSERT_EQ(devices.size(), 1u);
   EXPECT_EQ(devices[0].name, "nvme0n1");
   EXPECT_EQ(devices[0].size_bytes, 3750748848ull * 512);
   EXPECT_TRUE(devices[0].nvme);
-  EXPECT_FALSE(devices[0].rotational);
+  EXPECT_EQ(devices[0].rotational, false);
   EXPECT_EQ(devices[0].model, "Fast SSD");
+}
+
+// A device whose size or kind cannot be read is kept, with that reading unknown and said why.
+TEST(Storage, MalformedSizesAndKindsAreUnknownNotDropped) {
+  TempDir root;
+  root.write("sys/block/sdz/size", "99999999999999999999999\n");  // past 64 bits
+  root.write("sys/block/sdx/size", "18446744073709551615\n");     // 2^64-1 sectors: overflow
+  root.write("sys/block/sdw/size", "-8\n");
+  root.write("sys/block/sdv/queue/rotational", "1\n");  // no size at all
+  root.write("sys/block/sdu/size", "");                 // empty
+  root.write("sys/block/sdt/size", "\x01\x7fgarbage\n");
+  root.write("sys/block/sda/size", "2048\n");  // no queue/rotational
+  root.write("sys/block/sdb/size", "2048\n");
+  root.write("sys/block/sdb/queue/rotational", "NaN\n");
+  std::vector<std::string> problems;
+  auto devices = host::probe_block_devices(core::Fs(root.path()), &problems);
+  ASSERT_EQ(devices.size(), 9u);
+  std::map<std::string, BlockDevice> by_name;
+  for (const auto& d : devices)
+    by_name[d.name] = d;
+  for (auto name : {"sdz", "sdx", "sdw", "sdv", "sdu", "sdt"}) {
+    EXPECT_FALSE(by_name[name].size_bytes) << name;
+    EXPECT_TRUE(std::any_of(problems.begin(), problems.end(), [&](const std::string& p) {
+      return p.rfind(name, 0) == 0;
+    })) << name;
+  }
+  EXPECT_EQ(by_name["sdv"].rotational, true);
+  EXPECT_EQ(by_name["sda"].size_bytes, 2048u * 512);
+  EXPECT_FALSE(by_name["sda"].rotational);
+  EXPECT_FALSE(by_name["sdb"].rotational);
+  EXPECT_EQ(problems.size(), 6u);
+}
+
+// The disk diagnostic says what it read and what it could not.
+TEST(Storage, UnreadableMountsSayTheDevicesWereListed) {
+  TempDir root;
+  root.write("sys/block/sda/size", "2048\n");
+  root.write("sys/block/sda/queue/rotational", "1\n");
+  host::Note note;
+  auto disk = host::probe_disk(core::Fs(root.path()), {}, note);
+  ASSERT_EQ(disk.devices.size(), 1u);
+  EXPECT_TRUE(disk.filesystems.empty());
+  EXPECT_EQ(note.reason,
+            "listed 1 block device from /sys/block, but cannot read /proc/self/mounts: no "
+            "filesystems");
 }
 
 TEST(Scratch, PrefersFasterTiersThenMoreSpace) {
@@ -94,4 +146,33 @@ TEST(Scratch, LiveHostFindsSomething) {
   auto s = host::probe_scratch(core::Fs("/"), env, note);
   EXPECT_TRUE(s.found);  // /tmp at least is writable on any test machine
   EXPECT_TRUE(s.free_bytes.has_value());
+}
+
+// A recorded host whose disks the kernel describes oddly: each is listed, what is unknown is
+// said to be unknown (never "SSD", never "0 B"), and the diagnostic says what was read.
+TEST(Storage, OddDisksOfARecordedHost) {
+  Machine::Options o;
+  o.sysroot = fixture_host("odd-disks");
+  auto s = Machine(o).snapshot({.toolchain = false});
+  ASSERT_EQ(s.disk.devices.size(), 5u);
+  std::map<std::string, BlockDevice> by_name;
+  for (const auto& d : s.disk.devices)
+    by_name[d.name] = d;
+  EXPECT_EQ(by_name["vda"].size_bytes, 16777216ull * 512);
+  EXPECT_FALSE(by_name["vda"].rotational);
+  for (auto name : {"vdb", "vdc", "vdd"})
+    EXPECT_FALSE(by_name[name].size_bytes) << name;
+  EXPECT_EQ(by_name["vdd"].rotational, false);
+  EXPECT_EQ(by_name["nvme0n1"].size_bytes, 1000215216ull * 512);
+  EXPECT_TRUE(s.disk.filesystems.empty());
+  const auto* d = s.diagnostic("disk");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->reason,
+            "vdb: size 18446744073709551615 sectors is more bytes than can be; vdc: size \"-1\" "
+            "is not a sector count; vdd: no size; listed 5 block devices from /sys/block, but "
+            "cannot read /proc/self/mounts: no filesystems");
+  auto text = view::render_summary(s, view::Style{false});
+  EXPECT_NE(text.find("vda 8.00 GiB, kind unknown"), std::string::npos) << text;
+  EXPECT_NE(text.find("vdb size unknown rotational"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0 B"), std::string::npos) << text;
 }
