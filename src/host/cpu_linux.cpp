@@ -870,7 +870,8 @@ std::optional<LoadAverage> read_loadavg(const core::Fs& fs, std::string* why) {
   };
   auto text = fs.read(core::paths::kProcLoadavg, 4096);
   if (!text) return fail(unreadable_reason(fs, core::paths::kProcLoadavg, 4096));
-  auto line = trim(text->substr(0, text->find('\n')));
+  std::string_view whole = *text;
+  auto line = trim(whole.substr(0, whole.find('\n')));
   auto parts = split_ws(line);
   if (parts.size() < 3)
     return fail(std::string("/proc/loadavg was read but holds ") +

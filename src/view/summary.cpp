@@ -356,11 +356,11 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
 
   std::vector<std::string> devs;
   for (const auto& d : s.disk.devices)
-    // What the kernel does not say is left out: no size, no kind (no queue/rotational).
+    // What the kernel does not say is said to be unknown: no size, no queue/rotational.
     devs.push_back(fmt::format(
         "{} {}{}{}", d.name, d.size_bytes ? bytes(*d.size_bytes) : std::string("size unknown"),
         d.nvme ? " NVMe"
-               : (d.rotational ? (*d.rotational ? " rotational" : " SSD") : ", kind unknown"),
+               : (d.rotational ? (*d.rotational ? " rotational" : " SSD") : " kind unknown"),
         d.model.empty() ? "" : " (" + d.model + ")"));
   b.line("Disk", devs.empty() ? unsupported(style, "no block devices") : join(devs, ", "));
   for (const auto& f : s.disk.filesystems) {
