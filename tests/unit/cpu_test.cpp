@@ -68,8 +68,9 @@ TEST(CpuInfo, MicroarchitectureTables) {
 }
 
 TEST(CpuInfo, OtherArchitecturesAndMalformedInput) {
+  // POWER: the processor, without the kernel's mode and "altivec supported".
   EXPECT_EQ(host::parse_cpuinfo_identity("processor\t: 0\ncpu\t\t: POWER10 (architected)\n").label,
-            "POWER10 (architected)");
+            "POWER10");
   EXPECT_EQ(host::parse_cpuinfo_identity("").label, "");
   EXPECT_EQ(host::parse_cpuinfo_identity("\x01\x02\x03 garbage : :: \n\n\n").label, "");
   auto truncated = host::parse_cpuinfo_identity(

@@ -72,7 +72,7 @@ TEST(Storage, MalformedSizesAndKindsAreUnknownNotDropped) {
   root.write("sys/block/sdb/queue/rotational", "NaN\n");
   std::vector<std::string> problems;
   auto devices = host::probe_block_devices(core::Fs(root.path()), &problems);
-  ASSERT_EQ(devices.size(), 9u);
+  ASSERT_EQ(devices.size(), 8u);
   std::map<std::string, BlockDevice> by_name;
   for (const auto& d : devices)
     by_name[d.name] = d;
