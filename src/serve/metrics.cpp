@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <exception>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -27,6 +28,7 @@ Scrape read(const Machine& machine) {
   }
   r.cgroup = machine.cgroup_memory();
   r.pressure = machine.pressure();
+  r.energy = machine.reading("energy_counters").energy_counters;
   r.infiniband = machine.reading("infiniband").infiniband;
   r.network = machine.reading("network").network;
   r.temperatures = machine.reading("temperatures").temperatures;
@@ -517,6 +519,23 @@ void expose(const Scrape& r, Exposition& out) {
   }
   expose_fabric(r, out, unavailable);
   expose_sensors_and_memory_health(r, out, unavailable);
+  // RAPL counters as node_exporter's rapl collector names them: one family per domain
+  // (package, dram, core, uncore, psys), `index` the package of "package-N" or else the count of
+  // zones of that name before it, `path` the zone's directory.
+  if (r.energy) {
+    std::map<std::string, int> seen;
+    for (const auto& c : r.energy->counters) {
+      int index =
+          c.domain == "package" && c.package ? static_cast<int>(*c.package) : seen[c.domain];
+      ++seen[c.domain];
+      out.counter("mainboard_rapl_" + c.domain + "_joules_total",
+                  "RAPL " + c.domain + " energy counter, in joules (wraps at the zone's range).")
+          .add({{"index", std::to_string(index)}, {"path", "/sys/class/powercap/" + c.zone}},
+               static_cast<double>(c.energy_uj) / 1e6);
+    }
+  } else {
+    unavailable.add({{"unit", "host"}, {"reading", "rapl"}, {"reason", r.energy.reason()}}, 1);
+  }
   const auto& info = r.cpu.info;
   out.gauge("mainboard_cpu_info", "1, with the host CPU's identity in labels.")
       .add({{"model", info.label}, {"architecture", info.architecture}, {"vendor", info.vendor}},

@@ -32,6 +32,7 @@ struct Scrape {
   std::string swap_unavailable;  ///< why swap could not be read; empty when it was
   Reading<CgroupMemory> cgroup;
   Reading<Pressure> pressure;
+  Reading<EnergyCounters> energy;  ///< RAPL
   Reading<Infiniband> infiniband;  ///< InfiniBand and RoCE ports
   Reading<Network> network;        ///< physical network interfaces
   Reading<Temperatures> temperatures;

@@ -314,6 +314,26 @@ std::string render_summary(const MachineSnapshot& s, const Style& style) {
     if (!line.empty()) b.line("Sensors", line);
   }
 
+  // RAPL: which counters there are ("RAPL package 0,1 + dram"), or why they cannot be read where
+  // the zones are there (only root may); nothing where there is no RAPL at all (most VMs).
+  if (const auto& rapl = s.energy_counters) {
+    std::vector<std::string> packages, others;
+    for (const auto& c : rapl->counters) {
+      if (c.domain == "package") {
+        auto n = c.package ? std::to_string(*c.package) : std::string("?");
+        if (std::find(packages.begin(), packages.end(), n) == packages.end()) packages.push_back(n);
+      } else if (std::find(others.begin(), others.end(), c.domain) == others.end()) {
+        others.push_back(c.domain);
+      }
+    }
+    std::vector<std::string> parts;
+    if (!packages.empty()) parts.push_back("package " + join(packages, ","));
+    parts.insert(parts.end(), others.begin(), others.end());
+    b.line("Energy", "RAPL " + join(parts, " + ") + style.dim(" counters readable"));
+  } else if (rapl.reason().rfind("no RAPL energy counters", 0) != 0) {
+    b.line("Energy", unsupported(style, rapl.reason()));
+  }
+
   if (const auto& board = s.board) {
     auto name = join({board->vendor, board->model, board->version}, " ");
     b.line("Board", name.empty() ? style.dim("not named by the firmware") : name);
