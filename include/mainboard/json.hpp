@@ -114,6 +114,8 @@ MAINBOARD_DECLARE_JSON(DimmCard);
 MAINBOARD_DECLARE_JSON(MemoryHardware);
 
 // meter.hpp
+MAINBOARD_DECLARE_JSON(DomainEnergy);
+MAINBOARD_DECLARE_JSON(RegionEnergy);
 MAINBOARD_DECLARE_JSON(CommandMeasurement);
 
 // npu.hpp

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,32 @@
 namespace mainboard {
 
 class Machine;
+
+/// One domain's energy over a metered region.
+struct MAINBOARD_API DomainEnergy {
+  std::string domain;  ///< "cpu" (every CPU package together), "dram", "gpu0", "gpu1"…
+  std::string source;  ///< what counted it: the RAPL zones, or the GPU's uuid (NVML)
+  double joules = 0;
+  double mean_w = 0;  ///< joules over the region's seconds
+  bool operator==(const DomainEnergy&) const = default;
+};
+
+/// The energy a region used, by domain, as Zeus and CodeCarbon measure it: CPU packages and
+/// DRAM from RAPL (the counters' difference across the region, wrap-around corrected), each
+/// GPU from its driver's total energy counter (NVML, Volta and later). Energy is the whole
+/// host's and the whole GPU's, not the region's processes' alone.
+struct MAINBOARD_API RegionEnergy {
+  std::vector<DomainEnergy> domains;  ///< those read, in the order cpu, dram, gpu0…
+  std::optional<double> total_j;      ///< the domains summed; empty where none was read
+  std::optional<double> mean_w;       ///< total_j over the region's seconds
+  /// Domains that could not be read, each with why: "cpu, dram: only root may read RAPL…".
+  std::vector<std::string> unavailable;
+  bool operator==(const RegionEnergy&) const = default;
+};
+
+namespace detail {
+class EnergyTracker;
+}
 
 /// Times a region and tracks the peak host and GPU memory in use across samples. Memory is read
 /// from the machine at construction, at every sample(), and at stop() (or destruction); there is
@@ -32,7 +59,8 @@ class MAINBOARD_API Meter {
   Meter(const Meter&) = delete;
   Meter& operator=(const Meter&) = delete;
 
-  /// One host and GPU memory reading.
+  /// One host and GPU memory reading, and one of the energy counters. RAPL counters wrap
+  /// (a package's every few minutes to hours, by its power): sample at least once per wrap.
   void sample();
   /// The last sample; freezes elapsed time. Later calls do nothing.
   void stop();
@@ -60,6 +88,11 @@ class MAINBOARD_API Meter {
   /// processes count in shares). 0 where the kernel has no smaps_rollup.
   std::uint64_t peak_pss_bytes() const { return peak_pss_; }
 
+  /// The energy used from construction to the last sample (to stop(), once stopped): CPU
+  /// packages and DRAM from RAPL, each GPU from its total energy counter; what could not be
+  /// read is in `unavailable` with why.
+  RegionEnergy energy() const;
+
  private:
   const Machine* machine_;
   std::chrono::steady_clock::time_point start_, end_;
@@ -69,6 +102,7 @@ class MAINBOARD_API Meter {
   std::optional<std::uint64_t> first_host_, last_host_;
   std::uint64_t peak_rss_ = 0, peak_pss_ = 0;
   std::optional<std::uint64_t> hwm_at_start_;
+  std::unique_ptr<detail::EnergyTracker> energy_;
 };
 
 /// A meter on Machine::instance().
@@ -107,6 +141,8 @@ struct MAINBOARD_API CommandMeasurement {
   std::map<std::string, std::uint64_t> peak_gpu_bytes_by_gpu;  ///< by GPU uuid
   std::size_t samples = 0;
   double interval_ms = 50;
+  /// Energy over the command's run, host-wide (CPU packages, DRAM, each GPU), or why not.
+  RegionEnergy energy;
   bool operator==(const CommandMeasurement&) const = default;
 };
 

@@ -19,6 +19,7 @@
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
+#include "meter/energy.hpp"
 #include "meter/process_tree.hpp"
 
 extern char** environ;
@@ -93,6 +94,8 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
     cargs.push_back(a.data());
   cargs.push_back(nullptr);
 
+  // The counters' first reading, just before the command starts.
+  detail::EnergyTracker energy(machine, options.gpus);
   IgnoreTerminalSignals ignore;
   // The child gets default signal dispositions back: ours are ignored for the duration.
   posix_spawnattr_t attr;
@@ -182,6 +185,7 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
         if (any) m.peak_gpu_bytes = std::max(m.peak_gpu_bytes.value_or(0), total);
       }
     }
+    energy.sample();  // every interval: RAPL counters wrap, at the earliest after minutes
     ending.tick([&] { return last_tree; });
     pid_t r = ::wait4(pid, &status, WNOHANG, &leader);
     if (r == pid) break;
@@ -198,6 +202,8 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
     for (int p : last_tree)
       if (p != pid) ::kill(p, SIGKILL);
   m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  energy.sample();
+  m.energy = energy.result(m.wall_s);
 
   rusage after{};
   ::getrusage(RUSAGE_CHILDREN, &after);

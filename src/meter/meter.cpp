@@ -4,12 +4,15 @@
 #include <sstream>
 
 #include "mainboard/machine.hpp"
+#include "meter/energy.hpp"
 #include "meter/process_tree.hpp"
 
 namespace mainboard {
 
 Meter::Meter(const Machine& machine)
-    : machine_(&machine), start_(std::chrono::steady_clock::now()) {
+    : machine_(&machine),
+      start_(std::chrono::steady_clock::now()),
+      energy_(std::make_unique<detail::EnergyTracker>(machine, true)) {
   sample();
 }
 
@@ -25,7 +28,8 @@ Meter::Meter(Meter&& other) noexcept
       last_host_(other.last_host_),
       peak_rss_(other.peak_rss_),
       peak_pss_(other.peak_pss_),
-      hwm_at_start_(other.hwm_at_start_) {
+      hwm_at_start_(other.hwm_at_start_),
+      energy_(std::move(other.energy_)) {
   other.stopped_ = true;  // the moved-from meter takes no final sample
 }
 
@@ -75,6 +79,12 @@ void Meter::sample() {
   }
   if (auto pss = proctree::kib_field(read_self("/proc/self/smaps_rollup"), "Pss"))
     peak_pss_ = std::max(peak_pss_, *pss * 1024);
+  if (energy_) energy_->sample();
+}
+
+RegionEnergy Meter::energy() const {
+  if (!energy_) return {};
+  return energy_->result(elapsed_s());
 }
 
 void Meter::stop() {

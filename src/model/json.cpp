@@ -552,6 +552,24 @@ void fields(V& v, Diagnostic& m) {
 MAINBOARD_DEFINE_JSON(Diagnostic)
 
 template <class V>
+void fields(V& v, DomainEnergy& m) {
+  v("domain", m.domain);
+  v("source", m.source);
+  v("joules", m.joules);
+  v("mean_w", m.mean_w);
+}
+MAINBOARD_DEFINE_JSON(DomainEnergy)
+
+template <class V>
+void fields(V& v, RegionEnergy& m) {
+  v("domains", m.domains);
+  v("total_j", m.total_j);
+  v("mean_w", m.mean_w);
+  v("unavailable", m.unavailable);
+}
+MAINBOARD_DEFINE_JSON(RegionEnergy)
+
+template <class V>
 void fields(V& v, CommandMeasurement& m) {
   v("argv", m.argv);
   v("exit_code", m.exit_code);
@@ -574,6 +592,7 @@ void fields(V& v, CommandMeasurement& m) {
   v("peak_gpu_bytes_by_gpu", m.peak_gpu_bytes_by_gpu);
   v("samples", m.samples);
   v("interval_ms", m.interval_ms);
+  v("energy", m.energy);
 }
 MAINBOARD_DEFINE_JSON(CommandMeasurement)
 

@@ -1,5 +1,7 @@
-// RAPL energy counters (/sys/class/powercap/intel-rapl:*): the reader over fixture trees (well
-// formed, malformed, refused), their metrics and their summary line.
+// RAPL energy counters (/sys/class/powercap/intel-rapl:*) and the energy of a metered region:
+// the reader over fixture trees (well formed, malformed, refused), and the Meter's sums over
+// counters a test rewrites between samples, wrap-around included, and over the fake NVML's
+// total energy counter.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -12,10 +14,12 @@
 #include <string>
 
 #include "core/fs.hpp"
+#include "fake_gpus.hpp"
 #include "host/note.hpp"
 #include "host/readers.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
+#include "mainboard/meter.hpp"
 #include "serve/exposition.hpp"
 #include "serve/metrics.hpp"
 #include "test_util.hpp"
@@ -61,6 +65,12 @@ Machine::Options rapl_host(const TempDir& root) {
       {"MAINBOARD_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"},
       {"MAINBOARD_CUDA_LIBRARY", "/nonexistent/libcuda.so.1"}};
   return o;
+}
+
+const DomainEnergy* domain(const RegionEnergy& e, const std::string& name) {
+  for (const auto& d : e.domains)
+    if (d.domain == name) return &d;
+  return nullptr;
 }
 
 }  // namespace
@@ -281,4 +291,153 @@ TEST(Rapl, SummarySaysWhichCountersOrWhyNot) {
   Machine v(rapl_host(vm));
   EXPECT_EQ(view::render_summary(v.snapshot({.toolchain = false}), view::Style{false}).find("RAPL"),
             std::string::npos);
+}
+
+TEST(MeterEnergy, SumsRaplAcrossSamplesAndAWrap) {
+  TempDir root;
+  // Package 0 starts 1,328,850 µJ short of its range's end and wraps before the next sample.
+  rapl_zone(root, "intel-rapl:0", "package-0", std::to_string(kRange - 1328850));
+  rapl_zone(root, "intel-rapl:0:0", "dram", "5000000");
+  rapl_zone(root, "intel-rapl:0:1", "core", "100");  // inside the package: not added
+  rapl_zone(root, "intel-rapl:1", "package-1", "1000000");
+  Machine m(rapl_host(root));
+  Meter meter(m);
+  set_energy(root, "intel-rapl:0", "2000000");  // wrapped: 1.32885 J + 2 J
+  set_energy(root, "intel-rapl:0:0", "7500000");
+  set_energy(root, "intel-rapl:0:1", "900000100");
+  set_energy(root, "intel-rapl:1", "1500000");
+  meter.sample();
+  set_energy(root, "intel-rapl:0", "4000000");  // 2 J more
+  set_energy(root, "intel-rapl:1", "garbage");  // unreadable this once: the next covers it
+  meter.sample();
+  set_energy(root, "intel-rapl:1", "3500000");
+  meter.stop();
+  auto e = meter.energy();
+  ASSERT_EQ(e.domains.size(), 2u) << nlohmann::json(e).dump();
+  const auto* cpu = domain(e, "cpu");
+  ASSERT_TRUE(cpu);
+  // Package 0: 1.32885 + 2 + 2 J; package 1: 3.5 - 1 = 2.5 J.
+  EXPECT_NEAR(cpu->joules, 7.82885, 1e-9);
+  EXPECT_EQ(cpu->source, "RAPL intel-rapl:0, intel-rapl:1");
+  const auto* dram = domain(e, "dram");
+  ASSERT_TRUE(dram);
+  EXPECT_NEAR(dram->joules, 2.5, 1e-9);
+  ASSERT_TRUE(e.total_j);
+  EXPECT_NEAR(*e.total_j, 10.32885, 1e-9);
+  ASSERT_TRUE(e.mean_w);
+  EXPECT_NEAR(*e.mean_w, 10.32885 / meter.elapsed_s(), 1e-6 * *e.mean_w);
+  EXPECT_NEAR(cpu->mean_w, 7.82885 / meter.elapsed_s(), 1e-6 * cpu->mean_w);
+  EXPECT_TRUE(e.unavailable.empty()) << e.unavailable.front();
+  // Frozen at stop().
+  set_energy(root, "intel-rapl:0", "9000000");
+  meter.sample();
+  EXPECT_NEAR(domain(meter.energy(), "cpu")->joules, 7.82885, 1e-9);
+}
+
+TEST(MeterEnergy, AWrapWithoutARangeIsNotGuessed) {
+  TempDir root;
+  rapl_zone(root, "intel-rapl:0", "package-0", "5000000", "");
+  Machine m(rapl_host(root));
+  Meter meter(m);
+  set_energy(root, "intel-rapl:0", "1000");
+  meter.stop();
+  auto e = meter.energy();
+  EXPECT_FALSE(domain(e, "cpu"));
+  EXPECT_FALSE(e.total_j);
+  ASSERT_FALSE(e.unavailable.empty());
+  EXPECT_EQ(e.unavailable[0],
+            "cpu: intel-rapl:0 went back with no max_energy_range_uj to correct the wrap");
+}
+
+TEST(MeterEnergy, UnavailableSaysWhy) {
+  TempDir root;
+  Machine m(rapl_host(root));
+  Meter meter(m);
+  meter.stop();
+  auto e = meter.energy();
+  EXPECT_TRUE(e.domains.empty());
+  EXPECT_FALSE(e.total_j);
+  EXPECT_FALSE(e.mean_w);
+  ASSERT_EQ(e.unavailable.size(), 1u);
+  EXPECT_EQ(e.unavailable[0].rfind("cpu, dram: no RAPL energy counters", 0), 0u)
+      << e.unavailable[0];
+
+  // A package without a dram domain (AMD's RAPL) says so.
+  TempDir amd;
+  rapl_zone(amd, "intel-rapl:0", "package-0", "1000000");
+  Machine on_amd(rapl_host(amd));
+  Meter amd_meter(on_amd);
+  set_energy(amd, "intel-rapl:0", "4000000");
+  amd_meter.stop();
+  auto a = amd_meter.energy();
+  ASSERT_TRUE(domain(a, "cpu"));
+  EXPECT_NEAR(domain(a, "cpu")->joules, 3.0, 1e-9);
+  EXPECT_EQ(a.unavailable, std::vector<std::string>{"dram: this CPU's RAPL has no dram domain"});
+
+  // A counter left out says which and why: its energy is not in the sums.
+  rapl_zone(amd, "intel-rapl:1", "package-1", "junk");
+  Meter partial(on_amd);
+  partial.stop();
+  EXPECT_EQ(partial.energy().unavailable,
+            std::vector<std::string>{
+                "RAPL: left out intel-rapl:1: energy_uj is not a count of microjoules: 'junk'"});
+}
+
+TEST(MeterEnergy, GpuEnergyFromNvmlsTotalCounter) {
+  TempDir scenario;
+  auto path = scenario.write("energy.json", R"({
+    "driver_version": "550.54.15", "nvml_version": "12.550.54.15", "cuda_driver_version": 12040,
+    "devices": [
+      {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-11111111-2222-3333-4444-555555555555",
+       "pci_bus_id": "00000000:18:00.0", "cc": [9, 0], "memory": {"total": 85520809984,
+       "reserved": 0, "used": 1073741824}, "power_mw": 300000,
+       "energy_mj": [1000000, 1031000]},
+      {"name": "Tesla P100-PCIE-16GB", "uuid": "GPU-66666666-7777-8888-9999-000000000000",
+       "pci_bus_id": "00000000:3b:00.0", "cc": [6, 0], "memory": {"total": 17071734784,
+       "reserved": 0, "used": 0}, "power_mw": 30000}
+    ]})");
+  FakeGpus fake("rtx4090");
+  ::setenv("MAINBOARD_FAKE_GPU_SCENARIO", path.c_str(), 1);
+  TempDir root;  // no RAPL
+  auto o = rapl_host(root);
+  o.environment = fake.env;
+  Machine m(o);
+  ASSERT_EQ(m.gpus().size(), 2u);
+  Meter meter(m);  // reads 1,000,000 mJ, then 1,031,000 mJ at every later reading
+  meter.stop();
+  auto e = meter.energy();
+  const auto* gpu0 = domain(e, "gpu0");
+  ASSERT_TRUE(gpu0) << nlohmann::json(e).dump();
+  EXPECT_NEAR(gpu0->joules, 31.0, 1e-9);
+  EXPECT_EQ(gpu0->source, "GPU-11111111-2222-3333-4444-555555555555");
+  ASSERT_TRUE(e.total_j);
+  EXPECT_NEAR(*e.total_j, 31.0, 1e-9);
+  EXPECT_FALSE(domain(e, "gpu1"));
+  ASSERT_EQ(e.unavailable.size(), 2u) << nlohmann::json(e).dump();
+  EXPECT_EQ(e.unavailable[0].rfind("cpu, dram: ", 0), 0u);
+  EXPECT_EQ(e.unavailable[1], "gpu1: no total energy counter (NVML offers one from Volta on)");
+}
+
+TEST(MeterEnergy, MeasureCommandCountsWhatTheCommandUsed) {
+  TempDir root;
+  rapl_zone(root, "intel-rapl:0", "package-0", "1000000");
+  rapl_zone(root, "intel-rapl:0:0", "dram", "0");
+  Machine m(rapl_host(root));
+  // The command itself moves the counters: 1 → 3.5 J on the package, 0 → 0.5 J on DRAM.
+  std::string dir = (root.path() / "sys/class/powercap").string();
+  auto r = measure_command(m,
+                           {"sh", "-c",
+                            "echo 3500000 > \"$0/intel-rapl:0/energy_uj\"; "
+                            "echo 500000 > \"$0/intel-rapl:0:0/energy_uj\"",
+                            dir},
+                           {.interval = std::chrono::milliseconds(10)});
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_TRUE(r.energy.total_j) << nlohmann::json(r.energy).dump();
+  EXPECT_NEAR(domain(r.energy, "cpu")->joules, 2.5, 1e-9);
+  EXPECT_NEAR(domain(r.energy, "dram")->joules, 0.5, 1e-9);
+  EXPECT_NEAR(*r.energy.total_j, 3.0, 1e-9);
+  EXPECT_NEAR(*r.energy.mean_w, 3.0 / r.wall_s, 1e-6 * *r.energy.mean_w);
+  nlohmann::json j = r;
+  EXPECT_EQ(j["energy"]["domains"][0]["domain"], "cpu");
+  EXPECT_EQ(j.get<CommandMeasurement>(), r);
 }
