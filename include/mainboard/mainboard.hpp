@@ -10,6 +10,7 @@
 #include "mainboard/check.hpp"
 #include "mainboard/cpu.hpp"
 #include "mainboard/cuda.hpp"
+#include "mainboard/energy.hpp"
 #include "mainboard/environment.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/export.hpp"

@@ -8,37 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "mainboard/energy.hpp"
 #include "mainboard/export.hpp"
 
 namespace mainboard {
 
 class Machine;
-
-/// One domain's energy over a metered region.
-struct MAINBOARD_API DomainEnergy {
-  std::string domain;  ///< "cpu" (every CPU package together), "dram", "gpu0", "gpu1"…
-  std::string source;  ///< what counted it: the RAPL zones, or the GPU's uuid (NVML)
-  double joules = 0;
-  double mean_w = 0;  ///< joules over the region's seconds
-  bool operator==(const DomainEnergy&) const = default;
-};
-
-/// The energy a region used, by domain, as Zeus and CodeCarbon measure it: CPU packages and
-/// DRAM from RAPL (the counters' difference across the region, wrap-around corrected), each
-/// GPU from its driver's total energy counter (NVML, Volta and later). Energy is the whole
-/// host's and the whole GPU's, not the region's processes' alone.
-struct MAINBOARD_API RegionEnergy {
-  std::vector<DomainEnergy> domains;  ///< those read, in the order cpu, dram, gpu0…
-  std::optional<double> total_j;      ///< the domains summed; empty where none was read
-  std::optional<double> mean_w;       ///< total_j over the region's seconds
-  /// Domains that could not be read, each with why: "cpu, dram: only root may read RAPL…".
-  std::vector<std::string> unavailable;
-  bool operator==(const RegionEnergy&) const = default;
-};
-
-namespace detail {
-class EnergyTracker;
-}
 
 /// Times a region and tracks the peak host and GPU memory in use across samples. Memory is read
 /// from the machine at construction, at every sample(), and at stop() (or destruction); there is
@@ -102,7 +77,8 @@ class MAINBOARD_API Meter {
   std::optional<std::uint64_t> first_host_, last_host_;
   std::uint64_t peak_rss_ = 0, peak_pss_ = 0;
   std::optional<std::uint64_t> hwm_at_start_;
-  std::unique_ptr<detail::EnergyTracker> energy_;
+  struct Energy;  ///< the energy counters' readings
+  std::unique_ptr<Energy> energy_;
 };
 
 /// A meter on Machine::instance().

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "mainboard/energy.hpp"
 #include "mainboard/export.hpp"
 #include "mainboard/snapshot.hpp"
 
@@ -499,6 +500,9 @@ struct MAINBOARD_API Profile {
   /// and at the end of an in-process session). Empty once named.
   std::vector<std::string> function_maps;
   std::optional<MachineSnapshot> machine;
+  /// The energy used over the session, host-wide (CPU packages, DRAM, each GPU), or why not;
+  /// empty where the session did not read the machine.
+  std::optional<RegionEnergy> energy;
   std::string node;              ///< the host it ran on
   std::optional<RankInfo> rank;  ///< the rank it was, when a launcher said so
   std::optional<ClockReference> clock;

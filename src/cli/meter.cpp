@@ -10,34 +10,10 @@
 #include "core/text.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/meter.hpp"
+#include "view/energy_text.hpp"
 #include "view/summary.hpp"
 
 namespace mainboard::cli {
-
-namespace {
-
-/// "123.4 J (CPU 80.1 J, DRAM 12.3 J, GPU0 31.0 J) · 41.1 W mean", with what could not be read
-/// after it; "unavailable (why)" where nothing could.
-std::string meter_energy_text(const RegionEnergy& e) {
-  std::string why;
-  for (const auto& u : e.unavailable)
-    why += (why.empty() ? "" : "; ") + core::terminal_text(u);
-  if (!e.total_j)
-    return "unavailable (" + (why.empty() ? std::string("nothing to read") : why) + ")";
-  std::string parts;
-  for (const auto& d : e.domains) {
-    std::string name = core::terminal_text(d.domain);  // cpu → CPU, gpu0 → GPU0
-    for (char& c : name)
-      if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-    parts += fmt::format("{}{} {:.1f} J", parts.empty() ? "" : ", ", name, d.joules);
-  }
-  std::string out = fmt::format("{:.1f} J ({})", *e.total_j, parts);
-  if (e.mean_w) out += fmt::format(" · {:.1f} W mean", *e.mean_w);
-  if (!why.empty()) out += "; not read: " + why;
-  return out;
-}
-
-}  // namespace
 
 void Meter::declare(CLI::App& cmd) {
   cmd.add_flag("--json", json, "the report as JSON on stderr");
@@ -122,7 +98,7 @@ int Meter::run(const Global& g) {
   } else {
     row("peak GPU", style.dim("no GPU to read"));
   }
-  row("energy", meter_energy_text(m.energy));
+  row("energy", view::energy_text(m.energy));
   row("samples", fmt::format("{} every {:.0f} ms", m.samples, m.interval_ms));
   print(r, style.color, stderr);
   write_file();

@@ -8,11 +8,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "collect/gpu_trace.hpp"
 #include "core/clock.hpp"
 #include "core/log.hpp"
+#include "core/region_energy.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
 #include "profile/reader_hook.hpp"
@@ -57,6 +59,15 @@ class Collectors final : public detail::SessionExtension {
         refuse(why.empty() ? "gpu_activity: unavailable" : why.back());
       unavailable.insert(unavailable.end(), why.begin(), why.end());
     }
+    // The session's energy, host-wide, wherever it reads the machine: first reading now.
+    if (machine_) {
+      try {
+        energy_.emplace(*machine_, true);
+        energy_start_ = std::chrono::steady_clock::now();
+      } catch (const std::exception& e) {
+        core::log().debug("profiler: no energy reading: {}", e.what());
+      }
+    }
     if (gpu_) {
       auto interval =
           std::chrono::milliseconds(std::max<std::uint32_t>(collection_.sample_interval_ms, 1));
@@ -90,6 +101,13 @@ class Collectors final : public detail::SessionExtension {
 
   void finish(Profile& profile) override {
     stop_sampler();
+    if (energy_) {
+      std::lock_guard<std::mutex> lock(energy_mutex_);
+      energy_->sample();
+      profile.energy = energy_->result(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - energy_start_).count());
+      energy_.reset();
+    }
     if (tracer_) {
       traced_ = tracer_->traced();
       put(profile, tracer_->finish());
@@ -135,6 +153,16 @@ class Collectors final : public detail::SessionExtension {
   }
 
   void take_sample() {
+    if (energy_) {
+      // At the sampler's pace at most once a second: RAPL counters wrap after minutes at the
+      // earliest.
+      std::lock_guard<std::mutex> lock(energy_mutex_);
+      auto now = std::chrono::steady_clock::now();
+      if (now - energy_read_ >= std::chrono::seconds(1)) {
+        energy_->sample();
+        energy_read_ = now;
+      }
+    }
     if (!gpu_) return;
     DeviceSample s;
     s.t_ns = core::monotonic_ns();
@@ -174,6 +202,9 @@ class Collectors final : public detail::SessionExtension {
   bool sampler_stop_ = false;
   std::unique_ptr<detail::GpuTracer> tracer_;
   Activity traced_{};
+  std::mutex energy_mutex_;
+  std::optional<detail::EnergyTracker> energy_;
+  std::chrono::steady_clock::time_point energy_start_, energy_read_;
 };
 
 std::unique_ptr<detail::SessionExtension> start(const Collection& collection,

@@ -19,7 +19,7 @@
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
-#include "meter/energy.hpp"
+#include "core/region_energy.hpp"
 #include "meter/process_tree.hpp"
 
 extern char** environ;

@@ -3,16 +3,20 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/region_energy.hpp"
 #include "mainboard/machine.hpp"
-#include "meter/energy.hpp"
 #include "meter/process_tree.hpp"
 
 namespace mainboard {
 
+struct Meter::Energy {
+  detail::EnergyTracker tracker;
+};
+
 Meter::Meter(const Machine& machine)
     : machine_(&machine),
       start_(std::chrono::steady_clock::now()),
-      energy_(std::make_unique<detail::EnergyTracker>(machine, true)) {
+      energy_(std::make_unique<Energy>(Energy{detail::EnergyTracker(machine, true)})) {
   sample();
 }
 
@@ -79,12 +83,12 @@ void Meter::sample() {
   }
   if (auto pss = proctree::kib_field(read_self("/proc/self/smaps_rollup"), "Pss"))
     peak_pss_ = std::max(peak_pss_, *pss * 1024);
-  if (energy_) energy_->sample();
+  if (energy_) energy_->tracker.sample();
 }
 
 RegionEnergy Meter::energy() const {
   if (!energy_) return {};
-  return energy_->result(elapsed_s());
+  return energy_->tracker.result(elapsed_s());
 }
 
 void Meter::stop() {

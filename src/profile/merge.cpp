@@ -160,6 +160,7 @@ class Merger {
       into_.span_clock_hz = from.span_clock_hz;
     }
     if (!into_.machine) into_.machine = from.machine;
+    if (!into_.energy) into_.energy = from.energy;
     if (into_.node.empty()) into_.node = from.node;
     if (!into_.rank) into_.rank = from.rank;
     if (!into_.clock) into_.clock = from.clock;

@@ -404,6 +404,7 @@ void fields(V& v, Profile& m) {
   v("unavailable", m.unavailable);
   v("function_maps", m.function_maps);
   v("machine", m.machine);
+  v("energy", m.energy);
   v("node", m.node);
   v("rank", m.rank);
   v("clock", m.clock);

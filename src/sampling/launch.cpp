@@ -24,6 +24,7 @@
 #include "core/interrupts.hpp"
 #include "core/log.hpp"
 #include "core/process.hpp"
+#include "core/region_energy.hpp"
 #include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
@@ -186,6 +187,14 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   int go[2], report[2];
   if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(report, O_CLOEXEC) != 0)
     throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  // The energy counters' first reading, just before the command starts (host-wide: RAPL
+  // packages and DRAM, each GPU).
+  std::optional<detail::EnergyTracker> energy;
+  try {
+    energy.emplace(Machine::instance(), true);
+  } catch (const std::exception& e) {
+    core::log().debug("profile: no energy reading: {}", e.what());
+  }
   auto start_ns = core::monotonic_ns();
   pid_t pid = ::fork();
   if (pid < 0) throw Error(std::string("cannot fork: ") + std::strerror(errno));
@@ -272,6 +281,9 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   int status = 0;
   auto drain_every = sampler ? sampler->drain_interval() : std::chrono::milliseconds(25);
   auto next_drain = std::chrono::steady_clock::now();
+  // RAPL counters wrap after minutes at the earliest: one reading a second is plenty, and
+  // costs the run nothing to speak of.
+  auto next_energy = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   for (;;) {
     // Whether it ended, asked without taking anything: a thread of the command stopped for a
     // Python read (ptrace, by the poller's thread) reports its stop to any thread of this
@@ -297,6 +309,10 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
       if (python && o.children) python->watch(sampler->processes());
       next_drain = now + drain_every;
     }
+    if (energy && now >= next_energy) {
+      energy->sample();
+      next_energy = now + std::chrono::seconds(1);
+    }
     if (now >= deadline && !ending.began()) {
       result.timed_out = true;
       ending.begin(SIGTERM, 2.0);
@@ -314,6 +330,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
     for (auto p : sampler->processes())
       if (p != pid) ::kill(p, SIGKILL);  // leave nothing behind
   auto end_ns = core::monotonic_ns();
+  if (energy) energy->sample();
   auto ended = core::exit_status(status);
   result.exit_code = ended.exit_code;
   result.signal = ended.signal;
@@ -363,6 +380,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
     p.unavailable.push_back("the target was ended after the " + fmt::format("{:g}", o.timeout_s) +
                             " s timeout");
   add_machine(p);
+  if (energy) p.energy = energy->result(static_cast<double>(end_ns - start_ns) / 1e9);
   p.record_origin();
   return result;
 }

@@ -12,6 +12,7 @@
 #include "mainboard/profile.hpp"
 #include "mainboard/profile_report.hpp"
 #include "profile/text_util.hpp"
+#include "view/energy_text.hpp"
 #include "view/format.hpp"
 
 namespace mainboard {
@@ -338,6 +339,7 @@ std::string Profile::report(std::size_t top, const RankOptions& rank_options) co
                          duration(g.start_ns - start_ns),
                          g.open_span.empty() ? "" : " in " + g.open_span);
   }
+  if (energy) out += "\nEnergy (host-wide)\n  " + view::energy_text(*energy) + "\n";
   // A merged job's merge warnings were said in its rank section.
   std::vector<std::string> missing;
   for (const auto& u : unavailable)

@@ -87,3 +87,21 @@ TEST(CliEnergy, MeterTextSaysJoulesOrWhyNot) {
             std::string::npos)
       << none.err;
 }
+
+TEST(CliEnergy, ProfileRunReportsTheRunsEnergy) {
+  RaplRoot root;
+  std::string out = (root.path / "profile.json").string();
+  auto env = no_gpus();
+  env["MAINBOARD_SYSROOT"] = root.path.string();
+  auto r = cli({"profile", "run", "-o", out, "--", "sh", "-c",
+                "echo 3000000 > \"$0/intel-rapl:0/energy_uj\"; "
+                "echo 250000 > \"$0/intel-rapl:0:0/energy_uj\"",
+                root.powercap()},
+               env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("Energy (host-wide)\n  2.2 J (CPU 2.0 J, DRAM 0.2 J) · "), std::string::npos)
+      << r.err;
+  std::ifstream in(out);
+  auto j = nlohmann::json::parse(in);
+  EXPECT_DOUBLE_EQ(j.at("energy").at("total_j").get<double>(), 2.25) << j.at("energy").dump();
+}

@@ -1,7 +1,7 @@
 // RAPL energy counters (/sys/class/powercap/intel-rapl:*) and the energy of a metered region:
 // the reader over fixture trees (well formed, malformed, refused), and the Meter's sums over
 // counters a test rewrites between samples, wrap-around included, and over the fake NVML's
-// total energy counter.
+// total energy counter; a profiling session's energy.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -20,6 +20,9 @@
 #include "mainboard/json.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
+#include "mainboard/profile.hpp"
+#include "mainboard/profiler.hpp"
+#include "mainboard/span.hpp"
 #include "serve/exposition.hpp"
 #include "serve/metrics.hpp"
 #include "test_util.hpp"
@@ -440,4 +443,39 @@ TEST(MeterEnergy, MeasureCommandCountsWhatTheCommandUsed) {
   nlohmann::json j = r;
   EXPECT_EQ(j["energy"]["domains"][0]["domain"], "cpu");
   EXPECT_EQ(j.get<CommandMeasurement>(), r);
+}
+
+TEST(ProfileEnergy, ASessionRecordsItsRegionsEnergy) {
+  TempDir root;
+  rapl_zone(root, "intel-rapl:0", "package-0", "2000000");
+  rapl_zone(root, "intel-rapl:0:0", "dram", "1000000");
+  Machine m(rapl_host(root));
+  Collection c;
+  c.features = Feature::spans;
+  c.machine = &m;
+  Profiler p(c);
+  {
+    MAINBOARD_SPAN("step");
+    set_energy(root, "intel-rapl:0", "8000000");    // 6 J
+    set_energy(root, "intel-rapl:0:0", "1500000");  // 0.5 J
+  }
+  p.stop();
+  auto r = p.result();
+  ASSERT_TRUE(r.energy);
+  ASSERT_TRUE(r.energy->total_j) << nlohmann::json(*r.energy).dump();
+  EXPECT_NEAR(domain(*r.energy, "cpu")->joules, 6.0, 1e-9);
+  EXPECT_NEAR(domain(*r.energy, "dram")->joules, 0.5, 1e-9);
+  EXPECT_NE(r.report().find("Energy (host-wide)\n  6.5 J (CPU 6.0 J, DRAM 0.5 J) · "),
+            std::string::npos)
+      << r.report();
+  // Saved and read back with the profile.
+  nlohmann::json j = r;
+  EXPECT_EQ(j.get<Profile>().energy, r.energy);
+
+  // A spans-only session on no machine reads no counter: no energy, not a zero.
+  Collection bare;
+  bare.features = Feature::spans;
+  Profiler q(bare);
+  q.stop();
+  EXPECT_FALSE(q.result().energy);
 }

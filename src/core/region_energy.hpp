@@ -2,6 +2,8 @@
 
 // The energy of a region: RAPL counters (the machine's energy_counters probe) and each GPU's
 // total energy counter, read at the region's start and at every sample, summed as differences.
+// One mechanism for the meter, a metered command and both kinds of profiling session; it reads
+// only through the public Machine and Gpu.
 
 #include <map>
 #include <memory>
@@ -9,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "mainboard/meter.hpp"
+#include "mainboard/energy.hpp"
+#include "mainboard/machine.hpp"
 #include "mainboard/unit.hpp"
 
 namespace mainboard {

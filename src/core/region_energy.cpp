@@ -1,4 +1,4 @@
-#include "meter/energy.hpp"
+#include "core/region_energy.hpp"
 
 #include "mainboard/gpu.hpp"
 #include "mainboard/machine.hpp"
