@@ -48,6 +48,8 @@ from ._snapshot import (
     Infiniband, InfinibandDevice, InfinibandPort, Network, NetworkInterface,
     HugePagePool, HugePages, MemoryController, MemoryErrors, TemperatureSensor, Temperatures,
 )
+# RAPL energy counters, and the energy of a metered region.
+from ._snapshot import DomainEnergy, EnergyCounter, EnergyCounters, RegionEnergy
 
 # What a first snapshot does not need is imported at its first use (PEP 562): the profiling
 # session, the meter, the view and the tool-probe dataclass cost a fresh interpreter about as
@@ -124,3 +126,5 @@ __all__ = [
     "Temperatures",
 ]
 __all__ += ["Infiniband", "InfinibandDevice", "InfinibandPort", "Network", "NetworkInterface"]
+# RAPL energy counters, and the energy of a metered region.
+__all__ += ["DomainEnergy", "EnergyCounter", "EnergyCounters", "RegionEnergy"]

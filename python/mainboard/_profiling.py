@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the sampling classes live in _measure, which imports this m
 from . import _checks, _mainboard
 from ._machine import Machine
 from ._models import FrozenModel, _copy, _rebuild, html_mimebundle, models_of
-from ._snapshot import MachineSnapshot
+from ._snapshot import MachineSnapshot, RegionEnergy
 
 span = _mainboard.span
 MainboardError = _mainboard.MainboardError
@@ -462,6 +462,8 @@ class Profile(FrozenModel):
         value = doc[name]
         if name == "machine" and value is not None:
             return MachineSnapshot(value)
+        if name == "energy" and value is not None:  # host-wide, over the session: RegionEnergy
+            return RegionEnergy(value)
         if name == "span_stats":
             return tuple(SpanStat(v) for v in value)
         return tuple(value) if isinstance(value, list) else value

@@ -956,6 +956,61 @@ class MemoryErrors(FrozenModel):
         return sum(c.corrected for c in self.controllers)
 
 
+class EnergyCounter(FrozenModel):
+    """One RAPL domain's energy counter (/sys/class/powercap/intel-rapl:N[:M], AMD's too):
+    `domain` is package, core, uncore, dram or psys; `energy_uj` counts microjoules and wraps
+    at `max_energy_range_uj`."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    zone: str
+    domain: str
+    package: int | None
+    energy_uj: int
+    max_energy_range_uj: int | None
+    # end of fields
+
+
+class EnergyCounters(FrozenModel):
+    """The CPU and DRAM energy counters (RAPL). A snapshot's `energy_counters` is None where
+    there is no RAPL or only root may read it (Linux 5.10 and later);
+    `unavailable_reason("energy_counters")` says why."""
+
+    _readings = True
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    counters: tuple[EnergyCounter, ...]
+    # end of fields
+
+    _nested = {"counters": EnergyCounter}
+
+
+class DomainEnergy(FrozenModel):
+    """One domain's energy over a metered region: `cpu` (the CPU packages together), `dram`,
+    `gpu0`…, in joules and mean watts."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    domain: str
+    source: str
+    joules: float
+    mean_w: float
+    # end of fields
+
+
+class RegionEnergy(FrozenModel):
+    """The energy a metered region used: CPU packages and DRAM from RAPL, each GPU from its
+    driver's total energy counter; host-wide, not the region's processes' alone. `total_j` and
+    `mean_w` are None where nothing could be read; `unavailable` says what was not, and why."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    domains: tuple[DomainEnergy, ...]
+    total_j: float | None
+    mean_w: float | None
+    unavailable: tuple[str, ...]
+    # end of fields
+
+    _nested = {"domains": DomainEnergy}
+
+
 class BlockDevice(FrozenModel):
     """A block device from /sys/block."""
 
@@ -1280,7 +1335,7 @@ class MachineSnapshot(FrozenModel):
     infiniband: Infiniband | None
     network: Network | None
     temperatures: Temperatures | None
-    energy_counters: FrozenModel | None
+    energy_counters: EnergyCounters | None
     huge_pages: HugePages | None
     memory_errors: MemoryErrors | None
     diagnostics: tuple[Diagnostic, ...]
@@ -1302,7 +1357,7 @@ class MachineSnapshot(FrozenModel):
                "pressure": Pressure, "pci": PciTopology, "disk": Disk,
                "scratch": Scratch, "diagnostics": Diagnostic,
                "temperatures": Temperatures, "huge_pages": HugePages,
-               "memory_errors": MemoryErrors}
+               "memory_errors": MemoryErrors, "energy_counters": EnergyCounters}
     _nested.update({"infiniband": Infiniband, "network": Network})
 
     @property

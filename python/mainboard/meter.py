@@ -17,6 +17,7 @@ The module itself is callable: `mainboard.meter()` opens a meter on the current 
 
 from __future__ import annotations
 
+import json
 import sys
 import types
 from typing import Any, Protocol, runtime_checkable
@@ -24,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from . import _mainboard
 from ._machine import GPU, Machine
 from ._models import GIB
-from ._snapshot import Memory
+from ._snapshot import Memory, RegionEnergy
 
 __all__ = ["MemorySource", "MeteredMachine", "Meter", "meter"]
 
@@ -138,6 +139,21 @@ class Meter:
     def peak_pss_gb(self) -> float:
         """peak_pss_bytes in GiB."""
         return self.peak_pss_bytes / GIB
+
+    @property
+    def energy(self) -> RegionEnergy:
+        """The energy used from enter to the last sample (to exit, once exited), host-wide: CPU
+        packages and DRAM from RAPL (wrap-around corrected: sample at least once per wrap,
+        minutes to hours), each GPU from its total energy counter (NVML, Volta on). `domains`
+        holds joules and mean watts of each (cpu, dram, gpu0…), `total_j` and `mean_w` their
+        sum; `unavailable` what could not be read and why (only root may read RAPL since Linux
+        5.10)."""
+        return RegionEnergy(json.loads(self._live().energy_json))
+
+    @property
+    def energy_j(self) -> float | None:
+        """energy.total_j: joules over the region, all domains read; None where none was."""
+        return self.energy.total_j
 
 
 def meter(machine: Machine | None = None) -> Meter:

@@ -454,7 +454,9 @@ void bind_measurements(py::module_& m) {
       .def_property_readonly("host_delta_gb", &Meter::host_delta_gb)
       .def_property_readonly("samples", &Meter::samples)
       .def_property_readonly("peak_rss_bytes", &Meter::peak_rss_bytes)
-      .def_property_readonly("peak_pss_bytes", &Meter::peak_pss_bytes);
+      .def_property_readonly("peak_pss_bytes", &Meter::peak_pss_bytes)
+      .def_property_readonly("energy_json",
+                             [](const Meter& meter) { return json(meter.energy()).dump(); });
 
   m.def("_gpu_busy", [](const PyMachine& machine, std::size_t index, double util, double memory) {
     py::gil_scoped_release release;

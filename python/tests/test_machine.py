@@ -136,6 +136,64 @@ def test_meter_is_a_context_manager():
     assert len(block) == 64 << 20
 
 
+def _rapl_zone(root, zone, name, energy_uj):
+    d = root / "sys/class/powercap" / zone
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "name").write_text(name + "\n")
+    (d / "energy_uj").write_text(energy_uj + "\n")
+    (d / "max_energy_range_uj").write_text("262143328850\n")
+
+
+def test_meter_energy_sums_rapl_across_a_wrap(tmp_path, monkeypatch):
+    monkeypatch.setenv("MAINBOARD_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1")
+    monkeypatch.setenv("MAINBOARD_CUDA_LIBRARY", "/nonexistent/libcuda.so.1")
+    _rapl_zone(tmp_path, "intel-rapl:0", "package-0", str(262143328850 - 500000))
+    _rapl_zone(tmp_path, "intel-rapl:0:0", "dram", "1000000")
+    machine = mainboard.Machine.over(str(tmp_path))
+    snap = machine.snapshot(toolchain=False)
+    assert [c.zone for c in snap.energy_counters.counters] == ["intel-rapl:0", "intel-rapl:0:0"]
+    assert snap.energy_counters.counters[0].max_energy_range_uj == 262143328850
+    with mainboard.meter(machine) as m:
+        _rapl_zone(tmp_path, "intel-rapl:0", "package-0", "1500000")   # wrapped: 0.5 + 1.5 J
+        _rapl_zone(tmp_path, "intel-rapl:0:0", "dram", "1250000")      # 0.25 J
+        m.sample()
+    energy = m.energy
+    assert isinstance(energy, mainboard.RegionEnergy)
+    assert [d.domain for d in energy.domains] == ["cpu", "dram"]
+    assert energy.domains[0].joules == pytest.approx(2.0)
+    assert energy.domains[1].joules == pytest.approx(0.25)
+    assert m.energy_j == pytest.approx(2.25)
+    assert energy.mean_w == pytest.approx(2.25 / m.elapsed_s, rel=1e-6)
+    assert energy.unavailable == ()
+
+
+def test_meter_energy_says_why_not(tmp_path, monkeypatch):
+    monkeypatch.setenv("MAINBOARD_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1")
+    with mainboard.meter(mainboard.Machine.over(str(tmp_path))) as m:
+        pass
+    assert m.energy_j is None
+    assert m.energy.domains == ()
+    assert m.energy.unavailable[0].startswith("cpu, dram: no RAPL energy counters")
+    snap = mainboard.Machine.over(str(tmp_path)).snapshot(toolchain=False)
+    assert snap.energy_counters is None
+    assert snap.unavailable_reason("energy_counters").startswith("no RAPL energy counters")
+
+
+def test_a_profiling_session_records_its_energy(tmp_path, monkeypatch):
+    from mainboard import Feature, Profiler, span
+
+    monkeypatch.setenv("MAINBOARD_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1")
+    _rapl_zone(tmp_path, "intel-rapl:0", "package-0", "1000000")
+    machine = mainboard.Machine.over(str(tmp_path))
+    with Profiler(features=Feature.SPANS, machine=machine) as p:
+        with span("step"):
+            _rapl_zone(tmp_path, "intel-rapl:0", "package-0", "4000000")   # 3 J
+    energy = p.result().energy
+    assert isinstance(energy, mainboard.RegionEnergy)
+    assert energy.domains[0].domain == "cpu" and energy.domains[0].joules == pytest.approx(3.0)
+    assert energy.unavailable == ("dram: this CPU's RAPL has no dram domain",)
+
+
 def test_machine_view_renders():
     text = mainboard.MachineView(mainboard.Machine.over(host("numa-2socket"))).text(width=100)
     assert "Memory" in text and "CPU" in text
