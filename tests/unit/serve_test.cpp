@@ -153,7 +153,8 @@ TEST(Serve, EightGpusInBaseUnits) {
   EXPECT_EQ(types, helps);
   EXPECT_GT(types, 30u);
   // The fake driver gives everything: what is unavailable is the fixture host's, which has no
-  // /proc/pressure, no cgroup files, no /proc/loadavg, no InfiniBand and no /sys/class/net —
+  // /proc/pressure, no cgroup files, no /proc/loadavg, no InfiniBand, no /sys/class/net and no
+  // RAPL —
   // each said, none left out.
   std::set<std::string> unavailable;
   const std::string prefix = "\nmainboard_reading_unavailable{unit=\"host\",reading=\"";
@@ -166,7 +167,7 @@ TEST(Serve, EightGpusInBaseUnits) {
   EXPECT_EQ(unavailable,
             (std::set<std::string>{"cgroup_memory", "infiniband", "load", "network", "pressure",
                                    // nor sensors, huge pages or EDAC
-                                   "temperatures", "huge_pages", "memory_errors"}));
+                                   "temperatures", "huge_pages", "memory_errors", "rapl"}));
 }
 
 // What a unit cannot give is said, with the driver's reason, not reported as zero.
