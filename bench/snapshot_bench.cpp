@@ -101,4 +101,50 @@ static void BM_ToolCacheWithPathIndex(benchmark::State& state) {
 }
 BENCHMARK(BM_ToolCacheWithPathIndex)->Unit(benchmark::kMicrosecond);
 
+// What the fabric, sensor, memory-health and PCI probes add to a warm snapshot: their share of
+// the time every probe of the snapshot took, from the snapshot's own diagnostics (one run, so
+// the ratio holds on a noisy machine). On this host, and on a recorded host that has them all.
+static void new_probe_share(benchmark::State& state, const Machine& machine) {
+  static const char* const kNew[] = {"pci",          "infiniband",      "network",
+                                     "temperatures", "energy_counters", "huge_pages",
+                                     "memory_errors"};
+  machine.snapshot({.toolchain = false});
+  double all_ns = 0, new_ns = 0;
+  for (auto _ : state) {
+    auto snap = machine.snapshot({.toolchain = false});
+    for (const auto& d : snap.diagnostics) {
+      // Identity probes ran once, in the first snapshot; a warm one repeats the live ones only.
+      if (d.probe == "pci" || d.probe == "cpu" || d.probe == "board" || d.probe == "environment" ||
+          d.probe == "dimms" || d.probe == "os" || d.probe == "toolchain" ||
+          d.probe == "compilers" || d.probe == "cuda" || d.probe.rfind("gpu", 0) == 0 ||
+          d.probe.rfind("npu", 0) == 0)
+        continue;
+      all_ns += static_cast<double>(d.duration_ns);
+      for (const char* n : kNew)
+        if (d.probe == n) new_ns += static_cast<double>(d.duration_ns);
+    }
+    benchmark::DoNotOptimize(snap);
+  }
+  state.counters["new_probes_pct"] = all_ns > 0 ? 100.0 * new_ns / (all_ns - new_ns) : 0;
+  state.counters["new_probes_us"] =
+      benchmark::Counter(new_ns / 1e3, benchmark::Counter::kAvgIterations);
+}
+
+static void BM_WarmSnapshotNewProbesLive(benchmark::State& state) {
+  Machine machine;
+  new_probe_share(state, machine);
+}
+BENCHMARK(BM_WarmSnapshotNewProbesLive)->Unit(benchmark::kMicrosecond);
+
+// The same on recorded hosts that have the readings: sensors, huge pages and EDAC (numa-2socket),
+// four InfiniBand HCAs and their NICs (hpc-fabric).
+static void BM_WarmSnapshotNewProbesFixture(benchmark::State& state) {
+  Machine::Options options;
+  options.sysroot = state.range(0) == 0 ? MAINBOARD_FIXTURES "/hosts/numa-2socket"
+                                        : MAINBOARD_FIXTURES "/hosts/hpc-fabric";
+  Machine machine(options);
+  new_probe_share(state, machine);
+}
+BENCHMARK(BM_WarmSnapshotNewProbesFixture)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
 BENCHMARK_MAIN();

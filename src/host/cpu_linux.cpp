@@ -888,10 +888,19 @@ std::optional<LoadAverage> read_loadavg(const core::Fs& fs, std::string* why) {
   return LoadAverage{v[0], v[1], v[2]};
 }
 
+/// errno in words, the same in every locale: a diagnostic is read by people and by tests alike,
+/// and a snapshot must not change with the reader's LANG.
+std::string loadavg_errno_words(int error) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+  if (const char* words = ::strerrordesc_np(error)) return words;
+#endif
+  return "error " + std::to_string(error);
+}
+
 std::string unreadable_reason(const core::Fs& fs, std::string_view path, std::size_t max_bytes) {
   std::string name(path);
   int fd = fs.open(path, O_RDONLY | O_NONBLOCK);
-  if (fd < 0) return "cannot read " + name + ": " + std::strerror(errno);
+  if (fd < 0) return "cannot read " + name + ": " + loadavg_errno_words(errno);
   struct stat st {};
   std::string reason;
   if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
@@ -905,7 +914,7 @@ std::string unreadable_reason(const core::Fs& fs, std::string_view path, std::si
     while (data.size() <= max_bytes && (n = ::read(fd, buf, sizeof buf)) > 0)
       data.append(buf, static_cast<std::size_t>(n));
     if (n < 0)
-      reason = "cannot read " + name + ": " + std::strerror(errno);
+      reason = "cannot read " + name + ": " + loadavg_errno_words(errno);
     else if (data.size() > max_bytes)
       reason = name + " is larger than " + std::to_string(max_bytes) + " bytes";
     else if (data.find('\0') != std::string::npos)

@@ -594,7 +594,21 @@ void fields(V& v, CommandMeasurement& m) {
   v("interval_ms", m.interval_ms);
   v("energy", m.energy);
 }
-MAINBOARD_DEFINE_JSON(CommandMeasurement)
+void to_json(nlohmann::json& j, const CommandMeasurement& value) {
+  json_detail::write_model(j, value);
+}
+void from_json(const nlohmann::json& j, CommandMeasurement& value) {
+  // A measurement written before energy was measured has no "energy": it is read, and its
+  // energy says it was not recorded, rather than the whole file refused.
+  if (j.is_object() && !j.contains("energy")) {
+    auto with = j;
+    with["energy"] = RegionEnergy{
+        {}, std::nullopt, std::nullopt, {"not recorded by the version that measured it"}};
+    json_detail::read_model(with, value, "CommandMeasurement");
+    return;
+  }
+  json_detail::read_model(j, value, "CommandMeasurement");
+}
 
 template <class V>
 void fields(V& v, MachineSnapshot& m) {

@@ -479,3 +479,20 @@ TEST(ProfileEnergy, ASessionRecordsItsRegionsEnergy) {
   q.stop();
   EXPECT_FALSE(q.result().energy);
 }
+
+TEST(MeterEnergy, AMeasurementSavedBeforeEnergyStillReads) {
+  // `mainboard meter --json` of a version without energy: the file reads, its energy is said not
+  // to have been recorded, and everything else is kept.
+  auto j = nlohmann::json::parse(R"({"argv": ["sleep", "1"], "exit_code": 0, "wall_s": 1.01,
+    "user_s": 0.0, "system_s": 0.0, "peak_pss_bytes": 1024, "peak_rss_bytes": 2048,
+    "peak_tree_rss_bytes": 2048, "max_process_rss_bytes": 2048, "peak_processes": 1,
+    "major_faults": 0, "minor_faults": 90, "voluntary_switches": 2, "involuntary_switches": 0,
+    "fs_inputs": 0, "fs_outputs": 0, "peak_gpu_bytes": null, "peak_gpu_bytes_by_gpu": {},
+    "samples": 20, "interval_ms": 50})");
+  auto m = j.get<mainboard::CommandMeasurement>();
+  EXPECT_EQ(m.peak_pss_bytes, 1024u);
+  EXPECT_EQ(m.samples, 20u);
+  EXPECT_FALSE(m.energy.total_j);
+  ASSERT_EQ(m.energy.unavailable.size(), 1u);
+  EXPECT_NE(m.energy.unavailable[0].find("not recorded"), std::string::npos);
+}

@@ -154,8 +154,7 @@ TEST(Serve, EightGpusInBaseUnits) {
   EXPECT_GT(types, 30u);
   // The fake driver gives everything: what is unavailable is the fixture host's, which has no
   // /proc/pressure, no cgroup files, no /proc/loadavg, no InfiniBand, no /sys/class/net and no
-  // RAPL —
-  // each said, none left out.
+  // RAPL — each said, none left out.
   std::set<std::string> unavailable;
   const std::string prefix = "\nmainboard_reading_unavailable{unit=\"host\",reading=\"";
   for (std::size_t at = text.find("\nmainboard_reading_unavailable{"); at != std::string::npos;
