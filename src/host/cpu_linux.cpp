@@ -698,28 +698,24 @@ CpuInfo probe_cpu(const core::Fs& fs, Note& note, ToolCache* cache) {
   }
 
   std::string error;
-  if (auto topo = read_topology(fs, cache, error)) {
-    info.packages = std::max(topo->packages, 1u);
-    info.cores = topo->cores ? topo->cores : topo->threads;
-    info.threads = topo->threads;
-    info.numa_nodes = std::max(topo->numa_nodes, 1u);
-    if (!topo->numa_memory.empty()) info.numa_memory_bytes = topo->numa_memory;
-    info.memory_only_numa_nodes = topo->memory_only;
-    info.caches = std::move(topo->caches);
-    info.topology_source = TopologySource::hwloc;
+  // hwloc's topology or the kernel's own files: the same counts, told apart by their source.
+  auto take = [&](Topology& t, TopologySource source) {
+    info.packages = std::max(t.packages, 1u);
+    info.cores = t.cores ? t.cores : t.threads;
+    info.threads = t.threads;
+    info.numa_nodes = std::max(t.numa_nodes, 1u);
+    if (!t.numa_memory.empty()) info.numa_memory_bytes = t.numa_memory;
+    info.memory_only_numa_nodes = t.memory_only;
+    info.caches = std::move(t.caches);
+    info.topology_source = source;
     if (!info.caches.empty()) info.cache_source = cache_source(fs, block);
+  };
+  if (auto topo = read_topology(fs, cache, error)) {
+    take(*topo, TopologySource::hwloc);
   } else if (std::string sysfs_error; auto sys = cpu_sysfs_topology(fs, sysfs_error)) {
     // The kernel's files say what hwloc would have: not a missing reading.
     core::log().debug("cpu: {}; topology read from sysfs", error);
-    info.packages = std::max(sys->packages, 1u);
-    info.cores = sys->cores;
-    info.threads = sys->threads;
-    info.numa_nodes = std::max(sys->numa_nodes, 1u);
-    if (!sys->numa_memory.empty()) info.numa_memory_bytes = sys->numa_memory;
-    info.memory_only_numa_nodes = sys->memory_only;
-    info.caches = std::move(sys->caches);
-    info.topology_source = TopologySource::sysfs;
-    if (!info.caches.empty()) info.cache_source = cache_source(fs, block);
+    take(*sys, TopologySource::sysfs);
   } else {
     core::log().debug("cpu: {}; {}; counting from /proc/cpuinfo", error, sysfs_error);
     if (cpuinfo) {

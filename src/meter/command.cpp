@@ -16,10 +16,10 @@
 #include "core/fs.hpp"
 #include "core/interrupts.hpp"
 #include "core/process.hpp"
+#include "core/region_energy.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
-#include "core/region_energy.hpp"
 #include "meter/process_tree.hpp"
 
 extern char** environ;
