@@ -1,5 +1,6 @@
 // How much the machine probe costs: the live reads a snapshot repeats, and the one-time identity.
 #include <benchmark/benchmark.h>
+#include <map>
 
 #include "mainboard/machine.hpp"
 #include "mainboard/runner.hpp"
@@ -110,6 +111,7 @@ static void new_probe_share(benchmark::State& state, const Machine& machine) {
                                      "memory_errors"};
   machine.snapshot({.toolchain = false});
   double all_ns = 0, new_ns = 0;
+  std::map<std::string, double> each_ns;
   for (auto _ : state) {
     auto snap = machine.snapshot({.toolchain = false});
     for (const auto& d : snap.diagnostics) {
@@ -121,13 +123,18 @@ static void new_probe_share(benchmark::State& state, const Machine& machine) {
         continue;
       all_ns += static_cast<double>(d.duration_ns);
       for (const char* n : kNew)
-        if (d.probe == n) new_ns += static_cast<double>(d.duration_ns);
+        if (d.probe == n) {
+          new_ns += static_cast<double>(d.duration_ns);
+          each_ns[n] += static_cast<double>(d.duration_ns);
+        }
     }
     benchmark::DoNotOptimize(snap);
   }
   state.counters["new_probes_pct"] = all_ns > 0 ? 100.0 * new_ns / (all_ns - new_ns) : 0;
   state.counters["new_probes_us"] =
       benchmark::Counter(new_ns / 1e3, benchmark::Counter::kAvgIterations);
+  for (const auto& [name, ns] : each_ns)
+    state.counters[name + "_us"] = benchmark::Counter(ns / 1e3, benchmark::Counter::kAvgIterations);
 }
 
 static void BM_WarmSnapshotNewProbesLive(benchmark::State& state) {

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "core/beneath.hpp"
@@ -16,8 +18,28 @@
 
 namespace mainboard::core {
 
+/// One map per kind of read, each path asked once. Lookups take the lock, reads do not: two
+/// threads asking a new path at once both read it, and the first answer is kept.
+struct Fs::Fixed {
+  std::mutex mutex;
+  std::map<std::string, std::optional<std::string>, std::less<>> reads, links;
+  std::map<std::string, std::vector<std::string>, std::less<>> lists;
+  std::map<std::string, bool, std::less<>> dirs;
+
+  template <class Value, class Read>
+  Value get(std::map<std::string, Value, std::less<>>& kept, std::string_view path, Read read) {
+    {
+      std::lock_guard lock(mutex);
+      if (auto it = kept.find(path); it != kept.end()) return it->second;
+    }
+    Value value = read();
+    std::lock_guard lock(mutex);
+    return kept.emplace(std::string(path), std::move(value)).first->second;
+  }
+};
+
 Fs::Fs(std::filesystem::path root, std::shared_ptr<FsObserver> observer)
-    : root_(std::move(root)), observer_(std::move(observer)) {
+    : root_(std::move(root)), observer_(std::move(observer)), fixed_(std::make_unique<Fixed>()) {
   if (root_.empty()) root_ = "/";
   std::error_code ec;
   auto canonical = std::filesystem::weakly_canonical(root_, ec);
@@ -52,8 +74,14 @@ std::filesystem::path Fs::host_path(std::string_view path) const {
 
 namespace {
 
-/// Reads and closes `fd`, opened with O_NONBLOCK.
-std::optional<std::string> read_fd(int fd, std::size_t max_bytes) {
+/// A sysfs attribute's first read gives all of it when it gives less than a page: show() writes
+/// one page at most and a binary attribute is read a page at a time. So on the live host a
+/// short first read of /sys ends the file, with no second read to see the end: one system call
+/// of four for each of the files a snapshot reads there.
+constexpr std::size_t kSysfsPage = 4096;
+
+/// Reads and closes `fd`, opened with O_NONBLOCK. `sysfs`: the file is a live sysfs attribute.
+std::optional<std::string> read_fd(int fd, std::size_t max_bytes, bool sysfs = false) {
   if (fd < 0) return std::nullopt;
   // Only regular files (procfs and sysfs attributes are regular). Opened without blocking, what
   // else could be there ends the read by itself: a FIFO with no writer reads as empty, one with
@@ -75,6 +103,7 @@ std::optional<std::string> read_fd(int fd, std::size_t max_bytes) {
       return std::nullopt;  // truncated: a partial file would be parsed as if it were whole
     }
     data.append(buf, static_cast<std::size_t>(n));
+    if (sysfs && data.size() < kSysfsPage) break;
   }
   struct stat st {};
   if (data.empty() && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
@@ -127,20 +156,24 @@ std::optional<std::string> Fs::read(std::string_view path, std::size_t max_bytes
         if (text.size() > max_bytes) return std::nullopt;
         return text;
       }
-  auto text = read_fd(open(path, O_RDONLY | O_NONBLOCK), max_bytes);
+  auto text =
+      read_fd(open(path, O_RDONLY | O_NONBLOCK), max_bytes, live_ && starts_with(path, "/sys/"));
   if (observer_) observer_->file(path, text);
   // Only what was read: a file missing or too long for this read is asked again.
   if (shared && text) shared->files_.emplace_back(path, *text);
   return text;
 }
 
-std::optional<std::string> Fs::read_line(std::string_view path) const {
-  auto text = read(path, 64u << 10);
+namespace {
+std::optional<std::string> first_line(const std::optional<std::string>& text) {
   if (!text) return std::nullopt;
   std::string_view v = *text;
-  auto nl = v.find('\n');
-  if (nl != std::string_view::npos) v = v.substr(0, nl);
-  return std::string(trim(v));
+  return std::string(trim(v.substr(0, v.find('\n'))));
+}
+}  // namespace
+
+std::optional<std::string> Fs::read_line(std::string_view path) const {
+  return first_line(read(path, 64u << 10));
 }
 
 std::optional<std::uint64_t> Fs::read_u64(std::string_view path) const {
@@ -224,26 +257,57 @@ bool Fs::is_dir(std::string_view path) const {
 }
 
 std::optional<std::string> Fs::readlink(std::string_view path) const {
-  std::optional<std::string> out;
-  int fd = open(path, O_PATH, /*follow_last=*/false);
-  if (fd >= 0) {
+  char buf[4096];
+  ssize_t n = -1;
+  if (live_) {  // one call, where the open, readlinkat and close below take three
+    n = ::readlink(std::string(path).c_str(), buf, sizeof buf);
+  } else if (int fd = open(path, O_PATH, /*follow_last=*/false); fd >= 0) {
     // readlinkat on the link itself, opened without following it ("" names the fd).
-    char buf[4096];
-    ssize_t n = ::readlinkat(fd, "", buf, sizeof buf);
-    if (n >= 0 && static_cast<std::size_t>(n) < sizeof buf)
-      out = std::string(buf, static_cast<std::size_t>(n));
+    n = ::readlinkat(fd, "", buf, sizeof buf);
     ::close(fd);
   }
+  std::optional<std::string> out;
+  if (n >= 0 && static_cast<std::size_t>(n) < sizeof buf)
+    out = std::string(buf, static_cast<std::size_t>(n));
   if (observer_) observer_->link(path, out);
   return out;
 }
 
-std::optional<std::string> Fs::link_name(std::string_view path) const {
-  auto target = readlink(path);
+namespace {
+std::optional<std::string> last_component(const std::optional<std::string>& target) {
   if (!target) return std::nullopt;
   auto name = std::filesystem::path(*target).filename().string();
   if (name.empty()) return std::nullopt;
   return name;
+}
+}  // namespace
+
+std::optional<std::string> Fs::link_name(std::string_view path) const {
+  return last_component(readlink(path));
+}
+
+std::optional<std::string> Fs::read_fixed(std::string_view path) const {
+  return fixed_->get(fixed_->reads, path, [&] { return read(path, 64u << 10); });
+}
+
+std::optional<std::string> Fs::read_line_fixed(std::string_view path) const {
+  return first_line(read_fixed(path));
+}
+
+std::vector<std::string> Fs::list_fixed(std::string_view path) const {
+  return fixed_->get(fixed_->lists, path, [&] { return list(path); });
+}
+
+bool Fs::is_dir_fixed(std::string_view path) const {
+  return fixed_->get(fixed_->dirs, path, [&] { return is_dir(path); });
+}
+
+std::optional<std::string> Fs::readlink_fixed(std::string_view path) const {
+  return fixed_->get(fixed_->links, path, [&] { return readlink(path); });
+}
+
+std::optional<std::string> Fs::link_name_fixed(std::string_view path) const {
+  return last_component(readlink_fixed(path));
 }
 
 namespace {

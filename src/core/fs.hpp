@@ -106,6 +106,20 @@ class Fs {
   /// Last path component of a symlink's target (e.g. the driver name of device/driver).
   std::optional<std::string> link_name(std::string_view path) const;
 
+  /// The same reads, of what does not change while the machine runs: where a device's links
+  /// go, its driver, its identity strings, which entries a directory has. The first call reads
+  /// (and tells the observer); the same call again answers from what this Fs kept, with no
+  /// system call. A Machine keeps its Fs, so the devices its live probes read (NICs, InfiniBand
+  /// ports, sensors, RAPL zones, memory controllers) are found at its first snapshot, as its GPUs
+  /// are, and a later snapshot reads only their values. Never for a value that moves. A text read
+  /// is bounded at 64 KiB.
+  std::optional<std::string> read_fixed(std::string_view path) const;
+  std::optional<std::string> read_line_fixed(std::string_view path) const;
+  std::vector<std::string> list_fixed(std::string_view path) const;
+  bool is_dir_fixed(std::string_view path) const;
+  std::optional<std::string> readlink_fixed(std::string_view path) const;
+  std::optional<std::string> link_name_fixed(std::string_view path) const;
+
   /// statvfs of the filesystem holding `path`. For a recorded root, the figures recorded in
   /// its .mainboard/space.json; nothing otherwise.
   std::optional<FsSpace> space(std::string_view path) const;
@@ -121,6 +135,8 @@ class Fs {
   bool live_ = true;
   int root_fd_ = -1;  ///< the root, opened once, when it is not "/"
   std::shared_ptr<FsObserver> observer_;
+  struct Fixed;  ///< what the *_fixed reads kept
+  std::unique_ptr<Fixed> fixed_;
 };
 
 }  // namespace mainboard::core

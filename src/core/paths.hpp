@@ -7,6 +7,7 @@ namespace mainboard::core::paths {
 inline constexpr const char* kProcCpuinfo = "/proc/cpuinfo";
 inline constexpr const char* kProcMeminfo = "/proc/meminfo";
 inline constexpr const char* kProcLoadavg = "/proc/loadavg";
+inline constexpr const char* kProcNetDev = "/proc/net/dev";
 inline constexpr const char* kProcSelfCgroup = "/proc/self/cgroup";
 inline constexpr const char* kProcSelfMountinfo = "/proc/self/mountinfo";
 inline constexpr const char* kProcSelfMounts = "/proc/self/mounts";

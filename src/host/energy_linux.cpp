@@ -89,7 +89,7 @@ Reading<EnergyCounters> read_energy_counters(const Sources& sources, const Machi
                                              Note& note) {
   const core::Fs& fs = *sources.fs;
   std::vector<std::pair<std::vector<std::uint32_t>, std::string>> zones;
-  for (const auto& entry : fs.list(kRaplPowercap)) {
+  for (const auto& entry : fs.list_fixed(kRaplPowercap)) {
     auto numbers = rapl_zone_numbers(entry);
     if (!numbers.empty()) zones.emplace_back(std::move(numbers), entry);
   }
@@ -108,7 +108,7 @@ Reading<EnergyCounters> read_energy_counters(const Sources& sources, const Machi
   std::size_t refused = 0;
   for (const auto& [numbers, zone] : zones) {
     std::string dir = std::string(kRaplPowercap) + "/" + zone;
-    auto name = fs.read_line(dir + "/name");
+    auto name = fs.read_line_fixed(dir + "/name");
     if (!name) {
       left_out.push_back(zone + ": no name");
       continue;
@@ -123,8 +123,8 @@ Reading<EnergyCounters> read_energy_counters(const Sources& sources, const Machi
     c.domain = domain->first;
     c.package = domain->second;
     if (numbers.size() == 2)  // a subzone counts within its package: its parent's name says which
-      if (auto parent = fs.read_line(std::string(kRaplPowercap) +
-                                     "/intel-rapl:" + std::to_string(numbers[0]) + "/name"))
+      if (auto parent = fs.read_line_fixed(std::string(kRaplPowercap) +
+                                           "/intel-rapl:" + std::to_string(numbers[0]) + "/name"))
         if (auto parent_domain = rapl_domain(*parent)) c.package = parent_domain->second;
 
     std::string energy_path = dir + "/energy_uj";
@@ -145,7 +145,7 @@ Reading<EnergyCounters> read_energy_counters(const Sources& sources, const Machi
           zone + ": energy_uj is not a count of microjoules: " + rapl_quote(core::trim(*text)));
       continue;
     }
-    if (auto max_text = fs.read(dir + "/max_energy_range_uj", 64)) {
+    if (auto max_text = fs.read_fixed(dir + "/max_energy_range_uj")) {
       auto max = core::parse_u64(*max_text);
       if (max && *max > 0)
         c.max_energy_range_uj = max;

@@ -1,6 +1,8 @@
 // The network fabric: InfiniBand and RoCE devices (/sys/class/infiniband, drivers/infiniband/
 // core/sysfs.c) and the physical network interfaces (/sys/class/net, Documentation/ABI/testing/
-// sysfs-class-net). A port's files as the kernel prints them:
+// sysfs-class-net), with the interfaces' byte counts from /proc/net/dev. Which devices, ports and
+// counters there are, where they sit and what they are is read once per Fs (`*_fixed`); their
+// state, rate, MTU and counters at every snapshot. A port's files as the kernel prints them:
 //   ports/1/state       "4: ACTIVE"
 //   ports/1/phys_state  "5: LinkUp"
 //   ports/1/rate        "200 Gb/sec (4X HDR)"   ("%d%s Gb/sec (%dX%s)", rate_show)
@@ -9,8 +11,11 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <map>
+#include <span>
 
 #include "core/fs.hpp"
+#include "core/paths.hpp"
 #include "core/text.hpp"
 #include "host/readers.hpp"
 
@@ -126,7 +131,7 @@ FabricPlace fabric_place(const core::Fs& fs, const std::string& entry) {
   namespace fsys = std::filesystem;
   FabricPlace out;
   fsys::path dir(entry);
-  if (auto to = fs.readlink(entry); to && !to->empty()) {
+  if (auto to = fs.readlink_fixed(entry); to && !to->empty()) {
     fsys::path target(*to);
     dir = (target.is_absolute() ? target : dir.parent_path() / target).lexically_normal();
   }
@@ -134,7 +139,7 @@ FabricPlace fabric_place(const core::Fs& fs, const std::string& entry) {
   // lo, bridges, bonds, veths and tunnels live under devices/virtual: no device link to ask for
   // (a container host has hundreds of veths).
   if (core::starts_with(out.dir, "/sys/devices/virtual/")) return out;
-  auto device = fs.readlink(out.dir + "/device");
+  auto device = fs.readlink_fixed(out.dir + "/device");
   if (!device || device->empty()) return out;
   fsys::path target(*device);
   fsys::path where = (target.is_absolute() ? target : dir / target).lexically_normal();
@@ -148,14 +153,14 @@ FabricPlace fabric_place(const core::Fs& fs, const std::string& entry) {
 /// The device's numa_node: -1 (no affinity) and what does not parse are empty.
 std::optional<std::int32_t> fabric_numa_node(const core::Fs& fs, const FabricPlace& at) {
   if (at.device.empty()) return std::nullopt;
-  auto node = fs.read_i64(at.device + "/numa_node");
+  auto line = fs.read_line_fixed(at.device + "/numa_node");
+  auto node = line ? core::parse_i64(*line) : std::nullopt;
   if (!node || *node < 0 || *node > 4095) return std::nullopt;
   return static_cast<std::int32_t>(*node);
 }
 
 /// A one-line attribute as text, empty when unreadable or not text.
-std::string fabric_text(const core::Fs& fs, const std::string& path) {
-  auto line = fs.read_line(path);
+std::string fabric_text(const std::optional<std::string>& line) {
   if (!line || line->size() > 256 || !core::is_valid_utf8(*line)) return "";
   return *line;
 }
@@ -179,10 +184,10 @@ InfinibandPort fabric_read_port(const core::Fs& fs, const std::string& dir, std:
   if (p.state.empty()) unreadable.push_back(who + " state");
   fabric_parse_state(fs.read_line(dir + "/phys_state"), p.physical_state_id, p.physical_state);
   if (p.physical_state.empty()) unreadable.push_back(who + " physical state");
-  p.rate = fabric_text(fs, dir + "/rate");
+  p.rate = fabric_text(fs.read_line(dir + "/rate"));
   fabric_parse_rate(p.rate, p);
   if (!p.rate_gbps || !p.width || p.speed.empty()) unreadable.push_back(who + " rate");
-  p.link_layer = fabric_text(fs, dir + "/link_layer");
+  p.link_layer = fabric_text(fs.read_line_fixed(dir + "/link_layer"));
   // Data counters count 4-byte words; a count whose bytes overflow 64 bits is no count.
   auto words = [&](const char* name) -> std::optional<std::uint64_t> {
     auto v = fs.read_u64(dir + "/counters/" + name);
@@ -190,15 +195,39 @@ InfinibandPort fabric_read_port(const core::Fs& fs, const std::string& dir, std:
   };
   p.received_bytes = words("port_rcv_data");
   p.transmitted_bytes = words("port_xmit_data");
-  for (auto name : kFabricErrorCounters)
-    if (auto v = fs.read_u64(dir + "/counters/" + std::string(name)))
-      p.errors.emplace(std::string(name), *v);
-  for (auto name : kFabricHwErrorCounters)
-    if (auto v = fs.read_u64(dir + "/hw_counters/" + std::string(name)))
-      p.errors.emplace(std::string(name), *v);
+  // Which counters a port has is fixed by its driver: only those are read.
+  auto read_counters = [&](const std::string& sub, std::span<const std::string_view> names) {
+    auto present = fs.list_fixed(dir + "/" + sub);
+    for (auto name : names)
+      if (std::binary_search(present.begin(), present.end(), name))
+        if (auto v = fs.read_u64(dir + "/" + sub + "/" + std::string(name)))
+          p.errors.emplace(std::string(name), *v);
+  };
+  read_counters("counters", kFabricErrorCounters);
+  read_counters("hw_counters", kFabricHwErrorCounters);
   if (!p.received_bytes && !p.transmitted_bytes && p.errors.empty())
     unreadable.push_back(who + " counters");
   return p;
+}
+
+/// Received and transmitted bytes of every interface, from one read of /proc/net/dev where
+/// /sys/class/net/NAME/statistics takes two files per interface:
+///   "  eth0: 550170239   20244    0 … 0  1089817   13356 …" (8 receive fields, then transmit)
+/// A line that does not parse is left out, and that interface's statistics are read instead.
+std::map<std::string, std::pair<std::uint64_t, std::uint64_t>, std::less<>> fabric_net_dev(
+    const std::optional<std::string>& text) {
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>, std::less<>> out;
+  if (!text) return out;
+  for (auto line : core::split(*text, '\n')) {
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;  // the two header lines
+    auto name = core::trim(line.substr(0, colon));
+    auto fields = core::split_ws(line.substr(colon + 1));
+    if (name.empty() || fields.size() < 16) continue;
+    auto rx = core::parse_u64(fields[0]), tx = core::parse_u64(fields[8]);
+    if (rx && tx) out.emplace(std::string(name), std::pair{*rx, *tx});
+  }
+  return out;
 }
 
 }  // namespace
@@ -206,29 +235,29 @@ InfinibandPort fabric_read_port(const core::Fs& fs, const std::string& dir, std:
 Reading<Infiniband> read_infiniband(const Sources& sources, const MachineSnapshot&, Note& note) {
   const core::Fs& fs = *sources.fs;
   const std::string root = "/sys/class/infiniband";
-  if (!fs.is_dir(root)) {
+  if (!fs.is_dir_fixed(root)) {
     std::string why = "no InfiniBand or RoCE devices (no " + root + ")";
     note.unsupported(why);
     return Reading<Infiniband>::none(std::move(why));
   }
   Infiniband out;
   std::vector<std::string> unreadable;
-  for (const auto& name : fs.list(root)) {
+  for (const auto& name : fs.list_fixed(root)) {
     if (!core::is_valid_utf8(name)) continue;
     auto at = fabric_place(fs, root + "/" + name);
     const std::string& dir = at.dir;
     InfinibandDevice d;
     d.name = name;
-    d.hca_type = fabric_text(fs, dir + "/hca_type");
-    d.firmware = fabric_text(fs, dir + "/fw_ver");
-    d.board_id = fabric_text(fs, dir + "/board_id");
-    d.node_guid = fabric_text(fs, dir + "/node_guid");
+    d.hca_type = fabric_text(fs.read_line_fixed(dir + "/hca_type"));
+    d.firmware = fabric_text(fs.read_line_fixed(dir + "/fw_ver"));
+    d.board_id = fabric_text(fs.read_line_fixed(dir + "/board_id"));
+    d.node_guid = fabric_text(fs.read_line_fixed(dir + "/node_guid"));
     d.pci_address = at.pci;
     d.numa_node = fabric_numa_node(fs, at);
     if (!at.device.empty())
-      for (const auto& net : fs.list(at.device + "/net"))
+      for (const auto& net : fs.list_fixed(at.device + "/net"))
         if (core::is_valid_utf8(net)) d.net_devices.push_back(net);
-    auto ports = fabric_numbered(fs.list(dir + "/ports"));
+    auto ports = fabric_numbered(fs.list_fixed(dir + "/ports"));
     if (ports.empty()) unreadable.push_back(name + " ports");
     for (auto n : ports)
       d.ports.push_back(fabric_read_port(fs, dir + "/ports/" + std::to_string(n), n,
@@ -252,13 +281,14 @@ Reading<Infiniband> read_infiniband(const Sources& sources, const MachineSnapsho
 Reading<Network> read_network(const Sources& sources, const MachineSnapshot&, Note& note) {
   const core::Fs& fs = *sources.fs;
   const std::string root = "/sys/class/net";
-  if (!fs.is_dir(root)) {
+  if (!fs.is_dir_fixed(root)) {
     std::string why = "no " + root + " (not Linux, or /sys is not mounted)";
     note.unsupported(why);
     return Reading<Network>::none(std::move(why));
   }
   Network out;
-  for (const auto& name : fs.list(root)) {
+  std::optional<decltype(fabric_net_dev({}))> counters;  // read when a physical interface is met
+  for (const auto& name : fs.list_fixed(root)) {
     if (!core::is_valid_utf8(name)) continue;
     // Physical interfaces have a device behind them; lo, bridges, bonds, veths, VLANs, tunnels
     // and containers' interfaces do not.
@@ -268,22 +298,32 @@ Reading<Network> read_network(const Sources& sources, const MachineSnapshot&, No
     NetworkInterface i;
     i.name = name;
     i.pci_address = at.pci;
-    if (auto driver = fs.link_name(at.device + "/driver"); driver && core::is_valid_utf8(*driver))
+    if (auto driver = fs.link_name_fixed(at.device + "/driver");
+        driver && core::is_valid_utf8(*driver))
       i.driver = *driver;
-    i.operstate = fabric_text(fs, dir + "/operstate");
-    if (auto type = fs.read_u64(dir + "/type"))
+    auto type_line = fs.read_line_fixed(dir + "/type");
+    if (auto type = type_line ? core::parse_u64(*type_line) : std::nullopt)
       i.type = *type == 1 ? "ethernet" : *type == 32 ? "infiniband" : "other";
-    i.address = fabric_text(fs, dir + "/address");
+    i.address = fabric_text(fs.read_line_fixed(dir + "/address"));
+    // What moves: the link's state, speed, MTU and counters.
+    i.operstate = fabric_text(fs.read_line(dir + "/operstate"));
     // A down link's speed is -1, unreadable (EINVAL) or the last one it had: none of them is its
-    // speed now.
-    if (auto speed = fs.read_i64(dir + "/speed");
-        speed && *speed > 0 && *speed < kFabricMaxSpeedMbps && i.operstate != "down")
-      i.speed_mbps = static_cast<std::uint64_t>(*speed);
+    // speed now, so it is not asked.
+    if (i.operstate != "down")
+      if (auto speed = fs.read_i64(dir + "/speed");
+          speed && *speed > 0 && *speed < kFabricMaxSpeedMbps)
+        i.speed_mbps = static_cast<std::uint64_t>(*speed);
     if (auto mtu = fs.read_u64(dir + "/mtu"); mtu && *mtu > 0 && *mtu <= 0xffffffffull)
       i.mtu = static_cast<std::uint32_t>(*mtu);
     i.numa_node = fabric_numa_node(fs, at);
-    i.received_bytes = fs.read_u64(dir + "/statistics/rx_bytes");
-    i.transmitted_bytes = fs.read_u64(dir + "/statistics/tx_bytes");
+    if (!counters) counters = fabric_net_dev(fs.read(core::paths::kProcNetDev, 1u << 20));
+    if (auto it = counters->find(name); it != counters->end()) {
+      i.received_bytes = it->second.first;
+      i.transmitted_bytes = it->second.second;
+    } else {
+      i.received_bytes = fs.read_u64(dir + "/statistics/rx_bytes");
+      i.transmitted_bytes = fs.read_u64(dir + "/statistics/tx_bytes");
+    }
     out.interfaces.push_back(std::move(i));
   }
   return out;

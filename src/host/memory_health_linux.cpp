@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "core/fs.hpp"
+#include "core/paths.hpp"
 #include "core/text.hpp"
 #include "host/readers.hpp"
 #include "mainboard/memory_health.hpp"
@@ -43,18 +44,37 @@ std::optional<std::uint64_t> health_pages(const core::Fs& fs, const std::string&
   return n;
 }
 
+/// Whether /proc/meminfo says every pool of every page size is empty: its Hugetlb line (Linux
+/// 4.16) is the memory of all of them, surplus pages included, and free, reserved and surplus
+/// pages are all within a pool's total. Where that line says 0 kB, which is most machines, the
+/// pools' own files need not be read.
+bool health_all_pools_empty(const core::Fs& fs) {
+  auto meminfo = fs.read(core::paths::kProcMeminfo);  // shared with the memory probe
+  if (!meminfo) return false;
+  auto value = core::find_value(*meminfo, "Hugetlb");
+  return value && core::parse_size(*value) == 0u;
+}
+
 /// The pools of one hugepages directory, sorted by page size; the names of those that cannot
-/// be read go to `left_out`.
+/// be read go to `left_out`. Which sizes there are is fixed at boot.
 void health_pools(const core::Fs& fs, const std::string& dir, std::optional<std::int32_t> node,
-                  std::vector<HugePagePool>& out, std::vector<std::string>& left_out) {
+                  bool all_empty, std::vector<HugePagePool>& out,
+                  std::vector<std::string>& left_out) {
   std::vector<HugePagePool> pools;
-  for (const auto& size : fs.list(dir)) {
+  for (const auto& size : fs.list_fixed(dir)) {
     auto bytes = health_page_bytes(size);
     if (!bytes) continue;
     std::string d = dir + "/" + size;
     HugePagePool p;
     p.page_bytes = *bytes;
     p.numa_node = node;
+    if (all_empty) {
+      p.total = p.free = 0;
+      if (!node) p.reserved = 0;
+      p.surplus = 0;
+      pools.push_back(p);
+      continue;
+    }
     auto total = health_pages(fs, d + "/nr_hugepages", *bytes);
     auto free = health_pages(fs, d + "/free_hugepages", *bytes);
     if (!total || !free) {
@@ -86,7 +106,8 @@ Reading<HugePages> read_huge_pages(const Sources& sources, const MachineSnapshot
   HugePages h;
   std::vector<std::string> left_out;
   const std::string system = "/sys/kernel/mm/hugepages";
-  health_pools(fs, system, std::nullopt, h.pools, left_out);
+  bool all_empty = health_all_pools_empty(fs);
+  health_pools(fs, system, std::nullopt, all_empty, h.pools, left_out);
   if (h.pools.empty()) {
     std::string why =
         left_out.empty()
@@ -97,12 +118,12 @@ Reading<HugePages> read_huge_pages(const Sources& sources, const MachineSnapshot
   }
   const std::string nodes = "/sys/devices/system/node";
   std::vector<std::pair<std::uint64_t, std::string>> numbered;
-  for (const auto& n : fs.list(nodes))
+  for (const auto& n : fs.list_fixed(nodes))
     if (auto i = health_index(n, "node"); i && *i < (1u << 20)) numbered.emplace_back(*i, n);
   std::sort(numbered.begin(), numbered.end());
   for (const auto& [i, n] : numbered)
-    health_pools(fs, nodes + "/" + n + "/hugepages", static_cast<std::int32_t>(i), h.pools,
-                 left_out);
+    health_pools(fs, nodes + "/" + n + "/hugepages", static_cast<std::int32_t>(i), all_empty,
+                 h.pools, left_out);
   if (!left_out.empty())
     note.reason = health_list("unreadable huge page pools left out: ", left_out);
   return h;
@@ -113,7 +134,7 @@ Reading<MemoryErrors> read_memory_errors(const Sources& sources, const MachineSn
   const core::Fs& fs = *sources.fs;
   const std::string root = "/sys/devices/system/edac/mc";
   std::vector<std::pair<std::uint64_t, std::string>> numbered;
-  for (const auto& n : fs.list(root))
+  for (const auto& n : fs.list_fixed(root))
     if (auto i = health_index(n, "mc")) numbered.emplace_back(*i, n);
   std::sort(numbered.begin(), numbered.end());
   MemoryErrors e;
@@ -132,8 +153,10 @@ Reading<MemoryErrors> read_memory_errors(const Sources& sources, const MachineSn
     }
     MemoryController c;
     c.name = name;
-    c.type = core::valid_utf8(fs.read_line(d + "/mc_name").value_or(""));
-    if (auto mb = count("size_mb")) c.size_bytes = core::checked_mul(*mb, 1u << 20);
+    c.type = core::valid_utf8(fs.read_line_fixed(d + "/mc_name").value_or(""));
+    auto size_mb = fs.read_line_fixed(d + "/size_mb");
+    if (auto mb = size_mb ? core::parse_u64(*size_mb) : std::nullopt)
+      c.size_bytes = core::checked_mul(*mb, 1u << 20);
     c.corrected = *ce;
     c.uncorrected = *ue;
     c.corrected_unattributed = *ce_noinfo;

@@ -71,7 +71,7 @@ std::string sensors_zone_kind(std::string_view type) {
 void sensors_hwmon(const core::Fs& fs, std::vector<TemperatureSensor>& out,
                    std::vector<std::string>& left_out) {
   const std::string root = "/sys/class/hwmon";
-  auto chips = fs.list(root);
+  auto chips = fs.list_fixed(root);
   std::sort(chips.begin(), chips.end(), [](const std::string& a, const std::string& b) {
     auto ia = sensors_index(a, "hwmon"), ib = sensors_index(b, "hwmon");
     return ia && ib ? *ia < *ib : a < b;
@@ -80,20 +80,20 @@ void sensors_hwmon(const core::Fs& fs, std::vector<TemperatureSensor>& out,
     if (!sensors_index(entry, "hwmon")) continue;
     std::string dir = root + "/" + entry;
     // Drivers of before Linux 3.x (and a few since) put their files under device/.
-    auto names = fs.list(dir);
+    auto names = fs.list_fixed(dir);
     auto has_input = [](const std::vector<std::string>& files) {
       return std::any_of(files.begin(), files.end(), [](const std::string& f) {
         return core::starts_with(f, "temp") && f.size() > 6 && f.ends_with("_input");
       });
     };
-    if (!has_input(names) && has_input(fs.list(dir + "/device"))) {
+    if (!has_input(names) && has_input(fs.list_fixed(dir + "/device"))) {
       dir += "/device";
-      names = fs.list(dir);
+      names = fs.list_fixed(dir);
     }
-    auto chip = fs.read_line(dir + "/name");
-    if (!chip) chip = fs.read_line(root + "/" + entry + "/name");
+    auto chip = fs.read_line_fixed(dir + "/name");
+    if (!chip) chip = fs.read_line_fixed(root + "/" + entry + "/name");
     std::string name = chip ? core::valid_utf8(*chip) : entry;
-    std::string device = fs.link_name(root + "/" + entry + "/device").value_or("");
+    std::string device = fs.link_name_fixed(root + "/" + entry + "/device").value_or("");
     std::vector<std::pair<std::uint64_t, std::string>> inputs;
     for (const auto& f : names) {
       if (!core::starts_with(f, "temp") || !f.ends_with("_input")) continue;
@@ -111,12 +111,12 @@ void sensors_hwmon(const core::Fs& fs, std::vector<TemperatureSensor>& out,
       t.source = "hwmon";
       t.chip = name;
       t.sensor = sensor;
-      t.label = core::valid_utf8(fs.read_line(dir + "/" + sensor + "_label").value_or(""));
+      t.label = core::valid_utf8(fs.read_line_fixed(dir + "/" + sensor + "_label").value_or(""));
       t.kind = sensors_hwmon_kind(t.chip, t.label);
       t.device = device;
       t.celsius = *celsius;
-      t.high_celsius = sensors_limit(fs.read(dir + "/" + sensor + "_max", 64));
-      t.critical_celsius = sensors_limit(fs.read(dir + "/" + sensor + "_crit", 64));
+      t.high_celsius = sensors_limit(fs.read_fixed(dir + "/" + sensor + "_max"));
+      t.critical_celsius = sensors_limit(fs.read_fixed(dir + "/" + sensor + "_crit"));
       out.push_back(std::move(t));
     }
   }
@@ -125,7 +125,7 @@ void sensors_hwmon(const core::Fs& fs, std::vector<TemperatureSensor>& out,
 void sensors_thermal(const core::Fs& fs, std::vector<TemperatureSensor>& out,
                      std::vector<std::string>& left_out) {
   const std::string root = "/sys/class/thermal";
-  auto zones = fs.list(root);
+  auto zones = fs.list_fixed(root);
   std::sort(zones.begin(), zones.end(), [](const std::string& a, const std::string& b) {
     auto ia = sensors_index(a, "thermal_zone"), ib = sensors_index(b, "thermal_zone");
     return ia && ib ? *ia < *ib : a < b;
@@ -133,7 +133,7 @@ void sensors_thermal(const core::Fs& fs, std::vector<TemperatureSensor>& out,
   for (const auto& zone : zones) {
     if (!sensors_index(zone, "thermal_zone")) continue;
     std::string dir = root + "/" + zone;
-    auto type = fs.read_line(dir + "/type");
+    auto type = fs.read_line_fixed(dir + "/type");
     std::string name = type && !type->empty() ? core::valid_utf8(*type) : zone;
     // A disabled zone, or one whose sensor is gone, answers EIO or ENODATA.
     auto celsius = sensors_celsius(fs.read(dir + "/temp", 64));
@@ -146,13 +146,13 @@ void sensors_thermal(const core::Fs& fs, std::vector<TemperatureSensor>& out,
     t.chip = name;
     t.sensor = zone;
     t.kind = sensors_zone_kind(name);
-    t.device = fs.link_name(dir + "/device").value_or("");
+    t.device = fs.link_name_fixed(dir + "/device").value_or("");
     t.celsius = *celsius;
-    for (const auto& f : fs.list(dir)) {
+    for (const auto& f : fs.list_fixed(dir)) {
       if (!core::starts_with(f, "trip_point_") || !f.ends_with("_type")) continue;
-      auto trip = fs.read_line(dir + "/" + f);
+      auto trip = fs.read_line_fixed(dir + "/" + f);
       if (!trip || (*trip != "critical" && *trip != "hot")) continue;
-      auto limit = sensors_limit(fs.read(dir + "/" + f.substr(0, f.size() - 5) + "_temp", 64));
+      auto limit = sensors_limit(fs.read_fixed(dir + "/" + f.substr(0, f.size() - 5) + "_temp"));
       if (!limit) continue;
       // Of several trips of one type, the lowest is the one reached first.
       auto& into = *trip == "critical" ? t.critical_celsius : t.high_celsius;

@@ -377,9 +377,11 @@ TEST(MeterEnergy, UnavailableSaysWhy) {
   EXPECT_NEAR(domain(a, "cpu")->joules, 3.0, 1e-9);
   EXPECT_EQ(a.unavailable, std::vector<std::string>{"dram: this CPU's RAPL has no dram domain"});
 
-  // A counter left out says which and why: its energy is not in the sums.
+  // A counter left out says which and why: its energy is not in the sums. (A machine finds its
+  // RAPL zones once, as its GPUs: the host with a second package is another machine.)
   rapl_zone(amd, "intel-rapl:1", "package-1", "junk");
-  Meter partial(on_amd);
+  Machine two_packages(rapl_host(amd));
+  Meter partial(two_packages);
   partial.stop();
   EXPECT_EQ(partial.energy().unavailable,
             std::vector<std::string>{

@@ -370,6 +370,76 @@ TEST(Fabric, InterfaceSpeedIsEmptyWhenNotASpeed) {
   EXPECT_FALSE(speed("down", "10000\n"));  // the last speed of a link that is down
 }
 
+// The byte counts of every interface come from one read of /proc/net/dev; an interface it does
+// not list (or lists in a line that does not parse) has its statistics files read instead.
+TEST(Fabric, InterfaceCountersFromProcNetDev) {
+  TempDir root;
+  for (std::string nic : {"eth0", "eth1"}) {
+    std::string slot = nic == "eth0" ? "0000:00:03.0" : "0000:00:04.0";
+    std::string dir = "sys/devices/pci0000:00/" + slot + "/net/" + nic;
+    root.mkdir(dir);
+    root.mkdir("sys/class/net");
+    std::filesystem::create_directory_symlink("../../devices/pci0000:00/" + slot + "/net/" + nic,
+                                              root.path() / "sys/class/net" / nic);
+    std::filesystem::create_directory_symlink("../../../" + slot, root.path() / dir / "device");
+    root.write(dir + "/operstate", "up\n");
+    root.write(dir + "/statistics/rx_bytes", "7\n");
+    root.write(dir + "/statistics/tx_bytes", "8\n");
+  }
+  auto counts = [&](const std::string& net_dev) {
+    if (!net_dev.empty()) root.write("proc/net/dev", net_dev);
+    host::Sources sources;
+    sources.fs = std::make_shared<core::Fs>(root.path());
+    host::Note note;
+    auto n = host::read_network(sources, MachineSnapshot{}, note);
+    EXPECT_TRUE(n);
+    std::vector<std::pair<std::optional<std::uint64_t>, std::optional<std::uint64_t>>> out;
+    for (const auto& i : n->interfaces)
+      out.emplace_back(i.received_bytes, i.transmitted_bytes);
+    return out;
+  };
+  const std::string head =
+      "Inter-|   Receive                                                |  Transmit\n"
+      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
+      "drop fifo colls carrier compressed\n";
+  using Counts = std::vector<std::pair<std::optional<std::uint64_t>, std::optional<std::uint64_t>>>;
+  EXPECT_EQ(counts(""), (Counts{{7, 8}, {7, 8}}));  // a recorded host without it
+  EXPECT_EQ(counts(head +
+                   "    lo: 994434559 3141701 0 184 0 0 0 0 994434559 3141701 0 0 0 0 0 0\n"
+                   "  eth0: 550170239   20244    0    0    0     0          0         0  1089817   "
+                   "13356    0    0    0     0       0          0\n"),
+            (Counts{{550170239, 1089817}, {7, 8}}));
+  EXPECT_EQ(counts(head + "  eth0: 1 2 3\n  eth1: x 0 0 0 0 0 0 0 5 0 0 0 0 0 0 0\n" +
+                   std::string(100, '\xff') + ":\n"),
+            (Counts{{7, 8}, {7, 8}}));
+}
+
+// Which devices there are is found at a Machine's first snapshot, as its GPUs are; what they read
+// moves at every snapshot.
+TEST(Fabric, ValuesMoveBetweenSnapshotsOfOneMachine) {
+  TempDir copy;
+  std::filesystem::copy(
+      fixture_host("hpc-fabric"), copy.path(),
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  Machine m(Machine::Options{.sysroot = copy.path()});
+  auto first = m.snapshot({.toolchain = false});
+  ASSERT_TRUE(first.infiniband) << first.infiniband.reason();
+  ASSERT_EQ(first.infiniband->devices.size(), 4u);
+  EXPECT_EQ(first.infiniband->devices[0].ports[0].state, "ACTIVE");
+  copy.write(kPort + "state", "1: DOWN\n");
+  copy.write(kPort + "phys_state", "2: Polling\n");
+  copy.write(kPort + "counters/symbol_error", "12\n");
+  copy.write(kPort + "counters/port_rcv_data", "1000\n");
+  auto second = m.snapshot({.toolchain = false});
+  ASSERT_TRUE(second.infiniband);
+  const auto& port = second.infiniband->devices[0].ports[0];
+  EXPECT_EQ(port.state, "DOWN");
+  EXPECT_EQ(port.physical_state, "Polling");
+  EXPECT_EQ(port.errors.at("symbol_error"), 12u);
+  EXPECT_EQ(port.received_bytes, 4000u);
+  EXPECT_EQ(second.infiniband->devices.size(), 4u);
+}
+
 TEST(Fabric, PciAddressBehindVmdAndVirtio) {
   // A NIC behind a VMD domain (five hex digits) and a virtio NIC, whose device is virtio0
   // below its PCI function.

@@ -130,6 +130,52 @@ TEST(Fs, SharedReadsAskAgainForWhatWasMissingAndNestWithin) {
   EXPECT_EQ(fs.read("/proc/cpuinfo"), "processor : 0\n");  // the outer scope's stay
 }
 
+TEST(Fs, FixedReadsAreReadOnceAndKeptByThatFs) {
+  TempDir root;
+  root.write("sys/class/hwmon/hwmon0/name", "coretemp\n");
+  root.write("sys/class/hwmon/hwmon0/temp1_input", "41000\n");
+  root.mkdir("sys/devices/platform/coretemp.0");
+  std::filesystem::create_directory_symlink("../../../devices/platform/coretemp.0",
+                                            root.path() / "sys/class/hwmon/hwmon0/device");
+  Fs fs(root.path());
+  EXPECT_EQ(fs.read_line_fixed("/sys/class/hwmon/hwmon0/name"), "coretemp");
+  EXPECT_EQ(fs.read_fixed("/sys/class/hwmon/hwmon0/name"), "coretemp\n");
+  EXPECT_EQ(fs.list_fixed("/sys/class/hwmon/hwmon0"),
+            (std::vector<std::string>{"device", "name", "temp1_input"}));
+  EXPECT_TRUE(fs.is_dir_fixed("/sys/class/hwmon"));
+  EXPECT_FALSE(fs.is_dir_fixed("/sys/class/powercap"));
+  EXPECT_FALSE(fs.read_fixed("/sys/class/hwmon/hwmon0/temp1_label"));
+  EXPECT_EQ(fs.link_name_fixed("/sys/class/hwmon/hwmon0/device"), "coretemp.0");
+
+  // The machine changes: a fixed read answers as it first did, a read as the files are now.
+  root.write("sys/class/hwmon/hwmon0/name", "k10temp\n");
+  root.write("sys/class/hwmon/hwmon0/temp1_label", "Tctl\n");
+  root.mkdir("sys/class/powercap");
+  std::filesystem::remove(root.path() / "sys/class/hwmon/hwmon0/device");
+  EXPECT_EQ(fs.read_line_fixed("/sys/class/hwmon/hwmon0/name"), "coretemp");
+  EXPECT_EQ(fs.read_line("/sys/class/hwmon/hwmon0/name"), "k10temp");
+  EXPECT_EQ(fs.list_fixed("/sys/class/hwmon/hwmon0"),
+            (std::vector<std::string>{"device", "name", "temp1_input"}));
+  EXPECT_FALSE(fs.is_dir_fixed("/sys/class/powercap"));  // what was missing stays missing
+  EXPECT_FALSE(fs.read_fixed("/sys/class/hwmon/hwmon0/temp1_label"));
+  EXPECT_EQ(fs.link_name_fixed("/sys/class/hwmon/hwmon0/device"), "coretemp.0");
+  EXPECT_FALSE(fs.link_name("/sys/class/hwmon/hwmon0/device"));
+
+  // Another Fs (another Machine) finds the machine as it is now; so do threads sharing one.
+  Fs other(root.path());
+  EXPECT_EQ(other.read_line_fixed("/sys/class/hwmon/hwmon0/name"), "k10temp");
+  EXPECT_TRUE(other.is_dir_fixed("/sys/class/powercap"));
+  std::vector<std::optional<std::string>> seen(4);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    threads.emplace_back(
+        [&, i] { seen[i] = other.read_line_fixed("/sys/class/hwmon/hwmon0/temp1_label"); });
+  for (auto& t : threads)
+    t.join();
+  for (const auto& v : seen)
+    EXPECT_EQ(v, "Tctl");
+}
+
 TEST(Fs, RecordedSpaceAndWritable) {
   TempDir root;
   root.write(

@@ -264,6 +264,46 @@ TEST(HugePages, MalformedCountsAreLeftOut) {
             "no huge page pools in /sys/kernel/mm/hugepages (a kernel without hugetlbfs)");
 }
 
+// Most machines have no huge pages: /proc/meminfo's Hugetlb (every pool of every size) says so
+// at 0 kB, and then the pools' own files are not read. Where it says more, or nothing, they are.
+TEST(HugePages, EmptyPoolsAsMeminfoSaysAreNotReadFileByFile) {
+  auto pools_with = [](const std::string& meminfo, host::Note& note) {
+    TempDir root;
+    if (!meminfo.empty()) root.write("proc/meminfo", meminfo);
+    const std::string s = "sys/kernel/mm/hugepages/";
+    // Counts the shortcut must not read: they would be left out as unreadable.
+    root.write(s + "hugepages-2048kB/nr_hugepages", "x\n");
+    root.write(s + "hugepages-2048kB/free_hugepages", "x\n");
+    root.write(s + "hugepages-1048576kB/nr_hugepages", "x\n");
+    root.write(s + "hugepages-1048576kB/free_hugepages", "x\n");
+    root.write("sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "x\n");
+    return huge_pages_of(root.path(), note);
+  };
+  host::Note note;
+  auto empty = pools_with("MemTotal: 16384 kB\nHugePages_Total: 0\nHugetlb:  0 kB\n", note);
+  ASSERT_TRUE(empty) << empty.reason();
+  EXPECT_EQ(note.reason, "");
+  ASSERT_EQ(empty->pools.size(), 3u);
+  EXPECT_EQ(empty->pools[0].page_bytes, 2u << 20);
+  EXPECT_EQ(empty->pools[1].page_bytes, 1u << 30);
+  EXPECT_EQ(empty->pools[2].numa_node, 0);
+  for (const auto& p : empty->pools) {
+    EXPECT_EQ(p.total, 0u);
+    EXPECT_EQ(p.free, 0u);
+    EXPECT_EQ(p.surplus, 0u);
+    EXPECT_EQ(p.reserved.has_value(), !p.numa_node);
+  }
+  // Pages somewhere, a garbled line, no line (before Linux 4.16), no meminfo: each file is read.
+  for (std::string meminfo : {std::string("Hugetlb: 2097152 kB\n"), std::string("Hugetlb: x kB\n"),
+                              std::string("HugePages_Total: 0\n"), std::string()}) {
+    host::Note read_note;
+    auto read = pools_with(meminfo, read_note);
+    EXPECT_FALSE(read) << meminfo;
+    EXPECT_EQ(read.reason(), "no readable huge page pool: hugepages-1048576kB, hugepages-2048kB")
+        << meminfo;
+  }
+}
+
 TEST(MemoryErrors, TwoControllers) {
   host::Note note;
   auto e = memory_errors_of(fixture_host("numa-2socket"), note);
