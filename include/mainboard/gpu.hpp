@@ -84,6 +84,10 @@ struct MAINBOARD_API GpuLink {
   std::optional<std::uint64_t> replay_errors;    ///< packets sent again after an error
   std::optional<std::uint64_t> recovery_errors;  ///< link retrained after failing
   std::optional<std::uint64_t> crc_errors;       ///< flits that failed their CRC
+  /// What the link reaches: its PCI address in NVML's form ("00000000:19:00.0"), and "gpu",
+  /// "switch" (an NVSwitch) or "npu" (IBM POWER's NVLink bridge). Empty where not told.
+  std::optional<std::string> remote_pci_bus_id;
+  std::optional<std::string> remote_kind;
   bool operator==(const GpuLink&) const = default;
 };
 

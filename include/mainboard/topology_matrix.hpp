@@ -7,7 +7,7 @@
 // nvidia-smi's legend, and how each is decided here from the bridges above each device:
 //
 //   X     the device itself
-//   NV#   a bonded set of # NVLinks (only where NVLink peers are given: see nvlinks below)
+//   NV#   a bonded set of # NVLinks (from what the GPUs' NVLinks reach: nvlink_counts below)
 //   PIX   at most one PCIe switch between them (both under the same switch, no other switch on
 //         the way)
 //   PXB   several PCIe switches, but no host bridge crossed
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "mainboard/export.hpp"
+#include "mainboard/gpu.hpp"
 #include "mainboard/pci_topology.hpp"
 
 namespace mainboard {
@@ -48,6 +49,16 @@ MAINBOARD_API std::string to_string(const TopologyCell& cell);
 
 /// NVLinks between two GPUs, keyed by their PCI addresses (lower case, the smaller first).
 using NvLinkCounts = std::map<std::pair<std::string, std::string>, std::uint32_t>;
+
+/// The NVLinks between each pair of GPUs, from each GPU's active links and what they reach
+/// (GpuLink::remote_pci_bus_id, remote_kind). A link to the other GPU counts for that pair (the
+/// more of the two GPUs' counts, where one of them could not say). Links to NVSwitches join
+/// every two GPUs that have them, by as many as the fewer of the two has: nvidia-smi prints
+/// NV18 between any two GPUs of a DGX H100. A link whose far end is not told counts for nothing.
+MAINBOARD_API NvLinkCounts nvlink_counts(const std::vector<GpuSnapshot>& gpus);
+/// A PCI address as sysfs writes it ("0000:13:00.0"), from NVML's ("00000000:13:00.0") or
+/// CUDA's form; empty when it is none.
+MAINBOARD_API std::string sysfs_pci_address(std::string_view bus_id);
 
 /// The PCIe switches above a device, top first, each named by its upstream port's address.
 MAINBOARD_API std::vector<std::string> pci_switches(const PciDevice& device);

@@ -322,7 +322,7 @@ struct Rules {
   // inter-socket link (UPI/xGMI), which NCCL then avoids or pays for in bandwidth.
   void topology() {
     if (!s.pci) return;
-    auto matrix = topology_matrix(*s.pci, {}, s.cpu.info.numa_nodes);
+    auto matrix = topology_matrix(*s.pci, nvlink_counts(s.gpus), s.cpu.info.numa_nodes);
     for (const auto& near : nearest_nics(matrix, true)) {
       if (near.path.path != PciPath::sys) continue;
       add("topology.gpu_nic.remote", near.gpu, Severity::warning,

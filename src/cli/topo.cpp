@@ -17,8 +17,15 @@ int Topo::run(const Global& g) {
   Machine machine(machine_options(g));
   auto pci = machine.reading("pci").pci;
   std::uint32_t numa_nodes = machine.reading("cpu").cpu.info.numa_nodes;
-  // NV# needs each NVLink's peer, which the GPU readings do not hold yet: PCIe paths only.
-  auto matrix = topology_matrix(pci.or_empty(), {}, numa_nodes);
+  // NV#: what each GPU's NVLinks reach (its identity and link health only: no telemetry).
+  std::vector<GpuSnapshot> gpus;
+  for (const auto& gpu : machine.gpus()) {
+    GpuSnapshot s;
+    s.info = gpu->info();
+    s.health = gpu->health();
+    gpus.push_back(std::move(s));
+  }
+  auto matrix = topology_matrix(pci.or_empty(), nvlink_counts(gpus), numa_nodes);
   if (json) {
     nlohmann::json cells = nlohmann::json::array();
     for (const auto& row : matrix.cells) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdio>
 
 namespace mainboard {
 
@@ -85,6 +87,61 @@ TopologyMatrix topology_matrix(const PciTopology& pci, const NvLinkCounts& nvlin
       m.cells[i][j] = cell;
     }
   return m;
+}
+
+std::string sysfs_pci_address(std::string_view bus_id) {
+  // domain:bus:device.function, the domain of any width (NVML 8 digits, CUDA and sysfs 4).
+  auto colon = bus_id.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon > 8) return "";
+  auto hex = [](std::string_view part, std::size_t most) -> std::optional<unsigned> {
+    unsigned v = 0;
+    const char* end = part.data() + part.size();
+    if (part.empty() || part.size() > most) return std::nullopt;
+    auto [stop, ec] = std::from_chars(part.data(), end, v, 16);
+    if (ec != std::errc() || stop != end) return std::nullopt;
+    return v;
+  };
+  auto rest = bus_id.substr(colon + 1);  // "13:00.0"
+  if (rest.size() != 7 || rest[2] != ':' || rest[5] != '.') return "";
+  auto domain = hex(bus_id.substr(0, colon), 8), bus = hex(rest.substr(0, 2), 2),
+       device = hex(rest.substr(3, 2), 2), function = hex(rest.substr(6, 1), 1);
+  if (!domain || !bus || !device || !function || *device > 0x1f || *function > 7) return "";
+  char out[32];
+  std::snprintf(out, sizeof out, "%04x:%02x:%02x.%x", *domain, *bus, *device, *function);
+  return out;
+}
+
+NvLinkCounts nvlink_counts(const std::vector<GpuSnapshot>& gpus) {
+  std::map<std::pair<std::string, std::string>, std::uint32_t> direct;  // as each side counts
+  std::map<std::string, std::uint32_t> to_switches;
+  std::vector<std::string> addresses;
+  for (const auto& g : gpus)
+    addresses.push_back(sysfs_pci_address(g.info.pci_bus_id));
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const auto& self = addresses[i];
+    if (self.empty() || !gpus[i].health) continue;
+    for (const auto& link : gpus[i].health->links) {
+      if (!link.active) continue;
+      std::string far = link.remote_pci_bus_id ? sysfs_pci_address(*link.remote_pci_bus_id) : "";
+      bool to_gpu = !far.empty() && far != self &&
+                    std::find(addresses.begin(), addresses.end(), far) != addresses.end() &&
+                    link.remote_kind.value_or("gpu") == "gpu";
+      if (to_gpu)
+        ++direct[{self, far}];
+      else if (link.remote_kind == "switch")
+        ++to_switches[self];
+    }
+  }
+  NvLinkCounts out;
+  for (const auto& [pair, n] : direct) {
+    auto key = std::minmax(pair.first, pair.second);
+    auto& count = out[{key.first, key.second}];
+    count = std::max(count, n);
+  }
+  for (auto a = to_switches.begin(); a != to_switches.end(); ++a)
+    for (auto b = std::next(a); b != to_switches.end(); ++b)
+      out[{a->first, b->first}] += std::min(a->second, b->second);  // map order: a < b
+  return out;
 }
 
 bool is_rdma_nic(const PciDevice& device) {

@@ -412,6 +412,8 @@ void fields(V& v, GpuLink& m) {
   v("replay_errors", m.replay_errors);
   v("recovery_errors", m.recovery_errors);
   v("crc_errors", m.crc_errors);
+  v("remote_pci_bus_id", m.remote_pci_bus_id);
+  v("remote_kind", m.remote_kind);
 }
 MAINBOARD_DEFINE_JSON(GpuLink)
 

@@ -127,7 +127,7 @@ struct Paint {
 /// GPU0 ↔ mlx5_0 PIX · GPU1 ↔ mlx5_0 PIX"; empty without GPUs or adapters on PCIe.
 std::string nearest_nic_line(const MachineSnapshot& s) {
   if (!s.pci) return {};
-  auto near = nearest_nics(topology_matrix(*s.pci, {}, s.cpu.info.numa_nodes));
+  auto near = nearest_nics(topology_matrix(*s.pci, nvlink_counts(s.gpus), s.cpu.info.numa_nodes));
   std::vector<std::string> pairs;
   for (const auto& n : near)
     pairs.push_back(core::terminal_text(n.gpu) + " ↔ " + core::terminal_text(n.nic) + " " +

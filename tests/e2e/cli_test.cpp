@@ -581,6 +581,16 @@ TEST(Cli, GpusTextOfOtherVendors) {
   }
 }
 
+namespace {
+std::map<std::string, std::optional<std::string>> fake_gpus(const std::string& scenario) {
+  return {{"MAINBOARD_FAKE_GPU_SCENARIO",
+           std::string(MAINBOARD_FIXTURES) + "/gpus/" + scenario + ".json"},
+          {"MAINBOARD_NVML_LIBRARY", MAINBOARD_FAKE_NVML},
+          {"MAINBOARD_CUDA_LIBRARY", MAINBOARD_FAKE_CUDA},
+          {"CUDA_VISIBLE_DEVICES", std::nullopt}};
+}
+}  // namespace
+
 TEST(Cli, TopoPrintsTheMatrixAsNvidiaSmiDoesAndItsJson) {
   auto r = cli({"--sysroot", host("dgx-8gpu"), "--color=never", "topo"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -593,6 +603,13 @@ TEST(Cli, TopoPrintsTheMatrixAsNvidiaSmiDoesAndItsJson) {
   EXPECT_EQ(doc["matrix"][0][1], "PIX");
   EXPECT_EQ(doc["matrix"][0][4], "SYS");
   EXPECT_EQ(doc["matrix"][12][13], "PHB");
+  // With the GPUs NVML reports there: NVSwitched, NV18 (GPU3 has a link down: NV17).
+  auto nv = cli({"--sysroot", host("dgx-8gpu"), "topo", "--json"}, fake_gpus("dgx-h100"));
+  ASSERT_EQ(nv.exit_code, 0) << nv.err;
+  auto nv_doc = nlohmann::json::parse(nv.out);
+  EXPECT_EQ(nv_doc["matrix"][0][1], "NV18");
+  EXPECT_EQ(nv_doc["matrix"][0][3], "NV17");
+  EXPECT_EQ(nv_doc["matrix"][0][8], "PIX");
   // No PCI bus to read: exit 1 and why; an unknown option: a usage error.
   auto none = cli({"--sysroot", host("apple-m3-max"), "topo"});
   EXPECT_EQ(none.exit_code, 1);
@@ -624,16 +641,6 @@ TEST(Cli, ColourOnlyWhenAskedOrOnATerminalWithoutNoColor) {
       cli({"--sysroot", host("cgroup2-capped"), "--color=auto", "snapshot"}, {{"NO_COLOR", "1"}});
   EXPECT_EQ(no_color.out.find("\x1b["), std::string::npos);
 }
-
-namespace {
-std::map<std::string, std::optional<std::string>> fake_gpus(const std::string& scenario) {
-  return {{"MAINBOARD_FAKE_GPU_SCENARIO",
-           std::string(MAINBOARD_FIXTURES) + "/gpus/" + scenario + ".json"},
-          {"MAINBOARD_NVML_LIBRARY", MAINBOARD_FAKE_NVML},
-          {"MAINBOARD_CUDA_LIBRARY", MAINBOARD_FAKE_CUDA},
-          {"CUDA_VISIBLE_DEVICES", std::nullopt}};
-}
-}  // namespace
 
 // The arm64 build prints these under emulation and compares them with the same files
 // (tests/arm64/golden.sh).

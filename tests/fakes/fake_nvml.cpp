@@ -564,6 +564,34 @@ EXPORT int nvmlDeviceGetNvLinkVersion(void* handle, unsigned link, unsigned* ver
   return link_unsigned(handle, link, "version", version);
 }
 
+// What a link reaches: "remote" (a PCI bus id) and "remote_type" (0 GPU, 1 IBM NPU, 2 switch).
+EXPORT int nvmlDeviceGetNvLinkRemotePciInfo_v2(void* handle, unsigned link, PciInfo* pci) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  unsigned long long active = 0;
+  int r = link_number(handle, link, "active", pci ? &active : nullptr);
+  if (r != kSuccess) return r;
+  Device* d = device(handle);
+  const auto& spec = d->spec["nvlink"][link];
+  if (!spec.contains("remote") || !spec["remote"].is_string()) return kNotSupported;
+  unsigned domain = 0, bus = 0, dev = 0;
+  if (!parse_bus_id(spec["remote"].get<std::string>().c_str(), domain, bus, dev))
+    return kNotSupported;
+  *pci = PciInfo{};
+  pci->domain = domain;
+  pci->bus = bus;
+  pci->device = dev;
+  std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", domain, bus, dev);
+  return kSuccess;
+}
+
+EXPORT int nvmlDeviceGetNvLinkRemoteDeviceType(void* handle, unsigned link, int* type) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  unsigned long long v = 0;
+  int r = link_number(handle, link, "remote_type", type ? &v : nullptr);
+  if (r == kSuccess) *type = static_cast<int>(v);
+  return r;
+}
+
 EXPORT int nvmlDeviceGetNvLinkErrorCounter(void* handle, unsigned link, unsigned counter,
                                            unsigned long long* out) {
   std::lock_guard<std::mutex> lock(g_mutex);

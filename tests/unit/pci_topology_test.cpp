@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/fs.hpp"
+#include "fake_gpus.hpp"
 #include "host/note.hpp"
 #include "host/readers.hpp"
 #include "mainboard/check.hpp"
@@ -239,6 +240,114 @@ TEST(PciTopology, NvLinkBetweenGpusWinsOverPcie) {
       topo_device("mlx5_0", "infiniband", "0000:95:00.0", "pci0000:90", {"0000:90:02.0"}, 1)};
   auto m = topology_matrix(t, {{{"0000:13:00.0", "0000:93:00.0"}, 18}}, 2);
   EXPECT_EQ(topo_rows(m), (std::vector<std::string>{"X NV18 SYS", "NV18 X PHB", "SYS PHB X"}));
+}
+
+namespace {
+GpuSnapshot topo_gpu(
+    const std::string& bus_id,
+    const std::vector<std::tuple<bool, std::optional<std::string>, std::optional<std::string>>>&
+        links) {
+  GpuSnapshot g;
+  g.info.pci_bus_id = bus_id;
+  g.health = GpuHealth{};
+  for (const auto& [active, remote, kind] : links) {
+    GpuLink l;
+    l.link = static_cast<std::uint32_t>(g.health->links.size());
+    l.active = active;
+    l.remote_pci_bus_id = remote;
+    l.remote_kind = kind;
+    g.health->links.push_back(l);
+  }
+  return g;
+}
+}  // namespace
+
+// What each GPU's NVLinks reach, as NVML tells it, into links per pair: bridged pairs, GPUs
+// behind NVSwitches, links down, links whose far end is not told.
+TEST(PciTopology, NvLinkCountsFromWhatEachLinkReaches) {
+  using L = std::tuple<bool, std::optional<std::string>, std::optional<std::string>>;
+  const std::string gpu = "gpu", sw = "switch";
+  // Two bridged pairs (4 links each), as NVML names addresses; GPU1 cannot say where one of
+  // its links goes, GPU3 has one link down: the pair counts what the better side saw.
+  std::vector<GpuSnapshot> bridged = {
+      topo_gpu("00000000:13:00.0",
+               {L{true, "00000000:14:00.0", gpu}, L{true, "00000000:14:00.0", gpu},
+                L{true, "00000000:14:00.0", gpu}, L{true, "00000000:14:00.0", gpu}}),
+      topo_gpu("00000000:14:00.0",
+               {L{true, "00000000:13:00.0", gpu}, L{true, "00000000:13:00.0", gpu},
+                L{true, "00000000:13:00.0", gpu}, L{true, std::nullopt, std::nullopt}}),
+      topo_gpu("0000:33:00.0", {L{true, "0000:34:00.0", std::nullopt}, L{true, "0000:34:00.0", gpu},
+                                L{true, "0000:34:00.0", gpu}}),
+      topo_gpu("0000:34:00.0", {L{true, "0000:33:00.0", gpu}, L{true, "0000:33:00.0", gpu},
+                                L{true, "0000:33:00.0", gpu}, L{false, "0000:33:00.0", gpu}})};
+  EXPECT_EQ(nvlink_counts(bridged), (NvLinkCounts{{{"0000:13:00.0", "0000:14:00.0"}, 4},
+                                                  {{"0000:33:00.0", "0000:34:00.0"}, 3}}));
+  // Behind NVSwitches: every pair, by the fewer of the two. Of GPU D3's links only the one NVML
+  // calls a switch's counts (its address untold): not the IBM NPU's, not one of unknown kind.
+  // A GPU without link readings joins nothing.
+  std::vector<GpuSnapshot> switched = {
+      topo_gpu("00000000:13:00.0",
+               {L{true, "00000000:C1:00.0", sw}, L{true, "00000000:C2:00.0", sw},
+                L{true, "00000000:C3:00.0", sw}}),
+      topo_gpu("00000000:93:00.0",
+               {L{true, "00000000:C1:00.0", sw}, L{true, "00000000:C2:00.0", sw},
+                L{false, "00000000:C3:00.0", sw}}),
+      topo_gpu("00000000:B3:00.0",
+               {L{true, "00000000:C1:00.0", sw}, L{true, "00000000:C2:00.0", sw},
+                L{true, "00000000:C3:00.0", sw}}),
+      topo_gpu("00000000:D3:00.0", {L{true, "00000000:04:00.0", "npu"}, L{true, std::nullopt, sw},
+                                    L{true, "00000000:05:00.0", std::nullopt}})};
+  GpuSnapshot unread;
+  unread.info.pci_bus_id = "00000000:E3:00.0";
+  switched.push_back(unread);
+  EXPECT_EQ(nvlink_counts(switched), (NvLinkCounts{{{"0000:13:00.0", "0000:93:00.0"}, 2},
+                                                   {{"0000:13:00.0", "0000:b3:00.0"}, 3},
+                                                   {{"0000:93:00.0", "0000:b3:00.0"}, 2},
+                                                   {{"0000:13:00.0", "0000:d3:00.0"}, 1},
+                                                   {{"0000:93:00.0", "0000:d3:00.0"}, 1},
+                                                   {{"0000:b3:00.0", "0000:d3:00.0"}, 1}}));
+  // A GPU named by its own links, or by an address that is none: nothing.
+  EXPECT_TRUE(nvlink_counts({topo_gpu("0000:13:00.0", {L{true, "0000:13:00.0", gpu}}),
+                             topo_gpu("garbage", {L{true, "0000:13:00.0", gpu}})})
+                  .empty());
+}
+
+TEST(PciTopology, PciAddressesAsSysfsWritesThem) {
+  EXPECT_EQ(sysfs_pci_address("00000000:13:00.0"), "0000:13:00.0");
+  EXPECT_EQ(sysfs_pci_address("0000:B3:00.0"), "0000:b3:00.0");
+  EXPECT_EQ(sysfs_pci_address("00010000:01:00.0"), "10000:01:00.0");  // a VMD domain
+  for (const char* bad :
+       {"", ":", "13:00.0", "0000:13:00", "0000:13:00.8", "0000:13:20.0", "0000:1g:00.0",
+        "000000000:13:00.0", "0x00:13:00.0", "0000:13:00.0 ", "-0000:13:00.0"})
+    EXPECT_EQ(sysfs_pci_address(bad), "") << bad;
+}
+
+// The dgx-8gpu host with the GPUs NVML reports on it (the fake NVML's dgx-h100 scenario): every
+// GPU reaches the four NVSwitches with 18 links, GPU3 with 17.
+TEST(PciTopology, NvSwitchedGpusAreNv18AsNvidiaSmiPrintsThem) {
+  FakeGpus fake("dgx-h100");
+  Machine::Options o = topo_on("dgx-8gpu");
+  o.environment = fake.env;
+  Machine machine(o);
+  auto s = machine.snapshot({.toolchain = false});
+  ASSERT_EQ(s.gpus.size(), 8u);
+  ASSERT_TRUE(s.gpus[0].health);
+  ASSERT_EQ(s.gpus[0].health->links.size(), 18u);
+  EXPECT_EQ(s.gpus[0].health->links[0].remote_pci_bus_id, "00000000:C1:00.0");
+  EXPECT_EQ(s.gpus[0].health->links[0].remote_kind, "switch");
+  EXPECT_EQ(s.gpus[0].health->links[17].remote_pci_bus_id, "00000000:C4:00.0");
+  ASSERT_TRUE(s.pci) << s.pci.reason();
+  auto m = topology_matrix(*s.pci, nvlink_counts(s.gpus), s.cpu.info.numa_nodes);
+  auto rows = topo_rows(m);
+  ASSERT_EQ(rows.size(), 14u);
+  EXPECT_EQ(rows[0], "X NV18 NV18 NV17 NV18 NV18 NV18 NV18 PIX NODE SYS SYS NODE NODE");
+  EXPECT_EQ(rows[3], "NV17 NV17 NV17 X NV17 NV17 NV17 NV17 NODE PIX SYS SYS NODE NODE");
+  EXPECT_EQ(rows[8], "PIX PIX NODE NODE SYS SYS SYS SYS X NODE SYS SYS NODE NODE");
+  // The adapters nearest the GPUs, and the readiness rule, are what PCIe says.
+  EXPECT_EQ(nearest_nics(m)[3].nic, "mlx5_1");
+  nlohmann::json j = s;
+  EXPECT_EQ(j["gpus"][0]["health"]["links"][0]["remote_kind"], "switch");
+  EXPECT_EQ(j.get<MachineSnapshot>().gpus[0].health, s.gpus[0].health);
 }
 
 TEST(PciTopology, MalformedDevicesAreSkippedWithAReason) {

@@ -124,6 +124,9 @@ std::shared_ptr<NvmlLibrary> open_nvml(const std::string& path) {
   bind(lib, n->nvlink_state, {"nvmlDeviceGetNvLinkState"});
   bind(lib, n->nvlink_version, {"nvmlDeviceGetNvLinkVersion"});
   bind(lib, n->nvlink_error_counter, {"nvmlDeviceGetNvLinkErrorCounter"});
+  bind(lib, n->nvlink_remote_pci,
+       {"nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo"});
+  bind(lib, n->nvlink_remote_type, {"nvmlDeviceGetNvLinkRemoteDeviceType"});
   bind(lib, n->field_values, {"nvmlDeviceGetFieldValues"});
   bind(lib, n->event_set_create, {"nvmlEventSetCreate"});
   bind(lib, n->register_events, {"nvmlDeviceRegisterEvents"});

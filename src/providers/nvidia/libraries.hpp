@@ -66,6 +66,8 @@ struct NvmlLibrary {
   nvml::NvLinkStateFn* nvlink_state = nullptr;
   nvml::NvLinkVersionFn* nvlink_version = nullptr;
   nvml::NvLinkErrorCounterFn* nvlink_error_counter = nullptr;
+  nvml::NvLinkRemotePciInfoFn* nvlink_remote_pci = nullptr;
+  nvml::NvLinkRemoteDeviceTypeFn* nvlink_remote_type = nullptr;
   nvml::FieldValuesFn* field_values = nullptr;
   nvml::EventSetCreateFn* event_set_create = nullptr;
   nvml::RegisterEventsFn* register_events = nullptr;

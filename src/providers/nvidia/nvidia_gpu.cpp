@@ -6,6 +6,7 @@
 #include "host/pid_namespace.hpp"
 #include "mainboard/nvidia.hpp"
 #include "providers/nvidia/state.hpp"
+#include "providers/nvidia/visibility.hpp"
 
 namespace mainboard {
 
@@ -447,6 +448,19 @@ void NvidiaGpu::read_links(GpuHealth& h) const {
     counter(nvml::kNvLinkErrorReplay, l.replay_errors);
     counter(nvml::kNvLinkErrorRecovery, l.recovery_errors);
     counter(nvml::kNvLinkErrorCrcFlit, l.crc_errors);
+    // What the link reaches, by number (the _v1 call fills only the legacy string; the numbers
+    // sit where they are in both).
+    if (nvml::PciInfo remote{};
+        s.nvml->nvlink_remote_pci &&
+        s.nvml->nvlink_remote_pci(s.device, link, &remote) == nvml::kSuccess)
+      l.remote_pci_bus_id =
+          nvidia::format_pci_bus_id({remote.domain, remote.bus, remote.device, 0});
+    if (int type = -1; s.nvml->nvlink_remote_type &&
+                       s.nvml->nvlink_remote_type(s.device, link, &type) == nvml::kSuccess) {
+      if (type == nvml::kNvLinkDeviceGpu) l.remote_kind = "gpu";
+      if (type == nvml::kNvLinkDeviceSwitch) l.remote_kind = "switch";
+      if (type == nvml::kNvLinkDeviceIbmNpu) l.remote_kind = "npu";
+    }
     if (s.nvml->field_values) {
       nvml::FieldValue v[2] = {};
       v[0].fieldId = nvml::kFieldNvLinkDataTx;

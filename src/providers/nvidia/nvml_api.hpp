@@ -116,6 +116,11 @@ constexpr unsigned kNvLinkErrorReplay = 0, kNvLinkErrorRecovery = 1, kNvLinkErro
 using NvLinkStateFn = Return(Device, unsigned, unsigned*);  // nvmlEnableState_t: 1 active
 using NvLinkVersionFn = Return(Device, unsigned, unsigned*);
 using NvLinkErrorCounterFn = Return(Device, unsigned, unsigned, unsigned long long*);
+// What a link reaches: nvmlDeviceGetNvLinkRemotePciInfo_v2 and
+// nvmlDeviceGetNvLinkRemoteDeviceType (nvmlIntNvLinkDeviceType_t).
+using NvLinkRemotePciInfoFn = Return(Device, unsigned, PciInfo*);
+using NvLinkRemoteDeviceTypeFn = Return(Device, unsigned, int*);
+constexpr int kNvLinkDeviceGpu = 0, kNvLinkDeviceIbmNpu = 1, kNvLinkDeviceSwitch = 2;
 
 // nvmlFieldValue_t, for nvmlDeviceGetFieldValues.
 struct FieldValue {
