@@ -11,7 +11,10 @@
 //                            seconds it took (for the overhead benchmark)
 //   sample_target threads N  N threads asleep in parked(), then "ready" on stdout; sleeps until
 //                            killed
-//   sample_target garbage S  S seconds in garbage_fp, a loop that keeps a data address in rbp
+//   sample_target garbage S  S seconds of CPU time in garbage_fp (at most 10 S of the clock, 30 s
+//                            at least: a loaded machine gives it less CPU a second, and the
+//                            test counts samples of its CPU time), a loop that keeps a data
+//                            address in rbp
 //                            (as code without frame pointers may): walks along frame pointers
 //                            read on through a "chain" of 0x5, 0x1 … or of an address that
 //                            follows no call (x86-64; elsewhere an ordinary loop)
@@ -19,12 +22,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 #include "mainboard/span.hpp"
@@ -33,6 +38,13 @@ namespace {
 
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// This process's CPU time, all threads, in seconds.
+double cpu_now() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
 }
 
 volatile double g_sink;
@@ -157,8 +169,8 @@ int main(int argc, char** argv) {
     return 3;
   }
   if (mode == "garbage") {
-    double until = now() + seconds;
-    for (int which = 0; now() < until; which ^= 1)
+    double cpu_until = cpu_now() + seconds, until = now() + std::max(10 * seconds, 30.0);
+    for (int which = 0; cpu_now() < cpu_until && now() < until; which ^= 1)
       garbage_fp(20'000'000, which);
     return 0;
   }
