@@ -18,7 +18,6 @@ namespace mainboard {
 
 namespace {
 
-/// "0-3,8,10-11" for a sorted list of CPU numbers.
 /// Why the load average is missing: the cpu_clocks probe's words about /proc/loadavg.
 std::string load_unknown_reason(const MachineSnapshot& s) {
   if (const auto* d = s.diagnostic("cpu_clocks"))
@@ -27,6 +26,8 @@ std::string load_unknown_reason(const MachineSnapshot& s) {
         return std::string(core::trim(part));
   return "no readable /proc/loadavg";
 }
+
+/// "0-3,8,10-11" for a sorted list of CPU numbers.
 
 std::string cpu_list(const std::vector<std::uint32_t>& cpus) {
   std::string out;

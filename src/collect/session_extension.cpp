@@ -154,14 +154,8 @@ class Collectors final : public detail::SessionExtension {
 
   void take_sample() {
     if (energy_) {
-      // At the sampler's pace at most once a second: RAPL counters wrap after minutes at the
-      // earliest.
       std::lock_guard<std::mutex> lock(energy_mutex_);
-      auto now = std::chrono::steady_clock::now();
-      if (now - energy_read_ >= std::chrono::seconds(1)) {
-        energy_->sample();
-        energy_read_ = now;
-      }
+      energy_->sample_if_due();
     }
     if (!gpu_) return;
     DeviceSample s;
@@ -204,7 +198,7 @@ class Collectors final : public detail::SessionExtension {
   Activity traced_{};
   std::mutex energy_mutex_;
   std::optional<detail::EnergyTracker> energy_;
-  std::chrono::steady_clock::time_point energy_start_, energy_read_;
+  std::chrono::steady_clock::time_point energy_start_;
 };
 
 std::unique_ptr<detail::SessionExtension> start(const Collection& collection,

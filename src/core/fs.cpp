@@ -80,6 +80,15 @@ namespace {
 /// of four for each of the files a snapshot reads there.
 constexpr std::size_t kSysfsPage = 4096;
 
+/// Whether a live path is a sysfs attribute. cgroup2, debugfs, tracefs, securityfs and configfs
+/// are mounted below /sys/fs and /sys/kernel, and their seq_file reads may stop short of a page
+/// before the end: the kernel's own attributes in /sys/kernel (huge pages) lose the shortcut
+/// with them.
+bool is_sysfs_attribute(std::string_view path) {
+  return starts_with(path, "/sys/") && !starts_with(path, "/sys/fs/") &&
+         !starts_with(path, "/sys/kernel/");
+}
+
 /// Reads and closes `fd`, opened with O_NONBLOCK. `sysfs`: the file is a live sysfs attribute.
 std::optional<std::string> read_fd(int fd, std::size_t max_bytes, bool sysfs = false) {
   if (fd < 0) return std::nullopt;
@@ -157,7 +166,7 @@ std::optional<std::string> Fs::read(std::string_view path, std::size_t max_bytes
         return text;
       }
   auto text =
-      read_fd(open(path, O_RDONLY | O_NONBLOCK), max_bytes, live_ && starts_with(path, "/sys/"));
+      read_fd(open(path, O_RDONLY | O_NONBLOCK), max_bytes, live_ && is_sysfs_attribute(path));
   if (observer_) observer_->file(path, text);
   // Only what was read: a file missing or too long for this read is asked again.
   if (shared && text) shared->files_.emplace_back(path, *text);
@@ -292,6 +301,16 @@ std::optional<std::string> Fs::read_fixed(std::string_view path) const {
 
 std::optional<std::string> Fs::read_line_fixed(std::string_view path) const {
   return first_line(read_fixed(path));
+}
+
+std::optional<std::uint64_t> Fs::read_u64_fixed(std::string_view path) const {
+  auto line = read_line_fixed(path);
+  return line ? parse_u64(*line) : std::nullopt;
+}
+
+std::optional<std::int64_t> Fs::read_i64_fixed(std::string_view path) const {
+  auto line = read_line_fixed(path);
+  return line ? parse_i64(*line) : std::nullopt;
 }
 
 std::vector<std::string> Fs::list_fixed(std::string_view path) const {

@@ -115,6 +115,8 @@ class Fs {
   /// is bounded at 64 KiB.
   std::optional<std::string> read_fixed(std::string_view path) const;
   std::optional<std::string> read_line_fixed(std::string_view path) const;
+  std::optional<std::uint64_t> read_u64_fixed(std::string_view path) const;
+  std::optional<std::int64_t> read_i64_fixed(std::string_view path) const;
   std::vector<std::string> list_fixed(std::string_view path) const;
   bool is_dir_fixed(std::string_view path) const;
   std::optional<std::string> readlink_fixed(std::string_view path) const;

@@ -34,6 +34,11 @@ EnergyTracker::EnergyTracker(const Machine& machine, bool gpus) : machine_(&mach
 void EnergyTracker::sample() {
   read_rapl();
   read_gpus();
+  last_read_ = std::chrono::steady_clock::now();
+}
+
+void EnergyTracker::sample_if_due() {
+  if (std::chrono::steady_clock::now() - last_read_ >= std::chrono::seconds(1)) sample();
 }
 
 void EnergyTracker::read_rapl() {

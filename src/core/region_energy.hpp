@@ -5,6 +5,7 @@
 // One mechanism for the meter, a metered command and both kinds of profiling session; it reads
 // only through the public Machine and Gpu.
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,6 +29,9 @@ class EnergyTracker {
 
   /// One more reading; a RAPL counter that went back wrapped (once: sample faster than that).
   void sample();
+  /// sample(), when the last reading is a second old or more: RAPL counters wrap after minutes
+  /// at the earliest, so a loop of any pace need read them no more often than that.
+  void sample_if_due();
   /// The energy between the first reading and the last, over `seconds`.
   RegionEnergy result(double seconds) const;
 
@@ -51,6 +55,7 @@ class EnergyTracker {
   void read_gpus();
 
   const Machine* machine_;
+  std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
   std::map<std::string, RaplZone> rapl_;  ///< by zone: intel-rapl:0…
   std::string rapl_why_;                  ///< why RAPL was not read at the start
   std::string rapl_left_out_;             ///< counters the probe left out, and why

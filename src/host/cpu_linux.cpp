@@ -288,6 +288,15 @@ std::optional<Topology> hwloc_topology(const core::Fs& fs, std::string& error) {
   return t;
 }
 
+/// A node's meminfo line from "MemTotal:" to its end ("Node 0 MemTotal:  131072000 kB" gives
+/// "MemTotal:  131072000 kB"); empty where there is none.
+std::optional<std::string_view> node_mem_total(std::string_view meminfo) {
+  auto at = meminfo.find("MemTotal:");
+  if (at == std::string_view::npos) return std::nullopt;
+  auto end = meminfo.find('\n', at);
+  return meminfo.substr(at, end == std::string_view::npos ? end : end - at);
+}
+
 }  // namespace
 
 /// What a topology read by hwloc depends on besides this boot's hardware: the CPUs and NUMA nodes
@@ -308,10 +317,9 @@ std::optional<std::string> topology_key(const core::Fs& fs) {
   if (nodes)
     for (auto n : core::parse_cpu_list(trim(*nodes)).value_or(std::vector<std::uint32_t>{})) {
       auto meminfo = fs.read("/sys/devices/system/node/node" + std::to_string(n) + "/meminfo");
-      auto at = meminfo ? meminfo->find("MemTotal:") : std::string::npos;
-      if (at == std::string::npos) return std::nullopt;  // a node's memory unknown: no cache
-      auto end = meminfo->find('\n', at);
-      key += "|" + meminfo->substr(at, end == std::string::npos ? end : end - at);
+      auto total = meminfo ? node_mem_total(*meminfo) : std::nullopt;
+      if (!total) return std::nullopt;  // a node's memory unknown: no cache
+      key += "|" + std::string(*total);
     }
   return key;
 }
@@ -551,13 +559,7 @@ std::optional<Topology> cpu_sysfs_topology(const core::Fs& fs, std::string& why)
     // "Node 0 MemTotal:       131072000 kB"
     std::optional<std::uint64_t> total;
     if (auto meminfo = fs.read(nd + "/meminfo"))
-      for (auto line : core::split_lines(*meminfo)) {
-        auto at = line.find("MemTotal:");
-        if (at != std::string_view::npos) {
-          total = core::parse_size(line.substr(at + 9));
-          break;
-        }
-      }
+      if (auto line = node_mem_total(*meminfo)) total = core::parse_size(line->substr(9));
     if (total) t.numa_memory.push_back(*total);
   }
   if (t.numa_memory.size() != t.numa_nodes) t.numa_memory.clear();  // not for every node

@@ -130,12 +130,12 @@ Reading<EnergyCounters> read_energy_counters(const Sources& sources, const Machi
     std::string energy_path = dir + "/energy_uj";
     auto text = fs.read(energy_path, 64);
     if (!text) {
-      if (fs.exists(energy_path) && rapl_refused(fs, energy_path)) {
+      bool present = fs.exists(energy_path);
+      if (present && rapl_refused(fs, energy_path)) {
         ++refused;
         left_out.push_back(zone + ": " + kRaplOnlyRoot);
       } else {
-        left_out.push_back(
-            zone + (fs.exists(energy_path) ? ": energy_uj could not be read" : ": no energy_uj"));
+        left_out.push_back(zone + (present ? ": energy_uj could not be read" : ": no energy_uj"));
       }
       continue;
     }

@@ -153,8 +153,7 @@ FabricPlace fabric_place(const core::Fs& fs, const std::string& entry) {
 /// The device's numa_node: -1 (no affinity) and what does not parse are empty.
 std::optional<std::int32_t> fabric_numa_node(const core::Fs& fs, const FabricPlace& at) {
   if (at.device.empty()) return std::nullopt;
-  auto line = fs.read_line_fixed(at.device + "/numa_node");
-  auto node = line ? core::parse_i64(*line) : std::nullopt;
+  auto node = fs.read_i64_fixed(at.device + "/numa_node");
   if (!node || *node < 0 || *node > 4095) return std::nullopt;
   return static_cast<std::int32_t>(*node);
 }
@@ -301,8 +300,7 @@ Reading<Network> read_network(const Sources& sources, const MachineSnapshot&, No
     if (auto driver = fs.link_name_fixed(at.device + "/driver");
         driver && core::is_valid_utf8(*driver))
       i.driver = *driver;
-    auto type_line = fs.read_line_fixed(dir + "/type");
-    if (auto type = type_line ? core::parse_u64(*type_line) : std::nullopt)
+    if (auto type = fs.read_u64_fixed(dir + "/type"))
       i.type = *type == 1 ? "ethernet" : *type == 32 ? "infiniband" : "other";
     i.address = fabric_text(fs.read_line_fixed(dir + "/address"));
     // What moves: the link's state, speed, MTU and counters.

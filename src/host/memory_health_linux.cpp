@@ -154,8 +154,7 @@ Reading<MemoryErrors> read_memory_errors(const Sources& sources, const MachineSn
     MemoryController c;
     c.name = name;
     c.type = core::valid_utf8(fs.read_line_fixed(d + "/mc_name").value_or(""));
-    auto size_mb = fs.read_line_fixed(d + "/size_mb");
-    if (auto mb = size_mb ? core::parse_u64(*size_mb) : std::nullopt)
+    if (auto mb = fs.read_u64_fixed(d + "/size_mb"))
       c.size_bytes = core::checked_mul(*mb, 1u << 20);
     c.corrected = *ce;
     c.uncorrected = *ue;

@@ -185,7 +185,7 @@ CommandMeasurement measure_command(const Machine& machine, const std::vector<std
         if (any) m.peak_gpu_bytes = std::max(m.peak_gpu_bytes.value_or(0), total);
       }
     }
-    energy.sample();  // every interval: RAPL counters wrap, at the earliest after minutes
+    energy.sample_if_due();
     ending.tick([&] { return last_tree; });
     pid_t r = ::wait4(pid, &status, WNOHANG, &leader);
     if (r == pid) break;

@@ -14,10 +14,10 @@ struct Meter::Energy {
 };
 
 Meter::Meter(const Machine& machine)
-    : machine_(&machine),
-      start_(std::chrono::steady_clock::now()),
-      energy_(std::make_unique<Energy>(Energy{detail::EnergyTracker(machine, true)})) {
+    : machine_(&machine), start_(std::chrono::steady_clock::now()) {
   sample();
+  // The energy's first reading is the tracker's own: after the first sample, not again in it.
+  energy_ = std::make_unique<Energy>(Energy{detail::EnergyTracker(machine, true)});
 }
 
 Meter::Meter(Meter&& other) noexcept

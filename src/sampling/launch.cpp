@@ -281,9 +281,6 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   int status = 0;
   auto drain_every = sampler ? sampler->drain_interval() : std::chrono::milliseconds(25);
   auto next_drain = std::chrono::steady_clock::now();
-  // RAPL counters wrap after minutes at the earliest: one reading a second is plenty, and
-  // costs the run nothing to speak of.
-  auto next_energy = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   for (;;) {
     // Whether it ended, asked without taking anything: a thread of the command stopped for a
     // Python read (ptrace, by the poller's thread) reports its stop to any thread of this
@@ -309,10 +306,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
       if (python && o.children) python->watch(sampler->processes());
       next_drain = now + drain_every;
     }
-    if (energy && now >= next_energy) {
-      energy->sample();
-      next_energy = now + std::chrono::seconds(1);
-    }
+    if (energy) energy->sample_if_due();
     if (now >= deadline && !ending.began()) {
       result.timed_out = true;
       ending.begin(SIGTERM, 2.0);
