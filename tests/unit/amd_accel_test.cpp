@@ -2,6 +2,7 @@
 // (tests/fixtures/hosts/generate.py: amd-mi300x, radeon-npu, amdxdna, gaudi2).
 #include <gtest/gtest.h>
 
+#include "fixture_machine.hpp"
 #include "mainboard/machine.hpp"
 #include "providers/accel/accel_npu.hpp"
 #include "providers/amd/amd_gpu.hpp"
@@ -9,14 +10,6 @@
 #include "test_util.hpp"
 
 using namespace mainboard;
-
-namespace {
-Machine::Options on(const std::string& name) {
-  Machine::Options o;
-  o.sysroot = fixture_host(name);
-  return o;
-}
-}  // namespace
 
 TEST(AmdDpm, TableShapes) {
   // A level is marked current.
@@ -61,7 +54,7 @@ TEST(Sysfs, PcieGenerations) {
 }
 
 TEST(AmdGpu, InstinctMi300x) {
-  Machine m(on("amd-mi300x"));
+  Machine m(fixture_options("amd-mi300x"));
   const auto& gpus = m.gpus();
   ASSERT_EQ(gpus.size(), 2u);
   const auto& g = *gpus[0];
@@ -110,7 +103,7 @@ TEST(AmdGpu, InstinctMi300x) {
 }
 
 TEST(AmdGpu, RadeonAndAnIntelNpu) {
-  Machine m(on("radeon-npu"));
+  Machine m(fixture_options("radeon-npu"));
   ASSERT_EQ(m.gpus().size(), 1u);  // card1-DP-1 is a connector
   const auto& g = *m.gpus()[0];
   EXPECT_EQ(g.label(), "AMD Radeon RX 7900 XTX");  // device 0x744c, revision 0xc8
@@ -155,7 +148,7 @@ TEST(AmdGpu, RadeonAndAnIntelNpu) {
 }
 
 TEST(AccelNpu, AmdXdnaAndGaudi) {
-  Machine xdna(on("amdxdna"));
+  Machine xdna(fixture_options("amdxdna"));
   ASSERT_EQ(xdna.npus().size(), 1u);
   const auto& n = *xdna.npus()[0];
   EXPECT_EQ(n.label(), "AMD Ryzen AI NPU (RyzenAI-npu5)");
@@ -164,7 +157,7 @@ TEST(AccelNpu, AmdXdnaAndGaudi) {
   EXPECT_TRUE(n.clock_readings().empty());
   EXPECT_FALSE(n.utilization().ok());
 
-  Machine hls(on("gaudi2"));
+  Machine hls(fixture_options("gaudi2"));
   ASSERT_EQ(hls.npus().size(), 2u);
   const auto& g = *hls.npus()[1];
   EXPECT_EQ(g.label(), "Intel Gaudi 2 (GAUDI2)");

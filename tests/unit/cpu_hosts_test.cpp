@@ -3,6 +3,7 @@
 // tests/fixtures/hosts/generate.py, CPU_ARCH_HOSTS).
 #include <gtest/gtest.h>
 
+#include "fixture_machine.hpp"
 #include "mainboard/check.hpp"
 #include "mainboard/machine.hpp"
 #include "test_util.hpp"
@@ -10,13 +11,6 @@
 using namespace mainboard;
 
 namespace {
-
-MachineSnapshot probe_cpu_host(const std::string& host) {
-  Machine::Options o;
-  o.sysroot = fixture_host(host);
-  Machine m(o);
-  return m.snapshot();
-}
 
 struct Expected {
   const char* host;
@@ -29,7 +23,7 @@ struct Expected {
 }  // namespace
 
 TEST(CpuHosts, NumaNodesFromSysfsWithoutTheTopologyXml) {
-  auto s = probe_cpu_host("numa-3node-sysfs");
+  auto s = fixture_snapshot("numa-3node-sysfs");
   const auto& cpu = s.cpu.info;
   EXPECT_EQ(cpu.topology_source, TopologySource::sysfs);
   EXPECT_EQ(cpu.architecture, "x86_64");
@@ -69,7 +63,7 @@ TEST(CpuHosts, OtherArchitecturesFromTheirCpuinfoLayout) {
   };
   for (const auto& e : kHosts) {
     SCOPED_TRACE(e.host);
-    auto s = probe_cpu_host(e.host);
+    auto s = fixture_snapshot(e.host);
     const auto& cpu = s.cpu.info;
     EXPECT_EQ(cpu.architecture, e.architecture);
     EXPECT_EQ(cpu.label, e.label);
@@ -82,22 +76,22 @@ TEST(CpuHosts, OtherArchitecturesFromTheirCpuinfoLayout) {
 }
 
 TEST(CpuHosts, ArmIdentityAndTopologySources) {
-  auto v7 = probe_cpu_host("arm32-armv7").cpu.info;
+  auto v7 = fixture_snapshot("arm32-armv7").cpu.info;
   EXPECT_EQ(v7.microarchitecture, "Cortex-A72");
   EXPECT_EQ(v7.topology_source, TopologySource::proc_cpuinfo);
-  auto power = probe_cpu_host("power9-powernv").cpu.info;
+  auto power = fixture_snapshot("power9-powernv").cpu.info;
   EXPECT_EQ(power.topology_source, TopologySource::sysfs);  // SMT4 cores from core_id
 }
 
 TEST(CpuHosts, CpufreqPerCpuLayoutAndUselessRelatedCpus) {
   // cpu0/cpufreq without policy0 (a 3.6 kernel).
-  auto old = probe_cpu_host("arm32-armv6-old");
+  auto old = fixture_snapshot("arm32-armv6-old");
   ASSERT_EQ(old.cpu.clocks.size(), 1u);
   EXPECT_EQ(old.cpu.clocks[0].domain, "cpu0");
   EXPECT_DOUBLE_EQ(*old.cpu.clocks[0].current_mhz, 700);
   EXPECT_EQ(old.cpu.clocks[0].source, "cpufreq");
   // Four policies whose related_cpus all say 0: each policy's own CPU.
-  auto loongson = probe_cpu_host("loongarch-3a5000");
+  auto loongson = fixture_snapshot("loongarch-3a5000");
   ASSERT_EQ(loongson.cpu.clocks.size(), 1u);
   EXPECT_EQ(loongson.cpu.clocks[0].domain, "cpu0-3");
   EXPECT_DOUBLE_EQ(*loongson.cpu.clocks[0].max_mhz, 2500);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/fs.hpp"
+#include "fixture_machine.hpp"
 #include "host/note.hpp"
 #include "host/readers.hpp"
 #include "mainboard/check.hpp"
@@ -22,12 +23,6 @@
 using namespace mainboard;
 
 namespace {
-
-Machine::Options on_host(const std::string& host) {
-  Machine::Options o;
-  o.sysroot = fixture_host(host);
-  return o;
-}
 
 const std::string kPort = "sys/class/infiniband/mlx5_0/ports/1/";
 
@@ -166,7 +161,7 @@ TEST(Fabric, StatesAndCounters) {
 }
 
 TEST(Fabric, NoDevicesIsUnavailableWithWhy) {
-  auto vm = Machine(on_host("vm-cgroup1-nodmi")).snapshot({.toolchain = false});
+  auto vm = Machine(fixture_options("vm-cgroup1-nodmi")).snapshot({.toolchain = false});
   ASSERT_FALSE(vm.infiniband);
   EXPECT_EQ(vm.infiniband.reason(), "no InfiniBand or RoCE devices (no /sys/class/infiniband)");
   EXPECT_EQ(vm.infiniband.unavailable()->status, ProbeStatus::unsupported);
@@ -186,7 +181,7 @@ TEST(Fabric, NoDevicesIsUnavailableWithWhy) {
 }
 
 TEST(Fabric, HpcFabricHostThroughTheMachine) {
-  Machine m(on_host("hpc-fabric"));
+  Machine m(fixture_options("hpc-fabric"));
   auto s = m.snapshot({.toolchain = false});
   ASSERT_TRUE(s.infiniband) << s.infiniband.reason();
   const auto& devices = s.infiniband->devices;
@@ -286,7 +281,7 @@ TEST(Fabric, HpcFabricHostThroughTheMachine) {
 }
 
 TEST(Fabric, MalformedHostDegradesWithReasons) {
-  auto s = Machine(on_host("fabric-malformed")).snapshot({.toolchain = false});
+  auto s = Machine(fixture_options("fabric-malformed")).snapshot({.toolchain = false});
   ASSERT_TRUE(s.infiniband) << s.infiniband.reason();
   const auto& devices = s.infiniband->devices;
   ASSERT_EQ(devices.size(), 3u);
@@ -473,7 +468,7 @@ TEST(Fabric, PciAddressBehindVmdAndVirtio) {
 }
 
 TEST(Fabric, DownAndDegradedPortsAreReadinessWarnings) {
-  auto s = Machine(on_host("hpc-fabric")).snapshot({.toolchain = false});
+  auto s = Machine(fixture_options("hpc-fabric")).snapshot({.toolchain = false});
   auto r = check_readiness(s, false);
   std::vector<const Finding*> fabric;
   for (const auto& f : r.findings)
@@ -503,13 +498,14 @@ TEST(Fabric, DownAndDegradedPortsAreReadinessWarnings) {
                       "MT4123 ports run 4X",
                       "mlx5_3 port 1 INIT, physical state LinkUp (Ethernet)"}));
   // No fabric, no finding (and no "unknown" warning: most hosts have none).
-  auto vm = check_readiness(Machine(on_host("vm-cgroup1-nodmi")).snapshot({.toolchain = false}));
+  auto vm =
+      check_readiness(Machine(fixture_options("vm-cgroup1-nodmi")).snapshot({.toolchain = false}));
   for (const auto& f : vm.findings)
     EXPECT_EQ(f.id.find("infiniband"), std::string::npos) << f.id;
 }
 
 TEST(Fabric, MetricsUseNodeExporterNames) {
-  Machine m(on_host("hpc-fabric"));
+  Machine m(fixture_options("hpc-fabric"));
   serve::Exposition out;
   serve::expose(serve::read(m), out);
   auto text = out.text(serve::Format::prometheus);
@@ -545,7 +541,7 @@ TEST(Fabric, MetricsUseNodeExporterNames) {
   EXPECT_EQ(text.find("mainboard_network_speed_bytes{device=\"eno2\"}"), std::string::npos);
   EXPECT_EQ(text.find("device=\"docker0\""), std::string::npos);
   EXPECT_EQ(text.find("reading=\"infiniband\""), std::string::npos);
-  Machine vm(on_host("vm-cgroup1-nodmi"));
+  Machine vm(fixture_options("vm-cgroup1-nodmi"));
   serve::Exposition none;
   serve::expose(serve::read(vm), none);
   auto ntext = none.text(serve::Format::prometheus);
@@ -558,7 +554,7 @@ TEST(Fabric, MetricsUseNodeExporterNames) {
 }
 
 TEST(Fabric, SummaryLines) {
-  auto s = Machine(on_host("hpc-fabric")).snapshot({.toolchain = false});
+  auto s = Machine(fixture_options("hpc-fabric")).snapshot({.toolchain = false});
   auto text = view::render_summary(s, view::Style{});
   EXPECT_NE(text.find("Fabric   mlx5_0 200 Gb/s 4X HDR · mlx5_1 DOWN (Polling) · mlx5_2 50 Gb/s "
                       "1X HDR · mlx5_3 RoCE 200 Gb/s 4X HDR\n"),
@@ -568,7 +564,7 @@ TEST(Fabric, SummaryLines) {
             std::string::npos)
       << text;
   auto vm = view::render_summary(
-      Machine(on_host("vm-cgroup1-nodmi")).snapshot({.toolchain = false}), view::Style{});
+      Machine(fixture_options("vm-cgroup1-nodmi")).snapshot({.toolchain = false}), view::Style{});
   EXPECT_EQ(vm.find("Fabric"), std::string::npos);
   EXPECT_EQ(vm.find("Network"), std::string::npos);
 }
@@ -579,7 +575,7 @@ TEST(Fabric, GatheredHostReadsTheSame) {
   TempDir dir;
   auto tree = dir.path() / "host";
   gather_host(tree, {.sysroot = fixture_host("hpc-fabric"), .hostname = "again"});
-  auto a = Machine(on_host("hpc-fabric")).snapshot({.toolchain = false});
+  auto a = Machine(fixture_options("hpc-fabric")).snapshot({.toolchain = false});
   Machine::Options o;
   o.sysroot = tree;
   auto b = Machine(o).snapshot({.toolchain = false});

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/text.hpp"
+#include "fixture_machine.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/runner.hpp"
@@ -14,13 +15,6 @@ using namespace mainboard;
 
 namespace {
 
-MachineSnapshot probe(const std::string& host) {
-  Machine::Options o;
-  o.sysroot = fixture_host(host);
-  Machine m(o);
-  return m.snapshot();
-}
-
 const ScratchCandidate* candidate(const Scratch& s, const std::string& path) {
   for (const auto& c : s.candidates)
     if (c.path == path) return &c;
@@ -30,7 +24,7 @@ const ScratchCandidate* candidate(const Scratch& s, const std::string& path) {
 }  // namespace
 
 TEST(FixtureHosts, CloudVmWithCgroupV1AndNoDmi) {
-  auto s = probe("vm-cgroup1-nodmi");
+  auto s = fixture_snapshot("vm-cgroup1-nodmi");
   EXPECT_EQ(s.hostname, "vm");
   const auto& cpu = s.cpu.info;
   EXPECT_EQ(cpu.label, "AMD EPYC");
@@ -95,7 +89,7 @@ TEST(FixtureHosts, CloudVmWithCgroupV1AndNoDmi) {
 }
 
 TEST(FixtureHosts, SlurmJobWithCgroupV2Cap) {
-  auto s = probe("cgroup2-capped");
+  auto s = fixture_snapshot("cgroup2-capped");
   ASSERT_TRUE(s.os);
   EXPECT_EQ(s.os->name, "Rocky Linux 9.3 (Blue Onyx)");
   EXPECT_EQ(s.os->id, "rocky");
@@ -175,7 +169,7 @@ TEST(FixtureHosts, SlurmJobWithCgroupV2Cap) {
 }
 
 TEST(FixtureHosts, GraceWithItsHbmNodeAnd64KiBPages) {
-  auto s = probe("grace-hopper");
+  auto s = fixture_snapshot("grace-hopper");
   const auto& cpu = s.cpu.info;
   EXPECT_EQ(cpu.architecture, "aarch64");
   EXPECT_EQ(cpu.microarchitecture, "Neoverse-V2");
@@ -194,13 +188,13 @@ TEST(FixtureHosts, GraceWithItsHbmNodeAnd64KiBPages) {
   EXPECT_EQ(s.os->page_size_bytes, 65536u);
   EXPECT_EQ(s.os->libc, "glibc 2.35");
   // A host that does not say has no page size, not a guess.
-  auto other = probe("numa-2socket");
+  auto other = fixture_snapshot("numa-2socket");
   ASSERT_TRUE(other.os);
   EXPECT_FALSE(other.os->page_size_bytes);
 }
 
 TEST(FixtureHosts, TwoSocketNumaServer) {
-  auto s = probe("numa-2socket");
+  auto s = fixture_snapshot("numa-2socket");
   const auto& cpu = s.cpu.info;
   EXPECT_EQ(cpu.packages, 2u);
   EXPECT_EQ(cpu.cores, 16u);
@@ -234,7 +228,7 @@ TEST(FixtureHosts, TwoSocketNumaServer) {
 }
 
 TEST(FixtureHosts, BrokenFilesDegradeWithoutCrashing) {
-  auto s = probe("broken");
+  auto s = fixture_snapshot("broken");
   // os-release: an unterminated quote is no value, an overlong one is cut; no kernel release.
   ASSERT_TRUE(s.os);
   EXPECT_EQ(s.os->name, "");

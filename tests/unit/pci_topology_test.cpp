@@ -11,6 +11,7 @@
 
 #include "core/fs.hpp"
 #include "fake_gpus.hpp"
+#include "fixture_machine.hpp"
 #include "host/note.hpp"
 #include "host/readers.hpp"
 #include "mainboard/check.hpp"
@@ -25,12 +26,6 @@
 using namespace mainboard;
 
 namespace {
-
-Machine::Options topo_on(const std::string& host) {
-  Machine::Options o;
-  o.sysroot = fixture_host(host);
-  return o;
-}
 
 std::vector<std::string> topo_words(const std::string& row) {
   std::istringstream in(row);
@@ -99,7 +94,7 @@ PciDevice topo_device(std::string name, std::string kind, std::string address,
 }  // namespace
 
 TEST(PciTopology, ReadsTheDgxLikeHost) {
-  Machine machine(topo_on("dgx-8gpu"));
+  Machine machine(fixture_options("dgx-8gpu"));
   auto snap = machine.reading("pci");
   ASSERT_TRUE(snap.pci) << snap.pci.reason();
   const auto& d = snap.pci->devices;
@@ -137,7 +132,7 @@ TEST(PciTopology, ReadsTheDgxLikeHost) {
 // share a switch (PIX); the other switch of the same socket is another host bridge (NODE); the
 // other socket is SYS; the two drives hang from two root ports of one host bridge (PHB).
 TEST(PciTopology, TheDgxLikeHostsMatrixIsNvidiaSmis) {
-  Machine machine(topo_on("dgx-8gpu"));
+  Machine machine(fixture_options("dgx-8gpu"));
   auto pci = machine.reading("pci").pci;
   ASSERT_TRUE(pci) << pci.reason();
   auto m = topology_matrix(*pci, {}, machine.reading("cpu").cpu.info.numa_nodes);
@@ -168,7 +163,7 @@ TEST(PciTopology, TheDgxLikeHostsMatrixIsNvidiaSmis) {
 }
 
 TEST(PciTopology, TheTextIsNvidiaSmisTableWithAffinities) {
-  Machine machine(topo_on("dgx-8gpu"));
+  Machine machine(fixture_options("dgx-8gpu"));
   auto m = topology_matrix(machine.reading("pci").pci.or_empty(), {}, 2);
   auto text = view::render_topology(m, view::Style{false});
   std::istringstream in(text);
@@ -191,7 +186,7 @@ TEST(PciTopology, TheTextIsNvidiaSmisTableWithAffinities) {
 TEST(PciTopology, AGatheredHostReadsTheSame) {
   TempDir dir;
   gather_host(dir.path() / "host", {.sysroot = fixture_host("dgx-8gpu"), .hostname = "x"});
-  Machine original(topo_on("dgx-8gpu"));
+  Machine original(fixture_options("dgx-8gpu"));
   Machine::Options o;
   o.sysroot = dir.path() / "host";
   Machine replay(o);
@@ -326,7 +321,7 @@ TEST(PciTopology, PciAddressesAsSysfsWritesThem) {
 // GPU reaches the four NVSwitches with 18 links, GPU3 with 17.
 TEST(PciTopology, NvSwitchedGpusAreNv18AsNvidiaSmiPrintsThem) {
   FakeGpus fake("dgx-h100");
-  Machine::Options o = topo_on("dgx-8gpu");
+  Machine::Options o = fixture_options("dgx-8gpu");
   o.environment = fake.env;
   Machine machine(o);
   auto s = machine.snapshot({.toolchain = false});
@@ -453,7 +448,7 @@ TEST(PciTopology, RoceAndEthernetAdaptersAreNamedAsTheirDriversNameThem) {
 
 TEST(PciTopology, CheckWarnsWhenAGpusOnlyRdmaAdapterIsAcrossTheSockets) {
   auto findings = [](const std::string& host) {
-    Machine machine(topo_on(host));
+    Machine machine(fixture_options(host));
     std::vector<std::string> out;
     for (const auto& f : check_readiness(machine.snapshot({.toolchain = false})).findings)
       if (f.id == "topology.gpu_nic.remote") out.push_back(f.subject + ": " + f.reading);
@@ -468,7 +463,7 @@ TEST(PciTopology, CheckWarnsWhenAGpusOnlyRdmaAdapterIsAcrossTheSockets) {
 }
 
 TEST(PciTopology, TheSchematicNamesEachGpusNearestAdapter) {
-  Machine machine(topo_on("gpu-nic-remote"));
+  Machine machine(fixture_options("gpu-nic-remote"));
   auto text = MachineView::of(machine).render({.color = false, .width = 100});
   EXPECT_NE(text.find("Nearest NIC: GPU0 ↔ enp39s0 PXB · GPU1 ↔ enp39s0 PXB · GPU2 ↔ mlx5_0 PHB"),
             std::string::npos)

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/fs.hpp"
+#include "fixture_machine.hpp"
 #include "host/note.hpp"
 #include "host/readers.hpp"
 #include "mainboard/check.hpp"
@@ -18,12 +19,6 @@
 using namespace mainboard;
 
 namespace {
-
-Machine::Options on(const std::string& host) {
-  Machine::Options o;
-  o.sysroot = fixture_host(host);
-  return o;
-}
 
 /// The CPU's pressure file holding `text`, read through the probe's own reader.
 std::optional<ResourcePressure> cpu_pressure(const std::string& text) {
@@ -74,22 +69,22 @@ TEST(Pressure, MalformedInputDegrades) {
 }
 
 TEST(Pressure, FixtureHostsThroughTheMachine) {
-  auto capped = Machine(on("cgroup2-capped")).pressure();
+  auto capped = Machine(fixture_options("cgroup2-capped")).pressure();
   ASSERT_TRUE(capped);
   ASSERT_TRUE(capped->memory);
   EXPECT_DOUBLE_EQ(capped->memory->some.avg10, 24.5);
   EXPECT_DOUBLE_EQ(capped->memory->full->avg60, 2.05);
   EXPECT_EQ(capped->memory->full->total_us, 12345678u);
   EXPECT_DOUBLE_EQ(capped->cpu->some.avg300, 3.9);
-  auto numa = Machine(on("numa-2socket")).pressure();
+  auto numa = Machine(fixture_options("numa-2socket")).pressure();
   ASSERT_TRUE(numa);
   EXPECT_FALSE(numa->cpu->full);  // a kernel before 5.13
   EXPECT_EQ(numa->io->some.total_us, 0u);
-  auto broken = Machine(on("broken")).pressure();
+  auto broken = Machine(fixture_options("broken")).pressure();
   ASSERT_FALSE(broken);
   EXPECT_EQ(broken.unavailable()->status, ProbeStatus::unsupported);
   EXPECT_EQ(broken.reason(), "/proc/pressure holds no readable cpu, memory or io file");
-  Machine vm(on("vm-cgroup1-nodmi"));
+  Machine vm(fixture_options("vm-cgroup1-nodmi"));
   auto none = vm.pressure();
   EXPECT_FALSE(none);
   EXPECT_THROW((void)none->cpu, Error);  // no reading to look into
@@ -115,7 +110,7 @@ TEST(Pressure, FixtureHostsThroughTheMachine) {
   vj["pressure"] = {{"unavailable", {{"status", "ok"}, {"reason", ""}}}};
   EXPECT_THROW((void)vj.get<MachineSnapshot>(), Error);  // "unavailable" yet ok: a lie
   // JSON both ways.
-  nlohmann::json j = Machine(on("cgroup2-capped")).snapshot({.toolchain = false});
+  nlohmann::json j = Machine(fixture_options("cgroup2-capped")).snapshot({.toolchain = false});
   EXPECT_EQ(j["pressure"]["memory"]["full"]["avg10"], 3.1);
   EXPECT_TRUE(j["pressure"]["cpu"]["full"].is_object());
   EXPECT_FALSE(j["pressure"].contains("supported"));
@@ -133,7 +128,8 @@ TEST(Pressure, FixtureHostsThroughTheMachine) {
 }
 
 TEST(Pressure, MemoryPressureIsAReadinessWarningAndFullStallsABlocker) {
-  auto r = check_readiness(Machine(on("cgroup2-capped")).snapshot({.toolchain = false}), false);
+  auto r = check_readiness(
+      Machine(fixture_options("cgroup2-capped")).snapshot({.toolchain = false}), false);
   const Finding* memory = nullptr;
   for (const auto& f : r.findings)
     if (f.id == "memory.pressure") memory = &f;
@@ -142,7 +138,7 @@ TEST(Pressure, MemoryPressureIsAReadinessWarningAndFullStallsABlocker) {
   EXPECT_EQ(memory->reading, "memory pressure: some 24.5 %, full 3.1 % of the last 10 s");
   for (const auto& f : r.findings)
     EXPECT_NE(f.id, "io.pressure") << f.reading;
-  auto s = Machine(on("cgroup2-capped")).snapshot({.toolchain = false});
+  auto s = Machine(fixture_options("cgroup2-capped")).snapshot({.toolchain = false});
   s.pressure->io->full->avg10 = 12.5;
   auto stalled = check_readiness(s, false);
   EXPECT_FALSE(stalled.ready());
@@ -153,7 +149,7 @@ TEST(Pressure, MemoryPressureIsAReadinessWarningAndFullStallsABlocker) {
 }
 
 TEST(Pressure, MetricsAreSecondsCounters) {
-  Machine m(on("cgroup2-capped"));
+  Machine m(fixture_options("cgroup2-capped"));
   serve::Exposition out;
   serve::expose(serve::read(m), out);
   auto text = out.text(serve::Format::prometheus);
@@ -164,7 +160,7 @@ TEST(Pressure, MetricsAreSecondsCounters) {
       << text;
   EXPECT_NE(text.find("mainboard_pressure_stalled_seconds_total{resource=\"io\"} 1.234567"),
             std::string::npos);
-  Machine vm(on("vm-cgroup1-nodmi"));
+  Machine vm(fixture_options("vm-cgroup1-nodmi"));
   serve::Exposition none;
   serve::expose(serve::read(vm), none);
   auto ntext = none.text(serve::Format::prometheus);
