@@ -336,7 +336,7 @@ def test_a_sampled_run_draws_an_html_page_and_an_svg_flame_graph(tmp_path):
     data = json.loads(re.search(r'<script type="application/json" id="mb-data">(.*?)</script>',
                                 page, re.S).group(1))
     assert data["title"] == "pictured"
-    samples = sum(f["samples"] for f in data["flames"])
+    samples = sum(t["samples"] for t in data["tracks"])
     assert samples == data["meta"]["samples"] > 0
     # Python frames as py-spy names them, each pointing at its name by function.
     names = {n[0] for n in data["names"] if n[2] == "python"}

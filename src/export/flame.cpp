@@ -132,6 +132,9 @@ class Forest {
 
   std::vector<FlameName> names;
 
+  /// Frame i's name.
+  const std::vector<std::uint32_t>& frame_name() const { return frame_name_; }
+
   /// The tree of the samples counted per (thread, stack), under `grouping`'s roots.
   FlameTree tree(const std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t>& counts,
                  FlameGrouping grouping) {
@@ -274,6 +277,11 @@ FlameForest flame_trees_per_thread(const Profile& p) {
   }
   out.names = std::move(forest.names);
   return out;
+}
+
+FrameNames frame_names(const Profile& p) {
+  Forest forest(p, true);
+  return {std::move(forest.names), forest.frame_name()};
 }
 
 std::string xml_text(std::string_view s) {

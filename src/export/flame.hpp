@@ -55,6 +55,14 @@ struct FlameForest {
 };
 FlameForest flame_trees_per_thread(const Profile& p);
 
+/// Every frame's name as the pictures show it (Python frames with their line, each pointing at
+/// its name by function alone), interned once: `of_frame[i]` is frame i's index into `names`.
+struct FrameNames {
+  std::vector<FlameName> names;
+  std::vector<std::uint32_t> of_frame;
+};
+FrameNames frame_names(const Profile& p);
+
 /// The command's short name as the root of folded stacks and flame graphs ("program" when the
 /// profile names none); spaces become '_'.
 std::string flame_root_name(const Profile& p);

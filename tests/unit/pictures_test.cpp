@@ -228,6 +228,88 @@ nlohmann::json page_data(const std::string& html) {
   return nlohmann::json::parse(html.substr(at, end - at));
 }
 
+/// The page's numbers: base 32, the last digit of each from the first half of the alphabet.
+std::vector<std::uint64_t> page_numbers(const std::string& text) {
+  const std::string digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVabcdefghijklmnopqrstuvWXYZwxyz-_";
+  std::vector<std::uint64_t> out;
+  std::uint64_t n = 0;
+  for (char c : text) {
+    auto v = digits.find(c);
+    EXPECT_NE(v, std::string::npos) << c;
+    n = n * 32 + (v & 31);
+    if (v < 32) {
+      out.push_back(n);
+      n = 0;
+    }
+  }
+  return out;
+}
+
+/// The page's tree of call paths and its threads' samples, read back as the page's script does.
+struct PageSamples {
+  std::vector<std::string> label;  // per node; node 0 the root
+  std::vector<std::size_t> parent;
+  struct Track {
+    std::uint64_t thread = 0, samples = 0;
+    std::vector<std::size_t> nodes;
+    std::vector<std::int64_t> times_ns;
+    std::vector<std::pair<std::size_t, std::uint64_t>> counts;
+  };
+  std::vector<Track> tracks;
+  std::string path(std::size_t node) const {
+    std::string out;
+    for (; node != 0; node = parent[node])
+      out = label[node] + (out.empty() ? "" : ";") + out;
+    return out;
+  }
+};
+
+PageSamples decode_samples(const nlohmann::json& d) {
+  PageSamples page;
+  page.label = {"(root)"};
+  page.parent = {0};
+  auto v = page_numbers(d["tree"]["text"]);
+  std::vector<std::size_t> open{0};
+  std::int64_t depth = 0;
+  for (std::size_t k = 0; k + 1 < v.size(); k += 2) {
+    auto at = depth + 1 - static_cast<std::int64_t>(v[k + 1]);
+    EXPECT_GE(at, 1);
+    open.resize(static_cast<std::size_t>(at));
+    page.label.push_back(d["names"][v[k]][0]);
+    page.parent.push_back(open.back());
+    open.push_back(page.parent.size() - 1);
+    depth = at;
+  }
+  EXPECT_EQ(page.parent.size(), d["tree"]["nodes"].get<std::size_t>() + 1);
+  const auto tick = d["tick_ns"].get<std::int64_t>();
+  for (const auto& t : d["tracks"]) {
+    PageSamples::Track track;
+    track.thread = t["thread"];
+    track.samples = t["samples"];
+    for (auto n : page_numbers(t["order"]))
+      track.nodes.push_back(n);
+    std::int64_t at = 0, delta = 0;
+    for (auto x : page_numbers(t["times"])) {
+      if (x & 1) {
+        for (auto r = (x - 1) / 2; r > 0; --r)
+          track.times_ns.push_back((at += delta) * tick);
+      } else {
+        delta = static_cast<std::int64_t>(x / 2);
+        track.times_ns.push_back((at += delta) * tick);
+      }
+    }
+    EXPECT_EQ(track.times_ns.size(), track.nodes.size());
+    if (t.contains("counts")) {
+      auto c = page_numbers(t["counts"]);
+      std::size_t node = 0;
+      for (std::size_t k = 0; k + 1 < c.size(); k += 2)
+        track.counts.emplace_back(node += c[k], c[k + 1]);
+    }
+    page.tracks.push_back(std::move(track));
+  }
+  return page;
+}
+
 TEST(Pictures, TheHtmlPageCarriesTheProfilesOwnFigures) {
   auto p = sampled();
   p.paths = {"train", "train/step", "train/step/forward"};
@@ -243,12 +325,21 @@ TEST(Pictures, TheHtmlPageCarriesTheProfilesOwnFigures) {
   auto d = page_data(html);
   EXPECT_EQ(d["title"], "mainboard profile of app");
   EXPECT_EQ(d["meta"]["samples"], 12);
-  // A flame tree per sampled thread, its root the thread's samples.
-  ASSERT_EQ(d["flames"].size(), 3u);
+  // Every sampled thread's samples, in time order, each the call path of its stack.
+  auto page = decode_samples(d);
+  ASSERT_EQ(page.tracks.size(), 3u);
   std::map<std::uint64_t, std::uint64_t> per_thread;
-  for (const auto& f : d["flames"])
-    per_thread[f["thread"]] = f["nodes"][2];
+  for (const auto& t : page.tracks)
+    per_thread[t.thread] = t.samples;
   EXPECT_EQ(per_thread, (std::map<std::uint64_t, std::uint64_t>{{0, 6}, {1, 4}, {2, 2}}));
+  const auto& worker = page.tracks[1];
+  ASSERT_EQ(worker.nodes.size(), 4u);
+  EXPECT_EQ(page.path(worker.nodes[0]), "main;io_wait");
+  EXPECT_EQ(page.path(worker.nodes[3]), "main;compute;compute");  // at 95 ms, the last
+  EXPECT_EQ(worker.times_ns, (std::vector<std::int64_t>{0, 10'000'000, 20'000'000, 95'000'000}));
+  EXPECT_EQ(page.path(page.tracks[2].nodes[0]), "main;train_step (train.py:12);[kernel]");
+  // One tree for every thread: main;compute, in threads 0 and 1, is one node.
+  EXPECT_EQ(page.parent.size(), 8u);  // the root and 7 paths: main, main;compute, ...
   // The functions' table is hot_functions', row for row.
   auto hot = p.hot_functions(50);
   ASSERT_EQ(d["functions"].size(), hot.size());
@@ -261,7 +352,11 @@ TEST(Pictures, TheHtmlPageCarriesTheProfilesOwnFigures) {
   // At most max_spans on the timeline: the longest, and the count of all.
   HtmlOptions o;
   o.max_spans = 2;
+  o.top = 1;  // the hottest by self time, and the hottest by total time
   auto few = page_data(p.html_report(o));
+  ASSERT_EQ(few["functions"].size(), 2u);
+  EXPECT_EQ(few["functions"][0][0], "kernel_loop");
+  EXPECT_EQ(few["functions"][1][0], "main");
   ASSERT_EQ(few["spans"]["rows"].size(), 2u);
   EXPECT_EQ(few["spans"]["all"], 4);
   EXPECT_EQ(few["spans"]["rows"][0][3], 90'000'000);
@@ -284,12 +379,44 @@ TEST(Pictures, TheHtmlPageLeavesOutTheNarrowestFramesOfAVastProfile) {
   auto d = page_data(p.html_report());
   EXPECT_EQ(d["flame_left_out"]["nodes"], 100499);
   EXPECT_EQ(d["flame_left_out"]["below_samples"], 2);
-  const auto& rows = d["flames"][0]["nodes"];  // [name, depth, value]: root, main, leaf_8
-  ASSERT_EQ(rows.size(), 9u);
-  EXPECT_EQ(rows[2], 100504);
-  EXPECT_EQ(rows[5], 100504);
-  EXPECT_EQ(d["names"][rows[6].get<std::size_t>()][0], "leaf_8");
-  EXPECT_EQ(rows[8], 5);
+  auto page = decode_samples(d);
+  ASSERT_EQ(page.parent.size(), 3u);  // the root, main, leaf_8
+  ASSERT_EQ(page.tracks.size(), 1u);
+  std::map<std::string, std::uint64_t> paths;
+  for (auto n : page.tracks[0].nodes)
+    ++paths[page.path(n)];
+  EXPECT_EQ(paths, (std::map<std::string, std::uint64_t>{{"main", 100499}, {"main;leaf_8", 5}}));
+}
+
+// Past 200 000 samples the page draws every n-th sample in time order, and carries each
+// thread's exact counts per call path beside them: a million samples stay a page to mail.
+TEST(Pictures, TheHtmlPageOfAMillionSamplesKeepsExactCounts) {
+  Profile p;
+  p.command = "app";
+  p.sample_hz = 1000;
+  p.threads = {{0, 1, "main"}, {1, 2, "worker"}};
+  p.frames = {
+      {"main", "app", "", 0, false}, {"a", "app", "", 0, false}, {"b", "app", "", 0, false}};
+  p.stacks = {{1, 0}, {2, 0}};
+  for (std::uint32_t i = 0; i < 500'000; ++i) {
+    p.samples.push_back({i * 1'000'000LL, 0, i % 3 == 0 ? 1u : 0u});
+    p.samples.push_back({i * 1'000'000LL, 1, 0});
+  }
+  auto html = p.html_report();
+  EXPECT_LT(html.size(), 2u << 20);
+  auto d = page_data(html);
+  EXPECT_EQ(d["step"], 5);
+  auto page = decode_samples(d);
+  ASSERT_EQ(page.tracks.size(), 2u);
+  const auto& main = page.tracks[0];
+  EXPECT_EQ(main.samples, 500'000u);
+  EXPECT_EQ(main.nodes.size(), 100'000u);
+  EXPECT_EQ(main.times_ns[1], 5'000'000);  // every fifth
+  std::map<std::string, std::uint64_t> counts;
+  for (const auto& [node, n] : main.counts)
+    counts[page.path(node)] += n;
+  EXPECT_EQ(counts,
+            (std::map<std::string, std::uint64_t>{{"main;a", 333'333}, {"main;b", 166'667}}));
 }
 
 TEST(Pictures, TheHtmlPageFetchesNothingAndNoNameCanEndItsScript) {
@@ -359,7 +486,7 @@ TEST(Pictures, AMillionFrameStackIsDrawnCutWithWhatWasCut) {
   for (const auto& n : d["names"])
     named = named || n[0] == marker;
   EXPECT_TRUE(named);
-  EXPECT_LE(d["flames"][0]["nodes"].size(), 3u * 1100);
+  EXPECT_LE(decode_samples(d).parent.size(), 1100u);
 
   auto text = p.perfetto_json();
   EXPECT_LT(text.size(), 2'000'000u);
