@@ -456,6 +456,9 @@ struct MAINBOARD_API FlameOptions {
   bool lines = true;
 };
 
+/// How a list of functions is ordered: by samples as the leaf, or on the stack at all.
+enum class FunctionOrder { self, total };
+
 struct MAINBOARD_API HtmlOptions {
   std::string title;              ///< default "mainboard profile of COMMAND"
   std::size_t top = 50;           ///< rows of the functions' table (regions and kernels: all)
@@ -529,8 +532,11 @@ struct MAINBOARD_API Profile {
   std::vector<KernelCounters> counter_bottlenecks(std::size_t top = 10) const;
   /// Every kernel name with its calls and time, hottest first.
   std::vector<KernelSummary> kernel_summaries() const;
-  /// Functions by samples with them on the stack (self: as the leaf), most first.
-  std::vector<FunctionStat> hot_functions(std::size_t top = 20) const;
+  /// Functions with their samples as the leaf (self) and on the stack (total), the most by
+  /// `by` first: self time names where the time is spent, total time the callers that spend
+  /// it (`main`, `train_step`), which self time never lists.
+  std::vector<FunctionStat> hot_functions(std::size_t top = 20,
+                                          FunctionOrder by = FunctionOrder::self) const;
   /// The most sampled distinct stacks; stacks that differ only in lines or addresses are one.
   std::vector<StackStat> hot_stacks(std::size_t top = 10) const;
   /// The two sample exports below are formatting (mainboard::mainboard).
@@ -550,13 +556,16 @@ struct MAINBOARD_API Profile {
   /// The classic interactive SVG flame graph (flamegraph.pl's, py-spy's): a frame per call path,
   /// as wide as its samples, coloured by what it is (native code warm, Python green, the kernel
   /// orange, JIT code aqua); click to zoom, search with the matched share, reset; opens in any
-  /// browser, offline (mainboard::mainboard).
+  /// browser, offline (mainboard::mainboard). The root is at the top (an icicle, as the report
+  /// page and speedscope draw it): a browser opens the picture on it, however deep the stacks.
   std::string flamegraph_svg(const FlameOptions& options = {}) const;
   /// Writes it to a temporary file renamed over `path`, as save() writes.
   void write_flamegraph_svg(const std::filesystem::path& path,
                             const FlameOptions& options = {}) const;
   /// One self-contained HTML page (no network: its script and style inline) that answers
-  /// "where did the time go": the machine, a flame graph per thread with zoom and search, the
+  /// "where did the time go": the machine; the stack samples of every thread or one in five
+  /// views (left heavy, time order, call tree, inverted tree, sandwich) with zoom, search and
+  /// transforms (Python frames only, collapse a library, focus on or merge a function); the
   /// spans' timeline with GPU utilisation and memory under it and the idle gaps marked, sortable
   /// tables of regions, kernels and functions, the verdict and what could not be read
   /// (mainboard::mainboard).
@@ -588,6 +597,8 @@ struct MAINBOARD_API Profile {
   /// The same, a merged job's ranks read with `ranks` (the report above uses the defaults). A
   /// merged job's report opens with the line that names the rank holding it back.
   std::string report(std::size_t top, const RankOptions& ranks) const;
+  /// The same, its hot functions ordered `by` self or total time.
+  std::string report(std::size_t top, const RankOptions& ranks, FunctionOrder by) const;
   /// Prints the report, coloured when `color` (mainboard::mainboard).
   void show(bool color = true) const;
 

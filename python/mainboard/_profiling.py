@@ -540,9 +540,13 @@ class Profile(FrozenModel):
         each, from its throughput counters."""
         return models_of(KernelCounters, self._native.counter_bottlenecks(_top(top)))
 
-    def hot_functions(self, top: int = 20) -> tuple[FunctionStat, ...]:
-        """The functions seen most in the stack samples: self and total samples."""
-        return models_of(FunctionStat, self._native.hot_functions(_top(top)))
+    def hot_functions(self, top: int = 20, by: str = "self") -> tuple[FunctionStat, ...]:
+        """The functions seen most in the stack samples, with their self samples (as the leaf)
+        and total samples (on the stack): the most by `by`, "self" (where the time is spent)
+        or "total" (the callers that spend it, `main` and `train_step` among them)."""
+        if by not in ("self", "total"):
+            raise ValueError(f"by={by!r}: 'self' or 'total'")
+        return models_of(FunctionStat, self._native.hot_functions(_top(top), by == "total"))
 
     def hot_stacks(self, top: int = 10) -> tuple[StackStat, ...]:
         """The stack samples' most frequent whole stacks."""

@@ -253,7 +253,10 @@ void bind_profiling(py::module_& m) {
       .def("counter_bottlenecks",
            [](const Profile& p, std::size_t top) { return dump(p.counter_bottlenecks(top)); })
       .def("hot_functions",
-           [](const Profile& p, std::size_t top) { return dump(p.hot_functions(top)); })
+           [](const Profile& p, std::size_t top, bool by_total) {
+             return dump(
+                 p.hot_functions(top, by_total ? FunctionOrder::total : FunctionOrder::self));
+           })
       .def("hot_stacks", [](const Profile& p, std::size_t top) { return dump(p.hot_stacks(top)); })
       .def("kernel_summaries", [](const Profile& p) { return dump(p.kernel_summaries()); })
       .def("diff", [](const Profile& p, const Profile& baseline) { return dump(p.diff(baseline)); })

@@ -344,6 +344,14 @@ def test_a_sampled_run_draws_an_html_page_and_an_svg_flame_graph(tmp_path):
     by_function = {data["names"][n[3]][0] for n in data["names"] if n[2] == "python"}
     assert {"inner (pictured.py)", "outer (pictured.py)"} <= by_function, sorted(by_function)
     assert data["functions"][0][0] == prof.hot_functions(1)[0].function
+    # By total time: the callers first (outer calls inner, so outer has every sample inner has).
+    by_total = prof.hot_functions(50, by="total")
+    assert [f.total_samples for f in by_total] == sorted((f.total_samples for f in by_total), reverse=True)
+    total = {f.function: f.total_samples for f in by_total}
+    assert total["outer"] >= total["inner"] > 0, total
+    assert {f.function for f in by_total[:1]} <= {row[0] for row in data["functions"]}
+    with pytest.raises(ValueError, match="by='hottest'"):
+        prof.hot_functions(5, by="hottest")
 
     svg = prof.flamegraph_svg(tmp_path / "run.svg", roots="thread")
     assert (tmp_path / "run.svg").read_text() == svg

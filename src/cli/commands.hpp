@@ -156,6 +156,7 @@ struct ProfileReport : Command {
   std::string file;
   std::size_t top = 20;
   bool json = false;
+  std::string sort = "self";  // the hot functions by self or total time
   RankOptions ranks;  // how a merged job's ranks are read
   Pictures pictures;
   void declare(CLI::App& cmd) override;

@@ -149,6 +149,12 @@ void ProfileReport::declare(CLI::App& cmd) {
       ->type_name("N");
   cmd.add_flag("--json", json,
                "every section as JSON: regions, timeline, hot functions and stacks, GPU, ranks");
+  cmd.add_option("--sort", sort,
+                 "the hot functions by samples as the leaf (self: where the time is spent) or "
+                 "on the stack (total: the callers that spend it)")
+      ->capture_default_str()
+      ->check(one_of({"self", "total"}))
+      ->type_name("self|total");
   cmd.add_option("--step", ranks.step,
                  "a merged job: the span that is one training step (default: the shallowest "
                  "span every rank repeats)")
@@ -174,15 +180,19 @@ std::string ProfileReport::complete(const CLI::App&, std::vector<std::string>) {
 
 int ProfileReport::run(const Global&) {
   auto profile = Profile::load(file);
+  const auto by = sort == "total" ? FunctionOrder::total : FunctionOrder::self;
   if (!json) {
-    print(profile.report(top, ranks));
+    print(profile.report(top, ranks, by));
     return pictures.write(profile) ? 0 : 1;
   }
-  nlohmann::json j = {
-      {"stats", profile.bottlenecks(top)},           {"timeline", profile.timeline(top)},
-      {"hot_functions", profile.hot_functions(top)}, {"hot_stacks", profile.hot_stacks(top)},
-      {"samples", profile.samples.size()},           {"lost_samples", profile.lost_samples},
-      {"dropped_spans", profile.dropped_spans},      {"unavailable", profile.unavailable}};
+  nlohmann::json j = {{"stats", profile.bottlenecks(top)},
+                      {"timeline", profile.timeline(top)},
+                      {"hot_functions", profile.hot_functions(top, by)},
+                      {"hot_stacks", profile.hot_stacks(top)},
+                      {"samples", profile.samples.size()},
+                      {"lost_samples", profile.lost_samples},
+                      {"dropped_spans", profile.dropped_spans},
+                      {"unavailable", profile.unavailable}};
   if (!profile.activities.empty() || profile.dropped_activities) {
     j["gpu"] = profile.trace_report(top);
     j["dropped_activities"] = profile.dropped_activities;

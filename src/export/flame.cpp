@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -25,18 +24,6 @@ std::string folded_field(std::string name) {
     else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
       c = '?';
   return name;
-}
-
-std::string short_python_file(const std::string& path) {
-  for (const char* marker : {"/site-packages/", "/dist-packages/"})
-    if (auto at = path.rfind(marker); at != std::string::npos)
-      return path.substr(at + std::strlen(marker));
-  // The standard library: ".../lib/python3.11/threading.py".
-  if (auto at = path.rfind("/lib/python"); at != std::string::npos)
-    if (auto slash = path.find('/', at + 11); slash != std::string::npos)
-      return path.substr(slash + 1);
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 std::string frame_label(const StackFrame& f, bool lines) {
@@ -534,7 +521,7 @@ g.parent { opacity: 0.5; }
     const auto& name = tree.names[n.name];
     double x = pad + static_cast<double>(n.offset) * scale;
     double w = static_cast<double>(n.value) * scale;
-    double y = height - bottom - (n.depth + 1) * frame_h;
+    double y = top + n.depth * frame_h;  // the root at the top: the picture opens on it
     double pct = total ? 100.0 * static_cast<double>(n.value) / static_cast<double>(total) : 0;
     std::string tip = name.label;
     if (!name.detail.empty()) tip += " [" + name.detail + "]";

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mainboard/profile.hpp"
+#include "profile/text_util.hpp"  // short_python_file
 
 namespace mainboard::detail {
 
@@ -75,9 +76,6 @@ std::string flame_process_name(const Profile& p, std::uint32_t thread);
 /// neither (nor any other control character) may stand in it.
 std::string folded_field(std::string name);
 
-/// A Python file as py-spy names it: the part past site-packages, dist-packages or the standard
-/// library's directory ("torch/nn/modules/module.py", "threading.py"), else its base name.
-std::string short_python_file(const std::string& path);
 /// A frame's name in folded stacks and flame graphs: a native frame's function; a Python frame's
 /// "function (file:line)" as py-spy writes it, or "function (file)" without `lines` (each
 /// function one frame, whatever line it was at).

@@ -369,7 +369,7 @@ function drawTime() {
 }
 
 // ---- call tree and inverted tree --------------------------------------------------------------
-let treeOpen = new Set(), treeSelected = -1;
+let treeOpen = new Set(), treeSelected = -1, treeMore = new Map();
 function invertedTree() {
   if (cache.has("inverted")) return cache.get("inverted");
   const t = calls.tree, w = weights(), out = new Builder(), value = [0];
@@ -421,7 +421,17 @@ function drawTree() {
   let rows = 0;
   const stack = [[0, 0]];
   while (stack.length && rows < 5000) {
-    const [i, level] = stack.pop(), nm = t.name[i], n = NAMES[nm], open = treeOpen.has(i), leaf = !t.kids[i].length;
+    const [i, level, from] = stack.pop();
+    if (i < 0) {  // the callees not listed
+      const p = -1 - i, rest = t.kids[p].slice(from), samples = rest.reduce((a, c) => a + t.total[c], 0);
+      const more = el("div", { "class": "tr more", role: "treeitem", "aria-level": level + 1, "data-more": p, tabindex: -1 });
+      for (let k = 0; k < 4; k++) more.appendChild(el("span", { "class": "n" }, k === 0 ? String(samples) : ""));
+      const cell = el("span", { "class": "name muted" }, "… " + rest.length + " more (show them)");
+      cell.style.paddingLeft = (level * 14) + "px";
+      more.appendChild(cell); frag.appendChild(more); rows++;
+      continue;
+    }
+    const nm = t.name[i], n = NAMES[nm], open = treeOpen.has(i), leaf = !t.kids[i].length;
     const row = el("div", { "class": "tr" + (i === treeSelected ? " sel" : "") + (searchRe && i > 0 && searchRe.test(n[0]) ? " hit" : ""), role: "treeitem",
       "aria-level": level + 1, "data-i": i, "data-name": n[0], "data-detail": n[1], "data-total": t.total[i], "data-self": t.self[i], tabindex: i === 0 ? 0 : -1 });
     if (!leaf) row.setAttribute("aria-expanded", open ? "true" : "false");
@@ -438,7 +448,11 @@ function drawTree() {
     row.title = tip(nm, t.total[i], whole);
     row.appendChild(cell);
     frag.appendChild(row); rows++;
-    if (open) for (let k = t.kids[i].length - 1; k >= 0; k--) stack.push([t.kids[i][k], level + 1]);
+    if (!open) continue;
+    // The heaviest hundred callees (more on asking), the rest in one row.
+    const kids = t.kids[i], shown = Math.min(kids.length, treeMore.get(i) || 100);
+    if (shown < kids.length) stack.push([-1 - i, level + 1, shown]);
+    for (let k = shown - 1; k >= 0; k--) stack.push([kids[k], level + 1]);
   }
   body.appendChild(frag); box.appendChild(body);
   if (rows >= 5000) box.appendChild(el("p", { "class": "muted" }, "The first 5000 rows are shown; close some to see the rest."));
@@ -558,10 +572,10 @@ function drawTransforms() {
   $("tf-python").checked = transforms.some((t) => t.kind === "python");
 }
 function changed() {  // the transforms or the lines changed: a new call tree
-  buildCalls(); zoomed = 0; timeZoom = null; treeSelected = -1; treeOpen = new Set();
+  buildCalls(); zoomed = 0; timeZoom = null; treeSelected = -1; treeOpen = new Set(); treeMore = new Map();
   drawTransforms(); draw();
 }
-function selectTrack(i) { trackSel = i; $("flame-thread").value = String(i); cache = new Map(); zoomed = 0; timeZoom = null; treeOpen = new Set(); draw(); }
+function selectTrack(i) { trackSel = i; $("flame-thread").value = String(i); cache = new Map(); zoomed = 0; timeZoom = null; treeOpen = new Set(); treeMore = new Map(); draw(); }
 function draw() {
   for (const b of document.querySelectorAll("#views button")) b.setAttribute("aria-pressed", b.dataset.view === view ? "true" : "false");
   for (const id of ["flame-view", "time-view", "tree-view", "sandwich-view"])
@@ -599,7 +613,11 @@ function draw() {
     $("flame").addEventListener("keydown", (e) => { const f = e.target.closest(".fr"); if (f && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); zoomed = +f.dataset.i; select(leftHeavy().name[zoomed]); draw(); } });
     for (const id of ["sandwich-callers", "sandwich-callees"])
       $(id).addEventListener("click", (e) => { const f = e.target.closest(".fr"); if (f && +f.dataset.i > 0) { const s = sandwichTrees(sandwichName), t = id === "sandwich-callers" ? s.callers : s.callees; sandwichName = t.name[+f.dataset.i]; select(sandwichName); draw(); } });
-    $("calltree").addEventListener("click", (e) => { const r = e.target.closest(".tr[data-i]"); if (r) toggleRow(r); });
+    $("calltree").addEventListener("click", (e) => {
+      const more = e.target.closest(".tr[data-more]");
+      if (more) { const p = +more.dataset.more; treeMore.set(p, (treeMore.get(p) || 100) + 1000); drawTree(); return; }
+      const r = e.target.closest(".tr[data-i]"); if (r) toggleRow(r);
+    });
     $("calltree").addEventListener("keydown", (e) => {
       const r = e.target.closest(".tr[data-i]"); if (!r) return;
       if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggleRow(r); }

@@ -21,7 +21,7 @@ std::vector<std::uint64_t> stack_counts(const Profile& p) {
 
 }  // namespace
 
-std::vector<FunctionStat> Profile::hot_functions(std::size_t top) const {
+std::vector<FunctionStat> Profile::hot_functions(std::size_t top, FunctionOrder by) const {
   auto counts = stack_counts(*this);
   std::uint64_t all = samples.size();
   // One key per (function, module, and for Python the file): frames of one function at
@@ -54,9 +54,13 @@ std::vector<FunctionStat> Profile::hot_functions(std::size_t top) const {
     }
     out.push_back(std::move(stat));
   }
-  std::sort(out.begin(), out.end(), [](const FunctionStat& a, const FunctionStat& b) {
-    if (a.self_samples != b.self_samples) return a.self_samples > b.self_samples;
-    if (a.total_samples != b.total_samples) return a.total_samples > b.total_samples;
+  std::sort(out.begin(), out.end(), [by](const FunctionStat& a, const FunctionStat& b) {
+    auto first =
+        by == FunctionOrder::self ? &FunctionStat::self_samples : &FunctionStat::total_samples;
+    auto second =
+        by == FunctionOrder::self ? &FunctionStat::total_samples : &FunctionStat::self_samples;
+    if (a.*first != b.*first) return a.*first > b.*first;
+    if (a.*second != b.*second) return a.*second > b.*second;
     return a.function < b.function;
   });
   if (out.size() > top) out.resize(top);

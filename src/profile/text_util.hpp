@@ -30,6 +30,20 @@ inline std::string duration(std::int64_t ns) {
   return fixed(v / 1e9, 2) + " s";
 }
 
+/// A Python file as py-spy names it: the part past site-packages, dist-packages or the standard
+/// library's directory ("torch/nn/modules/module.py", "threading.py"), else its base name.
+inline std::string short_python_file(const std::string& path) {
+  for (std::string marker : {"/site-packages/", "/dist-packages/"})
+    if (auto at = path.rfind(marker); at != std::string::npos)
+      return path.substr(at + marker.size());
+  // The standard library: ".../lib/python3.11/threading.py".
+  if (auto at = path.rfind("/lib/python"); at != std::string::npos)
+    if (auto slash = path.find('/', at + 11); slash != std::string::npos)
+      return path.substr(slash + 1);
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 /// Nesting depth of a span path: "a" is 0, "a/b" is 1.
 inline std::size_t path_depth(const std::string& path) {
   return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));

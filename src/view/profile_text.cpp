@@ -177,6 +177,11 @@ std::string Profile::report(std::size_t top) const {
 }
 
 std::string Profile::report(std::size_t top, const RankOptions& rank_options) const {
+  return report(top, rank_options, FunctionOrder::self);
+}
+
+std::string Profile::report(std::size_t top, const RankOptions& rank_options,
+                            FunctionOrder by) const {
   const std::size_t top_regions = top;
   std::string out;
   if (!processes.empty()) {
@@ -292,16 +297,15 @@ std::string Profile::report(std::size_t top, const RankOptions& rank_options) co
                        sampled_threads, sampled_threads == 1 ? "" : "s");
     if (lost_samples) out += fmt::format(", {} lost", lost_samples);
     out += ")\n";
-    auto hot = hot_functions(std::min<std::size_t>(top, 15));
+    auto hot = hot_functions(std::min<std::size_t>(top, 15), by);
     if (!hot.empty()) {
       out += fmt::format("  {:<56} {:>7} {:>7} {:>8} {:>8}  {}\n", "function", "self", "total",
                          "self %", "total %", "module");
       for (const auto& f : hot) {
-        // A Python function's module is its source file.
+        // A Python function's module is its source file, as py-spy names it
+        // ("torch/nn/modules/module.py").
         std::string where = f.module;
-        if (f.module == "[python]" && !f.file.empty())
-          where = f.file.substr(
-              f.file.find_last_of('/') == std::string::npos ? 0 : f.file.find_last_of('/') + 1);
+        if (f.module == "[python]" && !f.file.empty()) where = detail::short_python_file(f.file);
         out += fmt::format("  {:<56} {:>7} {:>7} {:>7.1f}% {:>7.1f}%  {}\n",
                            detail::clip(f.function, 56), f.self_samples, f.total_samples,
                            f.self_pct, f.total_pct, where);
@@ -312,10 +316,16 @@ std::string Profile::report(std::size_t top, const RankOptions& rank_options) co
       out += fmt::format("  stack #{} ({:.1f} %, {} samples):\n", i + 1, stacks_top[i].pct,
                          stacks_top[i].samples);
       const auto& fr = stacks_top[i].frames;
-      std::size_t from = fr.size() > 12 ? fr.size() - 12 : 0;  // the leaf end, where the time is
-      if (from) out += fmt::format("    … {} outer frames\n", from);
-      for (std::size_t k = from; k < fr.size(); ++k)
+      // At most 12 frames: the 4 outermost (where the program starts) and the 8 innermost
+      // (where the time is), the middle cut.
+      constexpr std::size_t kOuter = 4, kInner = 8;
+      for (std::size_t k = 0; k < fr.size(); ++k) {
+        if (fr.size() > kOuter + kInner && k == kOuter) {
+          out += fmt::format("    … {} frames …\n", fr.size() - kOuter - kInner);
+          k = fr.size() - kInner;
+        }
         out += "    " + detail::clip(fr[k], 100) + "\n";
+      }
     }
   }
   if (!counters.empty()) {

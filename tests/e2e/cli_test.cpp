@@ -1004,6 +1004,72 @@ TEST(Cli, ProfileReportOfASavedProfile) {
   EXPECT_EQ(j["timeline"]["source"], "gpu activity");
 }
 
+// A PyTorch step as users read it: `main` and `train_step` spend all the time but never as the
+// leaf. --sort total lists them first; a deep hot stack keeps its outermost frames (the user's
+// own) and its innermost (where the time is), cut in the middle.
+TEST(Cli, ProfileReportSortsFunctionsByTotalAndCutsDeepStacksInTheMiddle) {
+  Profile p;
+  p.pid = 7;
+  p.sample_hz = 100;
+  p.end_ns = 1'000'000'000;
+  p.threads = {{0, 7, "python3"}};
+  p.frames = {
+      {"main", "[python]", "/app/train.py", 40, false},
+      {"train_step", "[python]", "/app/train.py", 12, false},
+      {"linear", "[python]", "/usr/lib/python3/dist-packages/torch/nn/functional.py", 9, false}};
+  std::vector<std::uint32_t>
+      deep;  // leaf first: sgemm_, 14 dispatch frames, linear, train_step, main
+  p.frames.push_back({"sgemm_", "libblas.so.3", "", 0, false});
+  deep.push_back(3);
+  for (int i = 0; i < 14; ++i) {
+    p.frames.push_back({"dispatch_" + std::to_string(i), "libtorch_cpu.so", "", 0, false});
+    deep.push_back(static_cast<std::uint32_t>(p.frames.size() - 1));
+  }
+  deep.insert(deep.end(), {2, 1, 0});
+  p.frames.push_back({"other", "libc.so.6", "", 0, false});
+  // Besides: train_step as the leaf, and another function called by main.
+  p.stacks = {deep, {1, 0}, {static_cast<std::uint32_t>(p.frames.size() - 1), 0}, {2, 1, 0}};
+  p.samples.push_back({500'000'000, 0, 3});  // linear as the leaf once
+  for (int i = 0; i < 30; ++i)
+    p.samples.push_back({i * 10'000'000, 0, 0});
+  for (int i = 0; i < 5; ++i) {
+    p.samples.push_back({300'000'000 + i * 10'000'000, 0, 1});
+    p.samples.push_back({400'000'000 + i * 10'000'000, 0, 2});
+  }
+  auto file = ::testing::TempDir() + "/mainboard-sorted.json";
+  p.save(file);
+
+  auto by_total = cli({"profile", "report", "--sort", "total", "--json", file});
+  ASSERT_EQ(by_total.exit_code, 0) << by_total.err;
+  auto hot = nlohmann::json::parse(by_total.out)["hot_functions"];
+  EXPECT_EQ(hot[0]["function"], "main");
+  EXPECT_EQ(hot[0]["total_samples"], 41);
+  EXPECT_EQ(hot[0]["self_samples"], 0);
+  EXPECT_EQ(hot[1]["function"], "train_step");
+  EXPECT_EQ(hot[1]["total_samples"], 36);
+  auto by_self = nlohmann::json::parse(cli({"profile", "report", "--json", file}).out);
+  EXPECT_EQ(by_self["hot_functions"][0]["function"], "sgemm_");
+  EXPECT_EQ(by_self["hot_functions"][1]["function"], "train_step");  // 5 as the leaf, 36 in all
+
+  auto text = cli({"profile", "report", "--sort", "total", file});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  auto table = text.out.find("  main ");
+  ASSERT_NE(table, std::string::npos) << text.out;
+  EXPECT_LT(table, text.out.find("  sgemm_ ")) << text.out;
+  EXPECT_NE(text.out.find("torch/nn/functional.py"), std::string::npos) << text.out;
+  // The hot stack: main, train_step, linear, dispatch_13 (outermost four), the cut, the
+  // innermost eight (dispatch_6 .. dispatch_0, sgemm_).
+  auto stack = text.out.substr(text.out.find("stack #1"));
+  for (const char* kept : {"    main\n", "    train_step\n", "    linear\n", "    dispatch_13\n",
+                           "    … 6 frames …\n", "    dispatch_6\n", "    sgemm_\n"})
+    EXPECT_NE(stack.find(kept), std::string::npos) << kept << " in\n" << stack;
+  EXPECT_EQ(stack.find("dispatch_7\n"), std::string::npos) << stack;
+
+  auto wrong = cli({"profile", "report", "--sort", "hottest", file});
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.err.find("--sort"), std::string::npos) << wrong.err;
+}
+
 TEST(Cli, ControlCharactersInNamesAreShownNotObeyed) {
   // What a terminal would obey in a name (OSC 52 writes the reader's clipboard, OSC 0 the
   // window's title, CSI as one C1 byte) is shown as an escape in every human output.
