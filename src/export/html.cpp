@@ -430,7 +430,7 @@ std::string Profile::html_report(const HtmlOptions& options) const {
 <section id="flame-section"><h2>Where the time went: stack samples</h2>
 <div class="controls"><span id="views" role="group" aria-label="view"><button type="button" data-view="flame" title="callers above, callees below, the heaviest on the left (speedscope's left heavy)">Left heavy</button><button type="button" data-view="time" title="each thread's stacks along the run's time">Time order</button><button type="button" data-view="tree" title="rows that open: total and self per call path">Call tree</button><button type="button" data-view="inverted" title="by leaf function: where the time is spent, its callers below">Inverted</button><button type="button" data-view="sandwich" title="one function: its callers above, its callees below">Sandwich</button></span>
 <label>Thread <select id="flame-thread"></select></label>
-<label>Search <input id="flame-search" type="search" placeholder="function name or regular expression (/)" size="32"></label>
+<label>Search <input id="flame-search" type="search" placeholder="function or regular expression (/)" size="26"></label>
 <label title="Python frames as function (file:line), as py-spy names them; off: one frame per function"><input id="flame-lines" type="checkbox" checked> Lines</label>
 <button id="flame-reset" type="button" disabled>Reset zoom</button></div>
 <div class="controls"><label id="tf-python-label" title="native frames between Python frames hidden, a native leaf kept as one frame: py-spy's look"><input id="tf-python" type="checkbox"> Python frames only</label>

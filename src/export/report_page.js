@@ -424,7 +424,7 @@ function drawTree() {
     const [i, level, from] = stack.pop();
     if (i < 0) {  // the callees not listed
       const p = -1 - i, rest = t.kids[p].slice(from), samples = rest.reduce((a, c) => a + t.total[c], 0);
-      const more = el("div", { "class": "tr more", role: "treeitem", "aria-level": level + 1, "data-more": p, tabindex: -1 });
+      const more = el("div", { "class": "tr more", role: "treeitem", "aria-level": level + 1, "data-more": p, "data-count": rest.length, "data-total": samples, tabindex: -1 });
       for (let k = 0; k < 4; k++) more.appendChild(el("span", { "class": "n" }, k === 0 ? String(samples) : ""));
       const cell = el("span", { "class": "name muted" }, "… " + rest.length + " more (show them)");
       cell.style.paddingLeft = (level * 14) + "px";
@@ -444,7 +444,7 @@ function drawTree() {
     cell.appendChild(el("span", { "class": "tw" }, leaf ? "" : open ? "▾" : "▸"));
     const sw = el("span", { "class": "sw k-" + n[2] }); sw.style.setProperty("--h", hue(n[0])); cell.appendChild(sw);
     cell.appendChild(document.createTextNode(n[0]));
-    if (n[1]) cell.appendChild(el("span", { "class": "muted" }, "  " + n[1]));
+    if (n[1] && n[2] !== "python") cell.appendChild(el("span", { "class": "muted" }, "  " + n[1]));  // a Python frame names its file already
     row.title = tip(nm, t.total[i], whole);
     row.appendChild(cell);
     frag.appendChild(row); rows++;

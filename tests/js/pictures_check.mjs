@@ -170,8 +170,12 @@ async function checkViews(page, name, report, profile) {
   const leaves = new Map();
   for (const s of stacks) if (s.frames.length) { const f = s.frames[s.frames.length - 1], l = byFunction(f) + '\u0002' + detailOf(f); leaves.set(l, (leaves.get(l) || 0) + 1); }
   await clickView(page, 'inverted');
-  const inverted = await $$eval(page, '#calltree .tr[aria-level="2"]', (r) => r.map((x) => [x.dataset.name + '\u0002' + x.dataset.detail, +x.dataset.total]));
-  if (inverted.length !== leaves.size) fail(`${name}.html: inverted tree has ${inverted.length} leaf functions, the profile ${leaves.size}`);
+  const inverted = await $$eval(page, '#calltree .tr[data-i][aria-level="2"]', (r) => r.map((x) => [x.dataset.name + '\u0002' + x.dataset.detail, +x.dataset.total]));
+  // The heaviest hundred listed, the rest in one row.
+  const rest = await $$eval(page, '#calltree .tr[data-more="0"]', (r) => r.map((x) => [+x.dataset.count, +x.dataset.total]));
+  const [restCount, restSamples] = rest[0] || [0, 0];
+  if (inverted.length + restCount !== leaves.size || inverted.length > 100) fail(`${name}.html: inverted tree has ${inverted.length} + ${restCount} leaf functions, the profile ${leaves.size}`);
+  if (inverted.reduce((a, x) => a + x[1], 0) + restSamples !== all) fail(`${name}.html: inverted tree's samples do not add up to ${all}`);
   for (const [n, v] of inverted) if (leaves.get(n) !== v) fail(`${name}.html: inverted ${n}: ${v}, the profile ${leaves.get(n)}`);
   if (inverted.some((x, k) => k > 0 && x[1] > inverted[k - 1][1])) fail(`${name}.html: inverted tree not heaviest first`);
 
@@ -413,6 +417,33 @@ async function checkSvg(name, report) {
   await context.close();
 }
 
+/// The pictures of the README (docs/images): each view of the samples of `name`'s page, light and
+/// dark, and the left heavy graph with Python frames only and importlib collapsed. Chromium only.
+async function docShots(name) {
+  const dir = path.join(shots, 'views');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const dark of [false, true]) {
+    const { page, context } = await open(path.join(work, name + '.html'), { dark });
+    await page.waitForSelector('body[data-ready="1"]');
+    const section = await page.$('#flame-section');
+    const theme = dark ? 'dark' : 'light';
+    const take = async (what) => {  // the section, its first 620 pixels (clip: page coordinates)
+      const box = await section.evaluate((e) => { const r = e.getBoundingClientRect(); return { x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height }; });
+      await page.screenshot({ path: path.join(dir, `${what}.${theme}.png`), clip: { x: box.x - 8, y: box.y - 8, width: box.width + 16, height: Math.min(box.height + 16, 620) } });
+    };
+    for (const view of ['flame', 'time', 'tree', 'inverted', 'sandwich']) {
+      await clickView(page, view);
+      await take(view);
+    }
+    await clickView(page, 'flame');
+    if (await page.$eval('#tf-python', (c) => !c.hidden)) await untick(page, '#tf-python', true);
+    const importlib = await $$eval(page, '#tf-collapse option', (o) => (o.find((x) => x.textContent === 'importlib') || {}).value);
+    if (importlib !== undefined) await page.select('#tf-collapse', importlib);
+    await take('transformed');
+    await context.close();
+  }
+}
+
 for (const name of names) {
   const report = JSON.parse(fs.readFileSync(path.join(work, name + '.report.json')));
   const profile = JSON.parse(fs.readFileSync(path.join(work, name + '.json')));
@@ -420,6 +451,8 @@ for (const name of names) {
   await checkSvg(name, report);
   console.log(`${name}: ${report.samples} samples, ${profile.spans.length} spans, ${profile.activities.length} GPU activities: looked at`);
 }
+const pictured = ['torch', 'python'].find((n) => names.includes(n));
+if (kind === 'chromium' && pictured) await docShots(pictured);
 await browser.close();
 if (darkBrowser) await darkBrowser.close();
 if (failures.length) { console.error(`${kind}: ${failures.length} failures`); process.exit(1); }
