@@ -24,6 +24,8 @@ packages=(
   # real clients the Python tests run with: a CPU PyTorch (training loops, spans, sampling of
   # libtorch), Rich (the terminal view and tables), mypy (the stubs and type hints)
   python3-torch python3-rich python3-mypy
+  # Jupyter's kernel and nbconvert: a notebook that profiles, executed and exported as users do
+  python3-ipykernel python3-nbconvert
   # wheels (make wheels, and the tests that install them): patchelf sets the bundled
   # libraries' run paths; venv makes the environments they are installed into
   patchelf python3-venv python3-pip

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import _checks, _mainboard
 from ._machine import Machine
-from ._models import FrozenModel, html_mimebundle
+from ._models import FrozenModel, ReportText, html_mimebundle
 from ._snapshot import Memory
 from ._profiling import Activity, Collection, Feature, Profile, Profiler
 
@@ -146,8 +146,9 @@ class ProfileReport(FrozenModel):
 
         return f"<pre>{html.escape(self.report())}</pre>"
 
-    def report(self) -> str:
-        """A compact plain-text verdict and the kernel table."""
+    def report(self) -> ReportText:
+        """A compact plain-text verdict and the kernel table (a str a notebook shows as its
+        lines)."""
         import json
 
         document = self.model_dump()
@@ -155,7 +156,7 @@ class ProfileReport(FrozenModel):
         document.pop("requested", None)
         document["unavailable"] = [f"{k}: {reasons.get(k, 'not traced')}"
                                    for k in document.get("unavailable", [])]
-        return _mainboard._report_text(json.dumps(document))
+        return ReportText(_mainboard._report_text(json.dumps(document)))
 
 
 _ACTIVITY_LABELS = ("kernel", "memcpy", "memset", "synchronization", "overhead", "counters")

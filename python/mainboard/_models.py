@@ -434,3 +434,18 @@ def html_mimebundle(self: Any, include: Any = None, exclude: Any = None) -> dict
     """`_repr_mimebundle_` of what a notebook draws: its HTML (`_repr_html_`) and, for a front end
     that shows no HTML, its repr."""
     return {"text/html": self._repr_html_(), "text/plain": repr(self)}
+
+
+class ReportText(str):
+    """A report as text (a str), shown as text in a notebook and in IPython: its lines, not the
+    quoted string with its escapes that a str's repr is."""
+
+    __slots__ = ()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"

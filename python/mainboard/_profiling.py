@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the sampling classes live in _measure, which imports this m
 
 from . import _checks, _mainboard
 from ._machine import Machine
-from ._models import FrozenModel, _copy, _rebuild, html_mimebundle, models_of
+from ._models import FrozenModel, ReportText, _copy, _rebuild, html_mimebundle, models_of
 from ._snapshot import MachineSnapshot, RegionEnergy
 
 span = _mainboard.span
@@ -651,9 +651,10 @@ class Profile(FrozenModel):
         """Writes a Chrome/Perfetto trace (open it at ui.perfetto.dev)."""
         self._native.perfetto(_checks.text(path, "path"))
 
-    def report(self, top: int | None = None) -> str:
-        """A plain-text report of only the sections with evidence."""
-        return self._native.report(sys.maxsize if top is None else _top(top))
+    def report(self, top: int | None = None) -> ReportText:
+        """A plain-text report of only the sections with evidence (a str that a notebook shows
+        as its lines)."""
+        return ReportText(self._native.report(sys.maxsize if top is None else _top(top)))
 
     def show(self, *, color: bool = True, console: Any = None) -> None:
         """Prints the region statistics as a Rich table (and the rest of the report under it)
@@ -678,7 +679,7 @@ class Profile(FrozenModel):
                                   _duration(s.avg_ns), _duration(s.max_ns), _duration(s.self_ns),
                                   f"{100.0 * s.total_ns / total:.1f}%")
                 out.print(table)
-            rest = self.report()
+            rest: str = self.report()
             if stats:  # the regions are the table's: the other sections as text
                 sections = rest.split("\n\n")
                 rest = "\n\n".join(x for x in sections if not x.lstrip().startswith("Regions")
@@ -686,7 +687,7 @@ class Profile(FrozenModel):
             if rest.strip():
                 out.print(rest, markup=False, highlight=False)
             return
-        text = self.report()
+        text: str = self.report()
         if color and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
             text = "\n".join(f"\x1b[1m{line}\x1b[0m" if line and not line.startswith(" ") else line
                              for line in text.splitlines()) + "\n"
@@ -808,6 +809,20 @@ class Collection(FrozenModel):
     @property
     def auto(self) -> tuple[str, ...]:
         return tuple(self._data["auto"])
+
+
+def _notebook_name() -> str | None:
+    """The notebook this process runs as a Jupyter kernel, as its user names it (its file, where
+    the server or the editor says it: JPY_SESSION_NAME, VS Code's __vsc_ipynb_file__), else
+    "Jupyter notebook"; None outside a kernel."""
+    if "ipykernel" not in sys.modules:
+        return None
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None  # type: ignore[attr-defined]
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return None
+    path = os.environ.get("JPY_SESSION_NAME") or shell.user_ns.get("__vsc_ipynb_file__")
+    return os.path.basename(str(path)) if path else "Jupyter notebook"
 
 
 class Profiler:
@@ -989,7 +1004,11 @@ class Profiler:
         Before the session starts, an empty Profile."""
         if self._native is None:
             return Profile()
-        return Profile(self._native.result())
+        native = self._native.result()
+        notebook = _notebook_name()
+        if notebook:
+            native.set_command(notebook)
+        return Profile(native)
 
     def stats(self) -> tuple[NameStat, ...]:
         """Per-name aggregates of the spans so far (exact past max_spans), slowest total
@@ -1008,7 +1027,7 @@ class Profiler:
         """GPU activity so far attributed to the spans open while it ran."""
         return self.result().trace_report(top)
 
-    def report(self) -> str:
+    def report(self) -> ReportText:
         """The result so far as plain text: only the sections with evidence."""
         return self.result().report()
 

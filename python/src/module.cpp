@@ -215,6 +215,7 @@ void bind_machine(py::module_& m) {
 void bind_profiling(py::module_& m) {
   py::class_<Profile, std::shared_ptr<Profile>>(m, "_Profile")
       .def(py::init<>())
+      .def("set_command", [](Profile& p, std::string command) { p.command = std::move(command); })
       .def_static("load",
                   [](const std::string& path) {
                     py::gil_scoped_release release;

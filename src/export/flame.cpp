@@ -56,8 +56,15 @@ const char* to_string(FrameKind kind) {
 
 std::string flame_root_name(const Profile& p) {
   std::string root = p.command;
-  if (root.empty())
-    root = p.threads.empty() || p.threads[0].name.empty() ? "program" : p.threads[0].name;
+  if (root.empty()) {
+    // The first thread of the system (a track of asyncio tasks is none: tid 0).
+    for (const auto& t : p.threads)
+      if (t.tid && !t.name.empty()) {
+        root = t.name;
+        break;
+      }
+    if (root.empty()) root = "program";
+  }
   root = folded_field(root);
   for (auto& c : root)
     if (c == ' ') c = '_';
@@ -67,7 +74,9 @@ std::string flame_root_name(const Profile& p) {
 std::string flame_thread_name(const Profile& p, std::uint32_t thread) {
   if (thread >= p.threads.size()) return "thread " + std::to_string(thread);
   const auto& t = p.threads[thread];
-  auto label = folded_field(t.name.empty() ? "thread" : t.name) + "-" + std::to_string(t.tid);
+  // A track of no system thread (tid 0: asyncio tasks, whichever thread runs them) by its name.
+  auto label = folded_field(t.name.empty() ? "thread" : t.name) +
+               (t.tid ? "-" + std::to_string(t.tid) : std::string());
   // A merged job's threads say their rank: tids of different nodes may be equal.
   if (t.process < p.processes.size()) {
     const auto& pr = p.processes[t.process];

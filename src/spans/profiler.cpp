@@ -2,6 +2,7 @@
 // what it can beyond spans, and freezes everything into a Profile at stop.
 #include "mainboard/profiler.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -37,6 +38,20 @@ ExtensionFactory session_extension() noexcept {
 }  // namespace detail
 
 namespace {
+
+/// This process's program as the kernel names it ("python3", "train"): the profile's command,
+/// as a sampled run's is (an empty string where it cannot be read).
+std::string this_program() {
+  char name[64] = {};
+  int fd = ::open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  auto n = ::read(fd, name, sizeof name - 1);
+  ::close(fd);
+  std::string out(name, n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\0'))
+    out.pop_back();
+  return out;
+}
 
 std::mutex g_active_mutex;
 Profiler* g_active = nullptr;
@@ -418,6 +433,7 @@ void Profiler::stop() {
   auto profile = freeze(threads, clock);
   describe_clock(*profile, clock);
   profile->pid = ::getpid();
+  if (profile->command.empty()) profile->command = this_program();
   profile->record_origin();
   profile->start_ns = s.start_ns;
   profile->end_ns = s.stop_ns;
@@ -457,6 +473,7 @@ Profile Profiler::result() const {
   auto profile = freeze(threads, clock);
   describe_clock(*profile, clock);
   profile->pid = ::getpid();
+  if (profile->command.empty()) profile->command = this_program();
   profile->record_origin();
   profile->start_ns = s.start_ns;
   profile->end_ns = now_ns;
