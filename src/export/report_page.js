@@ -460,6 +460,7 @@ function drawTree() {
 function toggleRow(row) {
   const i = +row.dataset.i;
   treeSelected = i;
+  if (view === "tree") zoomed = i;  // the left heavy graph opens zoomed to it
   if (row.hasAttribute("aria-expanded")) { if (treeOpen.has(i)) treeOpen.delete(i); else treeOpen.add(i); }
   select(currentTree().name[i]);
   drawTree();
@@ -589,7 +590,13 @@ function draw() {
   else if (view === "tree" || view === "inverted") {
     if (!treeOpen.size) openHottest(currentTree());
     if (searchRe) openMatches(currentTree());
+    if (view === "tree" && zoomed > 0) {  // the zoom is shared: the zoomed frame's row, open and selected
+      for (let a = calls.tree.parent[zoomed]; a >= 0; a = calls.tree.parent[a]) treeOpen.add(a);
+      treeSelected = zoomed;
+    }
     drawTree();
+    const row = treeSelected >= 0 && $("calltree").querySelector('.tr[data-i="' + treeSelected + '"]');
+    if (row) row.scrollIntoView({ block: "nearest" });
   } else drawSandwich();
   $("flame-reset").disabled = zoomed === 0 && !timeZoom;
   if (D.flame_left_out.nodes) $("flame-note").textContent = "Frames with fewer than " + D.flame_left_out.below_samples + " samples (" + D.flame_left_out.nodes + ") are left out of this page; their samples count in their callers.";

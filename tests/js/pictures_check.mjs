@@ -166,6 +166,17 @@ async function checkViews(page, name, report, profile) {
       fail(`${name}.html: call tree ${path.join(' > ').replace(/\u0002/g, ' in ')}: ${r.total} total, ${r.self} self; the profile ${pathCount.get(key)}, ${pathSelf.get(key) || 0}`);
   }
   await page.screenshot({ path: shot(name, 'tree') });
+  // The zoom is shared: a frame zoomed in the left heavy graph is the call tree's selected row.
+  await clickView(page, 'flame');
+  const zoomTo = (await drawn(page, '#flame')).filter((x) => x.p > 0).sort((a, b) => b.samples - a.samples)[0];
+  if (zoomTo) {
+    await page.$eval(`#flame .fr[data-i="${zoomTo.i}"]`, (f) => f.click());
+    await clickView(page, 'tree');
+    const sel = await $$eval(page, '#calltree .tr.sel', (r) => r.map((x) => [x.dataset.name, +x.dataset.total]));
+    if (sel.length !== 1 || sel[0][0] !== zoomTo.name || sel[0][1] !== zoomTo.samples)
+      fail(`${name}.html: zoomed to ${zoomTo.name} (${zoomTo.samples}), the call tree selects ${JSON.stringify(sel)}`);
+    await page.keyboard.press('Escape');
+  }
   // Inverted: a row per leaf function, its samples as the leaf.
   const leaves = new Map();
   for (const s of stacks) if (s.frames.length) { const f = s.frames[s.frames.length - 1], l = byFunction(f) + '\u0002' + detailOf(f); leaves.set(l, (leaves.get(l) || 0) + 1); }
