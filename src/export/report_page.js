@@ -98,6 +98,17 @@ function collapsedName(group, kind) {
   }
   return collapsed.get(group);
 }
+// importlib collapsed: its run of frames is named after what it imports, "import torch.nn",
+// when the frame under it runs a module's top level ("<module> (torch/nn/__init__.py)").
+const imports = new Map();
+function importName(nm, group) {
+  const m = /^<module> \((.*?)(?::\d+)?\)$/.exec(label(nm));
+  if (!m || NAMES[nm][2] !== "python") return -1;
+  const module = m[1].replace(/\.py$/, "").replace(/\/__init__$/, "").split("/").join(".");
+  const text = "import " + module;
+  if (!imports.has(text)) { imports.set(text, NAMES.length); NAMES.push([text, "importlib's frames collapsed", "python", NAMES.length, group]); }
+  return imports.get(text);
+}
 function applyStep(t, step) {
   const n = t.name.length, out = new Builder(), inner = new Int32Array(n), leaf = new Int32Array(n);
   const py = new Uint8Array(n);
@@ -109,7 +120,15 @@ function applyStep(t, step) {
       case "function": inner[i] = leaf[i] = out.get(P, fn); break;
       case "merge": inner[i] = leaf[i] = fn === step.key ? P : out.get(P, nm); break;
       case "collapse":
-        if (NAMES[nm][4] === step.key) { const c = collapsedName(step.key, NAMES[nm][2]); inner[i] = leaf[i] = out.name[P] === c ? P : out.get(P, c); }
+        if (D.groups[step.key] === "importlib") {  // named by what it imports (see importName)
+          if (NAMES[nm][4] === step.key) {  // a frame of the run: its callees decide the name
+            py[i] = 1; inner[i] = P; leaf[i] = out.get(P, collapsedName(step.key, NAMES[nm][2]));
+          } else if (py[p]) {  // the first frame past the run
+            const named = importName(nm, step.key);
+            const run = out.get(P, named >= 0 ? named : collapsedName(step.key, "python"));
+            inner[i] = leaf[i] = out.get(run, nm);
+          } else inner[i] = leaf[i] = out.get(P, nm);
+        } else if (NAMES[nm][4] === step.key) { const c = collapsedName(step.key, NAMES[nm][2]); inner[i] = leaf[i] = out.name[P] === c ? P : out.get(P, c); }
         else inner[i] = leaf[i] = out.get(P, nm);
         break;
       case "python": {
