@@ -251,9 +251,10 @@ class FifoReader {
       while (!stop_) {
         ssize_t n = ::read(fd_.get(), buf, sizeof buf);
         if (n > 0) {
-          got_ += static_cast<std::size_t>(n);
+          // Counted once appended: text() waits on the count, then reads the text.
           std::lock_guard<std::mutex> lock(mutex_);
           text_.append(buf, static_cast<std::size_t>(n));
+          got_ += static_cast<std::size_t>(n);
         } else {
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
