@@ -94,6 +94,18 @@ struct MAINBOARD_API ClockReference {
   bool operator==(const ClockReference&) const = default;
 };
 
+/// How a launched target ended (Sampler::run, `mainboard profile run`): absent from a profile
+/// of an attach or of a session in the process itself.
+struct MAINBOARD_API TargetExit {
+  int exit_code = 0;       ///< its status, 128 + the signal when a signal ended it
+  int signal = 0;          ///< the signal that ended it, 0 when it exited
+  bool timed_out = false;  ///< ended by the run's timeout
+  bool failed() const { return exit_code != 0 || signal != 0 || timed_out; }
+  /// "exited with status 2", "was killed by signal 9 (Killed)", "was ended by its timeout".
+  std::string summary() const;
+  bool operator==(const TargetExit&) const = default;
+};
+
 /// One process of a merged job (a rank), and how its times were put on the job's time axis.
 struct MAINBOARD_API ProcessInfo {
   std::uint32_t index = 0;
@@ -510,6 +522,8 @@ struct MAINBOARD_API Profile {
   std::optional<RankInfo> rank;  ///< the rank it was, when a launcher said so
   std::optional<ClockReference> clock;
   std::string written_by;  ///< the mainboard version that recorded it
+  /// How the launched target ended (a run); absent for an attach or an in-process session.
+  std::optional<TargetExit> target_exit;
   /// A merged job: one per rank (merge_ranks); the threads name theirs. Empty otherwise.
   std::vector<ProcessInfo> processes;
 

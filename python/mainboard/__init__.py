@@ -36,7 +36,9 @@ from . import _log  # noqa: F401  (the library logs through logging)
 from ._machine import (
     CPU, GPU, NPU, AppleGPU, AppleNPU, ComputeCapability, Host, Machine, NvidiaGPU, Unit,
 )
-from ._models import FieldInfo, FrozenInstanceError, FrozenModel, Registry, Singleton
+from ._models import (
+    FieldInfo, FrozenInstanceError, FrozenModel, MainboardWarning, Registry, Singleton,
+)
 from ._snapshot import (
     Board, CgroupMemory, CompilerConfig, CpuInfo, CudaStack, DetectedTool, Diagnostic, Disk,
     Environment, GpuInfo, GPUSnapshot, MachineSnapshot, Memory, MemoryHardware, NpuInfo,
@@ -58,26 +60,28 @@ TYPE_CHECKING = False  # typing's own, without importing typing
 if TYPE_CHECKING:
     from . import meter, profiling
     from ._measure import (
-        Bound, KernelStat, ProfileReport, Reach, RunResult, Sampler, StackDump, gpu_busy,
-        profile, wait_for_idle,
+        Bound, KernelStat, ProfileReport, Reach, RunResult, Sampler, StackDump, TargetFailed,
+        gpu_busy, profile, wait_for_idle,
     )
     from ._profiling import (
         Activity, Collection, Feature, FunctionStat, IdleGap, KernelCounters, KernelEfficiency,
         KernelSummary, NameStat, NativeActivity, Profile, ProfileDiff, Profiler, RankReport,
-        RankSpread, RankSummary, SpanStat, StackStat, StepLag, Straggler, Timeline, TraceReport,
-        span, spanned,
+        RankSpread, RankSummary, SpanStat, StackStat, StepLag, Straggler, TargetExit, Timeline,
+        TraceReport, span, spanned,
     )
     from ._view import MachineView
     from .meter import Meter, MemorySource, MeteredMachine
 
 _LAZY = {
     **dict.fromkeys(("Bound", "KernelStat", "ProfileReport", "Reach", "RunResult", "Sampler",
-                     "StackDump", "gpu_busy", "profile", "wait_for_idle"), "_measure"),
+                     "StackDump", "TargetFailed", "gpu_busy", "profile", "wait_for_idle"),
+                    "_measure"),
     **dict.fromkeys(("Activity", "Collection", "Feature", "FunctionStat", "IdleGap",
                      "KernelCounters", "KernelEfficiency", "KernelSummary", "NameStat",
                      "NativeActivity", "Profile", "ProfileDiff", "Profiler", "RankReport",
                      "RankSpread", "RankSummary", "SpanStat", "StackStat", "StepLag",
-                     "Straggler", "Timeline", "TraceReport", "span", "spanned"), "_profiling"),
+                     "Straggler", "TargetExit", "Timeline", "TraceReport", "span", "spanned"),
+                    "_profiling"),
     "MachineView": "_view",
     **dict.fromkeys(("Meter", "MemorySource", "MeteredMachine"), "meter"),
 }
@@ -128,3 +132,5 @@ __all__ = [
 __all__ += ["Infiniband", "InfinibandDevice", "InfinibandPort", "Network", "NetworkInterface"]
 # RAPL energy counters, and the energy of a metered region.
 __all__ += ["DomainEnergy", "EnergyCounter", "EnergyCounters", "RegionEnergy"]
+# How a profiled target ended, and what a failed one raises (strict) or warns.
+__all__ += ["MainboardWarning", "TargetExit", "TargetFailed"]

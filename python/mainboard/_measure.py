@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import _checks, _mainboard
 from ._machine import Machine
-from ._models import FrozenModel, ReportText, html_mimebundle
+from ._models import FrozenModel, MainboardWarning, ReportText, html_mimebundle
 from ._snapshot import Memory
 from ._profiling import Activity, Collection, Feature, Profile, Profiler
 
@@ -320,6 +320,26 @@ def _argv(target: Any, module: str | None, args: Sequence[str]) -> list[str]:
     return [*argv, *more]
 
 
+def _check_interpreter(argv: list[str]) -> None:
+    """A target named `python3` (or python, python3.11) runs the first one on PATH, which may
+    be another interpreter than this one (a pyenv shim, a system Python without this
+    environment's packages): said once, as a MainboardWarning, when the two differ."""
+    import re
+    import shutil
+
+    name = os.path.basename(argv[0])
+    if not re.fullmatch(r"python(\d+(\.\d+)?)?", name):
+        return
+    found = argv[0] if os.sep in argv[0] else shutil.which(argv[0])
+    if not found or os.path.realpath(found) == os.path.realpath(sys.executable):
+        return
+    import warnings
+
+    warnings.warn(f"{argv[0]} runs {found}, not this interpreter ({sys.executable}): the target "
+                  "may not see this environment's packages; pass sys.executable, or the script "
+                  "alone (a script runs under this interpreter)", MainboardWarning, stacklevel=4)
+
+
 def _run(argv: list[str], *, collection: Collection, sampler: Sampler,
          timeout: float | None) -> tuple[Profile, RunResult]:
     options = sampler._options()
@@ -330,6 +350,30 @@ def _run(argv: list[str], *, collection: Collection, sampler: Sampler,
     profile_ = Profile(native)
     _raise_if_interrupted(interrupted, profile_)
     return profile_, RunResult(exit_code=code, signal=signal, timed_out=timed_out)
+
+
+class TargetFailed(_mainboard.MainboardError):
+    """Profiler.run(..., strict=True): the target failed (a status other than 0, a signal, the
+    timeout). What was collected until then is `profile`; how it ended, `profile.target_exit`."""
+
+    profile: Profile
+
+
+def _check_ended(profile_: Profile, argv: list[str], strict: bool) -> None:
+    """A target that failed raises with strict, and warns (MainboardWarning) without: a failed
+    run must not read as a quiet, nearly empty success."""
+    ended = profile_.target_exit
+    if ended is None or not ended.failed:
+        return
+    what = f"{os.path.basename(argv[0])} {' '.join(argv[1:])}".strip()
+    message = f"the target ({what}) {ended.summary}: the profile holds what it did until then"
+    if strict:
+        error = TargetFailed(message)
+        error.profile = profile_
+        raise error
+    import warnings
+
+    warnings.warn(message + " (strict=True raises instead)", MainboardWarning, stacklevel=4)
 
 
 def _raise_if_interrupted(signal: int, profile_: Profile) -> None:
@@ -350,14 +394,20 @@ def run(target: Sequence[str] | str | os.PathLike[str] | None, *, module: str | 
     stacks, sampled as `sampler` says, always; with `features`, its own spans (a program linking
     the library) and its GPU activity (`activities`). The target's streams are its own.
 
-    target: a program, a program and its arguments, or a Python script (run by this
-    interpreter unless it is executable). module: run `python -m module` instead (target, if
+    target: a program, a program and its arguments, or a Python script (a script runs under
+    this interpreter, sys.executable, unless it is executable; a program named `python3` is the
+    first on PATH, which may be another one: a MainboardWarning says so when it differs). module: run `python -m module` instead (target, if
     given, is the interpreter). args: more arguments. timeout: seconds until the target is
-    ended (None: never). strict: a capability that cannot be collected raises."""
+    ended (None: never). How it ended is the profile's `target_exit`; a target that failed (a
+    status other than 0, a signal, the timeout) warns (MainboardWarning) and its report says so
+    first. strict: a capability that cannot be collected, or a target that failed, raises
+    (TargetFailed, its `profile` what was collected)."""
     argv = _argv(target, module, args)
+    _check_interpreter(argv)
     collection = Collection(features=features, activities=activities, strict=strict)
     profile_, _ = _run(argv, collection=collection, sampler=sampler or Sampler(),
                        timeout=timeout)
+    _check_ended(profile_, argv, strict)
     return profile_
 
 
@@ -448,6 +498,7 @@ def measure(reach: Reach, *, collection: Collection | None = None,
     if reach.kind == "command":
         profile_, _ = _run(list(reach.argv), collection=c, sampler=sampler or Sampler(),
                            timeout=timeout)
+        _check_ended(profile_, list(reach.argv), c.strict)
         return profile_
     if reach.kind == "process":
         return attach(reach.pid, sampler=sampler, timeout=timeout, strict=c.strict)
@@ -483,6 +534,7 @@ def run_instrumented(target: Sequence[str] | str | os.PathLike[str], *,
     native, _code, _signal, _timed_out, interrupted = _mainboard._run(argv, options)
     profile_ = Profile(native)
     _raise_if_interrupted(interrupted, profile_)
+    _check_ended(profile_, argv, False)
     return profile_
 
 

@@ -449,3 +449,8 @@ class ReportText(str):
         import html
 
         return f"<pre>{html.escape(str(self))}</pre>"
+
+
+class MainboardWarning(UserWarning):
+    """What mainboard saw that its caller should know and that did not stop it: a profiled
+    target that failed (Profiler.run without strict=True). Filter it as any warning."""

@@ -429,6 +429,33 @@ class RankReport(FrozenModel):
         return self._text if hasattr(self, "_text") else self.verdict
 
 
+class TargetExit(FrozenModel):
+    """How a launched target ended (Profiler.run): exit_code (128 + the signal when one ended
+    it), signal (0 when it exited), timed_out (ended by the run's timeout). `failed` says
+    whether any of them is set; `summary` says how it ended in words."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    exit_code: int
+    signal: int
+    timed_out: bool
+    # end of fields
+
+    @property
+    def failed(self) -> bool:
+        return self.exit_code != 0 or self.signal != 0 or self.timed_out
+
+    @property
+    def summary(self) -> str:
+        if self.timed_out:
+            return "was ended by its timeout"
+        if self.signal:
+            import signal as signals
+
+            name = signals.strsignal(self.signal)
+            return f"was killed by signal {self.signal}" + (f" ({name})" if name else "")
+        return f"exited with status {self.exit_code}"
+
+
 class Profile(FrozenModel):
     """One immutable result containing only evidence that was observed: span statistics and
     stored spans, device samples, GPU activity, stack samples, the machine, and what could not
@@ -437,6 +464,9 @@ class Profile(FrozenModel):
     Its fields are those of the saved JSON (`model_dump()`); it pickles and copies as that
     document, and `model_validate()` / `model_validate_json()` / `load()` read one back.
     """
+
+    #: How a launched target ended (Profiler.run); None for an attach or a session here.
+    target_exit: TargetExit | None
 
     def __init__(self, native: Any = None) -> None:
         if isinstance(native, dict):  # Profile(document), as every model takes one
@@ -464,6 +494,8 @@ class Profile(FrozenModel):
             return MachineSnapshot(value)
         if name == "energy" and value is not None:  # host-wide, over the session: RegionEnergy
             return RegionEnergy(value)
+        if name == "target_exit" and value is not None:  # how a launched target ended
+            return TargetExit(value)
         if name == "span_stats":
             return tuple(SpanStat(v) for v in value)
         return tuple(value) if isinstance(value, list) else value

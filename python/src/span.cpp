@@ -361,9 +361,11 @@ PyObject* span_enter(PyObject* self, PyObject*) {
   return self;
 }
 
+/// Returns None, never True: a span does not swallow the exception of its body (and a type
+/// checker, seeing `-> None`, knows that `with span(...): return x` returns).
 PyObject* span_exit(PyObject* self, PyObject* const*, Py_ssize_t) {
   auto* s = reinterpret_cast<Span*>(self);
-  if (s->open == 0) Py_RETURN_FALSE;
+  if (s->open == 0) Py_RETURN_NONE;
   // This thread's innermost entry of the object; inside an asyncio task, the entry this task
   // opened (tasks of one thread interleave: the innermost entry may be another task's), found
   // by the node its context holds now.
@@ -371,7 +373,7 @@ PyObject* span_exit(PyObject* self, PyObject* const*, Py_ssize_t) {
   Py_ssize_t at = s->open - 1;
   while (at >= 0 && entry_at(s, at).thread != me)
     --at;
-  if (at < 0) Py_RETURN_FALSE;  // entered here while dormant: nothing was opened
+  if (at < 0) Py_RETURN_NONE;  // entered here while dormant: nothing was opened
   if (entry_at(s, at).node) {
     PyObject* current = nullptr;
     if (PyContextVar_Get(g_task_spans, nullptr, &current) < 0) {
@@ -400,7 +402,7 @@ PyObject* span_exit(PyObject* self, PyObject* const*, Py_ssize_t) {
   }
   Py_XDECREF(e.track);
   Py_XDECREF(e.node);
-  Py_RETURN_FALSE;
+  Py_RETURN_NONE;
 }
 
 PyMethodDef span_methods[] = {

@@ -47,3 +47,22 @@ def main(pid: int) -> None:
     view = mainboard.MachineView()
     view.show()
     print(label, used, capped, text, copy, prof)
+
+
+def returns_from_inside_a_span() -> int:
+    """A span never swallows an exception (its __exit__ returns None): mypy knows this returns."""
+    with span("x"):
+        return 1
+
+
+def a_failed_target_is_typed(script: str) -> str:
+    """How a run's target ended: a typed TargetExit; a failure warns or, with strict, raises."""
+    try:
+        prof = Profiler.run(script, timeout=60, strict=True)
+    except mainboard.TargetFailed as failed:
+        ended = failed.profile.target_exit
+        return "no target" if ended is None else ended.summary
+    ended = prof.target_exit
+    code: int = ended.exit_code if ended is not None else -1
+    warning: type[Warning] = mainboard.MainboardWarning
+    return f"{code} {warning.__name__}"

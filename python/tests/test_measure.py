@@ -167,6 +167,76 @@ def test_run_a_script_and_a_module(tmp_path, monkeypatch):
         Profiler.run("/bin/true", timeout=-1)
 
 
+def test_a_failing_target_warns_raises_with_strict_and_says_so_first(tmp_path):
+    """A target that fails is never a quiet, nearly empty success: the profile says how it
+    ended, run() warns (strict=True raises, the profile on the exception), report() says so
+    first. A missing script, a script that raises, one killed by a signal, one ended by the
+    timeout; a clean exit warns nothing."""
+    import warnings
+
+    fine = tmp_path / "fine.py"
+    fine.write_text("print('ok')\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prof = Profiler.run(fine, timeout=60)
+    assert prof.target_exit.exit_code == 0 and not prof.target_exit.failed
+    assert not prof.report().startswith("The target")
+
+    with pytest.warns(mainboard.MainboardWarning, match=r"exited with status 2") as caught:
+        missing = Profiler.run(tmp_path / "missing.py", timeout=60)
+    assert caught[0].filename == __file__  # pointing at the caller's line
+    assert missing.target_exit.exit_code == 2 and missing.target_exit.failed
+    assert missing.report().startswith("The target (python"), missing.report()[:200]
+    assert "exited with status 2" in missing.report().splitlines()[0]
+
+    raises = tmp_path / "raises.py"
+    raises.write_text("raise ValueError('bad batch')\n")
+    with pytest.raises(mainboard.TargetFailed, match=r"exited with status 1") as failed:
+        Profiler.run(raises, timeout=60, strict=True)
+    assert isinstance(failed.value, mainboard.MainboardError)
+    assert failed.value.profile.target_exit.exit_code == 1
+
+    killed = tmp_path / "killed.py"
+    killed.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    with pytest.warns(mainboard.MainboardWarning, match=r"killed by signal 9 \(Killed\)"):
+        prof = Profiler.run(killed, timeout=60)
+    assert (prof.target_exit.signal, prof.target_exit.exit_code) == (9, 137)
+    assert prof.target_exit.summary == "was killed by signal 9 (Killed)"
+
+    with pytest.warns(mainboard.MainboardWarning, match=r"ended by its timeout"):
+        prof = Profiler.run([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
+    assert prof.target_exit.timed_out
+    # Saved and read back, it still says how the target ended.
+    prof.save(tmp_path / "timed-out.json")
+    assert mainboard.Profile.load(tmp_path / "timed-out.json").target_exit.timed_out
+
+
+def test_a_python_named_on_path_that_is_not_this_one_is_said(tmp_path, monkeypatch):
+    """Profiler.run("python3", args=[script]) runs the first python3 on PATH (a pyenv shim, a
+    system Python without this environment's packages): a MainboardWarning says which, when it is
+    not this interpreter; this interpreter named, or a script alone, says nothing."""
+    import warnings
+
+    script = tmp_path / "s.py"
+    script.write_text("pass\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "python3").symlink_to("/bin/true")
+    same = tmp_path / "same"
+    same.mkdir()
+    (same / "python3").symlink_to(sys.executable)
+    monkeypatch.setenv("PATH", f"{other}:{os.environ['PATH']}")
+    with pytest.warns(mainboard.MainboardWarning, match=r"python3 runs .*other/python3, not this "
+                                                        r"interpreter"):
+        Profiler.run("python3", args=[str(script)], timeout=60)
+    monkeypatch.setenv("PATH", f"{same}:{os.environ['PATH']}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Profiler.run("python3", args=[str(script)], timeout=60)
+        Profiler.run(script, timeout=60)
+        Profiler.run(sys.executable, args=[str(script)], timeout=60)
+
+
 def test_run_samples_a_program_as_the_sampler_says():
     prof = Profiler.run(["/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"],
                         features=Feature.SPANS, sampler=Sampler(hz=499), timeout=30)

@@ -26,13 +26,16 @@ namespace {
 /// The summary first (it is printed whatever happens to the files), then the files. A profile
 /// written over an earlier one keeps that one as FILE.old, as perf keeps perf.data.old.
 void write_outputs(const Profile& p, const SampleOutputs& o) {
-  std::string text = o.quiet  ? std::string()
-                     : o.json ? json_text({{"hot_functions", p.hot_functions(20)},
-                                           {"hot_stacks", p.hot_stacks(5)},
-                                           {"samples", p.samples.size()},
-                                           {"lost_samples", p.lost_samples},
-                                           {"unavailable", p.unavailable}})
-                              : p.report(20);
+  std::string text = o.quiet ? std::string()
+                     : o.json
+                         ? json_text({{"hot_functions", p.hot_functions(20)},
+                                      {"hot_stacks", p.hot_stacks(5)},
+                                      {"samples", p.samples.size()},
+                                      {"lost_samples", p.lost_samples},
+                                      {"target_exit", p.target_exit ? nlohmann::json(*p.target_exit)
+                                                                    : nlohmann::json()},
+                                      {"unavailable", p.unavailable}})
+                         : p.report(20);
   print(text, false, stderr);
   if (!o.output.empty()) {
     std::error_code ec;
@@ -192,7 +195,9 @@ int ProfileReport::run(const Global&) {
                       {"samples", profile.samples.size()},
                       {"lost_samples", profile.lost_samples},
                       {"dropped_spans", profile.dropped_spans},
-                      {"unavailable", profile.unavailable}};
+                      {"unavailable", profile.unavailable},
+                      {"target_exit", profile.target_exit ? nlohmann::json(*profile.target_exit)
+                                                          : nlohmann::json()}};
   if (!profile.activities.empty() || profile.dropped_activities) {
     j["gpu"] = profile.trace_report(top);
     j["dropped_activities"] = profile.dropped_activities;

@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -62,6 +63,24 @@ void fields(V& v, ClockReference& m) {
   v("boot_id", m.boot_id);
 }
 MAINBOARD_DEFINE_JSON(ClockReference)
+
+template <class V>
+void fields(V& v, TargetExit& m) {
+  v("exit_code", m.exit_code);
+  v("signal", m.signal);
+  v("timed_out", m.timed_out);
+}
+MAINBOARD_DEFINE_JSON(TargetExit)
+
+std::string TargetExit::summary() const {
+  if (timed_out) return "was ended by its timeout";
+  if (signal) {
+    const char* name = ::strsignal(signal);
+    return "was killed by signal " + std::to_string(signal) +
+           (name ? std::string(" (") + name + ")" : std::string());
+  }
+  return "exited with status " + std::to_string(exit_code);
+}
 
 template <class V>
 void fields(V& v, ProcessInfo& m) {
@@ -409,6 +428,7 @@ void fields(V& v, Profile& m) {
   v("rank", m.rank);
   v("clock", m.clock);
   v("written_by", m.written_by);
+  v("target_exit", m.target_exit);
   v("processes", m.processes);
 }
 void to_json(nlohmann::json& j, const Profile& value) {

@@ -376,6 +376,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   add_machine(p);
   if (energy) p.energy = energy->result(static_cast<double>(end_ns - start_ns) / 1e9);
   p.record_origin();
+  p.target_exit = TargetExit{result.exit_code, result.signal, result.timed_out};
   return result;
 }
 

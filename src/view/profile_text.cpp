@@ -184,6 +184,10 @@ std::string Profile::report(std::size_t top, const RankOptions& rank_options,
                             FunctionOrder by) const {
   const std::size_t top_regions = top;
   std::string out;
+  // A target that failed says so first: what follows is what it did until then.
+  if (target_exit && target_exit->failed())
+    out += fmt::format("The target{} {}: the profile holds what it did until then.\n\n",
+                       command.empty() ? "" : " (" + command + ")", target_exit->summary());
   if (!processes.empty()) {
     auto o = rank_options;
     o.top = std::min(top, o.top);

@@ -1383,6 +1383,13 @@ TEST(Cli, ProfileRunKeepsTheCommandsStatusAndWritesEveryFormat) {
   EXPECT_NE(lines.str().find(";hot_a;inner_step "), std::string::npos)
       << lines.str();  // the inlined leaf
   EXPECT_EQ(p.command, "sample_target");
+  // How it ended, in the profile and first in its report.
+  ASSERT_TRUE(p.target_exit);
+  EXPECT_EQ(p.target_exit->exit_code, 3);
+  EXPECT_TRUE(p.target_exit->failed());
+  EXPECT_EQ(r.err.find("The target (sample_target) exited with status 3: "), 0u) << r.err;
+  auto report = cli({"profile", "report", profile});
+  EXPECT_EQ(report.out.find("The target (sample_target) exited with status 3: "), 0u) << report.out;
   EXPECT_EQ(lines.str().rfind("sample_target;", 0), 0u) << lines.str();  // rooted at the command
   std::ifstream s(speedscope);
   EXPECT_EQ(nlohmann::json::parse(s)["exporter"], "mainboard");
@@ -1492,6 +1499,8 @@ TEST(Cli, ProfileRunTimeoutAndErrors) {
       {"profile", "run", "-o", "", "--timeout", "0.3", "--", MAINBOARD_SAMPLE_TARGET, "forever"});
   EXPECT_EQ(r.exit_code, 128 + 15) << r.err;
   EXPECT_NE(r.err.find("ended after 0.3 s"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("The target (sample_target) was ended by its timeout"), std::string::npos)
+      << r.err;
   EXPECT_EQ(cli({"profile", "run"}).exit_code, 2);
   auto missing = cli({"profile", "run", "-o", "", "--", "no-such-program-anywhere"});
   EXPECT_EQ(missing.exit_code, 127);

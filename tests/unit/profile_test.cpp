@@ -212,11 +212,34 @@ TEST(Profile, SaveLoadRoundTrip) {
   p.stacks = {{0}};
   p.samples = {{-5, 0, 0}, {7, 0, 0}};  // written as text, read straight back
   p.spans.push_back({0, 0, INT64_MIN + 1, INT64_MAX});
+  p.target_exit = TargetExit{137, 9, false};
   p.save(dir.path() / "run.json");
   EXPECT_EQ(Profile::load(dir.path() / "run.json"), p);
   EXPECT_EQ(Profile::parse(nlohmann::json(p).dump()), p);  // as the document writes them
+  // A profile written before targets' ends were recorded (or of an attach) has none.
+  auto older = nlohmann::json(p);
+  older.erase("target_exit");
+  EXPECT_FALSE(Profile::parse(older.dump()).target_exit);
   // Atomic: no temporary file left behind.
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
+}
+
+TEST(Profile, ATargetThatFailedSaysHowFirst) {
+  EXPECT_EQ((TargetExit{2, 0, false}).summary(), "exited with status 2");
+  EXPECT_EQ((TargetExit{137, 9, false}).summary(), "was killed by signal 9 (Killed)");
+  EXPECT_EQ((TargetExit{143, 15, true}).summary(), "was ended by its timeout");
+  EXPECT_FALSE((TargetExit{}).failed());
+  auto p = sample_profile();
+  p.command = "train";
+  EXPECT_EQ(p.report().rfind("The target", 0), std::string::npos);  // none: not a run
+  p.target_exit = TargetExit{0, 0, false};
+  EXPECT_EQ(p.report().rfind("The target", 0), std::string::npos);  // a run that succeeded
+  p.target_exit = TargetExit{1, 0, false};
+  EXPECT_EQ(p.report().rfind("The target (train) exited with status 1: the profile holds what it "
+                             "did until then.\n\n",
+                             0),
+            0u)
+      << p.report();
 }
 
 TEST(Profile, HostileAndBrokenFilesGiveErrorsNamingTheFile) {
