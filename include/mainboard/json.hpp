@@ -159,6 +159,7 @@ MAINBOARD_DECLARE_JSON(Profile);
 // profile_report.hpp
 MAINBOARD_DECLARE_JSON(Bound);
 MAINBOARD_DECLARE_JSON(KernelStat);
+MAINBOARD_DECLARE_JSON(IterationTimes);
 MAINBOARD_DECLARE_JSON(ProfileReport);
 
 // sampler.hpp

@@ -55,13 +55,31 @@ class MAINBOARD_API Meter {
   std::size_t samples() const { return samples_; }
 
   /// This process's own memory, beside the host-wide figures above (which count every
-  /// process). Peak resident set size over the region: the largest RSS sampled, or the kernel's
-  /// high-water mark (VmHWM) when that rose during the region (it then peaked in the region,
-  /// between samples too). 0 where /proc/self/status cannot be read.
+  /// process). Peak resident set size over the region, what was resident at entry included.
+  /// The meter resets the kernel's high-water mark (VmHWM) at entry (/proc/self/clear_refs,
+  /// "5"), so a peak that rose and fell between two samples is caught; where the kernel refuses
+  /// the reset (peak_rss_from_kernel() false), the largest RSS sampled, or VmHWM when it rose
+  /// above its value at entry. The reset also resets what getrusage() gives as ru_maxrss (the
+  /// process's peak since it started). A meter entered inside another keeps the outer one's
+  /// peak. 0 where /proc/self/status cannot be read.
   std::uint64_t peak_rss_bytes() const { return peak_rss_; }
   /// Peak proportional set size over the samples (smaps_rollup: pages shared with other
   /// processes count in shares). 0 where the kernel has no smaps_rollup.
   std::uint64_t peak_pss_bytes() const { return peak_pss_; }
+  /// The resident set size and PSS at entry (the first sample).
+  std::uint64_t rss_at_start_bytes() const { return rss_at_start_; }
+  std::uint64_t pss_at_start_bytes() const { return pss_at_start_; }
+  /// What the region added at its peak: peak_rss_bytes() over the RSS at entry (0 when the
+  /// region only freed memory), and the same for PSS.
+  std::uint64_t peak_rss_delta_bytes() const {
+    return peak_rss_ > rss_at_start_ ? peak_rss_ - rss_at_start_ : 0;
+  }
+  std::uint64_t peak_pss_delta_bytes() const {
+    return peak_pss_ > pss_at_start_ ? peak_pss_ - pss_at_start_ : 0;
+  }
+  /// Whether peak_rss_bytes() is the kernel's high-water mark over the whole region (reset at
+  /// entry), not only what the samples saw.
+  bool peak_rss_from_kernel() const { return hwm_reset_ != nullptr; }
 
   /// The energy used from construction to the last sample (to stop(), once stopped): CPU
   /// packages and DRAM from RAPL, each GPU from its total energy counter; what could not be
@@ -75,8 +93,10 @@ class MAINBOARD_API Meter {
   std::size_t samples_ = 0;
   std::uint64_t peak_host_ = 0, peak_gpu_ = 0;
   std::optional<std::uint64_t> first_host_, last_host_;
-  std::uint64_t peak_rss_ = 0, peak_pss_ = 0;
+  std::uint64_t peak_rss_ = 0, peak_pss_ = 0, rss_at_start_ = 0, pss_at_start_ = 0;
   std::optional<std::uint64_t> hwm_at_start_;
+  struct HwmSlot;  ///< the high-water marks other meters' resets wiped while this one ran
+  std::shared_ptr<HwmSlot> hwm_reset_;
   struct Energy;  ///< the energy counters' readings
   std::unique_ptr<Energy> energy_;
 };

@@ -1,10 +1,11 @@
 #pragma once
 
-/// The verdict on one GPU workload: run a function under the profiler with GPU activity traced,
-/// and say which kernel dominates and whether it is bound by memory or compute.
+/// The verdict on one workload: run a function under the profiler, time each iteration (wall and
+/// CPU, as timeit would), sample where its CPU time goes, and on a GPU say which kernel dominates
+/// and whether it is bound by memory or compute.
 ///
 ///   auto r = mainboard::profile([&] { step(); }, {.iters = 20, .warmup = 3});
-///   std::cout << r.report();   // "MEMORY-bound: copy_kernel 92.1 % of kernel time …"
+///   std::cout << r.report();   // "20 iterations timed … MEMORY-bound … copy_kernel 92.1 % …"
 
 #include <array>
 #include <cstdint>
@@ -31,10 +32,38 @@ struct MAINBOARD_API KernelStat : KernelSummary {
   bool operator==(const KernelStat&) const = default;
 };
 
+/// One figure over the timed iterations of profile(): a wall or CPU time per iteration.
+struct MAINBOARD_API IterationTimes {
+  std::uint32_t count = 0;  ///< iterations timed
+  std::int64_t min_ns = 0;
+  std::int64_t median_ns = 0;
+  std::int64_t mean_ns = 0;
+  std::int64_t stdev_ns = 0;  ///< the sample standard deviation (0 for one iteration)
+  std::int64_t max_ns = 0;
+  /// The figures of a list of per-iteration times (empty: all zero).
+  static IterationTimes of(const std::vector<std::int64_t>& ns);
+  bool operator==(const IterationTimes&) const = default;
+};
+
 /// The verdict on one profiled workload.
 struct MAINBOARD_API ProfileReport {
   std::uint32_t iterations = 0;
-  std::string dominant_kernel;  ///< the kernel with the most time, empty without kernels
+  std::uint32_t warmup = 0;  ///< untimed runs before the timed ones (profile())
+  /// Each timed iteration's wall time (the function and its `sync`), and the process's CPU time
+  /// over it (all its threads: a multithreaded kernel's CPU time exceeds its wall time; the
+  /// sampler's own thread is among them). Empty when the report came from a saved profile.
+  std::vector<std::int64_t> iteration_wall_ns;
+  std::vector<std::int64_t> iteration_cpu_ns;
+  IterationTimes wall;  ///< over iteration_wall_ns
+  IterationTimes cpu;   ///< over iteration_cpu_ns
+  /// The GPU the verdict is scored against ("NVIDIA H200"); empty on a host without one, where
+  /// the report is the times and hot functions alone.
+  std::string device;
+  /// Where the iterations spent their CPU time: the functions the stack sampler saw most, by
+  /// self time (the Python functions of a Python callable, with the native frames under them).
+  std::vector<FunctionStat> hot_functions;
+  std::uint64_t stack_samples = 0;  ///< samples behind hot_functions
+  std::string dominant_kernel;      ///< the kernel with the most time, empty without kernels
   double dominant_share_pct = 0;
   Bound bound = Bound::unknown;
   std::string bound_reason;  ///< the rule that decided, with its figures
@@ -86,9 +115,14 @@ struct MAINBOARD_API ProfileOptions {
   std::uint32_t device_index = 0;  ///< which GPU (Machine::gpus() order) to score against
   std::uint32_t sample_interval_ms = 20;
   const Machine* machine = nullptr;  ///< null: Machine::instance()
+  /// Sample the stacks of the timed iterations (SelfSampler) for the report's hot functions, at
+  /// this rate per thread; 0 turns the sampler off.
+  std::uint32_t stack_hz = 199;
+  std::size_t top_functions = 10;  ///< how many hot functions the report keeps
 };
 
-/// Runs `fn` under a profiler with GPU activity and device sampling, and returns the verdict.
+/// Runs `fn` under a profiler with GPU activity and device sampling (where the machine has a
+/// GPU) and stack sampling, times each iteration, and returns the verdict.
 /// Throws mainboard::Error when another profiling session is active.
 MAINBOARD_API ProfileReport profile(const std::function<void()>& fn,
                                     const ProfileOptions& options = {});

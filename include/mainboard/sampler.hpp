@@ -195,6 +195,27 @@ class MAINBOARD_API InterruptScope {
   std::unique_ptr<Handlers> handlers_;
 };
 
+/// Samples the calling process's own threads (those running now and those they start) from a
+/// thread of its own, until stop(): the stacks of whatever the process runs meanwhile, its
+/// Python frames included (profile(fn) samples its iterations so). The Python stacks are read
+/// without ever stopping a thread (a thread cannot trace its own process): a read that tears is
+/// left out and counted. Throws mainboard::Error when no sampling could start (perf_event_paranoid
+/// and no Python frames to read).
+class MAINBOARD_API SelfSampler {
+ public:
+  explicit SelfSampler(const SampleOptions& options = {});
+  ~SelfSampler();
+  SelfSampler(const SelfSampler&) = delete;
+  SelfSampler& operator=(const SelfSampler&) = delete;
+  /// Ends sampling and hands over what was sampled (once; later calls give an empty profile).
+  Profile stop();
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
 /// Samples the stacks of other processes with perf_event_open and names their frames with
 /// elfutils.
 class MAINBOARD_API Sampler {

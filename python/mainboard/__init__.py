@@ -50,6 +50,7 @@ from ._snapshot import (
     Infiniband, InfinibandDevice, InfinibandPort, Network, NetworkInterface,
     HugePagePool, HugePages, MemoryController, MemoryErrors, TemperatureSensor, Temperatures,
 )
+from ._snapshot import HostTuning, OperatingSystem
 # RAPL energy counters, and the energy of a metered region.
 from ._snapshot import DomainEnergy, EnergyCounter, EnergyCounters, RegionEnergy
 
@@ -58,29 +59,33 @@ from ._snapshot import DomainEnergy, EnergyCounter, EnergyCounters, RegionEnergy
 # much again as the machine itself. A type checker reads the imports below as if they ran.
 TYPE_CHECKING = False  # typing's own, without importing typing
 if TYPE_CHECKING:
-    from . import meter, profiling
+    from . import profiling
+    from .meter import CallableMeterModule
+    meter: CallableMeterModule  # the module, callable: `mainboard.meter()`
     from ._measure import (
-        Bound, KernelStat, ProfileReport, Reach, RunResult, Sampler, StackDump, TargetFailed,
-        gpu_busy, profile, wait_for_idle,
+        Bound, IterationTimes, KernelStat, ProfileReport, Reach, RunResult, Sampler, StackDump,
+        TargetFailed, gpu_busy, profile, wait_for_idle,
     )
     from ._profiling import (
         Activity, Collection, Feature, FunctionStat, IdleGap, KernelCounters, KernelEfficiency,
         KernelSummary, NameStat, NativeActivity, Profile, ProfileDiff, Profiler, RankReport,
-        RankSpread, RankSummary, SpanStat, StackStat, StepLag, Straggler, TargetExit, Timeline,
-        TraceReport, span, spanned,
+        RankSpread, RankSummary, SpanStat, StackStat, StepLag, Straggler, TargetExit, ThreadInfo,
+        Timeline, TraceReport, span, spanned,
     )
     from ._view import MachineView
     from .meter import Meter, MemorySource, MeteredMachine
 
 _LAZY = {
-    **dict.fromkeys(("Bound", "KernelStat", "ProfileReport", "Reach", "RunResult", "Sampler",
+    **dict.fromkeys(("Bound", "IterationTimes", "KernelStat", "ProfileReport", "Reach",
+                     "RunResult", "Sampler",
                      "StackDump", "TargetFailed", "gpu_busy", "profile", "wait_for_idle"),
                     "_measure"),
     **dict.fromkeys(("Activity", "Collection", "Feature", "FunctionStat", "IdleGap",
                      "KernelCounters", "KernelEfficiency", "KernelSummary", "NameStat",
                      "NativeActivity", "Profile", "ProfileDiff", "Profiler", "RankReport",
                      "RankSpread", "RankSummary", "SpanStat", "StackStat", "StepLag",
-                     "Straggler", "TargetExit", "Timeline", "TraceReport", "span", "spanned"),
+                     "Straggler", "TargetExit", "ThreadInfo", "Timeline", "TraceReport", "span",
+                     "spanned"),
                     "_profiling"),
     "MachineView": "_view",
     **dict.fromkeys(("Meter", "MemorySource", "MeteredMachine"), "meter"),
@@ -134,3 +139,7 @@ __all__ += ["Infiniband", "InfinibandDevice", "InfinibandPort", "Network", "Netw
 __all__ += ["DomainEnergy", "EnergyCounter", "EnergyCounters", "RegionEnergy"]
 # How a profiled target ended, and what a failed one raises (strict) or warns.
 __all__ += ["MainboardWarning", "TargetExit", "TargetFailed"]
+# The operating system and the host's tuning, as a snapshot holds them.
+__all__ += ["HostTuning", "OperatingSystem"]
+# profile(fn)'s per-iteration times; a profile's threads.
+__all__ += ["IterationTimes", "ThreadInfo"]

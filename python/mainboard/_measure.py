@@ -15,7 +15,7 @@ from . import _checks, _mainboard
 from ._machine import Machine
 from ._models import FrozenModel, MainboardWarning, ReportText, html_mimebundle
 from ._snapshot import Memory
-from ._profiling import Activity, Collection, Feature, Profile, Profiler
+from ._profiling import Activity, Collection, Feature, FunctionStat, Profile, Profiler
 
 
 class Bound(enum.Enum):
@@ -37,6 +37,31 @@ class KernelStat(FrozenModel):
     # end of fields
 
 
+class IterationTimes(FrozenModel):
+    """One figure over the timed iterations of profile(), as timeit and pyperf give it: the
+    fastest (min), the typical (median), mean and sample standard deviation, and the slowest,
+    in nanoseconds; `count` iterations, the warm-up runs not among them."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    count: int
+    min_ns: int
+    median_ns: int
+    mean_ns: int
+    stdev_ns: int
+    max_ns: int
+    # end of fields
+
+    @property
+    def median_s(self) -> float:
+        """The median in seconds."""
+        return float(self.median_ns) / 1e9
+
+    @property
+    def min_s(self) -> float:
+        """The fastest iteration in seconds."""
+        return float(self.min_ns) / 1e9
+
+
 class ProfileReport(FrozenModel):
     """The verdict on one profiled callable: memory- or compute-bound and why, the dominant
     kernel, GPU time per class, copy bandwidth, device memory, the kernel table.
@@ -47,11 +72,26 @@ class ProfileReport(FrozenModel):
     peak_memory_bytes / avg_memory_bytes: device memory over the run; memory_scope says whose
     ("process": this process's own; "device": the whole GPU's, where the driver gave no
     per-process figure). kernels: hottest first.
-    unavailable: activity kinds the device could not trace.
+    unavailable: activity kinds the device could not trace ("stacks" when the stack sampler
+    could not run).
+
+    From profile(): `wall` and `cpu` (IterationTimes) over the timed iterations, each one's
+    figures in `iteration_wall_ns` / `iteration_cpu_ns` (CPU time of the whole process, every
+    thread), `warmup` runs left out; `hot_functions` where the iterations spent their CPU time,
+    from `stack_samples` stack samples; `device` the GPU scored against, "" on a host without a
+    GPU (the report then says so in one line and gives the times and functions alone).
     """
 
     # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
     iterations: int
+    warmup: int
+    iteration_wall_ns: tuple[int, ...]
+    iteration_cpu_ns: tuple[int, ...]
+    wall: IterationTimes
+    cpu: IterationTimes
+    device: str
+    hot_functions: tuple[FunctionStat, ...]
+    stack_samples: int
     dominant_kernel: str
     dominant_share_pct: float
     bound_reason: str
@@ -69,7 +109,8 @@ class ProfileReport(FrozenModel):
     unavailable: tuple[str, ...]
     # end of fields
 
-    _nested = {"kernels": KernelStat}
+    _nested = {"kernels": KernelStat, "wall": IterationTimes, "cpu": IterationTimes,
+               "hot_functions": FunctionStat}
 
     @classmethod
     def _prepare(cls, document: dict[str, Any]) -> dict[str, Any]:
@@ -170,10 +211,15 @@ def _activity_names(kinds: Activity) -> list[str]:
 
 def profile(fn: Callable[[], Any], *, iters: int = 1, warmup: int = 0,
             sync: Callable[[], Any] | None = None, kinds: Activity = Activity.DEFAULT,
-            device_index: int = 0, machine: Machine | None = None) -> ProfileReport:
-    """Runs `fn` (after `warmup` untimed runs) `iters` times under a profiler with GPU activity
-    and device sampling, and returns the verdict. `sync` is a device barrier after each run
-    (torch.cuda.synchronize), so asynchronous GPU work is captured."""
+            device_index: int = 0, machine: Machine | None = None,
+            stack_hz: int = 199) -> ProfileReport:
+    """Runs `fn` (after `warmup` untimed runs) `iters` times, timing each run (wall and CPU
+    time) and sampling its stacks, under a profiler with GPU activity and device sampling where
+    the host has a GPU, and returns the report: the per-iteration times (min, median, mean and
+    spread), the hot functions, and on a GPU the verdict and kernels. `sync` is a device barrier
+    after each run (torch.cuda.synchronize), so asynchronous GPU work is captured and timed.
+    `stack_hz`: the stack sampler's rate per thread; 0 turns it off (no hot functions, and
+    none of its CPU time in the iterations' CPU figures)."""
     if not callable(fn):
         raise TypeError(f"profile() needs a callable (fn), not {type(fn).__name__}")
     if sync is not None and not callable(sync):
@@ -181,9 +227,11 @@ def profile(fn: Callable[[], Any], *, iters: int = 1, warmup: int = 0,
     _checks.integer(iters, "iters", 1, 2**31 - 1)
     _checks.integer(warmup, "warmup", 0, 2**31 - 1)
     _checks.integer(device_index, "device_index", 0, 2**31 - 1)
+    _checks.integer(stack_hz, "stack_hz", 0, 100_000)
     kinds = _activities(kinds, "kinds")
     m = machine or Machine()
-    report, _ = _mainboard._profile(fn, iters, warmup, sync, int(kinds), device_index, m._native)
+    report, _ = _mainboard._profile(fn, iters, warmup, sync, int(kinds), device_index, m._native,
+                                    stack_hz)
     report["requested"] = _activity_names(kinds)
     return ProfileReport(report)
 

@@ -134,6 +134,18 @@ def spanned(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return lambda fn: _decorate(fn, name)
 
 
+class ThreadInfo(FrozenModel):
+    """A thread of a profile: its index (what spans and samples refer to), its kernel id, its
+    name ("MainThread", "pt_autograd_0"), and the process of a merged job it belongs to."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    index: int
+    tid: int
+    name: str
+    process: int
+    # end of fields
+
+
 class SpanStat(FrozenModel):
     """Exact statistics of one span path over the session: path, name, calls, total_ns,
     self_ns, min_ns, max_ns."""
@@ -446,14 +458,9 @@ class TargetExit(FrozenModel):
 
     @property
     def summary(self) -> str:
-        if self.timed_out:
-            return "was ended by its timeout"
-        if self.signal:
-            import signal as signals
-
-            name = signals.strsignal(self.signal)
-            return f"was killed by signal {self.signal}" + (f" ({name})" if name else "")
-        return f"exited with status {self.exit_code}"
+        """"exited with status 2", "was killed by signal 9 (Killed)", "was ended by its
+        timeout": the library's words, as the report's first line has them."""
+        return _mainboard._target_exit_summary(self.exit_code, self.signal, self.timed_out)
 
 
 class Profile(FrozenModel):
@@ -467,6 +474,21 @@ class Profile(FrozenModel):
 
     #: How a launched target ended (Profiler.run); None for an attach or a session here.
     target_exit: TargetExit | None
+    #: The profiled process, its program's name, and the session's span on the monotonic clock.
+    pid: int
+    command: str
+    start_ns: int
+    end_ns: int
+    #: Every thread seen, by the index spans and samples carry.
+    threads: tuple[ThreadInfo, ...]
+    #: Exact per-path statistics (path_stats() orders them).
+    span_stats: tuple[SpanStat, ...]
+    #: The machine it ran on, and the energy over the session (host-wide), where read.
+    machine: MachineSnapshot | None
+    energy: RegionEnergy | None
+    sample_hz: int
+    #: What could not be collected, and why.
+    unavailable: tuple[str, ...]
 
     def __init__(self, native: Any = None) -> None:
         if isinstance(native, dict):  # Profile(document), as every model takes one
@@ -498,6 +520,8 @@ class Profile(FrozenModel):
             return TargetExit(value)
         if name == "span_stats":
             return tuple(SpanStat(v) for v in value)
+        if name == "threads":
+            return tuple(ThreadInfo(v) for v in value)
         return tuple(value) if isinstance(value, list) else value
 
     @classmethod

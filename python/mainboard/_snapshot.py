@@ -1306,6 +1306,36 @@ class Diagnostic(FrozenModel):
     # end of fields
 
 
+class OperatingSystem(FrozenModel):
+    """The operating system: os-release's name, id and version, the kernel's release, the C
+    library, and the kernel's base page size (None when unknown)."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    name: str
+    id: str
+    version_id: str
+    kernel: str
+    libc: str
+    page_size_bytes: int | None
+    # end of fields
+
+
+class HostTuning(FrozenModel):
+    """Settings that move benchmark figures: the cpufreq governors (governor -> its CPUs),
+    frequency boost and the file that switches it, SMT, ASLR, transparent huge pages and
+    kernel.perf_event_paranoid; None where the kernel does not say."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    governors: FrozenModel
+    boost: bool | None
+    boost_control: str
+    smt_active: bool | None
+    aslr: int | None
+    transparent_hugepages: str
+    perf_event_paranoid: int | None
+    # end of fields
+
+
 class MachineSnapshot(FrozenModel):
     """One JSON-serializable probe of a host's compute resources: the document
     `mainboard snapshot --json` prints."""
@@ -1320,14 +1350,14 @@ class MachineSnapshot(FrozenModel):
     board: Board
     environment: Environment
     memory_hardware: MemoryHardware
-    os: FrozenModel | None
+    os: OperatingSystem | None
     toolchain: Toolchain | None
     compilers: CompilerConfig
     cuda: CudaStack
     pci: PciTopology | None
     hostname: str
     memory: Memory
-    tuning: FrozenModel | None
+    tuning: HostTuning | None
     cgroup_memory: CgroupMemory | None
     pressure: Pressure | None
     disk: Disk
@@ -1358,7 +1388,8 @@ class MachineSnapshot(FrozenModel):
                "scratch": Scratch, "diagnostics": Diagnostic,
                "temperatures": Temperatures, "huge_pages": HugePages,
                "memory_errors": MemoryErrors, "energy_counters": EnergyCounters}
-    _nested.update({"infiniband": Infiniband, "network": Network})
+    _nested.update({"infiniband": Infiniband, "network": Network, "os": OperatingSystem,
+                    "tuning": HostTuning})
 
     @property
     def unit_count(self) -> int:

@@ -93,14 +93,15 @@ class MachineView:
 
     def renderable(self) -> RenderableType:
         """The schematic as a Rich renderable: the memory cell beside the cells of the units it
-        reaches, arrows between them, the summary line below. Where Rich is not installed, the
-        plain text schematic (a str) instead."""
+        reaches, arrows between them, the summary line below. Where that grid is wider than the
+        console, the text schematic at the console's width, as the command draws it there (its
+        boxes reflowed; below 60 columns a list), so no title is cut. Where Rich is not
+        installed, the plain text schematic (a str) instead."""
         if not _has_rich():
             return self.text()
         from rich.console import Group
-        from rich.text import Text
 
-        return Group(self.schematic_grid(), Text(self.compact_summary(), style="dim"))
+        return Group(_Fitted(self))
 
     def __rich__(self) -> RenderableType:
         """What Rich draws when given the view itself: renderable()."""
@@ -355,3 +356,31 @@ class MachineView:
             raise IndexError(f"{name} index {index} is out of range: this machine has "
                              f"{_count(len(units), name)}")
         return index
+
+
+class _Fitted:
+    """The Rich schematic where it fits the width it is given, else the text schematic at that
+    width (the command's rule: boxes reflowed to fit, a list below 60 columns), in its colours.
+    The choice is made when Rich draws it, from the console's width then."""
+
+    def __init__(self, view: MachineView) -> None:
+        self.view = view
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        from rich.measure import Measurement
+        from rich.text import Text
+
+        grid = self.view.schematic_grid()
+        summary = Text(self.view.compact_summary(), style="dim")
+        natural = Measurement.get(console, options.update_width(10_000), grid).maximum
+        if natural <= options.max_width:
+            yield grid
+            yield summary
+            return
+        drawn = self.view.text(color=True, width=max(options.max_width, 20))
+        yield Text.from_ansi(drawn.rstrip("\n"))
+
+    def __rich_measure__(self, console: Console, options: Any) -> Any:
+        from rich.measure import Measurement
+
+        return Measurement.get(console, options, self.view.schematic_grid())

@@ -52,8 +52,13 @@ class MeteredMachine(Protocol):
 class Meter:
     """Times a region and tracks peak host, GPU and process memory over its samples: one at
     enter, one at each sample(), one at exit. No background thread: the caller drives the
-    sampling, so a peak between two samples is missed (except the process's RSS, whose
-    high-water mark the kernel keeps)."""
+    sampling, so a peak between two samples is missed, except the process's RSS: the meter
+    resets the kernel's high-water mark at enter (/proc/self/clear_refs), so peak_rss_* holds
+    the region's true peak, between samples too (peak_rss_from_kernel says whether the kernel
+    allowed the reset; the reset also lowers what resource.getrusage gives as ru_maxrss).
+
+    What the region added: peak_rss_delta_* and peak_pss_delta_* (the peak over what was
+    resident at enter); peak_rss_* and peak_pss_* are the process's whole size at its peak."""
 
     def __init__(self, machine: Machine | None = None) -> None:
         if machine is not None and not isinstance(machine, Machine):
@@ -81,7 +86,8 @@ class Meter:
         state = "stopped" if self._native_stopped() else "running"
         return (f"Meter({state}, elapsed_s={self.elapsed_s:.3f}, samples={self.samples}, "
                 f"peak_host_gb={self.peak_host_gb:.2f}, peak_gpu_gb={self.peak_gpu_gb:.2f}, "
-                f"peak_rss_gb={self.peak_rss_gb:.2f})")
+                f"peak_rss_gb={self.peak_rss_gb:.2f}, "
+                f"peak_rss_delta_gb={self.peak_rss_delta_gb:.2f})")
 
     def sample(self) -> None:
         """One reading of host, GPU and process memory now, folded into the peaks."""
@@ -141,6 +147,39 @@ class Meter:
         return self.peak_pss_bytes / GIB
 
     @property
+    def peak_rss_delta_bytes(self) -> int:
+        """What the region added to this process's resident set at its peak: peak_rss_bytes
+        over the RSS at enter (0 when the region only freed memory)."""
+        return self._live().peak_rss_delta_bytes
+
+    @property
+    def peak_rss_delta_gb(self) -> float:
+        """peak_rss_delta_bytes in GiB."""
+        return self.peak_rss_delta_bytes / GIB
+
+    @property
+    def peak_pss_delta_bytes(self) -> int:
+        """The same for the proportional set size: its peak over the samples minus the PSS at
+        enter (0 when it never rose)."""
+        return self._live().peak_pss_delta_bytes
+
+    @property
+    def peak_pss_delta_gb(self) -> float:
+        """peak_pss_delta_bytes in GiB."""
+        return self.peak_pss_delta_bytes / GIB
+
+    @property
+    def rss_at_start_bytes(self) -> int:
+        """This process's resident set size when the region began."""
+        return self._live().rss_at_start_bytes
+
+    @property
+    def peak_rss_from_kernel(self) -> bool:
+        """Whether peak_rss_* is the kernel's high-water mark over the whole region (reset at
+        enter), not only the largest RSS the samples saw."""
+        return self._live().peak_rss_from_kernel
+
+    @property
     def energy(self) -> RegionEnergy:
         """The energy used from enter to the last sample (to exit, once exited), host-wide: CPU
         packages and DRAM from RAPL (wrap-around corrected: sample at least once per wrap,
@@ -158,8 +197,29 @@ class Meter:
 
 def meter(machine: Machine | None = None) -> Meter:
     """A meter on this machine (or `machine`): `with meter() as m: ...`, then m.elapsed_s,
-    m.peak_host_gb, m.peak_gpu_gb, m.host_delta_gb, m.peak_rss_gb, m.peak_pss_gb."""
+    m.peak_host_gb, m.peak_gpu_gb, m.host_delta_gb, m.peak_rss_gb, m.peak_pss_gb, and what the
+    region added: m.peak_rss_delta_gb, m.peak_pss_delta_gb."""
     return Meter(machine)
+
+
+# The names the protocol's members take, under names of their own (a class body's `Meter`
+# would be the member itself).
+_MeterClass = Meter
+_MemorySource = MemorySource
+_MeteredMachine = MeteredMachine
+
+
+class CallableMeterModule(Protocol):
+    """What a type checker sees as `mainboard.meter`: this module, callable as meter(). (A type
+    annotation names the class as `mainboard.Meter`, or imports it from `mainboard.meter`.)"""
+
+    Meter: type[_MeterClass]
+    MemorySource: type[_MemorySource]
+    MeteredMachine: type[_MeteredMachine]
+
+    def meter(self, machine: Machine | None = None) -> _MeterClass: ...
+
+    def __call__(self, machine: Machine | None = None) -> _MeterClass: ...
 
 
 class _CallableModule(types.ModuleType):

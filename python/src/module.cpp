@@ -459,6 +459,10 @@ void bind_measurements(py::module_& m) {
       .def_property_readonly("samples", &Meter::samples)
       .def_property_readonly("peak_rss_bytes", &Meter::peak_rss_bytes)
       .def_property_readonly("peak_pss_bytes", &Meter::peak_pss_bytes)
+      .def_property_readonly("peak_rss_delta_bytes", &Meter::peak_rss_delta_bytes)
+      .def_property_readonly("peak_pss_delta_bytes", &Meter::peak_pss_delta_bytes)
+      .def_property_readonly("rss_at_start_bytes", &Meter::rss_at_start_bytes)
+      .def_property_readonly("peak_rss_from_kernel", &Meter::peak_rss_from_kernel)
       .def_property_readonly("energy_json",
                              [](const Meter& meter) { return json(meter.energy()).dump(); });
 
@@ -481,8 +485,9 @@ void bind_measurements(py::module_& m) {
         });
   m.def("_profile", [](std::function<void()> fn, std::uint32_t iters, std::uint32_t warmup,
                        std::function<void()> sync, std::uint32_t kinds, std::uint32_t device_index,
-                       const PyMachine& machine) {
+                       const PyMachine& machine, std::uint32_t stack_hz) {
     ProfileOptions o;
+    o.stack_hz = stack_hz;
     o.iters = iters;
     o.warmup = warmup;
     o.kinds = static_cast<Activity>(kinds);
@@ -511,6 +516,9 @@ void bind_measurements(py::module_& m) {
           return dump(ProfileReport::from_profile(evidence, iterations, peak_bandwidth_gbps,
                                                   kinds(supported), kinds(requested)));
         });
+  m.def("_target_exit_summary", [](int exit_code, int signal, bool timed_out) {
+    return TargetExit{exit_code, signal, timed_out}.summary();
+  });
   m.def("_report_text", [](const std::string& report_json) {
     return json::parse(report_json).get<ProfileReport>().report();
   });

@@ -37,12 +37,31 @@ def main(pid: int) -> None:
     with mainboard.meter.meter() as meter:
         pass
     print(meter.elapsed_s, meter.peak_host_gb, meter.peak_gpu_gb, meter.peak_rss_gb)
+    with mainboard.meter() as region:  # the module is callable, and mypy knows it
+        pass
+    added: float = region.peak_rss_delta_gb
+    added_pss: int = region.peak_pss_delta_bytes
+    exact: bool = region.peak_rss_from_kernel
+    meter_class: type[mainboard.Meter] = mainboard.meter.Meter
+    if snap.os is not None:
+        kernel: str = snap.os.kernel
+        page_size: int | None = snap.os.page_size_bytes
+        print(kernel, page_size)
+    used_bytes: int | None = m.memory.used_bytes  # None where the host does not say
+    thread_names: list[str] = [t.name for t in p.result().threads]
+    tids: list[int] = [t.tid for t in p.result().threads]
+    print(added, added_pss, exact, meter_class, used_bytes, thread_names, tids)
     prof = Profiler.run("train.py", timeout=600)
     prof = Profiler.run(None, module="bench.suite",
                         sampler=mainboard.Sampler(hz=499, call_graph="dwarf"))
     print(Profiler.dump(pid).text)
     report = mainboard.profile(lambda: None, iters=3)
     print(report.bound, report.unavailable, str(report))
+    median: int = report.wall.median_ns
+    seconds: float = report.cpu.median_s
+    hot: list[str] = [f.function for f in report.hot_functions]
+    each: tuple[int, ...] = report.iteration_wall_ns
+    print(median, seconds, hot, each, report.device or "no GPU")
     print(mainboard.wait_for_idle(0, timeout=1.0), mainboard.gpu_busy(0))
     view = mainboard.MachineView()
     view.show()

@@ -136,6 +136,50 @@ def test_meter_is_a_context_manager():
     assert len(block) == 64 << 20
 
 
+MIB = 1 << 20
+
+
+def _touched(n):
+    """n bytes the process has really written (a bytearray(n) is zero pages, never resident)."""
+    return b"\x01" * n
+
+
+def test_a_meter_says_what_its_region_added_and_catches_a_peak_between_samples():
+    alive = _touched(200 * MIB)  # resident before the region: not the region's
+    with mainboard.meter() as m:
+        block = _touched(300 * MIB)
+        del block  # freed before any sample: only the high-water mark saw it
+    if not m.peak_rss_from_kernel:
+        pytest.skip("the kernel refused the high-water mark reset (/proc/self/clear_refs)")
+    assert m.rss_at_start_bytes >= 200 * MIB
+    # The region's own 300 MiB, not the 200 alive before it (peak_rss_bytes has both).
+    assert 260 * MIB <= m.peak_rss_delta_bytes <= 360 * MIB, m
+    assert m.peak_rss_bytes >= m.rss_at_start_bytes + 260 * MIB
+    assert m.peak_rss_delta_gb == pytest.approx(m.peak_rss_delta_bytes / 2**30)
+    # A meter inside another keeps the outer one's peak, though its reset wiped the mark.
+    with mainboard.meter() as outer:
+        block = _touched(300 * MIB)
+        del block
+        with mainboard.meter() as inner:
+            small = _touched(50 * MIB)
+            inner.sample()
+            del small
+    assert 260 * MIB <= outer.peak_rss_delta_bytes <= 360 * MIB, outer
+    assert 40 * MIB <= inner.peak_rss_delta_bytes <= 100 * MIB, inner
+    # PSS follows the samples: a block alive at a sample is the region's.
+    with mainboard.meter() as p:
+        block = _touched(100 * MIB)
+        p.sample()
+        del block
+    if p.peak_pss_bytes:
+        assert 80 * MIB <= p.peak_pss_delta_bytes <= 140 * MIB, p
+        assert p.peak_pss_delta_gb == pytest.approx(p.peak_pss_delta_bytes / 2**30)
+    # A region that only freed memory added nothing.
+    with mainboard.meter() as f:
+        del alive
+    assert f.peak_rss_delta_bytes <= 10 * MIB
+
+
 def _rapl_zone(root, zone, name, energy_uj):
     d = root / "sys/class/powercap" / zone
     d.mkdir(parents=True, exist_ok=True)

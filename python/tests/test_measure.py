@@ -50,6 +50,58 @@ def test_profile_fn_gives_the_verdict_of_the_traced_kernels(fake_gpus, fake_cupt
         mainboard.profile(step, iters=0)
 
 
+def _busy_python(n):
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def test_profile_fn_on_a_cpu_host_times_each_iteration_and_names_the_hot_function(monkeypatch):
+    # A host without a GPU: the NVIDIA libraries cannot load.
+    monkeypatch.setenv("MAINBOARD_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1")
+    monkeypatch.setenv("MAINBOARD_CUDA_LIBRARY", "/nonexistent/libcuda.so.1")
+    m = mainboard.Machine.over(host("numa-2socket"))
+    assert not m.gpus
+    calls = []
+
+    def step():
+        calls.append(1)
+        t0 = time.thread_time()
+        while time.thread_time() - t0 < 0.03:  # 30 ms of this thread's CPU time
+            _busy_python(20000)  # a millisecond or so: the time is in it, not in the loop
+
+    r = mainboard.profile(step, iters=5, warmup=2, machine=m)
+    assert len(calls) == 7
+    assert r.iterations == 5 and r.warmup == 2
+    assert r.device == ""
+    # Each iteration took at least the 30 ms of CPU time it spent, in wall and CPU time alike.
+    assert len(r.iteration_wall_ns) == 5 and len(r.iteration_cpu_ns) == 5
+    assert all(ns >= 30_000_000 for ns in r.iteration_cpu_ns), r.iteration_cpu_ns
+    assert all(w >= 30_000_000 for w in r.iteration_wall_ns), r.iteration_wall_ns
+    assert r.wall.count == 5
+    assert r.wall.min_ns == min(r.iteration_wall_ns) and r.wall.max_ns == max(r.iteration_wall_ns)
+    assert r.wall.median_ns == sorted(r.iteration_wall_ns)[2]
+    assert r.wall.min_ns <= r.wall.median_ns <= r.wall.max_ns
+    assert r.cpu.median_ns == sorted(r.iteration_cpu_ns)[2]
+    assert r.wall.median_s == pytest.approx(r.wall.median_ns / 1e9)
+    # Not one GPU failure: one calm line instead.
+    assert list(r.unavailable) == [] or all(u == "stacks" for u in r.unavailable), r.unavailable
+    text = r.report()
+    assert "no GPU on this host" in text
+    assert "not traced" not in text and "UNKNOWN" not in text and "CUPTI" not in text
+    assert "5 iterations timed after 2 warm-up runs" in text
+    assert "wall per iteration: min" in text and "median" in text
+    # The iterations' stacks: the Python function that spent the time leads.
+    if "stacks" in r.unavailable:
+        pytest.skip(f"no stack sampling here: {r.unavailable_reasons['stacks']}")
+    assert r.stack_samples > 10
+    names = [f.function for f in r.hot_functions]
+    assert names and "_busy_python" in names[0], text
+    assert r.hot_functions[0].self_pct > 50, text
+    assert "_busy_python" in text
+
+
 def test_report_from_a_profile_lists_what_the_device_could_not_trace(fake_gpus, fake_cupti):
     m = gpu_machine(fake_gpus)
     with Profiler(features=Feature.SPANS | Feature.GPU_ACTIVITY, machine=m) as p:

@@ -25,7 +25,7 @@ from mainboard import (
     ProfileReport, Registry, Singleton, Unit, UnitKind, span,
 )
 
-from conftest import host
+from conftest import FIXTURES, host
 
 
 def paths(profile):
@@ -530,21 +530,33 @@ def test_a_report_lists_activity_kinds_with_readable_reasons():
     # In a fresh interpreter: an earlier test's fake CUDA driver, once loaded, stays loaded.
     code = ("import json, sys, mainboard\n"
             "r = mainboard.profile(lambda: None, machine=mainboard.Machine.over(sys.argv[1]))\n"
-            "print(json.dumps([list(r.unavailable), dict(r.unavailable_reasons)]))\n")
+            "print(json.dumps([list(r.unavailable), dict(r.unavailable_reasons), r.report()]))\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAINBOARD_FAKE")}
+    env["MAINBOARD_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1"
     out = subprocess.run([sys.executable, "-c", code, host("numa-2socket")], env=env,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    labels, reasons = json.loads(out.stdout)
+    labels, reasons, text = json.loads(out.stdout)
+    # No GPU on the host: one calm line, not a failure per activity kind.
+    assert not set(labels) & {"kernel", "memcpy", "memset", "device"}, reasons
+    assert "no GPU on this host" in text and "not traced" not in text, text
+    # A GPU without a CUDA driver to trace it: each kind, with a reason a person reads.
+    nvml = os.environ.get("MAINBOARD_FAKE_NVML")
+    if not nvml:
+        pytest.skip("the fake NVIDIA libraries are not built")
+    env.update(MAINBOARD_NVML_LIBRARY=nvml, MAINBOARD_CUDA_LIBRARY="/nonexistent/libcuda.so.1",
+               MAINBOARD_CUPTI_LIBRARY="/nonexistent/libcupti.so",
+               MAINBOARD_FAKE_GPU_SCENARIO=str(FIXTURES / "gpus" / "h100x8.json"))
+    out = subprocess.run([sys.executable, "-c", code, host("gpu-procs")], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    labels, reasons, text = json.loads(out.stdout)
     assert labels and set(labels) <= {"kernel", "memcpy", "memset", "synchronization",
-                                      "overhead", "counters", "device"}
-    for label in labels:
-        assert reasons[label] and not reasons[label].startswith("CUPTI"), reasons
-    try:
-        import ctypes
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:  # no driver here: that is what the reasons say, not CUPTI's error code
-        assert reasons["kernel"].startswith("no CUDA driver"), reasons
+                                      "overhead", "counters", "device", "stacks"}, labels
+    for label in labels:  # words, not an error code (CUPTI_ERROR_UNKNOWN)
+        assert reasons[label] and "_ERROR_" not in reasons[label], reasons
+    assert "could not be loaded" in reasons["kernel"], reasons
+    assert "no GPU on this host" not in text, text
 
 
 # ---------------------------------------------------------------- arguments

@@ -33,6 +33,7 @@ SNIPPET = textwrap.dedent('''
         pass
     reveal_type(p.stats())
     reveal_type(mainboard.meter.meter())
+    reveal_type(mainboard.meter())
     snap = mainboard.Machine().snapshot()
     reveal_type(snap.memory.total_bytes)
     reveal_type(snap.memory.used_bytes)
@@ -90,6 +91,7 @@ def test_mypy_sees_the_documented_types(tmp_path):
         "builtins.str",
         "builtins.tuple[mainboard._profiling.NameStat, ...]",
         "mainboard.meter.Meter",
+        "mainboard.meter.Meter",  # the module is callable: mainboard.meter()
         "builtins.int",  # typed fields, generated from the C++ field lists
         "Union[builtins.int, None]",
         "Union[builtins.float, None]",

@@ -80,6 +80,26 @@ def test_renderable_on_a_host_without_gpus(cpu_view):
     assert cpu_view.connection_label("cpu") in text
 
 
+@pytest.mark.parametrize("width", [100, 70, 50, 40])
+def test_a_narrow_console_gets_the_commands_layout_with_nothing_cut(cpu_view, h100_view, width):
+    pytest.importorskip("rich")
+    for view in (cpu_view, h100_view):
+        text = _rich_text(view.renderable(), width=width)
+        lines = text.rstrip("\n").split("\n")
+        assert max(len(line) for line in lines) <= width, text
+        assert "…" not in text, text  # no title or row shortened with an ellipsis
+        # Every word of the CPU's title is there, wherever the lines broke it.
+        words = " ".join(line.strip(" │╭╮╰╯─") for line in lines).split()
+        for word in view.cpu_title().replace("·", " ").split():
+            assert word in words or any(word in w for w in words), (word, text)
+        if width < 60:  # a list, as the command draws it there: no boxes
+            assert "╭" not in text and "┌" not in text, text
+            plain = [line.rstrip() for line in view.text(width=width).rstrip("\n").split("\n")]
+            assert [line.rstrip() for line in lines] == plain, text
+        elif width >= 100:
+            assert "╭" in text  # the Rich grid, where it fits
+
+
 def test_show_prints_the_rich_schematic(cpu_view):
     pytest.importorskip("rich")
     from rich.console import Console

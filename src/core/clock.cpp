@@ -21,5 +21,8 @@ std::int64_t unix_ns() {
 std::int64_t boot_ns() {
   return read_clock(CLOCK_BOOTTIME);
 }
+std::int64_t process_cpu_ns() {
+  return read_clock(CLOCK_PROCESS_CPUTIME_ID);
+}
 
 }  // namespace mainboard::core

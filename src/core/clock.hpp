@@ -7,6 +7,8 @@ namespace mainboard::core {
 /// The one monotonic clock every timestamp in a snapshot or profile comes from (CLOCK_MONOTONIC
 /// nanoseconds, the clock CUPTI and perf can be aligned to).
 std::int64_t monotonic_ns();
+/// CPU time of the whole process (every thread), in nanoseconds (CLOCK_PROCESS_CPUTIME_ID).
+std::int64_t process_cpu_ns();
 /// Wall-clock nanoseconds since the Unix epoch.
 std::int64_t unix_ns();
 /// Nanoseconds since the host booted, suspend included (CLOCK_BOOTTIME): the kernel log's clock.

@@ -131,7 +131,43 @@ ProfileReport ProfileReport::from_profile(const Profile& profile, std::uint32_t 
   return r;
 }
 
+IterationTimes IterationTimes::of(const std::vector<std::int64_t>& ns) {
+  IterationTimes t;
+  if (ns.empty()) return t;
+  t.count = static_cast<std::uint32_t>(std::min<std::size_t>(ns.size(), UINT32_MAX));
+  std::vector<std::int64_t> sorted(ns);
+  std::sort(sorted.begin(), sorted.end());
+  t.min_ns = sorted.front();
+  t.max_ns = sorted.back();
+  auto n = sorted.size();
+  t.median_ns = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  long double sum = 0;
+  for (auto v : sorted)
+    sum += static_cast<long double>(v);
+  long double mean = sum / static_cast<long double>(n);
+  t.mean_ns = static_cast<std::int64_t>(std::llround(mean));
+  if (n > 1) {
+    long double squares = 0;
+    for (auto v : sorted)
+      squares += (static_cast<long double>(v) - mean) * (static_cast<long double>(v) - mean);
+    t.stdev_ns = static_cast<std::int64_t>(
+        std::llround(std::sqrt(squares / static_cast<long double>(n - 1))));
+  }
+  return t;
+}
+
 MAINBOARD_DEFINE_ENUM_JSON(Bound)
+
+template <class V>
+void fields(V& v, IterationTimes& m) {
+  v("count", m.count);
+  v("min_ns", m.min_ns);
+  v("median_ns", m.median_ns);
+  v("mean_ns", m.mean_ns);
+  v("stdev_ns", m.stdev_ns);
+  v("max_ns", m.max_ns);
+}
+MAINBOARD_DEFINE_JSON(IterationTimes)
 
 template <class V>
 void fields(V& v, KernelStat& m) {
@@ -143,6 +179,14 @@ MAINBOARD_DEFINE_JSON(KernelStat)
 template <class V>
 void fields(V& v, ProfileReport& m) {
   v("iterations", m.iterations);
+  v("warmup", m.warmup);
+  v("iteration_wall_ns", m.iteration_wall_ns);
+  v("iteration_cpu_ns", m.iteration_cpu_ns);
+  v("wall", m.wall);
+  v("cpu", m.cpu);
+  v("device", m.device);
+  v("hot_functions", m.hot_functions);
+  v("stack_samples", m.stack_samples);
   v("dominant_kernel", m.dominant_kernel);
   v("dominant_share_pct", m.dominant_share_pct);
   v("bound", m.bound);

@@ -11,9 +11,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -110,6 +113,16 @@ bool merge_handoff(Profile& into, const fs::path& dir, const std::string& prefix
     }
   }
   return any;
+}
+
+/// What the perf_event sampler takes of a run's, an attach's or a self-sampler's options.
+sampling::SamplerOptions perf_options(const SampleOptions& o) {
+  sampling::SamplerOptions so;
+  so.hz = o.hz;
+  so.max_samples = o.max_samples;
+  so.dwarf = o.call_graph == CallGraph::dwarf;
+  so.kernel = o.kernel;
+  return so;
 }
 
 /// The process has exited: it is gone, or a zombie its parent has not reaped yet (kill(pid, 0)
@@ -220,11 +233,7 @@ RunResult Sampler::run(const std::vector<std::string>& argv, const SampleOptions
   std::unique_ptr<sampling::PerfSampler> sampler;
   if (has(o.features, Feature::stacks)) {
     try {
-      sampling::SamplerOptions so;
-      so.hz = o.hz;
-      so.max_samples = o.max_samples;
-      so.dwarf = o.call_graph == CallGraph::dwarf;
-      so.kernel = o.kernel;
+      auto so = perf_options(o);
       sampler =
           std::make_unique<sampling::PerfSampler>(pid, std::vector<std::int32_t>{pid}, so, true);
     } catch (const Error& e) {
@@ -412,11 +421,7 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
     tids.insert(tids.end(), more.begin(), more.end());
   }
   if (tids.empty()) tids.push_back(pid);
-  sampling::SamplerOptions so;
-  so.hz = o.hz;
-  so.max_samples = o.max_samples;
-  so.dwarf = o.call_graph == CallGraph::dwarf;
-  so.kernel = o.kernel;
+  auto so = perf_options(o);
   sampling::PerfSampler sampler(pid, tids, so, false);
   for (auto p : tree)
     sampler.seed_from_proc(p);
@@ -465,6 +470,106 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   p.rank = RankInfo::of_process(pid);
   p.record_origin();
   return p;
+}
+
+struct SelfSampler::State {
+  SampleOptions options;
+  std::thread thread;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+  std::optional<Profile> result;
+  std::exception_ptr error;
+  bool stopped = false;
+};
+
+SelfSampler::SelfSampler(const SampleOptions& options) : state_(std::make_unique<State>()) {
+  state_->options = options;
+  std::promise<void> started;
+  auto ready = started.get_future();
+  State* s = state_.get();
+  s->thread = std::thread([s, &started] {
+    bool running = false;
+    try {
+      const auto& o = s->options;
+      auto pid = static_cast<std::int32_t>(::getpid());
+      auto self = static_cast<std::int32_t>(::gettid());
+      // Every thread but this one, which only reads; the threads they start join by inheritance.
+      std::vector<std::int32_t> tids;
+      for (auto tid : symbols::thread_ids(pid))
+        if (tid != self) tids.push_back(tid);
+      auto so = perf_options(o);
+      sampling::PerfSampler sampler(pid, tids, so, false);
+      sampler.seed_from_proc(pid);
+      std::unique_ptr<sampling::PythonPoller> python;
+      if (o.python) {
+        // Never stopped for a read: no thread may trace its own process.
+        python = std::make_unique<sampling::PythonPoller>(
+            sampling::PythonPollerOptions{o.hz, o.wall, false, false, o.gil});
+        python->watch({pid});
+      }
+      std::string command(core::trim(symbols::read_proc_file("/proc/self/comm")));
+      auto start_ns = core::monotonic_ns();
+      running = true;
+      started.set_value();
+      {
+        std::unique_lock lock(s->mutex);
+        while (!s->stopping) {
+          lock.unlock();
+          sampler.drain();
+          lock.lock();
+          s->wake.wait_for(lock, sampler.drain_interval(), [s] { return s->stopping; });
+        }
+      }
+      auto raw = sampler.finish();
+      std::optional<sampling::PythonSamples> py;
+      if (python) py = python->finish();
+      auto p = sampling::to_profile(std::move(raw), o.hz, pid, false, "/tmp", py ? &*py : nullptr);
+      p.pid = pid;
+      p.command = command;
+      p.start_ns = start_ns;
+      p.end_ns = core::monotonic_ns();
+      std::lock_guard lock(s->mutex);
+      s->result = std::move(p);
+    } catch (...) {
+      if (!running)
+        started.set_exception(std::current_exception());
+      else {
+        std::lock_guard lock(s->mutex);
+        s->error = std::current_exception();
+      }
+    }
+  });
+  try {
+    ready.get();
+  } catch (...) {
+    s->thread.join();
+    throw;
+  }
+}
+
+SelfSampler::~SelfSampler() {
+  if (state_ && state_->thread.joinable()) {
+    {
+      std::lock_guard lock(state_->mutex);
+      state_->stopping = true;
+    }
+    state_->wake.notify_all();
+    state_->thread.join();
+  }
+}
+
+Profile SelfSampler::stop() {
+  if (state_->stopped) return {};
+  state_->stopped = true;
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->stopping = true;
+  }
+  state_->wake.notify_all();
+  state_->thread.join();
+  if (state_->error) std::rethrow_exception(state_->error);
+  return std::move(state_->result).value_or(Profile{});
 }
 
 }  // namespace mainboard

@@ -202,6 +202,7 @@ Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Ses
   detail::g_nvtx.store(nvtx, std::memory_order_relaxed);
   s.start_ns = core::monotonic_ns();
   s.names_refused_at_start = detail::g_names_refused.load(std::memory_order_relaxed);
+  s.command = this_program();
   s.start_ticks = detail::ticks();
   s.active = true;
   detail::g_epoch.store(s.epoch, std::memory_order_release);
@@ -433,7 +434,7 @@ void Profiler::stop() {
   auto profile = freeze(threads, clock);
   describe_clock(*profile, clock);
   profile->pid = ::getpid();
-  if (profile->command.empty()) profile->command = this_program();
+  if (profile->command.empty()) profile->command = s.command;
   profile->record_origin();
   profile->start_ns = s.start_ns;
   profile->end_ns = s.stop_ns;
@@ -473,7 +474,7 @@ Profile Profiler::result() const {
   auto profile = freeze(threads, clock);
   describe_clock(*profile, clock);
   profile->pid = ::getpid();
-  if (profile->command.empty()) profile->command = this_program();
+  if (profile->command.empty()) profile->command = s.command;
   profile->record_origin();
   profile->start_ns = s.start_ns;
   profile->end_ns = now_ns;

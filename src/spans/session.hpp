@@ -64,6 +64,7 @@ struct Profiler::Session {
   std::uint64_t start_ticks = 0, stop_ticks = 0;
   std::int64_t start_ns = 0, stop_ns = 0;
   std::uint64_t names_refused_at_start = 0;  // detail::g_names_refused when it began
+  std::string command;  // this process's program (comm) as the session began: read once
   std::vector<std::string> unavailable;
   std::unique_ptr<detail::SessionExtension> extension;
   Activity traced{};  // what the extension traced, kept after it finished

@@ -420,16 +420,41 @@ std::string TraceReport::report() const {
 std::string ProfileReport::report() const {
   using detail::duration;
   std::string out;
-  std::string verdict = bound == Bound::memory    ? "MEMORY-bound"
-                        : bound == Bound::compute ? "COMPUTE-bound"
-                                                  : "UNKNOWN";
-  out += fmt::format("{} over {} iteration{}: {}\n", verdict, iterations,
-                     iterations == 1 ? "" : "s", bound_reason);
+  bool timed = wall.count > 0;
+  // profile() on a host without a GPU: its times and stacks, and one line for the GPU.
+  bool cpu_only = timed && device.empty() && kernels.empty() && total_memcpy_ns == 0;
+  if (timed) {
+    out += fmt::format("{} iteration{} timed", wall.count, wall.count == 1 ? "" : "s");
+    if (warmup)
+      out += fmt::format(" after {} warm-up run{} (not counted)", warmup, warmup == 1 ? "" : "s");
+    out += "\n";
+    out += fmt::format("  wall per iteration: min {} · median {} · mean {}", duration(wall.min_ns),
+                       duration(wall.median_ns), duration(wall.mean_ns));
+    if (wall.count > 1) out += fmt::format(" ± {}", duration(wall.stdev_ns));
+    out += fmt::format(" · max {}\n", duration(wall.max_ns));
+    out += fmt::format("  CPU per iteration:  min {} · median {}", duration(cpu.min_ns),
+                       duration(cpu.median_ns));
+    if (wall.median_ns > 0)
+      out += fmt::format(" ({:.1f} CPU-seconds per second of wall time)",
+                         static_cast<double>(cpu.median_ns) / static_cast<double>(wall.median_ns));
+    out += "\n";
+  }
+  if (cpu_only) {
+    out += "no GPU on this host: the times and functions are the CPU's\n";
+  } else {
+    std::string verdict = bound == Bound::memory    ? "MEMORY-bound"
+                          : bound == Bound::compute ? "COMPUTE-bound"
+                                                    : "UNKNOWN";
+    out += fmt::format("{} over {} iteration{}", verdict, iterations, iterations == 1 ? "" : "s");
+    if (!device.empty()) out += " on " + device;
+    out += ": " + bound_reason + "\n";
+  }
   if (!dominant_kernel.empty())
     out += fmt::format("dominant kernel: {} ({:.1f} % of kernel time)\n",
                        detail::clip(dominant_kernel, 80), dominant_share_pct);
-  out +=
-      fmt::format("kernels {} · copies {}", duration(total_kernel_ns), duration(total_memcpy_ns));
+  if (!cpu_only)
+    out +=
+        fmt::format("kernels {} · copies {}", duration(total_kernel_ns), duration(total_memcpy_ns));
   if (total_memcpy_ns > 0) {
     out += fmt::format(" · copy bandwidth {:.1f} GB/s", achieved_bandwidth_gbps);
     if (peak_bandwidth_gbps > 0)
@@ -437,7 +462,7 @@ std::string ProfileReport::report() const {
           fmt::format(" ({:.0f} % of the {:.0f} GB/s peak)",
                       100.0 * achieved_bandwidth_gbps / peak_bandwidth_gbps, peak_bandwidth_gbps);
   }
-  out += "\n";
+  if (!cpu_only) out += "\n";
   if (peak_memory_bytes)
     out += fmt::format("device memory{}: peak {}, mean {}\n",
                        memory_scope == "device"
@@ -453,8 +478,18 @@ std::string ProfileReport::report() const {
                          dims(k.shape.grid), dims(k.shape.block), k.shape.registers_per_thread,
                          view::bytes(k.shape.shared_bytes), k.occupancy_pct);
   }
+  if (!hot_functions.empty()) {
+    out += fmt::format("hot functions ({} stack samples, by self time):\n", stack_samples);
+    out += fmt::format("  {:>7} {:>7}  {:<56}  {}\n", "self %", "total %", "function", "module");
+    for (const auto& f : hot_functions) {
+      std::string where = f.module;
+      if (f.module == "[python]" && !f.file.empty()) where = detail::short_python_file(f.file);
+      out += fmt::format("  {:>6.1f}% {:>6.1f}%  {:<56}  {}\n", f.self_pct, f.total_pct,
+                         detail::clip(f.function, 56), where);
+    }
+  }
   for (const auto& u : unavailable)
-    out += "not traced: " + u + "\n";
+    out += (u.rfind("stacks", 0) == 0 ? "not sampled: " : "not traced: ") + u + "\n";
   return out;
 }
 

@@ -724,6 +724,15 @@ TEST(GpuTracer, ProfileFunctionGivesAVerdict) {
   EXPECT_EQ(evidence.span_stats.size(), 1u);
   EXPECT_EQ(evidence.span_stats[0].path, "iteration");
   EXPECT_EQ(evidence.span_stats[0].calls, 3u);
+  // Each timed run is timed, its 2 ms sleep and its sync within; the warm-up run is not.
+  EXPECT_EQ(r.warmup, 1u);
+  ASSERT_EQ(r.iteration_wall_ns.size(), 3u);
+  for (auto ns : r.iteration_wall_ns)
+    EXPECT_GE(ns, 2'000'000);
+  EXPECT_EQ(r.wall.count, 3u);
+  EXPECT_FALSE(r.device.empty());  // the scenario's GPU 0, named in the verdict
+  EXPECT_NE(r.report().find("over 3 iterations on " + r.device), std::string::npos) << r.report();
+  EXPECT_EQ(r.report().find("no GPU on this host"), std::string::npos) << r.report();
   nlohmann::json j = r;
   EXPECT_EQ(j.get<ProfileReport>(), r);
   EXPECT_EQ(j["bound"], to_string(r.bound));

@@ -349,14 +349,19 @@ TEST(Profiler, OnlyOneSessionAtATime) {
 }
 
 TEST(Profiler, UnavailableFeaturesAreListedOrThrownInStrictMode) {
+  // A GPU index past the GPUs there are: listed, or thrown in strict mode.
+  FakeGpus gpus("h100x8");
+  Machine m(gpus.options());
+  ASSERT_EQ(m.gpus().size(), 8u);
   Collection c = spans_only();
+  c.machine = &m;
   c.features = Feature::spans | Feature::device;
-  c.device_index = 3;
+  c.device_index = 9;
   {
     Profiler p(c);
     const auto& r = p.result();
     ASSERT_EQ(r.unavailable.size(), 1u);
-    EXPECT_NE(r.unavailable[0].find("no GPU at index 3"), std::string::npos);
+    EXPECT_NE(r.unavailable[0].find("no GPU at index 9 (8 found)"), std::string::npos);
     EXPECT_TRUE(r.device_samples.empty());
   }
   c.strict = true;
@@ -368,6 +373,17 @@ TEST(Profiler, UnavailableFeaturesAreListedOrThrownInStrictMode) {
   }
   Profiler after(spans_only());  // a refused strict session left nothing active
   EXPECT_TRUE(after.active());
+  after.stop();
+  // A host without GPUs: the device readings the defaults ask for are nothing to read there,
+  // not a failure listed in every session; asked for strictly, they are refused.
+  Collection quiet = spans_only();
+  quiet.features = Feature::spans | Feature::device;
+  {
+    Profiler p(quiet);
+    EXPECT_TRUE(p.result().unavailable.empty());
+  }
+  quiet.strict = true;
+  EXPECT_THROW(Profiler strict(quiet), Error);
 }
 
 TEST(Profiler, UnderTakesOneCollectionPolicy) {
@@ -660,4 +676,49 @@ TEST(Spans, TracksInterleaveOnOneThreadUnderTheirStartingPath) {
   EXPECT_EQ(detail::span_enter_on(detail::track_state(c3), "after"), nullptr);
   detail::track_close(c3);
   EXPECT_EQ(detail::track_open("tasks", nullptr, 0), nullptr);
+}
+
+TEST(ProfileReport, IterationTimesAreTheFiguresTimeitGives) {
+  auto t = IterationTimes::of({30, 10, 20, 40});
+  EXPECT_EQ(t.count, 4u);
+  EXPECT_EQ(t.min_ns, 10);
+  EXPECT_EQ(t.max_ns, 40);
+  EXPECT_EQ(t.median_ns, 25);  // between the middle two
+  EXPECT_EQ(t.mean_ns, 25);
+  EXPECT_EQ(t.stdev_ns, 13);  // sqrt(500 / 3) = 12.9: the sample deviation, n - 1
+  auto odd = IterationTimes::of({5, 1, 9});
+  EXPECT_EQ(odd.median_ns, 5);
+  EXPECT_EQ(IterationTimes::of({7}).stdev_ns, 0);
+  EXPECT_EQ(IterationTimes::of({}), IterationTimes{});
+  // Large times do not overflow the sum.
+  std::vector<std::int64_t> big(1000, std::int64_t{1} << 60);
+  EXPECT_EQ(IterationTimes::of(big).mean_ns, std::int64_t{1} << 60);
+}
+
+TEST(ProfileReport, ACpuHostReportSaysNoGpuOnceAndGivesTheTimes) {
+  ProfileReport r;
+  r.iterations = 3;
+  r.warmup = 1;
+  r.iteration_wall_ns = {2'000'000, 3'000'000, 4'000'000};
+  r.iteration_cpu_ns = {4'000'000, 6'000'000, 8'000'000};
+  r.wall = IterationTimes::of(r.iteration_wall_ns);
+  r.cpu = IterationTimes::of(r.iteration_cpu_ns);
+  r.stack_samples = 40;
+  r.hot_functions.push_back({"matmul", "libblas.so.3", "", 30, 40, 75.0, 100.0});
+  auto text = r.report();
+  EXPECT_EQ(text.rfind("3 iterations timed after 1 warm-up run (not counted)\n", 0), 0u) << text;
+  EXPECT_NE(text.find("wall per iteration: min 2.00 ms · median 3.00 ms · mean 3.00 ms ± 1.00 ms"
+                      " · max 4.00 ms"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(2.0 CPU-seconds per second of wall time)"), std::string::npos) << text;
+  EXPECT_NE(text.find("no GPU on this host"), std::string::npos) << text;
+  EXPECT_EQ(text.find("UNKNOWN"), std::string::npos) << text;
+  EXPECT_EQ(text.find("kernels"), std::string::npos) << text;
+  EXPECT_NE(text.find("hot functions (40 stack samples, by self time)"), std::string::npos) << text;
+  EXPECT_NE(text.find("matmul"), std::string::npos) << text;
+  // The JSON carries the times and functions both ways.
+  nlohmann::json j = r;
+  EXPECT_EQ(j.get<ProfileReport>(), r);
+  EXPECT_EQ(j["wall"]["median_ns"], 3'000'000);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include <algorithm>
@@ -274,6 +275,47 @@ TEST(Sampling, ProgramsThatCannotStartAreErrors) {
         << e.what();
   }
   EXPECT_THROW(Sampler::run({}), Error);
+}
+
+namespace {
+double thread_cpu_s() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+}  // namespace
+
+extern "C" __attribute__((noinline)) double self_sampled_spin(double cpu_s) {
+  volatile double x = 1;
+  for (double until = thread_cpu_s() + cpu_s; thread_cpu_s() < until;)
+    for (int i = 0; i < 10000; ++i)
+      x = x * 1.0000001 + 1e-9;
+  return x;
+}
+
+// The process samples itself (profile(fn)'s sampler): the function that spent this thread's CPU
+// time leads, and the sampler's own thread is not in the profile. Counted against the CPU time
+// the thread had: 0.3 s at 499 Hz asks for about 150 samples; a tenth of that is required.
+TEST(Sampling, ASelfSamplerFindsTheFunctionThisProcessRuns) {
+  SampleOptions o;
+  o.hz = 499;
+  o.python = false;
+  std::optional<SelfSampler> sampler;
+  try {
+    sampler.emplace(o);
+  } catch (const Error& e) {
+    GTEST_SKIP() << "no perf_event here: " << e.what();
+  }
+  self_sampled_spin(0.3);
+  auto p = sampler->stop();
+  ASSERT_GE(p.samples.size(), 15u) << p.report();
+  EXPECT_EQ(p.pid, ::getpid());
+  auto hot = p.hot_functions(1);
+  ASSERT_FALSE(hot.empty());
+  EXPECT_EQ(hot[0].function, "self_sampled_spin") << p.report();
+  EXPECT_GT(hot[0].self_pct, 50.0) << p.report();
+  // Stopped once; a second stop gives nothing.
+  EXPECT_TRUE(sampler->stop().samples.empty());
 }
 
 // On-CPU samples follow the CPU time the target had, not the wall clock: beside other work it
