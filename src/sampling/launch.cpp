@@ -481,14 +481,16 @@ struct SelfSampler::State {
   std::optional<Profile> result;
   std::exception_ptr error;
   bool stopped = false;
+  /// Whether the thread started sampling (or why not): kept here, not on the constructor's
+  /// stack, so that the thread's last touch of it cannot outlive it.
+  std::promise<void> started;
 };
 
 SelfSampler::SelfSampler(const SampleOptions& options) : state_(std::make_unique<State>()) {
   state_->options = options;
-  std::promise<void> started;
-  auto ready = started.get_future();
   State* s = state_.get();
-  s->thread = std::thread([s, &started] {
+  auto ready = s->started.get_future();
+  s->thread = std::thread([s] {
     bool running = false;
     try {
       const auto& o = s->options;
@@ -511,7 +513,7 @@ SelfSampler::SelfSampler(const SampleOptions& options) : state_(std::make_unique
       std::string command(core::trim(symbols::read_proc_file("/proc/self/comm")));
       auto start_ns = core::monotonic_ns();
       running = true;
-      started.set_value();
+      s->started.set_value();
       {
         std::unique_lock lock(s->mutex);
         while (!s->stopping) {
@@ -533,7 +535,7 @@ SelfSampler::SelfSampler(const SampleOptions& options) : state_(std::make_unique
       s->result = std::move(p);
     } catch (...) {
       if (!running)
-        started.set_exception(std::current_exception());
+        s->started.set_exception(std::current_exception());
       else {
         std::lock_guard lock(s->mutex);
         s->error = std::current_exception();
