@@ -200,9 +200,10 @@ Profiler::Profiler(const Collection& collection) : session_(std::make_unique<Ses
   detail::g_count_open.store(s.extension && s.extension->count_open_spans(),
                              std::memory_order_relaxed);
   detail::g_nvtx.store(nvtx, std::memory_order_relaxed);
-  s.start_ns = core::monotonic_ns();
-  s.names_refused_at_start = detail::g_names_refused.load(std::memory_order_relaxed);
+  // Read before the clock pair below: anything between the two skews the span clock's rate.
   s.command = this_program();
+  s.names_refused_at_start = detail::g_names_refused.load(std::memory_order_relaxed);
+  s.start_ns = core::monotonic_ns();
   s.start_ticks = detail::ticks();
   s.active = true;
   detail::g_epoch.store(s.epoch, std::memory_order_release);
