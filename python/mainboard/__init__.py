@@ -50,7 +50,7 @@ from ._snapshot import (
     Infiniband, InfinibandDevice, InfinibandPort, Network, NetworkInterface,
     HugePagePool, HugePages, MemoryController, MemoryErrors, TemperatureSensor, Temperatures,
 )
-from ._snapshot import HostTuning, OperatingSystem
+from ._snapshot import GpuHealth, GpuUnitActivity, HostTuning, OperatingSystem
 # RAPL energy counters, and the energy of a metered region.
 from ._snapshot import DomainEnergy, EnergyCounter, EnergyCounters, RegionEnergy
 
@@ -140,6 +140,6 @@ __all__ += ["DomainEnergy", "EnergyCounter", "EnergyCounters", "RegionEnergy"]
 # How a profiled target ended, and what a failed one raises (strict) or warns.
 __all__ += ["MainboardWarning", "TargetExit", "TargetFailed"]
 # The operating system and the host's tuning, as a snapshot holds them.
-__all__ += ["HostTuning", "OperatingSystem"]
+__all__ += ["GpuHealth", "GpuUnitActivity", "HostTuning", "OperatingSystem"]
 # profile(fn)'s per-iteration times; a profile's threads.
 __all__ += ["IterationTimes", "ThreadInfo"]

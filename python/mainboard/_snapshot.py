@@ -332,6 +332,46 @@ def _flatten(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
+class GpuHealth(FrozenModel):
+    """A GPU's health: persistence mode, ECC on and its error counts (since the driver loaded
+    and over the GPU's life), remapped rows and a remapping pending or failed, pages waiting to
+    be retired; None for what the driver does not report."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    persistence_mode: bool | None
+    ecc_enabled: bool | None
+    ecc_corrected_volatile: int | None
+    ecc_uncorrected_volatile: int | None
+    ecc_uncorrected_aggregate: int | None
+    remapped_rows_correctable: int | None
+    remapped_rows_uncorrectable: int | None
+    remap_pending: bool | None
+    remap_failed: bool | None
+    retired_pages_pending: bool | None
+    xid_errors: int | None
+    last_xid: FrozenModel | None
+    xid_source: str
+    xid_since_unix_s: float | None
+    links: tuple[FrozenModel, ...]
+    unavailable: FrozenModel
+    # end of fields
+
+
+class GpuUnitActivity(FrozenModel):
+    """How busy a GPU's units were between two readings (NVML's GPM metrics, Hopper on): SMs
+    active and their occupancy, tensor cores, DRAM bandwidth, graphics, and the window between
+    the two samples in seconds; None where not reported."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    sm_active_pct: float | None
+    sm_occupancy_pct: float | None
+    tensor_active_pct: float | None
+    dram_bandwidth_pct: float | None
+    graphics_active_pct: float | None
+    window_s: float | None
+    # end of fields
+
+
 class GPUSnapshot(UnitSnapshot):
     """Point-in-time reading of all GPU sensors: the UnitSnapshot fields, then pcie (PCIe TX/RX
     throughput), fan_speed_pct (0 without a fan or a reading), processes (compute processes and
@@ -346,8 +386,8 @@ class GPUSnapshot(UnitSnapshot):
     pcie: PcieReading
     fan_speed_pct: float
     processes: tuple[GpuProcess, ...]
-    health: FrozenModel | None
-    unit_activity: FrozenModel | None
+    health: GpuHealth | None
+    unit_activity: GpuUnitActivity | None
     # end of fields
 
     # A GPU's readings are never None: zeros where unavailable, as the reference reads them.
@@ -356,7 +396,8 @@ class GPUSnapshot(UnitSnapshot):
     thermal: Thermal
 
     _nested = {**UnitSnapshot._nested, "info": GpuInfo, "memory_regions": Memory,
-               "pcie": PcieReading, "processes": GpuProcess}
+               "pcie": PcieReading, "processes": GpuProcess, "health": GpuHealth,
+               "unit_activity": GpuUnitActivity}
 
     @classmethod
     def _prepare(cls, document: dict[str, Any]) -> dict[str, Any]:

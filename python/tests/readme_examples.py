@@ -22,6 +22,10 @@ def main(pid: int) -> None:
     copy = snap.model_copy(update={"hostname": "x"})
     for g in m.gpus:
         fan: float = g.snapshot("step").fan_speed_pct
+        health = g.snapshot().health
+        if health is not None:
+            ecc_errors: int | None = health.ecc_uncorrected_volatile
+            print(ecc_errors)
     with Profiler(features=Feature.DEFAULT) as p:
         for batch in range(10):
             with span("train"):

@@ -101,6 +101,11 @@ def test_gpus_through_the_fake_driver_libraries(fake_gpus):
     snap = g.snapshot("step")
     assert isinstance(snap, mainboard.GPUSnapshot)
     assert snap.name == "step" and snap.info.uuid == g.uuid  # a UnitSnapshot's fields too
+    # Health is a typed model (persistence and ECC from the fake driver's scenario).
+    assert isinstance(snap.health, mainboard.GpuHealth)
+    assert snap.health.persistence_mode is True and snap.health.ecc_enabled is True
+    assert snap.health.ecc_uncorrected_volatile == 0
+    assert snap.unit_activity is None or isinstance(snap.unit_activity, mainboard.GpuUnitActivity)
     busy = [p for x in gpus for p in x.processes]
     assert busy and busy[0].name  # names from /proc/<pid>/comm of the recorded host
     assert mainboard.gpu_busy(3, machine=m) in (True, False)
