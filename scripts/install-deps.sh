@@ -29,6 +29,8 @@ packages=(
   # wheels (make wheels, and the tests that install them): patchelf sets the bundled
   # libraries' run paths; venv makes the environments they are installed into
   patchelf python3-venv python3-pip
+  # a real terminal for the live view's tests (`mainboard top` driven by keys, its screen read)
+  tmux
   # the headless browsers that look at the HTML report and the SVG flame graph (tests/js)
   chromium firefox-esr
   # run time, optional readings (DIMMs)

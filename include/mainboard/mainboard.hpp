@@ -19,6 +19,7 @@
 #include "mainboard/gather.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/json.hpp"
+#include "mainboard/live.hpp"
 #include "mainboard/log.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/memory.hpp"

@@ -99,6 +99,10 @@ const std::vector<CommandInfo>& commands() {
        make<Fleet>, false, true},
       {"serve", "metrics for Prometheus: /metrics (host, cgroup, every GPU and NPU) and /healthz",
        make<Serve>},
+      {"top",
+       "the machine live: each CPU, memory, the cgroup, pressure, every GPU and the processes "
+       "on them, redrawn every interval (or JSON Lines)",
+       make<Top>},
       {"busy", "exit 0 when GPU N is idle, 1 when it is busy, 2 when there is no such GPU",
        make<Busy, false>},
       {"wait-idle", "wait until GPU N is idle: exit 0 once idle, 1 at the timeout, 2 no such GPU",

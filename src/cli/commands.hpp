@@ -106,6 +106,18 @@ struct Serve : Command {
   int run(const Global& g) override;
 };
 
+/// `top`: the machine live, full-screen on a terminal, a frame per interval elsewhere, or JSON
+/// Lines with --json.
+struct Top : Command {
+  double interval_s = 1.0;
+  bool once = false, json = false, all = false;
+  std::uint64_t count = 0;  // 0: until quit
+  std::string sort;
+  void declare(CLI::App& cmd) override;
+  std::string complete(const CLI::App& cmd, std::vector<std::string> rest) override;
+  int run(const Global& g) override;
+};
+
 /// `busy` (is GPU N busy now) and, with a timeout, `wait-idle` (until it is not).
 struct Busy : Command {
   explicit Busy(bool waits = false) : wait(waits) {}
@@ -157,7 +169,7 @@ struct ProfileReport : Command {
   std::size_t top = 20;
   bool json = false;
   std::string sort = "self";  // the hot functions by self or total time
-  RankOptions ranks;  // how a merged job's ranks are read
+  RankOptions ranks;          // how a merged job's ranks are read
   Pictures pictures;
   void declare(CLI::App& cmd) override;
   std::string complete(const CLI::App& cmd, std::vector<std::string> rest) override;

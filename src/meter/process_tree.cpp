@@ -8,28 +8,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/proc_stat.hpp"
 #include "core/text.hpp"
 
 namespace mainboard::proctree {
 
 std::optional<ProcessStat> parse_stat(std::string_view text) {
-  auto close = text.rfind(')');
-  auto open = text.find('(');
-  if (close == std::string_view::npos || open == std::string_view::npos || open > close)
-    return std::nullopt;
-  ProcessStat s;
-  auto pid = core::parse_i64(text.substr(0, open));
-  if (!pid || *pid <= 0 || *pid > 0x7fffffff) return std::nullopt;
-  s.pid = static_cast<int>(*pid);
-  // After ')': state(3) ppid(4) … rss(24); index 0 here is field 3.
-  auto fields = core::split_ws(core::trim(text.substr(close + 1)));
-  if (fields.size() < 22) return std::nullopt;
-  auto ppid = core::parse_i64(fields[1]);
-  auto rss = core::parse_i64(fields[21]);
-  if (!ppid || !rss) return std::nullopt;
-  s.ppid = static_cast<int>(*ppid);
-  s.rss_pages = *rss > 0 ? static_cast<std::uint64_t>(*rss) : 0;
-  return s;
+  auto stat = core::parse_proc_stat(text);
+  if (!stat) return std::nullopt;
+  return ProcessStat{static_cast<int>(stat->pid), static_cast<int>(stat->ppid), stat->rss_pages};
 }
 
 namespace {

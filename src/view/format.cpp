@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -83,6 +84,77 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
     out += p;
   }
   return out;
+}
+
+std::size_t width_of(std::string_view s) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\033' && i + 1 < s.size() && s[i + 1] == '[') {
+      // A colour sequence: ESC [ parameters, then the letter that ends it.
+      i += 2;
+      while (i < s.size() && !(s[i] >= '@' && s[i] <= '~'))
+        ++i;
+      continue;
+    }
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) ++n;
+  }
+  return n;
+}
+
+std::string clip(std::string_view s, std::size_t width) {
+  if (width_of(s) <= width) return std::string(s);
+  if (width == 0) return {};
+  std::string out;
+  std::size_t n = 0;
+  bool styled = false;
+  for (std::size_t i = 0; i < s.size();) {
+    if (s[i] == '\033' && i + 1 < s.size() && s[i + 1] == '[') {
+      std::size_t end = i + 2;
+      while (end < s.size() && !(s[end] >= '@' && s[end] <= '~'))
+        ++end;
+      end = std::min(end + 1, s.size());
+      out.append(s.substr(i, end - i));
+      styled = true;
+      i = end;
+      continue;
+    }
+    std::size_t len = 1;
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0xF0)
+      len = 4;
+    else if (c >= 0xE0)
+      len = 3;
+    else if (c >= 0xC0)
+      len = 2;
+    if (n + 1 == width) break;
+    out.append(s.substr(i, len));
+    ++n;
+    i += len;
+  }
+  out += "…";
+  if (styled) out += "\033[0m";
+  return out;
+}
+
+std::string fit(std::string_view s, std::size_t width) {
+  std::string out = clip(s, width);
+  std::size_t w = width_of(out);
+  if (w < width) out.append(width - w, ' ');
+  return out;
+}
+
+std::string repeat(const char* glyph, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i)
+    out += glyph;
+  return out;
+}
+
+std::string gauge(double fraction, int blocks) {
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  int full = static_cast<int>(fraction * blocks + 0.5);
+  return repeat("█", static_cast<std::size_t>(full)) +
+         repeat("░", static_cast<std::size_t>(blocks - full));
 }
 
 bool want_color(const std::string& mode, int fd) {

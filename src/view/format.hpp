@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mainboard::view {
@@ -17,6 +18,18 @@ std::string percent(double value);
 std::string plural(std::uint64_t n, const char* one, const char* many);
 /// The parts that are not empty, joined by `sep`.
 std::string join(const std::vector<std::string>& parts, const char* sep = " · ");
+
+/// Columns on screen: every glyph we draw (box drawing, ·, °, ×, …, ▶, █, ░) takes one, so a
+/// string's width is its code points, colour sequences (ESC [ … m) not counted.
+std::size_t width_of(std::string_view s);
+/// `s` in exactly `width` columns: padded with spaces, or cut and ended in "…" (a cut string
+/// that was coloured ends with the colour reset).
+std::string fit(std::string_view s, std::size_t width);
+/// `s` cut to at most `width` columns ("…" where cut), never padded.
+std::string clip(std::string_view s, std::size_t width);
+std::string repeat(const char* glyph, std::size_t n);
+/// A gauge of a fraction, ten blocks unless said: "███░░░░░░░".
+std::string gauge(double fraction, int blocks = 10);
 
 /// Terminal styling that is a no-op when colour is off.
 struct Style {

@@ -24,48 +24,11 @@ constexpr std::size_t kGpusInBoxes = 4;
 
 using view::bytes;
 using view::capacity_pair;
+using view::fit;
+using view::gauge;
 using view::join;
-
-// ---------------------------------------------------------------------------------------------
-// Text that knows its width on screen. Everything we draw is one column per code point (box
-// drawing, ·, °, ×, …, ▶, █, ░), so the width is the number of code points, colour aside.
-
-std::size_t width_of(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
-
-/// Cuts `s` to `width` columns, ending in "…" when something was cut.
-std::string fit(const std::string& s, std::size_t width) {
-  if (width_of(s) <= width) return s + std::string(width - width_of(s), ' ');
-  if (width == 0) return {};
-  std::string out;
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < s.size();) {
-    std::size_t len = 1;
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0xF0)
-      len = 4;
-    else if (c >= 0xE0)
-      len = 3;
-    else if (c >= 0xC0)
-      len = 2;
-    if (n + 1 == width) break;
-    out.append(s, i, len);
-    ++n;
-    i += len;
-  }
-  return out + "…";
-}
-
-std::string repeat(const char* glyph, std::size_t n) {
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i)
-    out += glyph;
-  return out;
-}
+using view::repeat;
+using view::width_of;
 
 /// Splits `text` at `separator`; the separator itself is dropped.
 std::vector<std::string> split_on(const std::string& text, const std::string& separator) {
@@ -205,14 +168,6 @@ std::string rstrip_lines(const std::string& text) {
     line.clear();
   }
   return out;
-}
-
-/// A gauge of a fraction, ten blocks unless said: "███░░░░░░░".
-std::string gauge(double fraction, int blocks = 10) {
-  fraction = std::clamp(fraction, 0.0, 1.0);
-  int full = static_cast<int>(fraction * blocks + 0.5);
-  return repeat("█", static_cast<std::size_t>(full)) +
-         repeat("░", static_cast<std::size_t>(blocks - full));
 }
 
 std::string memory_use(const Reading<Memory>& reading) {
