@@ -38,6 +38,10 @@ echo "== mainboard serve under scrapes, next to node_exporter where installed"
 if ((quick)); then scripts/bench-serve.sh "$build" --quick; else scripts/bench-serve.sh "$build"; fi
 
 echo
+echo "== mainboard top's own cost at one reading a second, beside a psutil poller of the same readings"
+if ((quick)); then "$python" scripts/bench-top.py "$build" --seconds 3; else "$python" scripts/bench-top.py "$build"; fi
+
+echo
 echo "== profile dump --native of 200 and 2000 Python threads (linear in the threads)"
 scripts/bench-dump.sh "$build"
 
