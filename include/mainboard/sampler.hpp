@@ -6,7 +6,9 @@
 /// (mainboard::Profiler, in the lean mainboard::spans), so that each class lives in one library.
 
 #include <csignal>
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -231,6 +233,13 @@ class MAINBOARD_API Sampler {
   static Profile measure(const Reach& reach, const SampleOptions& options = {});
   /// Samples a running process (every thread, and the ones it starts) for options.duration_s.
   static Profile attach(std::int64_t pid, const SampleOptions& options = {});
+  /// Samples a running process as attach does, without end: every `interval_s` the samples of
+  /// that interval, named, go to `on_interval` (on this thread), until it returns false, `stop`
+  /// is set, or the process ends (its last samples are still given). What `mainboard profile
+  /// top` shows. Throws mainboard::Error as attach does.
+  static void watch(std::int64_t pid, const SampleOptions& options, double interval_s,
+                    const std::function<bool(const Profile&)>& on_interval,
+                    const std::atomic<bool>* stop = nullptr);
   /// One stack of every thread of `pid`: its Python stacks when it is CPython (read from outside,
   /// see DumpOptions), native stacks unwound with libdw through ptrace otherwise; the process is
   /// always let go again, also on error. Throws mainboard::Error naming the setting that refused

@@ -6,11 +6,6 @@
 // The screen is drawn with the project's own ANSI sequences (cursor home, erase to the end of
 // each line and below), not curses: a frame is a few dozen lines of text the view already
 // makes, redrawn whole, as btop does (docs/architecture.md says why).
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/ioctl.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +18,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/terminal.hpp"
 #include "mainboard/live.hpp"
 #include "mainboard/view.hpp"
 #include "view/format.hpp"
@@ -35,116 +31,6 @@ const std::vector<std::string>& sort_keys() {
   static const std::vector<std::string> kKeys = {"pid", "user",   "gpu",  "gpu_memory",
                                                  "cpu", "memory", "time", "command"};
   return kKeys;
-}
-
-// Signals reach the loop through a pipe, so that poll() wakes for them.
-int g_signal_pipe[2] = {-1, -1};
-volatile sig_atomic_t g_signal = 0;  // the first of SIGINT, SIGTERM, SIGHUP
-volatile sig_atomic_t g_resized = 0;
-volatile sig_atomic_t g_stopped = 0;
-
-void on_signal(int sig) {
-  int saved = errno;
-  if (sig == SIGWINCH)
-    g_resized = 1;
-  else if (sig == SIGTSTP)
-    g_stopped = 1;
-  else if (g_signal == 0)
-    g_signal = sig;
-  char c = 0;
-  [[maybe_unused]] auto n = ::write(g_signal_pipe[1], &c, 1);
-  errno = saved;
-}
-
-void write_all(int fd, const std::string& s) {
-  std::size_t at = 0;
-  while (at < s.size()) {
-    ssize_t n = ::write(fd, s.data() + at, s.size() - at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    at += static_cast<std::size_t>(n);
-  }
-}
-
-/// The terminal taken for the view: given back in the destructor, whatever ends the view.
-class Screen {
- public:
-  explicit Screen(int in) : in_(in) { enter(); }
-  ~Screen() { leave(); }
-  Screen(const Screen&) = delete;
-  Screen& operator=(const Screen&) = delete;
-
-  void enter() {
-    if (in_ >= 0 && ::tcgetattr(in_, &saved_) == 0) {
-      termios raw = saved_;
-      // Keys as they are typed and not echoed; Ctrl-C and Ctrl-Z still signal (ISIG kept).
-      raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
-      raw.c_cc[VMIN] = 0;
-      raw.c_cc[VTIME] = 0;
-      have_saved_ = ::tcsetattr(in_, TCSANOW, &raw) == 0;
-    }
-    // The alternate screen, the cursor hidden, the screen cleared.
-    write_all(1, "\033[?1049h\033[?25l\033[H\033[2J");
-    entered_ = true;
-  }
-  void leave() {
-    if (!entered_) return;
-    write_all(1, "\033[0m\033[?25h\033[?1049l");
-    if (have_saved_) ::tcsetattr(in_, TCSANOW, &saved_);
-    have_saved_ = false;
-    entered_ = false;
-  }
-
- private:
-  int in_;
-  termios saved_{};
-  bool have_saved_ = false;
-  bool entered_ = false;
-};
-
-/// Installs the view's handlers and puts back the old ones at the end.
-class Handlers {
- public:
-  Handlers() {
-    if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-      g_signal_pipe[0] = g_signal_pipe[1] = -1;
-    g_signal = 0;
-    g_resized = 0;
-    g_stopped = 0;
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP}) {
-      struct sigaction sa {};
-      sa.sa_handler = on_signal;
-      sigemptyset(&sa.sa_mask);
-      struct sigaction old {};
-      ::sigaction(sig, &sa, &old);
-      old_.emplace_back(sig, old);
-    }
-  }
-  ~Handlers() {
-    for (auto& [sig, old] : old_)
-      ::sigaction(sig, &old, nullptr);
-    for (int& fd : g_signal_pipe)
-      if (fd >= 0) {
-        ::close(fd);
-        fd = -1;
-      }
-  }
-  Handlers(const Handlers&) = delete;
-  Handlers& operator=(const Handlers&) = delete;
-
- private:
-  std::vector<std::pair<int, struct sigaction>> old_;
-};
-
-void terminal_size(int& width, int& height) {
-  winsize ws{};
-  if (::ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
-    width = ws.ws_col;
-    height = ws.ws_row;
-    return;
-  }
-  width = 80;
-  height = 24;
 }
 
 std::string frame_json(const LiveFrame& f) {
@@ -362,13 +248,13 @@ int Top::run(const Global& g) {
     return 0;
   }
 
-  Handlers handlers;
+  terminal::Signals signals;
   const char* term = std::getenv("TERM");
   bool dumb = term && std::strcmp(term, "dumb") == 0;
   bool full_screen = !json && ::isatty(1) == 1 && !dumb;
-  int in = ::isatty(0) == 1 ? 0 : -1;
-  std::optional<Screen> screen;
-  if (full_screen) screen.emplace(in);
+  terminal::Keyboard keyboard(full_screen && ::isatty(0) == 1 ? 0 : -1);
+  std::optional<terminal::Screen> screen;
+  if (full_screen) screen.emplace(keyboard.fd());
   Keys keys{o, view, watch};
 
   using clock = std::chrono::steady_clock;
@@ -379,26 +265,9 @@ int Top::run(const Global& g) {
                                       std::chrono::duration<double>(std::min(interval_s, 0.3)));
   std::uint64_t frames = 0;
   bool dirty = false;
-  std::string pending;  // keys read but not yet taken (an escape sequence split over reads)
-  while (true) {
-    if (g_signal) break;
-    if (g_stopped) {
-      // Ctrl-Z: give the terminal back, stop, and take it again when continued.
-      g_stopped = 0;
-      if (screen) screen->leave();
-      ::signal(SIGTSTP, SIG_DFL);
-      ::raise(SIGTSTP);
-      struct sigaction sa {};
-      sa.sa_handler = on_signal;
-      sigemptyset(&sa.sa_mask);
-      ::sigaction(SIGTSTP, &sa, nullptr);
-      if (screen) screen->enter();
-      dirty = true;
-    }
-    if (g_resized) {
-      g_resized = 0;
-      dirty = true;
-    }
+  while (!signals.ended_by()) {
+    if (signals.suspend_if_asked(screen ? &*screen : nullptr)) dirty = true;
+    if (signals.take_resized()) dirty = true;
     auto now = clock::now();
     if (now >= next_read || keys.reread) {
       if (!o.paused || keys.reread) {
@@ -406,7 +275,7 @@ int Top::run(const Global& g) {
         ++frames;
         dirty = true;
         if (json) {
-          write_all(1, frame_json(*view.last()));
+          terminal::write_all(1, frame_json(*view.last()));
           dirty = false;
         } else if (!full_screen) {
           LiveViewOptions plain = o;
@@ -417,7 +286,7 @@ int Top::run(const Global& g) {
           std::string out;
           for (const auto& l : view.render(plain))
             out += l + "\n";
-          write_all(1, out + "\n");
+          terminal::write_all(1, out + "\n");
           dirty = false;
         }
       }
@@ -426,51 +295,24 @@ int Top::run(const Global& g) {
                             std::chrono::duration<double>(interval_s));
     }
     if (dirty && full_screen && view.last()) {
-      int w = 80, h = 24;
-      terminal_size(w, h);
+      auto [w, h] = terminal::size();
       o.width = g.width > 0 ? std::min(g.width, w) : w;
       o.height = h;
       o.color = view::want_color(g.color, 1);
-      std::string out = "\033[H";
-      auto lines = view.render(o);
-      for (std::size_t i = 0; i < lines.size(); ++i) {
-        out += lines[i] + "\033[0m\033[K";
-        if (i + 1 < lines.size()) out += "\r\n";
-      }
-      out += "\033[J";
-      write_all(1, out);
+      terminal::write_all(1, terminal::frame(view.render(o)));
       dirty = false;
     }
     if (count && frames >= count) break;
-
     // Wait for the next reading, a key or a signal.
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next_read - clock::now());
-    pollfd fds[2] = {{g_signal_pipe[0], POLLIN, 0}, {full_screen ? in : -1, POLLIN, 0}};
-    int ready = ::poll(fds, 2, static_cast<int>(std::clamp<long long>(left.count() + 1, 0, 60000)));
-    if (ready <= 0) continue;
-    if (fds[0].revents & POLLIN) {
-      char drain[64];
-      while (::read(g_signal_pipe[0], drain, sizeof drain) > 0) {
-      }
-    }
-    if (fds[1].revents & (POLLHUP | POLLERR)) break;  // the terminal went away
-    if (fds[1].revents & POLLIN) {
-      char buf[256];
-      ssize_t n = ::read(in, buf, sizeof buf);
-      if (n > 0) pending.append(buf, static_cast<std::size_t>(n));
-      std::string_view rest = pending;
-      while (!rest.empty() && !keys.quit) {
-        // An escape sequence cut by the read waits for its end (a lone Esc is taken as it is).
-        if (rest[0] == '\033' && rest.size() == 2 && rest[1] == '[') break;
-        rest = keys.take(rest);
-      }
-      pending = std::string(rest);
-      dirty = true;
-      if (keys.quit) break;
-    }
+    if (!keyboard.wait(
+            signals, next_read, [&](std::string_view in) { return keys.take(in); },
+            [&] { return keys.quit; }))
+      break;
+    if (keyboard.typed()) dirty = true;
+    if (keys.quit) break;
   }
   screen.reset();
-  return exit_status(g_signal);
+  return exit_status(signals.ended_by());
 }
 
 }  // namespace mainboard::cli

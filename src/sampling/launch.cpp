@@ -401,38 +401,74 @@ Profile Sampler::measure(const Reach& reach, const SampleOptions& options) {
       "then result()), not with measure()");
 }
 
-Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
-  if (std::isnan(o.duration_s)) throw Error("duration_s is not a number");
-  auto pid = static_cast<std::int32_t>(pid64);
-  if (pid64 <= 0 || pid64 > std::numeric_limits<std::int32_t>::max() || ::kill(pid, 0) != 0)
+namespace {
+
+/// A running process (and, with children, the processes it had started) being sampled: by
+/// attach, for a while, and by watch, an interval at a time.
+struct Attached {
+  std::int32_t pid = 0;
+  std::unique_ptr<sampling::PerfSampler> sampler;
+  std::unique_ptr<sampling::PythonPoller> python;
+  std::string command;
+};
+
+Attached attach_to(std::int64_t pid64, const SampleOptions& o) {
+  if (pid64 <= 0 || pid64 > std::numeric_limits<std::int32_t>::max() ||
+      ::kill(static_cast<std::int32_t>(pid64), 0) != 0)
     throw Error("process " + std::to_string(pid64) + " does not exist");
-  if (process_gone(pid))
+  Attached a;
+  a.pid = static_cast<std::int32_t>(pid64);
+  if (process_gone(a.pid))
     throw Error("process " + std::to_string(pid64) +
                 " has exited (a zombie its parent has not "
                 "reaped): nothing to sample");
   // The process and, with children, every process it had started already (a multiprocessing
   // pool's workers): their threads are sampled from the start, and what they start later
   // follows by inheritance.
-  std::vector<std::int32_t> tree = o.children ? symbols::process_tree(pid) : std::vector{pid};
-  if (tree.empty()) tree.push_back(pid);
+  std::vector<std::int32_t> tree =
+      o.children ? symbols::process_tree(a.pid) : std::vector{a.pid};
+  if (tree.empty()) tree.push_back(a.pid);
   std::vector<std::int32_t> tids;
   for (auto p : tree) {
     auto more = symbols::thread_ids(p);
     tids.insert(tids.end(), more.begin(), more.end());
   }
-  if (tids.empty()) tids.push_back(pid);
-  auto so = perf_options(o);
-  sampling::PerfSampler sampler(pid, tids, so, false);
+  if (tids.empty()) tids.push_back(a.pid);
+  a.sampler = std::make_unique<sampling::PerfSampler>(a.pid, tids, perf_options(o), false);
   for (auto p : tree)
-    sampler.seed_from_proc(p);
-  std::unique_ptr<sampling::PythonPoller> python;
+    a.sampler->seed_from_proc(p);
   if (o.python) {
-    python = std::make_unique<sampling::PythonPoller>(
+    a.python = std::make_unique<sampling::PythonPoller>(
         sampling::PythonPollerOptions{o.hz, o.wall, o.pause, !o.nonblocking, o.gil});
-    python->watch(tree);
+    a.python->watch(tree);
   }
-  std::string command(
-      core::trim(symbols::read_proc_file("/proc/" + std::to_string(pid) + "/comm")));
+  a.command = std::string(
+      core::trim(symbols::read_proc_file("/proc/" + std::to_string(a.pid) + "/comm")));
+  return a;
+}
+
+/// One turn of the sampling loop: the ring buffers read, new children followed, and (with
+/// `pause`) the Python stacks read on this thread, until the next read of the buffers is due or
+/// `deadline`, whichever is first.
+void sampling_turn(Attached& a, const SampleOptions& o,
+                   std::chrono::steady_clock::time_point deadline) {
+  a.sampler->drain();
+  if (a.python && o.children) a.python->watch(a.sampler->processes());
+  auto wake = std::min(std::chrono::steady_clock::now() + a.sampler->drain_interval(), deadline);
+  while (a.python && o.pause && std::chrono::steady_clock::now() < wake &&
+         detail::g_interrupts.count.load() == 0) {
+    auto due = a.python->poll() - core::monotonic_ns();
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::max<std::int64_t>(due, 0)));
+  }
+  std::this_thread::sleep_until(wake);
+}
+
+}  // namespace
+
+Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
+  if (std::isnan(o.duration_s)) throw Error("duration_s is not a number");
+  auto a = attach_to(pid64, o);
+  auto pid = a.pid;
   auto start_ns = core::monotonic_ns();
   // An infinite (or absurdly long) duration: until the process exits or a signal.
   auto until = o.duration_s > 1e9
@@ -442,24 +478,15 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
                              std::chrono::duration<double>(std::max(o.duration_s, 0.0)));
   // Only this process's sampling is ended by an interrupt: the process sampled is not ours.
   while (std::chrono::steady_clock::now() < until && detail::g_interrupts.count.load() == 0 &&
-         !process_gone(pid)) {
-    sampler.drain();
-    if (python && o.children) python->watch(sampler.processes());
-    auto wake = std::chrono::steady_clock::now() + sampler.drain_interval();
-    while (python && o.pause && std::chrono::steady_clock::now() < wake &&
-           detail::g_interrupts.count.load() == 0) {
-      auto due = python->poll() - core::monotonic_ns();
-      std::this_thread::sleep_for(std::chrono::nanoseconds(std::max<std::int64_t>(due, 0)));
-    }
-    std::this_thread::sleep_until(wake);
-  }
-  auto raw = sampler.finish();
+         !process_gone(pid))
+    sampling_turn(a, o, std::chrono::steady_clock::time_point::max());
+  auto raw = a.sampler->finish();
   std::optional<sampling::PythonSamples> py;
-  if (python) py = python->finish();
+  if (a.python) py = a.python->finish();
   auto p = sampling::to_profile(std::move(raw), o.hz, pid, o.children, "/tmp", py ? &*py : nullptr);
   p.pid = pid;
-  p.command = command;
-  if ((o.wall || o.gil) && !python)
+  p.command = a.command;
+  if ((o.wall || o.gil) && !a.python)
     p.unavailable.push_back(std::string(o.gil ? "gil" : "wall") +
                             ": needs the Python frames that --no-python turns off: sampled "
                             "on CPU only");
@@ -470,6 +497,42 @@ Profile Sampler::attach(std::int64_t pid64, const SampleOptions& o) {
   p.rank = RankInfo::of_process(pid);
   p.record_origin();
   return p;
+}
+
+void Sampler::watch(std::int64_t pid64, const SampleOptions& o, double interval_s,
+                    const std::function<bool(const Profile&)>& on_interval,
+                    const std::atomic<bool>* stop) {
+  if (!(interval_s >= 0.01)) throw Error("the interval must be at least 0.01 s");
+  auto a = attach_to(pid64, o);
+  using clock = std::chrono::steady_clock;
+  auto every = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(interval_s));
+  auto next = clock::now() + every;
+  auto chunk_start = core::monotonic_ns();
+  // The samples since the last interval, named, to the caller; false when it wants no more.
+  auto deliver = [&] {
+    auto raw = a.sampler->take();
+    std::optional<sampling::PythonSamples> py;
+    if (a.python) py = a.python->take();
+    auto p = sampling::to_profile(std::move(raw), o.hz, a.pid, o.children, "/tmp",
+                                  py ? &*py : nullptr);
+    p.pid = a.pid;
+    p.command = a.command;
+    p.start_ns = chunk_start;
+    p.end_ns = chunk_start = core::monotonic_ns();
+    return on_interval(p);
+  };
+  bool more = true;
+  while (more && !(stop && stop->load()) && !process_gone(a.pid)) {
+    sampling_turn(a, o, std::min(next, clock::now() + std::chrono::milliseconds(50)));
+    if (clock::now() >= next) {
+      more = deliver();
+      next = std::max(next + every, clock::now());
+    }
+  }
+  // A process that ended: what it did last is still shown.
+  if (more && !(stop && stop->load())) deliver();
+  a.sampler->finish();
+  if (a.python) a.python->finish();
 }
 
 struct SelfSampler::State {

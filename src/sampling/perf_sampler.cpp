@@ -490,4 +490,22 @@ SamplerOutput PerfSampler::finish() {
   return std::move(out_);
 }
 
+SamplerOutput PerfSampler::take() {
+  drain();
+  handle_pending(std::chrono::steady_clock::duration::max());
+  SamplerOutput chunk;
+  chunk.samples = std::move(out_.samples);
+  out_.samples.clear();
+  std::stable_sort(chunk.samples.begin(), chunk.samples.end(),
+                   [](const RawSample& a, const RawSample& b) { return a.t_ns < b.t_ns; });
+  chunk.mappings = out_.mappings;
+  chunk.thread_names = out_.thread_names;
+  chunk.thread_process = out_.thread_process;
+  chunk.processes = out_.processes;
+  chunk.lost = out_.lost - lost_taken_;
+  lost_taken_ = out_.lost;
+  chunk.notes = out_.notes;
+  return chunk;
+}
+
 }  // namespace mainboard::sampling

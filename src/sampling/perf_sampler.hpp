@@ -107,6 +107,9 @@ class PerfSampler {
   std::chrono::milliseconds drain_interval() const;
   /// Stops sampling, drains the rest and hands everything over.
   SamplerOutput finish();
+  /// What was sampled since the last take() (or the start), sampling going on: the samples
+  /// handed over, the mappings and names (needed to name them) copied, the samples lost since.
+  SamplerOutput take();
 
   /// Descendant processes seen so far (from fork records).
   std::vector<std::int32_t> processes() const { return out_.processes; }
@@ -143,6 +146,7 @@ class PerfSampler {
   std::vector<std::uint64_t> regs_;
   std::vector<unsigned char> stack_;
   bool finished_ = false;
+  std::uint64_t lost_taken_ = 0;
 };
 
 /// Why perf_event_open refused, in words a user can act on.

@@ -363,6 +363,9 @@ class PythonPoller {
   std::optional<int> reaped(std::int32_t pid);
   /// Stops reading and hands over what was read.
   PythonSamples finish();
+  /// What was read since the last take() (or the start), reading going on: the threads' reads
+  /// handed over, the interned stacks and the names copied.
+  PythonSamples take();
 
  private:
   void loop();

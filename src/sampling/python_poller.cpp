@@ -268,6 +268,21 @@ bool StackReads::read(PythonReader& reader, std::vector<PyThreadStack>& threads)
   return true;
 }
 
+PythonSamples PythonPoller::take() {
+  std::lock_guard lock(mutex_);
+  PythonSamples chunk;
+  chunk.stacks = out_.stacks;
+  chunk.threads = std::move(out_.threads);
+  out_.threads.clear();
+  chunk.thread_process = out_.thread_process;
+  chunk.interpreter_module = out_.interpreter_module;
+  chunk.thread_names = out_.thread_names;
+  chunk.wall = out_.wall;
+  chunk.gil = out_.gil;
+  chunk.notes = out_.notes;
+  return chunk;
+}
+
 PythonSamples PythonPoller::finish() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
