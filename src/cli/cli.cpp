@@ -128,6 +128,10 @@ const std::vector<CommandInfo>& commands() {
        "activity); exit with its status",
        make<ProfileRun>, true, true},
       {"profile attach", "sample the stacks of a running process", make<ProfileAttach>},
+      {"profile top",
+       "the functions a running program (PID) or a command started (-- CMD) spends its time in, "
+       "live, as py-spy top",
+       make<ProfileTop>, true, true},
       {"profile dump",
        "print one stack of every thread of a running process (its Python stacks when it runs "
        "CPython 3.9-3.13, like py-spy dump)",

@@ -232,6 +232,21 @@ struct ProfileAttach : Sampling {
   int run(const Global& g) override;
 };
 
+/// `profile top PID` or `profile top -- CMD ARGS`: py-spy top.
+struct ProfileTop : Command {
+  SampleOptions options;
+  double interval_s = 1.0;
+  bool native = false;
+  std::int64_t pid = 0;
+  std::vector<std::string> command;
+  std::string sort = "own";
+  std::uint64_t count = 0;
+  std::string program_output;
+  void declare(CLI::App& cmd) override;
+  std::string complete(const CLI::App& cmd, std::vector<std::string> rest) override;
+  int run(const Global& g) override;
+};
+
 struct ProfileDump : Command {
   std::int64_t pid = 0;
   bool json = false, main_only = false, no_python = false, subprocesses = false;

@@ -133,6 +133,12 @@ int Signals::wake_fd() const {
   return g_pipe[0];
 }
 
+void Signals::wake() {
+  char c = 0;
+  if (g_pipe[1] >= 0) [[maybe_unused]]
+    auto n = ::write(g_pipe[1], &c, 1);
+}
+
 void Signals::drain() {
   char buf[64];
   while (g_pipe[0] >= 0 && ::read(g_pipe[0], buf, sizeof buf) > 0) {

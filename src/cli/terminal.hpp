@@ -60,6 +60,8 @@ class Signals {
   /// takes the terminal again when it is continued. True when that happened (redraw).
   bool suspend_if_asked(Screen* screen);
   int wake_fd() const;
+  /// Wakes a wait() from another thread (new data for the screen).
+  void wake();
   /// Empties the pipe after poll() said it had something.
   void drain();
 

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# `mainboard profile top` in a real terminal (tmux) on a real Python program: the table names
+# its hot function with file:line; the keys act; q and SIGTERM leave an attached program running
+# and give the terminal back (exit 0, 143); a launched program that ends ends the view with its
+# status; Ctrl-C ends a launched program (130).
+#
+#   profile_top_tmux.sh MAINBOARD PYTHON
+set -euo pipefail
+mb=$1 python=$2
+here=$(cd "$(dirname "$0")" && pwd)
+command -v tmux >/dev/null || { echo "skip: no tmux"; exit 77; }
+work=$(mktemp -d)
+sock="$work/tmux.sock"
+t() { tmux -S "$sock" "$@"; }
+target=""
+cleanup() {
+  t kill-server 2>/dev/null || true
+  [[ -n $target ]] && kill "$target" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  echo "--- screen" >&2
+  t capture-pane -p -t top >&2 2>/dev/null || true
+  exit 1
+}
+export MAINBOARD_LOG=error
+# Sampling needs perf events: skip where the kernel refuses them.
+if ! "$mb" profile attach $$ --duration 0.1 -o "$work/probe.json" --quiet 2>"$work/probe.err"; then
+  grep -q "perf_event" "$work/probe.err" && { echo "skip: $(head -1 "$work/probe.err")"; exit 77; }
+fi
+
+start() {
+  rm -f "$work/status"
+  t kill-server 2>/dev/null || true
+  t -f /dev/null new-session -d -s top -x 120 -y 30 \
+    "$(printf '%q ' "$mb" profile top --interval 0.5 "$@"); echo \$? >$(printf '%q' "$work/status"); sleep 600"
+}
+screen() { t capture-pane -p -t top; }
+wait_for() {
+  for _ in $(seq 200); do
+    screen | grep -qE -- "$1" && return 0
+    sleep 0.1
+  done
+  fail "the screen never showed: $1"
+}
+exit_status() {
+  for _ in $(seq 200); do
+    [[ -s $work/status ]] && { cat "$work/status"; return; }
+    sleep 0.1
+  done
+  fail "the view did not exit"
+}
+restored() {
+  [[ $(t display-message -p -t top '#{alternate_on}') == 0 ]] || fail "still on the alternate screen after $1"
+  [[ $(t display-message -p -t top '#{cursor_flag}') == 1 ]] || fail "the cursor is still hidden after $1"
+}
+
+# 1. Attached to a running program: its hot function, by line, with its file.
+"$python" "$here/busy.py" 0 &
+target=$!
+start "$target"
+wait_for "hot \(.*busy\.py:[0-9]+\)"
+wait_for "cold \(.*busy\.py:[0-9]+\)"
+wait_for "sleeper"
+echo "ok: the hot function by file:line and the threads"
+
+# 2. Keys.
+t send-keys -t top '?'
+wait_for "sort by %Own"
+t send-keys -t top x
+t send-keys -t top 2
+wait_for "%Total▼"
+t send-keys -t top l
+wait_for "Function \(file\)"
+screen | grep -qE "hot \(.*busy\.py\)" || wait_for "hot \(.*busy\.py\)"
+t send-keys -t top t
+wait_for "thread .*\(tid [0-9]+\)"
+t send-keys -t top t t t t t t t t
+t send-keys -t top ' '
+wait_for "PAUSED"
+t send-keys -t top ' '
+echo "ok: ? 2 l t space act"
+
+# 3. q: exit 0, the program still runs.
+t send-keys -t top q
+[[ $(exit_status) == 0 ]] || fail "q: exit status $(cat "$work/status")"
+restored q
+kill -0 "$target" 2>/dev/null || fail "the attached program did not survive q"
+echo "ok: q exits 0, the attached program runs on"
+
+# 4. SIGTERM: 143, the program still runs.
+start "$target"
+wait_for "hot \("
+pkill -TERM -P "$(t display-message -p -t top '#{pane_pid}')" -f -- "profile top" ||
+  fail "no view to signal"
+[[ $(exit_status) == 143 ]] || fail "SIGTERM: exit status $(cat "$work/status")"
+restored SIGTERM
+kill -0 "$target" 2>/dev/null || fail "the attached program did not survive SIGTERM"
+kill "$target"
+wait "$target" 2>/dev/null || true
+target=""
+echo "ok: SIGTERM exits 143, the attached program runs on"
+
+# 5. A launched program that ends: the view ends with its status, the terminal restored.
+start -- "$python" "$here/busy.py" 2
+wait_for "hot \("
+[[ $(exit_status) == 0 ]] || fail "a program that ended: exit status $(cat "$work/status")"
+restored "the program's end"
+echo "ok: a launched program's end ends the view (exit 0)"
+
+# 6. Ctrl-C on a launched program: 130, the program ended.
+start -- "$python" "$here/busy.py" 0
+wait_for "hot \("
+view=$(pgrep -P "$(t display-message -p -t top '#{pane_pid}')" -f -- "profile top")
+program=$(pgrep -P "$view")
+[[ -n $program ]] || fail "no launched program under the view"
+t send-keys -t top C-c
+[[ $(exit_status) == 130 ]] || fail "Ctrl-C: exit status $(cat "$work/status")"
+restored Ctrl-C
+kill -0 "$program" 2>/dev/null && fail "the launched program (pid $program) still runs after Ctrl-C"
+echo "ok: Ctrl-C exits 130 and ends the launched program"
+
+# 7. Without a terminal: frames, and usage errors.
+"$mb" profile top --count 2 --interval 0.3 -- "$python" "$here/busy.py" 0 >"$work/plain.txt" 2>/dev/null || true
+[[ $(grep -c "^mainboard profile top" "$work/plain.txt") == 2 ]] || fail "not two plain frames"
+if "$mb" profile top 2>"$work/err"; then fail "no PID nor command was taken"; fi
+grep -q "needs a PID or a command" "$work/err" || fail "no PID: $(cat "$work/err")"
+if "$mb" profile top 999999999 2>"$work/err"; then fail "a PID past the last was taken"; fi
+"$mb" profile top -- /no/such/program >/dev/null 2>"$work/err" && fail "a missing program ran"
+echo "ok: plain frames without a terminal; usage errors"
