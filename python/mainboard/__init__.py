@@ -72,7 +72,7 @@ if TYPE_CHECKING:
         RankSpread, RankSummary, SpanStat, StackStat, StepLag, Straggler, TargetExit, ThreadInfo,
         Timeline, TraceReport, span, spanned,
     )
-    from ._view import MachineView
+    from ._view import MachineView, live_frames, top
     from .meter import Meter, MemorySource, MeteredMachine
 
 _LAZY = {
@@ -87,7 +87,7 @@ _LAZY = {
                      "Straggler", "TargetExit", "ThreadInfo", "Timeline", "TraceReport", "span",
                      "spanned"),
                     "_profiling"),
-    "MachineView": "_view",
+    **dict.fromkeys(("MachineView", "live_frames", "top"), "_view"),
     **dict.fromkeys(("Meter", "MemorySource", "MeteredMachine"), "meter"),
 }
 
@@ -134,6 +134,8 @@ __all__ = [
     "HugePagePool", "HugePages", "MemoryController", "MemoryErrors", "TemperatureSensor",
     "Temperatures",
 ]
+# The live view (`mainboard top`): run it, or read its frames.
+__all__ += ["live_frames", "top"]
 __all__ += ["Infiniband", "InfinibandDevice", "InfinibandPort", "Network", "NetworkInterface"]
 # RAPL energy counters, and the energy of a metered region.
 __all__ += ["DomainEnergy", "EnergyCounter", "EnergyCounters", "RegionEnergy"]

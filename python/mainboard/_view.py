@@ -4,10 +4,14 @@ renderables where Rich is installed (Rich is imported only by the methods that d
 
 from __future__ import annotations
 
+import json
 import operator
 import os
 import re
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -24,6 +28,9 @@ from . import _mainboard
 from ._machine import GPU, NPU, Machine, Unit
 from ._models import html_mimebundle
 from ._snapshot import Memory
+
+# The process table's orders that read best smallest first (the rest: largest first).
+_ASCENDING = ("pid", "user", "gpu", "command")
 
 # Border colours of the cells, the same as the text schematic's.
 _STYLES = {"memory": "yellow", "cpu": "cyan", "gpu": "green", "npu": "magenta"}
@@ -128,6 +135,27 @@ class MachineView:
             from rich.console import Console
             console = Console()
         console.print(self.renderable())
+
+    def top_frame(self, *, interval: float = 0.5, width: int = 100, height: int = 0,
+                  color: bool = False, all_processes: bool = False,
+                  sort: str | None = None) -> str:
+        """One frame of the live view (`mainboard top`) of this view's machine, as text: two
+        readings `interval` seconds apart (each CPU's use, memory, the cgroup, pressure, every
+        GPU, the processes on them; every process with `all_processes`), drawn `width` columns
+        wide and, unless `height` is 0, exactly `height` lines high. `sort` orders the processes
+        ("pid", "user", "gpu", "gpu_memory", "cpu", "memory", "time", "command"; by default GPU
+        memory, or CPU share on a host without GPUs)."""
+        if not interval >= 0:
+            raise ValueError(f"interval must be 0 or more, not {interval!r}")
+        gpus = bool(self._gpus)
+        watch = _mainboard._MachineWatch(self.machine._native, all_processes or not gpus)
+        watch.next()
+        time.sleep(interval)
+        view = _mainboard._LiveView(60)
+        view.add(watch.next())
+        key = sort or ("gpu_memory" if gpus else "cpu")
+        return "\n".join(view.render(operator.index(width), operator.index(height), bool(color),
+                                      key, key in _ASCENDING, "", None, False)) + "\n"
 
     # ----------------------------------------------------------------- Rich layout
 
@@ -384,3 +412,50 @@ class _Fitted:
         from rich.measure import Measurement
 
         return Measurement.get(console, options, self.view.schematic_grid())
+
+
+def live_frames(interval: float = 1.0, *, count: int | None = None, all_processes: bool = False,
+                machine: Machine | None = None) -> Iterator[dict[str, Any]]:
+    """The live view's readings (what `mainboard top --json` writes), one dict per `interval`
+    seconds, `count` of them (without end when None): the rates in each (CPU use, a process's
+    CPU share, package power, NVLink) are over the time since the one before. The first comes
+    after one interval. `machine`: this process's `Machine()` when None."""
+    if not interval > 0:
+        raise ValueError(f"interval must be above 0, not {interval!r}")
+    if count is not None and count < 0:
+        raise ValueError(f"count must be 0 or more, not {count!r}")
+    if machine is None:
+        machine = Machine()
+    watch = _mainboard._MachineWatch(machine._native, all_processes or not machine.gpus)
+    watch.next()
+    made = 0
+    while count is None or made < count:
+        time.sleep(interval)
+        yield json.loads(watch.next())
+        made += 1
+
+
+def top(*, interval: float = 1.0, all_processes: bool = False, count: int | None = None) -> int:
+    """Runs the live view, `mainboard top`, on this terminal until it is quit (q or Ctrl-C), or
+    for `count` refreshes: the same screen and keys as the command. Not on a terminal (a
+    notebook, a pipe), it prints one frame and returns. The view's exit status (0 when quit
+    with q; 130 after Ctrl-C)."""
+    if not interval >= 0.1:
+        raise ValueError(f"interval must be at least 0.1 s, not {interval!r}")
+    from .__main__ import command
+
+    program = command()
+    if program is not None and sys.stdin.isatty() and sys.stdout.isatty():
+        argv = [program, "top", "--interval", repr(float(interval))]
+        if all_processes:
+            argv.append("--all")
+        if count is not None:
+            argv += ["--count", str(int(count))]
+        sys.stdout.flush()
+        try:
+            return subprocess.run(argv, check=False).returncode
+        except KeyboardInterrupt:  # the view had the Ctrl-C too, and gave the terminal back
+            return 130
+    sys.stdout.write(MachineView().top_frame(interval=min(interval, 0.5),
+                                             all_processes=all_processes))
+    return 0

@@ -12,6 +12,7 @@
 #include "mainboard/busy.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/json.hpp"
+#include "mainboard/live.hpp"
 #include "mainboard/log.hpp"
 #include "mainboard/machine.hpp"
 #include "mainboard/meter.hpp"
@@ -574,6 +575,43 @@ void bind_tools_and_view(py::module_& m) {
     auto snapshot = json::parse(document).get<MachineSnapshot>();
     return MachineView(std::move(snapshot)).render({.color = false, .width = width});
   });
+
+  // The live view (`mainboard top`): a machine read again and again, frames as JSON documents,
+  // and a frame drawn as lines.
+  py::class_<MachineWatch>(m, "_MachineWatch")
+      .def(py::init([](const PyMachine& machine, bool all_processes) {
+             return std::make_unique<MachineWatch>(machine.get(), all_processes);
+           }),
+           py::keep_alive<1, 2>())
+      .def("next",
+           [](MachineWatch& w) {
+             LiveFrame f;
+             {
+               py::gil_scoped_release release;
+               f = w.next();
+             }
+             return json(f).dump(-1, ' ', false, json::error_handler_t::replace);
+           })
+      .def("list_all_processes", &MachineWatch::list_all_processes);
+  py::class_<LiveView>(m, "_LiveView")
+      .def(py::init<std::size_t>())
+      .def("add", [](LiveView& v,
+                     const std::string& frame) { v.add(json::parse(frame).get<LiveFrame>()); })
+      .def("render", [](const LiveView& v, int width, int height, bool color,
+                        const std::string& sort, bool ascending, const std::string& filter,
+                        std::optional<std::uint32_t> gpu, bool tree) {
+        LiveViewOptions o;
+        o.width = width;
+        o.height = height;
+        o.color = color;
+        o.sort = sort;
+        o.ascending = ascending;
+        o.filter = filter;
+        o.gpu = gpu;
+        o.tree = tree;
+        o.interactive = false;
+        return v.render(o);
+      });
 
   py::class_<MachineView>(m, "_MachineView")
       .def(py::init([](const PyMachine& machine) {

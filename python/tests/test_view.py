@@ -325,3 +325,47 @@ def test_notebooks_show_the_schematic_of_a_view_and_of_a_snapshot(cpu_view):
     # Jupyter asks for a bundle first: the same HTML, and the repr for a front end without HTML.
     bundle = cpu_view._repr_mimebundle_()
     assert bundle == {"text/html": view, "text/plain": repr(cpu_view)}
+
+
+def test_top_frame_shows_the_gpus_and_their_process(h100_view):
+    frame = h100_view.top_frame(interval=0.05, width=120, height=30)
+    lines = frame.splitlines()
+    assert len(lines) == 30
+    assert all(len(line) <= 120 for line in lines)
+    assert "mainboard top — dgx-a" in lines[0]
+    gpu3 = next(line for line in lines if line.startswith("GPU3"))
+    assert "97%" in gpu3 and "40.0 / 79.6 GiB" in gpu3
+    row = next(line for line in lines if " 4242 " in line)
+    assert "40.0 GiB" in row and "python3" in row
+    # Every process the recorded /proc describes (its others have no stat to read), by PID.
+    every = h100_view.top_frame(interval=0.0, width=100, all_processes=True, sort="pid")
+    assert "PID▲" in every
+    pids = [int(line.split()[0]) for line in every.splitlines()
+            if line[:9].strip().isdigit()]
+    assert pids == [4242]
+    with pytest.raises(ValueError):
+        h100_view.top_frame(interval=-1)
+
+
+def test_live_frames_are_the_commands_json_lines(fake_gpus):
+    fake_gpus("h100x8")
+    machine = mainboard.Machine.over(host("gpu-procs"))
+    frames = list(mainboard.live_frames(0.05, count=2, machine=machine))
+    assert [f["sequence"] for f in frames] == [1, 2]
+    assert frames[1]["interval_s"] > 0
+    gpus = frames[-1]["gpus"]
+    assert len(gpus) == 8
+    assert gpus[3]["reading"]["telemetry"]["utilization"]["compute_pct"] == 97
+    assert {p["pid"]: p["gpus"] for p in frames[-1]["processes"]}[4242] == [3]
+    assert list(mainboard.live_frames(0.05, count=0, machine=machine)) == []
+    with pytest.raises(ValueError):
+        next(mainboard.live_frames(0))
+
+
+def test_top_off_a_terminal_prints_one_frame_and_returns(capsys):
+    assert mainboard.top(interval=0.2) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("mainboard top — ")
+    assert "processes" in out
+    with pytest.raises(ValueError):
+        mainboard.top(interval=0.01)

@@ -44,7 +44,10 @@ std::string command_line(std::string_view cmdline) {
   while (!cmdline.empty() && cmdline.back() == '\0')
     cmdline.remove_suffix(1);
   std::string out(cmdline);
-  std::replace(out.begin(), out.end(), '\0', ' ');
+  // Words with spaces between; a line break or tab inside a word (python3 -c "…") is a space
+  // too: the command is one row of a table.
+  for (char& c : out)
+    if (c == '\0' || c == '\n' || c == '\r' || c == '\t') c = ' ';
   return core::terminal_text(out);
 }
 

@@ -4,9 +4,10 @@
 # back (the alternate screen left, the cursor shown) with exit 0, 143 and 130; TERM=dumb prints
 # frames; --json lines parse and agree with `snapshot --json`.
 #
-#   top_tmux.sh MAINBOARD FAKE_NVML SCENARIO SYSROOT
+#   top_tmux.sh MAINBOARD FAKE_NVML SCENARIO SYSROOT [PYTHONPATH]
+# With the Python package's directory, also mainboard.top() on the terminal.
 set -euo pipefail
-mb=$1 nvml=$2 scenario=$3 sysroot=$4
+mb=$1 nvml=$2 scenario=$3 sysroot=$4 pypath=${5:-}
 command -v tmux >/dev/null || { echo "skip: no tmux"; exit 77; }
 work=$(mktemp -d)
 sock="$work/tmux.sock"
@@ -166,7 +167,20 @@ assert frames[0]["sequence"] < frames[1]["sequence"]
 print("ok: --json writes", len(lines), "lines that agree with snapshot --json")
 PY
 
-# 8. Usage errors.
+# 8. mainboard.top() from Python takes the same screen and gives it back.
+if [[ -n $pypath ]]; then
+  rm -f "$work/status"
+  t kill-server 2>/dev/null || true
+  t -f /dev/null new-session -d -s top -x 100 -y 30 \
+    "cd $(printf '%q' "$work") && MAINBOARD_SYSROOT=$(printf '%q' "$sysroot") PATH=$(printf '%q' "$(dirname "$mb")"):\$PATH PYTHONPATH=$(printf '%q' "$pypath") /usr/bin/python3 -c 'import mainboard, sys; sys.exit(mainboard.top(interval=0.3))'; echo \$? >$(printf '%q' "$work/status"); sleep 600"
+  wait_for "4242"
+  t send-keys -t top q
+  [[ $(exit_status) == 0 ]] || fail "mainboard.top(): exit status $(cat "$work/status")"
+  restored "mainboard.top()"
+  echo "ok: mainboard.top() runs the view on the terminal and returns 0 on q"
+fi
+
+# 9. Usage errors.
 if "$mb" top --interval 0.01 2>"$work/err"; then fail "--interval 0.01 was taken"; fi
 grep -q "interval" "$work/err" || fail "--interval 0.01: $(cat "$work/err")"
 if "$mb" top --once --json 2>"$work/err"; then fail "--once --json was taken"; fi

@@ -76,6 +76,8 @@ TEST(LiveCounters, CommandLinesUsersAndUids) {
       "0.1\0"s;
   EXPECT_EQ(host::command_line(words), "python3 train.py --lr 0.1");
   EXPECT_EQ(host::command_line(""), "");
+  EXPECT_EQ(host::command_line("python3\0-c\0\nimport x\n\tx.run()\0"s),
+            "python3 -c  import x  x.run()");
   // A terminal escape in an argument is not passed to the screen.
   const std::string hostile = "echo\0\x1b]52;c;AAAA\x07"s;
   EXPECT_EQ(host::command_line(hostile).find('\x1b'), std::string::npos);
