@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/text.hpp"
+#include "profile/text_util.hpp"
 #include "view/format.hpp"
 
 namespace mainboard::view {
@@ -257,7 +258,9 @@ std::vector<std::string> ProfileTop::render(const ProfileTopOptions& o) const {
     for (const auto& r : rows(o)) {
       if (o.height <= 0 && o.max_rows && shown++ >= o.max_rows) break;
       const auto& [function, where, line] = r.key;
-      std::string place = r.python && line ? fmt::format("{}:{}", where, line) : where;
+      // A Python file as py-spy names it (past site-packages, else its base name).
+      std::string file = r.python ? detail::short_python_file(where) : where;
+      std::string place = r.python && line ? fmt::format("{}:{}", file, line) : file;
       std::string name = place.empty() ? function : function + " (" + place + ")";
       std::string row = fmt::format("{:>6.1f}% {:>6.1f}% {:>9} {:>10}  {}",
                                     share(r.now.own, now_samples), share(r.now.total, now_samples),

@@ -61,8 +61,8 @@ restored() {
 "$python" "$here/busy.py" 0 &
 target=$!
 start "$target"
-wait_for "hot \(.*busy\.py:[0-9]+\)"
-wait_for "cold \(.*busy\.py:[0-9]+\)"
+wait_for "hot \(busy\.py:[0-9]+\)"
+wait_for "cold \(busy\.py:[0-9]+\)"
 wait_for "sleeper"
 echo "ok: the hot function by file:line and the threads"
 
@@ -74,7 +74,7 @@ t send-keys -t top 2
 wait_for "%Total▼"
 t send-keys -t top l
 wait_for "Function \(file\)"
-screen | grep -qE "hot \(.*busy\.py\)" || wait_for "hot \(.*busy\.py\)"
+wait_for "hot \(busy\.py\)"
 t send-keys -t top t
 wait_for "thread .*\(tid [0-9]+\)"
 t send-keys -t top t t t t t t t t
