@@ -18,6 +18,7 @@
 #include "mainboard/export.hpp"
 #include "mainboard/gpu.hpp"
 #include "mainboard/memory.hpp"
+#include "mainboard/npu.hpp"
 #include "mainboard/pressure.hpp"
 #include "mainboard/reading.hpp"
 
@@ -94,6 +95,7 @@ struct MAINBOARD_API LiveFrame {
   std::optional<double> cpu_power_w;
   std::optional<double> cpu_temperature_c;
   std::vector<LiveGpu> gpus;
+  std::vector<NpuSnapshot> npus;
   /// The GPUs' processes; every process when the watch lists all.
   std::vector<LiveProcess> processes;
   bool all_processes = false;

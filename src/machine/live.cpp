@@ -266,6 +266,8 @@ LiveFrame MachineWatch::next() {
   s.read_power(f, m.reading("energy_counters").energy_counters, seconds);
   State::read_temperature(f, m.reading("temperatures").temperatures);
   s.read_gpus(f, seconds);
+  for (const auto& npu : m.npus())
+    f.npus.push_back(npu->npu_snapshot());
   s.read_processes(f, seconds);
   ++s.sequence;
   return f;

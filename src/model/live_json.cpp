@@ -64,6 +64,7 @@ void fields(V& v, LiveFrame& m) {
   v("cpu_power_w", m.cpu_power_w);
   v("cpu_temperature_c", m.cpu_temperature_c);
   v("gpus", m.gpus);
+  v("npus", m.npus);
   v("processes", m.processes);
   v("all_processes", m.all_processes);
 }

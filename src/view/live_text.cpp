@@ -372,24 +372,18 @@ std::vector<std::string> LiveView::render(const LiveViewOptions& o) const {
       lines.push_back(l);
   }
 
-  // Each GPU: its use with a history, then its clocks, links, throttling and errors. Where the
-  // GPUs would leave fewer than eight lines to the processes, each gets one line and only the
-  // chosen one (g) its details.
-  std::vector<std::vector<std::string>> gpu_main(f.gpus.size()), gpu_more(f.gpus.size());
-  for (std::size_t i = 0; i < f.gpus.size(); ++i) {
-    const auto& g = f.gpus[i];
-    const auto& r = g.reading;
-    const auto& t = r.telemetry;
-    bool chosen = o.gpu && *o.gpu == r.info.index;
+  // A unit's first line: its name and label, use and memory as bars (with their history where
+  // kept), power against its limit, temperature.
+  auto unit_segments = [&](const std::string& name, const std::string& label, const UnitSnapshot& t,
+                           bool chosen, const std::deque<double>* util,
+                           const std::deque<double>* memory) {
     std::vector<std::string> seg;
-    std::string name = fmt::format("GPU{}", r.info.index);
     seg.push_back((chosen ? bold("▶" + name, color) : cyan(name, color)) + " " +
-                  view::clip(r.info.label, width >= 120 ? 28 : 20));
+                  view::clip(label, width >= 120 ? 28 : 20));
     if (t.utilization && t.utilization->compute_pct) {
       double u = *t.utilization->compute_pct;
       std::string s = "util " + bar(u, 10, color) + " " + cell(pct_text(u), 4, true);
-      if (i < gpu_util_.size() && gpu_util_[i].size() > 1 && width >= 100)
-        s += " " + sparkline(gpu_util_[i], 12);
+      if (util && util->size() > 1 && width >= 100) s += " " + sparkline(*util, 12);
       seg.push_back(s);
     } else {
       seg.push_back("util " + dim("n/a", color));
@@ -397,8 +391,7 @@ std::vector<std::string> LiveView::render(const LiveViewOptions& o) const {
     if (t.memory && t.memory->total_bytes > 0 && t.memory->used_bytes) {
       std::string s = "mem " + bar(t.memory->percent_used(), 10, color) + " " +
                       view::capacity_pair(*t.memory->used_bytes, t.memory->total_bytes);
-      if (i < gpu_memory_.size() && gpu_memory_[i].size() > 1 && width >= 100)
-        s += " " + sparkline(gpu_memory_[i], 12);
+      if (memory && memory->size() > 1 && width >= 100) s += " " + sparkline(*memory, 12);
       seg.push_back(s);
     }
     if (t.energy && t.energy->power_w) {
@@ -418,7 +411,22 @@ std::vector<std::string> LiveView::render(const LiveViewOptions& o) const {
                                            : 0,
                           fmt::format("{:.0f} °C", c), color));
     }
-    gpu_main[i] = pack(seg, width, 5);
+    return seg;
+  };
+
+  // Each GPU: its use with a history, then its clocks, links, throttling and errors. Where the
+  // GPUs would leave fewer than eight lines to the processes, each gets one line and only the
+  // chosen one (g) its details.
+  std::vector<std::vector<std::string>> gpu_main(f.gpus.size()), gpu_more(f.gpus.size());
+  for (std::size_t i = 0; i < f.gpus.size(); ++i) {
+    const auto& g = f.gpus[i];
+    const auto& r = g.reading;
+    const auto& t = r.telemetry;
+    bool chosen = o.gpu && *o.gpu == r.info.index;
+    gpu_main[i] = pack(unit_segments(fmt::format("GPU{}", r.info.index), r.info.label, t, chosen,
+                                     i < gpu_util_.size() ? &gpu_util_[i] : nullptr,
+                                     i < gpu_memory_.size() ? &gpu_memory_[i] : nullptr),
+                       width, 5);
 
     std::vector<std::string> more;
     for (const auto& c : t.clocks)
@@ -478,6 +486,13 @@ std::vector<std::string> LiveView::render(const LiveViewOptions& o) const {
         lines.push_back(std::move(l));
     }
   }
+
+  // Each NPU: one line.
+  for (const auto& n : f.npus)
+    for (auto& l : pack(unit_segments(fmt::format("NPU{}", n.info.index), n.info.label, n.telemetry,
+                                      false, nullptr, nullptr),
+                        width, 5))
+      lines.push_back(std::move(l));
 
   // The processes: a header, then as many rows as the screen leaves (all without a height).
   std::size_t fixed_cols = 0;

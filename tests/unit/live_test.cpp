@@ -391,3 +391,23 @@ TEST(LiveView, AFrameWritesAndReadsBackAsJson) {
   nlohmann::json k = first;
   EXPECT_TRUE(k["cpu_total"].is_null());
 }
+
+TEST(MachineWatch, NpusAreInTheFrameAndOnTheScreen) {
+  Machine::Options opts;
+  opts.sysroot = MAINBOARD_FIXTURES "/hosts/gaudi2";
+  Machine machine(opts);
+  MachineWatch watch(machine);
+  auto f = watch.next();
+  ASSERT_EQ(f.npus.size(), 2u);
+  EXPECT_EQ(f.npus[1].info.index, 1u);
+  LiveView view;
+  view.add(f);
+  LiveViewOptions o;
+  o.width = 120;
+  o.height = 0;
+  std::string text;
+  for (const auto& l : view.render(o)) text += l + "\n";
+  EXPECT_NE(text.find("NPU1 Intel Gaudi 2"), std::string::npos) << text;
+  nlohmann::json j = f;
+  EXPECT_EQ(j["npus"].size(), 2u);
+}
