@@ -301,8 +301,9 @@ int ProfileTop::run(const Global& g) {
       ++refreshes;
       if (!full_screen) {
         auto plain = o;
-        plain.color = view::want_color(g.color, 1);
-        plain.width = g.width > 0 ? g.width : terminal_width(1);
+        auto area = terminal::plain_area(g.width, g.color);
+        plain.color = area.color;
+        plain.width = area.width;
         plain.height = 0;
         plain.interactive = false;
         plain.max_rows = 20;
@@ -315,10 +316,10 @@ int ProfileTop::run(const Global& g) {
       }
     }
     if (dirty && full_screen) {
-      auto [w, h] = terminal::size();
-      o.width = g.width > 0 ? std::min(g.width, w) : w;
-      o.height = h;
-      o.color = view::want_color(g.color, 1);
+      auto area = terminal::screen_area(g.width, g.color);
+      o.width = area.width;
+      o.height = area.height;
+      o.color = area.color;
       terminal::write_all(1, terminal::frame(top.render(o)));
       dirty = false;
     }

@@ -1,5 +1,8 @@
 #include "cli/terminal.hpp"
 
+#include "mainboard/view.hpp"
+#include "view/format.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/ioctl.h>
@@ -54,6 +57,15 @@ std::pair<int, int> size() {
   if (::ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0)
     return {ws.ws_col, ws.ws_row};
   return {80, 24};
+}
+
+Area screen_area(int width_asked, const std::string& color_mode) {
+  auto [w, h] = size();
+  return {width_asked > 0 ? std::min(width_asked, w) : w, h, view::want_color(color_mode, 1)};
+}
+
+Area plain_area(int width_asked, const std::string& color_mode) {
+  return {width_asked > 0 ? width_asked : terminal_width(1), 0, view::want_color(color_mode, 1)};
 }
 
 std::string frame(const std::vector<std::string>& lines) {

@@ -21,6 +21,19 @@ void write_all(int fd, const std::string& s);
 /// The terminal's size on stdout: 80 × 24 when it cannot say.
 std::pair<int, int> size();
 
+/// What a frame is drawn in: columns, lines (0: as many as it takes) and colour.
+struct Area {
+  int width = 80;
+  int height = 0;
+  bool color = false;
+};
+/// The terminal's screen: its size (the width asked for, --width, where smaller), colour as
+/// --color says (`color_mode`).
+Area screen_area(int width_asked, const std::string& color_mode);
+/// Off a screen (a pipe, TERM=dumb, --once): the width asked for, else the terminal's or 80;
+/// no height.
+Area plain_area(int width_asked, const std::string& color_mode);
+
 /// The lines as one write: cursor home, each line followed by erase-to-end-of-line, and the
 /// rest of the screen erased, so a frame replaces the last without a flash.
 std::string frame(const std::vector<std::string>& lines);

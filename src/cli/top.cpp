@@ -38,6 +38,18 @@ std::string frame_json(const LiveFrame& f) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+/// A frame off a screen: every line, no key hints.
+std::string plain_frame(const LiveView& view, LiveViewOptions o, const terminal::Area& area) {
+  o.width = area.width;
+  o.height = 0;
+  o.color = area.color;
+  o.interactive = false;
+  std::string out;
+  for (const auto& l : view.render(o))
+    out += l + "\n";
+  return out;
+}
+
 int exit_status(int sig) {
   return sig == 0 ? 0 : 128 + sig;
 }
@@ -237,14 +249,7 @@ int Top::run(const Global& g) {
     watch.next();
     wait(std::min(interval_s, 0.5));
     view.add(watch.next());
-    o.color = view::want_color(g.color, 1);
-    o.width = g.width > 0 ? g.width : terminal_width(1);
-    o.height = 0;
-    o.interactive = false;
-    std::string out;
-    for (const auto& l : view.render(o))
-      out += l + "\n";
-    print(out);
+    print(plain_frame(view, o, terminal::plain_area(g.width, g.color)));
     return 0;
   }
 
@@ -278,15 +283,8 @@ int Top::run(const Global& g) {
           terminal::write_all(1, frame_json(*view.last()));
           dirty = false;
         } else if (!full_screen) {
-          LiveViewOptions plain = o;
-          plain.color = view::want_color(g.color, 1);
-          plain.width = g.width > 0 ? g.width : terminal_width(1);
-          plain.height = 0;
-          plain.interactive = false;
-          std::string out;
-          for (const auto& l : view.render(plain))
-            out += l + "\n";
-          terminal::write_all(1, out + "\n");
+          terminal::write_all(1,
+                              plain_frame(view, o, terminal::plain_area(g.width, g.color)) + "\n");
           dirty = false;
         }
       }
@@ -295,10 +293,10 @@ int Top::run(const Global& g) {
                             std::chrono::duration<double>(interval_s));
     }
     if (dirty && full_screen && view.last()) {
-      auto [w, h] = terminal::size();
-      o.width = g.width > 0 ? std::min(g.width, w) : w;
-      o.height = h;
-      o.color = view::want_color(g.color, 1);
+      auto area = terminal::screen_area(g.width, g.color);
+      o.width = area.width;
+      o.height = area.height;
+      o.color = area.color;
       terminal::write_all(1, terminal::frame(view.render(o)));
       dirty = false;
     }

@@ -8,54 +8,16 @@
 set -euo pipefail
 mb=$1 python=$2
 here=$(cd "$(dirname "$0")" && pwd)
-command -v tmux >/dev/null || { echo "skip: no tmux"; exit 77; }
-work=$(mktemp -d)
-sock="$work/tmux.sock"
-t() { tmux -S "$sock" "$@"; }
+source "$here/tmux.sh"
 target=""
-cleanup() {
-  t kill-server 2>/dev/null || true
-  [[ -n $target ]] && kill "$target" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  echo "--- screen" >&2
-  t capture-pane -p -t top >&2 2>/dev/null || true
-  exit 1
-}
+cleanup_more='[[ -n $target ]] && kill "$target" 2>/dev/null'
 export MAINBOARD_LOG=error
 # Sampling needs perf events: skip where the kernel refuses them.
 if ! "$mb" profile attach $$ --duration 0.1 -o "$work/probe.json" --quiet 2>"$work/probe.err"; then
   grep -q "perf_event" "$work/probe.err" && { echo "skip: $(head -1 "$work/probe.err")"; exit 77; }
 fi
 
-start() {
-  rm -f "$work/status"
-  t kill-server 2>/dev/null || true
-  t -f /dev/null new-session -d -s top -x 120 -y 30 \
-    "$(printf '%q ' "$mb" profile top --interval 0.5 "$@"); echo \$? >$(printf '%q' "$work/status"); sleep 600"
-}
-screen() { t capture-pane -p -t top; }
-wait_for() {
-  for _ in $(seq 200); do
-    screen | grep -qE -- "$1" && return 0
-    sleep 0.1
-  done
-  fail "the screen never showed: $1"
-}
-exit_status() {
-  for _ in $(seq 200); do
-    [[ -s $work/status ]] && { cat "$work/status"; return; }
-    sleep 0.1
-  done
-  fail "the view did not exit"
-}
-restored() {
-  [[ $(t display-message -p -t top '#{alternate_on}') == 0 ]] || fail "still on the alternate screen after $1"
-  [[ $(t display-message -p -t top '#{cursor_flag}') == 1 ]] || fail "the cursor is still hidden after $1"
-}
+start() { run_in_pane 120 30 "$(printf '%q ' "$mb" profile top --interval 0.5 "$@")"; }
 
 # 1. Attached to a running program: its hot function, by line, with its file.
 "$python" "$here/busy.py" 0 &
@@ -93,8 +55,7 @@ echo "ok: q exits 0, the attached program runs on"
 # 4. SIGTERM: 143, the program still runs.
 start "$target"
 wait_for "hot \("
-pkill -TERM -P "$(t display-message -p -t top '#{pane_pid}')" -f -- "profile top" ||
-  fail "no view to signal"
+kill -TERM "$(view_pid "profile top")" || fail "no view to signal"
 [[ $(exit_status) == 143 ]] || fail "SIGTERM: exit status $(cat "$work/status")"
 restored SIGTERM
 kill -0 "$target" 2>/dev/null || fail "the attached program did not survive SIGTERM"
@@ -113,7 +74,7 @@ echo "ok: a launched program's end ends the view (exit 0)"
 # 6. Ctrl-C on a launched program: 130, the program ended.
 start -- "$python" "$here/busy.py" 0
 wait_for "hot \("
-view=$(pgrep -P "$(t display-message -p -t top '#{pane_pid}')" -f -- "profile top")
+view=$(view_pid "profile top")
 program=$(pgrep -P "$view")
 [[ -n $program ]] || fail "no launched program under the view"
 t send-keys -t top C-c

@@ -8,59 +8,13 @@
 # With the Python package's directory, also mainboard.top() on the terminal.
 set -euo pipefail
 mb=$1 nvml=$2 scenario=$3 sysroot=$4 pypath=${5:-}
-command -v tmux >/dev/null || { echo "skip: no tmux"; exit 77; }
-work=$(mktemp -d)
-sock="$work/tmux.sock"
-t() { tmux -S "$sock" "$@"; }
-cleanup() { t kill-server 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  echo "--- screen" >&2
-  t capture-pane -p -t top >&2 2>/dev/null || true
-  exit 1
-}
+source "$(dirname "$0")/tmux.sh"
 export MAINBOARD_NVML_LIBRARY=$nvml MAINBOARD_FAKE_GPU_SCENARIO=$scenario MAINBOARD_LOG=error
 
-# The pane runs the view, then writes its exit status and keeps the pane open.
 start() {  # start WIDTH HEIGHT ARGS...
   local w=$1 h=$2
   shift 2
-  rm -f "$work/status"
-  t kill-server 2>/dev/null || true
-  t -f /dev/null new-session -d -s top -x "$w" -y "$h" \
-    "$(printf '%q ' "$mb" --sysroot "$sysroot" top "$@"); echo \$? >$(printf '%q' "$work/status"); sleep 600"
-  t set-option -t top remain-on-exit on >/dev/null
-}
-screen() { t capture-pane -p -t top; }
-# Waits (up to 10 s) until the screen holds a text.
-wait_for() {
-  for _ in $(seq 100); do
-    screen | grep -qF -- "$1" && return 0
-    sleep 0.1
-  done
-  fail "the screen never showed: $1"
-}
-wait_gone() {
-  for _ in $(seq 100); do
-    screen | grep -qF -- "$1" || return 0
-    sleep 0.1
-  done
-  fail "the screen still shows: $1"
-}
-exit_status() {
-  for _ in $(seq 100); do
-    [[ -s $work/status ]] && { cat "$work/status"; return; }
-    sleep 0.1
-  done
-  fail "the view did not exit"
-}
-restored() {  # the alternate screen left and the cursor shown
-  local alt cursor
-  alt=$(t display-message -p -t top '#{alternate_on}')
-  cursor=$(t display-message -p -t top '#{cursor_flag}')
-  [[ $alt == 0 ]] || fail "still on the alternate screen after $1"
-  [[ $cursor == 1 ]] || fail "the cursor is still hidden after $1"
+  run_in_pane "$w" "$h" "$(printf '%q ' "$mb" --sysroot "$sysroot" top "$@")"
 }
 
 # 1. What the screen shows, on 100 x 30.
@@ -129,8 +83,7 @@ for sig in TERM INT; do
   if [[ $sig == INT ]]; then
     t send-keys -t top C-c
   else
-    pid=$(t display-message -p -t top '#{pane_pid}')
-    pkill -TERM -f -P "$pid" -- "--sysroot $sysroot top" || fail "no view process to signal"
+    kill -TERM "$(view_pid "--sysroot $sysroot top")" || fail "no view process to signal"
   fi
   want=$([[ $sig == TERM ]] && echo 143 || echo 130)
   got=$(exit_status)
@@ -169,10 +122,7 @@ PY
 
 # 8. mainboard.top() from Python takes the same screen and gives it back.
 if [[ -n $pypath ]]; then
-  rm -f "$work/status"
-  t kill-server 2>/dev/null || true
-  t -f /dev/null new-session -d -s top -x 100 -y 30 \
-    "cd $(printf '%q' "$work") && MAINBOARD_SYSROOT=$(printf '%q' "$sysroot") PATH=$(printf '%q' "$(dirname "$mb")"):\$PATH PYTHONPATH=$(printf '%q' "$pypath") /usr/bin/python3 -c 'import mainboard, sys; sys.exit(mainboard.top(interval=0.3))'; echo \$? >$(printf '%q' "$work/status"); sleep 600"
+  run_in_pane 100 30 "cd $(printf '%q' "$work") && MAINBOARD_SYSROOT=$(printf '%q' "$sysroot") PATH=$(printf '%q' "$(dirname "$mb")"):\$PATH PYTHONPATH=$(printf '%q' "$pypath") /usr/bin/python3 -c 'import mainboard, sys; sys.exit(mainboard.top(interval=0.3))'"
   wait_for "4242"
   t send-keys -t top q
   [[ $(exit_status) == 0 ]] || fail "mainboard.top(): exit status $(cat "$work/status")"
