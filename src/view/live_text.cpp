@@ -477,7 +477,13 @@ std::vector<std::string> LiveView::render(const LiveViewOptions& o) const {
     for (std::size_t i = 0; i < f.gpus.size(); ++i) {
       bool chosen = o.gpu && *o.gpu == f.gpus[i].reading.info.index;
       if (compact && !chosen) {
-        lines.push_back(gpu_main[i].empty() ? "" : gpu_main[i][0]);
+        // One line: no sparklines, so that memory, power and temperature fit beside the use.
+        const auto& r = f.gpus[i].reading;
+        lines.push_back(
+            view::clip(join(unit_segments(fmt::format("GPU{}", r.info.index), r.info.label,
+                                          r.telemetry, false, nullptr, nullptr),
+                            "  "),
+                       width));
         continue;
       }
       for (auto& l : gpu_main[i])
@@ -556,7 +562,7 @@ std::vector<std::string> LiveView::render(const LiveViewOptions& o) const {
                                         : view::clip(row, width));
       if (selected && o.expand_selected) {
         std::size_t indent = 4, room = width > indent + 10 ? width - indent : 10;
-        std::string whole = p->command;
+        std::string whole = p->command.empty() ? p->name : p->command;
         std::size_t at = 0;
         // The whole command line, wrapped at the screen's width (code points, not bytes).
         while (at < whole.size()) {

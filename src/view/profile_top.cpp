@@ -248,7 +248,8 @@ std::vector<std::string> ProfileTop::render(const ProfileTopOptions& o) const {
     std::string head = right(mark("%Own", "own"), 7) + " " + right(mark("%Total", "total"), 7) +
                        " " + right(mark("OwnTime", "own_time"), 9) + " " +
                        right(mark("TotalTime", "total_time"), 10) + "  " +
-                       (o.lines ? "Function (file:line)" : "Function (file)");
+                       (o.lines ? "Function (file:line)" : "Function (file)") +
+                       (o.native ? " · native frames shown" : "");
     table.push_back(color ? "\033[7m" + fit(head, width) + kReset : clip(head, width));
     double per_sample = hz_ ? 1.0 / hz_ : 0;
     auto share = [](std::uint64_t n, std::uint64_t of) {

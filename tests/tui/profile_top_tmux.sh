@@ -43,7 +43,16 @@ t send-keys -t top t t t t t t t t
 t send-keys -t top ' '
 wait_for "PAUSED"
 t send-keys -t top ' '
-echo "ok: ? 2 l t space act"
+wait_gone "PAUSED"
+t send-keys -t top 3
+wait_for "OwnTime▼"
+t send-keys -t top n
+wait_for "native frames shown"
+t send-keys -t top n
+wait_gone "native frames shown"
+t send-keys -t top r
+wait_for "samples [0-9]+ \(this interval"
+echo "ok: ? 2 l t space 3 n r act"
 
 # 3. q: exit 0, the program still runs.
 t send-keys -t top q

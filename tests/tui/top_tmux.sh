@@ -57,7 +57,21 @@ t send-keys -t top ' '
 wait_for "PAUSED"
 t send-keys -t top ' '
 wait_gone "PAUSED"
-echo "ok: ? 5 g / a space act"
+t send-keys -t top s
+wait_for "MEM▼"
+t send-keys -t top r
+wait_for "MEM▲"
+t send-keys -t top S S
+wait_for "GPU MEM▼"
+t send-keys -t top Down
+wait_for "▶ +4242 "
+t send-keys -t top e
+wait_for "^    python3"
+t send-keys -t top e t
+wait_gone "^    python3"
+t send-keys -t top Up Escape
+wait_gone "▶ +4242 "
+echo "ok: ? 5 g / a space s r S arrows e t Esc act"
 
 # 3. A resize redraws at the new width.
 t resize-window -t top -x 160 -y 40
