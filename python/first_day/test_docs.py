@@ -37,7 +37,9 @@ BUSY = textwrap.dedent("""\
     if __name__ == "__main__":
         main()
 """)
-# A rank of a data-parallel job: rank 1 is slow in its data loading.
+# A rank of a data-parallel job: rank 1 is slow in its data loading, and the others wait for it
+# in the step's all-reduce (as a synchronized job does: an unsynchronized one leaves the analysis
+# to infer which phase is the wait, which a loaded machine's noise can turn).
 RANK = textwrap.dedent("""\
     import os, sys, time
     from mainboard import Profiler, span
@@ -50,6 +52,8 @@ RANK = textwrap.dedent("""\
                     time.sleep(0.05 if rank == 1 else 0.001)
                 with span("forward"):
                     time.sleep(0.002)
+                with span("allreduce"):
+                    time.sleep(0.001 if rank == 1 else 0.05)
     p.result().save(os.path.join(sys.argv[1], f"rank{rank}.json"))
 """)
 
