@@ -30,7 +30,7 @@ namespace mainboard::cli {
 
 namespace {
 
-const std::vector<std::string>& sort_keys() {
+const std::vector<std::string>& profile_top_sort_keys() {
   static const std::vector<std::string> kKeys = {"own", "total", "own_time", "total_time"};
   return kKeys;
 }
@@ -144,7 +144,7 @@ void ProfileTop::declare(CLI::App& cmd) {
       "only the process itself, not the processes it starts");
   cmd.add_option("--sort", sort, "the first order of the table")
       ->capture_default_str()
-      ->check(one_of(sort_keys()))
+      ->check(one_of(profile_top_sort_keys()))
       ->type_name("KEY");
   cmd.add_option("--count", count, "stop after N refreshes")
       ->type_name("N")
@@ -282,7 +282,7 @@ int ProfileTop::run(const Global& g) {
       }
       default:
         if (in[0] >= '1' && in[0] <= '4')
-          o.sort = sort_keys()[static_cast<std::size_t>(in[0] - '1')];
+          o.sort = profile_top_sort_keys()[static_cast<std::size_t>(in[0] - '1')];
         break;
     }
     return in.substr(1);

@@ -27,7 +27,7 @@ namespace mainboard::cli {
 
 namespace {
 
-const std::vector<std::string>& sort_keys() {
+const std::vector<std::string>& top_sort_keys() {
   static const std::vector<std::string> kKeys = {"pid", "user",   "gpu",  "gpu_memory",
                                                  "cpu", "memory", "time", "command"};
   return kKeys;
@@ -76,7 +76,7 @@ struct Keys {
   }
 
   void sort_by(std::size_t k) {
-    const auto& keys = sort_keys();
+    const auto& keys = top_sort_keys();
     if (o.sort == keys[k])
       o.ascending = !o.ascending;
     else {
@@ -87,7 +87,7 @@ struct Keys {
   }
 
   void cycle_sort(int by) {
-    const auto& keys = sort_keys();
+    const auto& keys = top_sort_keys();
     auto it = std::find(keys.begin(), keys.end(), o.sort);
     std::size_t at = it == keys.end() ? 0 : static_cast<std::size_t>(it - keys.begin());
     at = static_cast<std::size_t>(static_cast<int>(at) + static_cast<int>(keys.size()) + by) %
@@ -222,7 +222,7 @@ void Top::declare(CLI::App& cmd) {
   cmd.add_flag("--all", all, "list every process, not only the GPUs' (key a)");
   cmd.add_option("--sort", sort,
                  "order of the processes (default: gpu_memory, or cpu without GPUs)")
-      ->check(one_of(sort_keys()))
+      ->check(one_of(top_sort_keys()))
       ->type_name("KEY");
   cmd.footer(
       "Keys: q quit, space pause, ? help, s sort, / filter, g GPU, a all processes, t tree, "
