@@ -3,7 +3,10 @@
 # was given back. A test may set `cleanup_more` to a command run at the end.
 command -v tmux >/dev/null || { echo "skip: no tmux"; exit 77; }
 work=$(mktemp -d)
-sock="$work/tmux.sock"
+# A server of its own for each pane: a new one on the socket of one being killed can find it
+# still exiting ("server exited unexpectedly").
+panes=0
+sock="$work/tmux.0.sock"
 cleanup_more=":"
 t() { tmux -S "$sock" "$@"; }
 cleanup() {
@@ -23,6 +26,8 @@ run_in_pane() {
   local w=$1 h=$2
   rm -f "$work/status"
   t kill-server 2>/dev/null || true
+  panes=$((panes + 1))
+  sock="$work/tmux.$panes.sock"
   t -f /dev/null new-session -d -s top -x "$w" -y "$h" \
     "$3; echo \$? >$(printf '%q' "$work/status"); sleep 600"
 }
