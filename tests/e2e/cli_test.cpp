@@ -273,7 +273,8 @@ TEST(Cli, HelpAndGroupErrorsListEveryCommandWhateverElseIsNamed) {
        {std::vector<std::string>{"profile", "bogus"}, std::vector<std::string>{"profile"}}) {
     auto r = cli(args);
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("report, diff, perfetto, merge, run, attach, top, dump"), std::string::npos)
+    EXPECT_NE(r.err.find("report, diff, perfetto, merge, run, attach, top, dump"),
+              std::string::npos)
         << r.err;
   }
   // A word that names no command beside one that does, or a second command: refused as before.
