@@ -5,8 +5,8 @@
 /// Profiler.run / attach / dump / measure are here, apart from the in-process session
 /// (mainboard::Profiler, in the lean mainboard::spans), so that each class lives in one library.
 
-#include <csignal>
 #include <atomic>
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <memory>

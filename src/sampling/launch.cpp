@@ -425,8 +425,7 @@ Attached attach_to(std::int64_t pid64, const SampleOptions& o) {
   // The process and, with children, every process it had started already (a multiprocessing
   // pool's workers): their threads are sampled from the start, and what they start later
   // follows by inheritance.
-  std::vector<std::int32_t> tree =
-      o.children ? symbols::process_tree(a.pid) : std::vector{a.pid};
+  std::vector<std::int32_t> tree = o.children ? symbols::process_tree(a.pid) : std::vector{a.pid};
   if (tree.empty()) tree.push_back(a.pid);
   std::vector<std::int32_t> tids;
   for (auto p : tree) {
@@ -442,8 +441,8 @@ Attached attach_to(std::int64_t pid64, const SampleOptions& o) {
         sampling::PythonPollerOptions{o.hz, o.wall, o.pause, !o.nonblocking, o.gil});
     a.python->watch(tree);
   }
-  a.command = std::string(
-      core::trim(symbols::read_proc_file("/proc/" + std::to_string(a.pid) + "/comm")));
+  a.command =
+      std::string(core::trim(symbols::read_proc_file("/proc/" + std::to_string(a.pid) + "/comm")));
   return a;
 }
 
@@ -505,7 +504,8 @@ void Sampler::watch(std::int64_t pid64, const SampleOptions& o, double interval_
   if (!(interval_s >= 0.01)) throw Error("the interval must be at least 0.01 s");
   auto a = attach_to(pid64, o);
   using clock = std::chrono::steady_clock;
-  auto every = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(interval_s));
+  auto every =
+      std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(interval_s));
   auto next = clock::now() + every;
   auto chunk_start = core::monotonic_ns();
   // The samples since the last interval, named, to the caller; false when it wants no more.
@@ -513,8 +513,8 @@ void Sampler::watch(std::int64_t pid64, const SampleOptions& o, double interval_
     auto raw = a.sampler->take();
     std::optional<sampling::PythonSamples> py;
     if (a.python) py = a.python->take();
-    auto p = sampling::to_profile(std::move(raw), o.hz, a.pid, o.children, "/tmp",
-                                  py ? &*py : nullptr);
+    auto p =
+        sampling::to_profile(std::move(raw), o.hz, a.pid, o.children, "/tmp", py ? &*py : nullptr);
     p.pid = a.pid;
     p.command = a.command;
     p.start_ns = chunk_start;

@@ -406,7 +406,8 @@ TEST(MachineWatch, NpusAreInTheFrameAndOnTheScreen) {
   o.width = 120;
   o.height = 0;
   std::string text;
-  for (const auto& l : view.render(o)) text += l + "\n";
+  for (const auto& l : view.render(o))
+    text += l + "\n";
   EXPECT_NE(text.find("NPU1 Intel Gaudi 2"), std::string::npos) << text;
   nlohmann::json j = f;
   EXPECT_EQ(j["npus"].size(), 2u);

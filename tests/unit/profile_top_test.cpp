@@ -115,8 +115,7 @@ TEST(ProfileTop, TheIntervalStartsAfreshAndTheTimesAddUp) {
   EXPECT_NE(text.find("samples 11 (this interval 1)"), std::string::npos) << text;
   EXPECT_NE(text.find("1 thread: 1 running"), std::string::npos) << text;
   // hot line 4: 100 % of this interval, 0.04 s since the start.
-  EXPECT_NE(text.find("100.0%  100.0%     0.04s      0.04s  hot (busy.py:4)"),
-            std::string::npos)
+  EXPECT_NE(text.find("100.0%  100.0%     0.04s      0.04s  hot (busy.py:4)"), std::string::npos)
       << text;
   for (int h : {10, 24}) {
     o.height = h;
