@@ -12,6 +12,8 @@ packages=(
   # the HTTP server of `mainboard serve` (event loops: idle connections cost no thread; the one
   # Prometheus's C client library serves with)
   libmicrohttpd-dev
+  # zlib: gzipped PyTorch profiler traces read, pprof profiles written
+  zlib1g-dev
   # tests and benchmarks (clang: the libFuzzer target; strace: what a spans-only program runs
   # and opens; locales: a comma-decimal locale for the parsing tests)
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine python3 python3-psutil clang strace
@@ -31,6 +33,8 @@ packages=(
   patchelf python3-venv python3-pip
   # a real terminal for the live view's tests (`mainboard top` driven by keys, its screen read)
   tmux
+  # Go's pprof (`go tool pprof`): reads the pprof profiles `--pprof` writes, in the tests
+  golang-go
   # the headless browsers that look at the HTML report and the SVG flame graph (tests/js)
   chromium firefox-esr
   # run time, optional readings (DIMMs)
@@ -50,7 +54,7 @@ arm64=0
 if ((arm64)); then
   packages+=(g++-aarch64-linux-gnu qemu-user-static)
   for lib in libhwloc-dev libfmt-dev libspdlog-dev libdw-dev libelf-dev libmicrohttpd-dev \
-             libgtest-dev libgmock-dev libpython3-dev; do
+             zlib1g-dev libgtest-dev libgmock-dev libpython3-dev; do
     packages+=("$lib:arm64")
   done
 fi

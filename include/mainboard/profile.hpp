@@ -106,6 +106,26 @@ struct MAINBOARD_API TargetExit {
   bool operator==(const TargetExit&) const = default;
 };
 
+/// How one rank spent its time, as Holistic Trace Analysis breaks it down: over the window from
+/// its first to its last activity, the time in computation, in communication and memory
+/// operations (together "non-compute"), and idle; and how much of the communication overlapped
+/// computation. Read from GPU kernels (communication: NCCL's; memory: copies and sets) where the
+/// rank has them, else from its CPU operators (communication: the collectives, gloo:… nccl:…).
+struct MAINBOARD_API TimeBreakdown {
+  std::int64_t rank = 0;
+  std::string source;  ///< "gpu kernels" or "cpu operators"
+  std::int64_t window_ns = 0;
+  std::int64_t compute_ns = 0;        ///< time at least one computation ran
+  std::int64_t communication_ns = 0;  ///< time a communication ran and no computation
+  std::int64_t memory_ns = 0;         ///< time only copies or sets ran
+  std::int64_t idle_ns = 0;           ///< nothing ran
+  double compute_pct = 0, non_compute_pct = 0, idle_pct = 0;  ///< of the window
+  /// Of the time communication ran, the share in which computation ran too; empty without
+  /// communication.
+  std::optional<double> overlap_pct;
+  bool operator==(const TimeBreakdown&) const = default;
+};
+
 /// One process of a merged job (a rank), and how its times were put on the job's time axis.
 struct MAINBOARD_API ProcessInfo {
   std::uint32_t index = 0;
@@ -117,8 +137,9 @@ struct MAINBOARD_API ProcessInfo {
   /// Added to each of its times to put them on the job's axis (0 for the reference rank).
   std::int64_t offset_ns = 0;
   /// How the offset was found: "reference" (the first rank), "boot id" (the same node's clock:
-  /// exact), "wall clock" (the nodes' realtime clocks, as well synchronized as they are) or
-  /// "unaligned" (no clock reference: placed at the job's start, with a warning).
+  /// exact), "wall clock" (the nodes' realtime clocks, as well synchronized as they are),
+  /// "collective ends" or "first step" (a trace: by what it shares with the first trace), or
+  /// "unaligned" (nothing to align by: placed at the job's start, with a warning).
   std::string alignment;
   std::int64_t start_ns = 0;  ///< on the job's axis
   std::int64_t end_ns = 0;
@@ -126,6 +147,9 @@ struct MAINBOARD_API ProcessInfo {
   std::uint64_t samples = 0;         ///< its stack samples
   std::uint64_t lost_samples = 0;
   std::uint64_t dropped_spans = 0;
+  /// How it spent its time (GPU kernels; a trace's CPU operators without them); empty with
+  /// neither.
+  std::optional<TimeBreakdown> breakdown;
   bool operator==(const ProcessInfo&) const = default;
 };
 
@@ -447,7 +471,8 @@ struct MAINBOARD_API RankReport {
   std::optional<Straggler> straggler;
   /// One line: "rank 2 (n3) holds the job back: …", or why no rank does.
   std::string verdict;
-  std::vector<std::string> warnings;  ///< what the merge could not do (clocks, versions, ranks)
+  std::vector<std::string> warnings;     ///< what the merge could not do (clocks, versions, ranks)
+  std::vector<TimeBreakdown> breakdown;  ///< per rank, by rank
   std::string report(std::size_t top = 10) const;  ///< the text section (mainboard::mainboard)
   bool operator==(const RankReport&) const = default;
 };
@@ -526,6 +551,9 @@ struct MAINBOARD_API Profile {
   std::optional<TargetExit> target_exit;
   /// A merged job: one per rank (merge_ranks); the threads name theirs. Empty otherwise.
   std::vector<ProcessInfo> processes;
+  /// Another tool's record this profile was read from: "torch.profiler (Kineto)" or
+  /// "torch.profiler (without Kineto)" for a PyTorch profiler trace; empty for mainboard's own.
+  std::optional<std::string> source;
 
   /// Records where and when this process is: node, rank, clock reference, this version.
   void record_origin();
@@ -576,6 +604,15 @@ struct MAINBOARD_API Profile {
   /// Writes it to a temporary file renamed over `path`, as save() writes.
   void write_flamegraph_svg(const std::filesystem::path& path,
                             const FlameOptions& options = {}) const;
+  /// A pprof profile (Go's profile.proto, gzipped: what `go tool pprof`, Grafana Pyroscope,
+  /// Parca and Google Cloud Profiler read): the stack samples, each distinct stack with its
+  /// count and CPU time (Python frames as functions with their file and line); a profile
+  /// without samples (a PyTorch profiler trace, spans alone) gives its spans' time instead,
+  /// each span path a stack of its names with the calls and self time spent there
+  /// (mainboard::mainboard).
+  std::string pprof() const;
+  /// Writes it to a temporary file renamed over `path`, as save() writes.
+  void write_pprof(const std::filesystem::path& path) const;
   /// One self-contained HTML page (no network: its script and style inline) that answers
   /// "where did the time go": the machine; the stack samples of every thread or one in five
   /// views (left heavy, time order, call tree, inverted tree, sandwich) with zoom, search and
@@ -618,8 +655,12 @@ struct MAINBOARD_API Profile {
 
   /// Writes JSON (with schema_version) to a temporary file and renames it over `path`.
   void save(const std::filesystem::path& path) const;
-  /// Reads a saved profile. Throws mainboard::Error naming the file and what is wrong: missing,
-  /// truncated, corrupt, another schema version, or inconsistent (an index out of range).
+  /// Reads a saved profile, plain or gzipped, or a PyTorch profiler trace (`*.pt.trace.json`,
+  /// plain or gzipped; told by its content; read by mainboard::mainboard): its steps,
+  /// annotations and operators as spans, its kernels, copies and sets as GPU activity, its rank
+  /// from `distributedInfo` or the file's name. Throws mainboard::Error naming the file and what
+  /// is wrong: missing, truncated, corrupt, another schema version, inconsistent (an index out of
+  /// range), or a trace event's field missing or of the wrong type.
   static Profile load(const std::filesystem::path& path);
   /// Parses profile JSON text (what load() reads); `origin` names it in errors.
   static Profile parse(std::string_view text, const std::string& origin = "profile");

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
         Activity, Collection, Feature, FunctionStat, IdleGap, KernelCounters, KernelEfficiency,
         KernelSummary, NameStat, NativeActivity, Profile, ProfileDiff, Profiler, RankReport,
         RankSpread, RankSummary, SpanStat, StackStat, StepLag, Straggler, TargetExit, ThreadInfo,
+        TimeBreakdown,
         Timeline, TraceReport, span, spanned,
     )
     from ._view import MachineView, live_frames, top
@@ -84,7 +85,7 @@ _LAZY = {
                      "KernelCounters", "KernelEfficiency", "KernelSummary", "NameStat",
                      "NativeActivity", "Profile", "ProfileDiff", "Profiler", "RankReport",
                      "RankSpread", "RankSummary", "SpanStat", "StackStat", "StepLag",
-                     "Straggler", "TargetExit", "ThreadInfo", "Timeline", "TraceReport", "span",
+                     "Straggler", "TargetExit", "ThreadInfo", "TimeBreakdown", "Timeline", "TraceReport", "span",
                      "spanned"),
                     "_profiling"),
     **dict.fromkeys(("MachineView", "live_frames", "top"), "_view"),
@@ -129,7 +130,7 @@ __all__ = [
     "profile", "ProfileDiff", "Profiler", "ProfileReport", "RankReport", "RankSpread", "RankSummary",
     "Reach", "Registry", "ResourcePressure",
     "RunResult", "Sampler", "Scratch", "Singleton", "span", "spanned", "SpanStat", "StackDump",
-    "StackStat", "StallShare", "StepLag", "Straggler", "Timeline", "TOOL_PROBES", "ToolCategory", "Toolchain", "ToolProbe",
+    "StackStat", "StallShare", "StepLag", "Straggler", "TimeBreakdown", "Timeline", "TOOL_PROBES", "ToolCategory", "Toolchain", "ToolProbe",
     "TraceReport", "Unit", "UnitKind", "UnitSnapshot", "wait_for_idle",
     "HugePagePool", "HugePages", "MemoryController", "MemoryErrors", "TemperatureSensor",
     "Temperatures",

@@ -418,6 +418,26 @@ class Straggler(FrozenModel):
     # end of fields
 
 
+class TimeBreakdown(FrozenModel):
+    """How one rank spent its time, as Holistic Trace Analysis breaks it down: computation,
+    communication, memory operations and idle over its window, and how much of the
+    communication overlapped computation (`overlap_pct`)."""
+
+    # fields: generated from the C++ field list by tools/pymodels/generate.py; do not edit
+    rank: int
+    source: str
+    window_ns: int
+    compute_ns: int
+    communication_ns: int
+    memory_ns: int
+    idle_ns: int
+    compute_pct: float
+    non_compute_pct: Any
+    idle_pct: Any
+    overlap_pct: float | None
+    # end of fields
+
+
 class RankReport(FrozenModel):
     """Which rank holds a distributed job back: its ranks compared phase by phase and step by
     step (`Profile.ranks()` of a merged profile)."""
@@ -432,10 +452,11 @@ class RankReport(FrozenModel):
     spans: tuple[RankSpread, ...]
     steps: tuple[StepLag, ...]
     warnings: tuple[str, ...]
+    breakdown: tuple[TimeBreakdown, ...]
     # end of fields
 
     _nested = {"straggler": Straggler, "ranks": RankSummary, "spans": RankSpread,
-               "steps": StepLag}
+               "steps": StepLag, "breakdown": TimeBreakdown}
 
     def __str__(self) -> str:
         return self._text if hasattr(self, "_text") else self.verdict

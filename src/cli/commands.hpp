@@ -152,7 +152,7 @@ struct Gather : Command {
 /// The pictures of a profile a command can also write: an SVG flame graph, the HTML report, and
 /// folded stacks, with the roots of the first and the last.
 struct Pictures {
-  std::string svg, html, folded;
+  std::string svg, html, folded, pprof;
   FlameRoots roots = FlameRoots::command;
   bool by_function = false;  // --function: Python frames by function, not by line
   void declare(CLI::App& cmd);
@@ -160,7 +160,7 @@ struct Pictures {
   /// could not be written anywhere.
   bool write(const Profile& p) const;
   std::vector<std::pair<const char*, std::string>> outputs() const {
-    return {{"--svg", svg}, {"--html", html}, {"--folded", folded}};
+    return {{"--svg", svg}, {"--html", html}, {"--folded", folded}, {"--pprof", pprof}};
   }
 };
 
@@ -187,6 +187,8 @@ struct ProfileDiff : Command {
 struct ProfileMerge : Command {
   std::vector<std::string> inputs;
   std::string output = "mainboard-job.json", perfetto;
+  std::string rank_from;  // --rank-from: the pattern a trace's rank is read from its file name by
+  Pictures pictures;
   void declare(CLI::App& cmd) override;
   std::string complete(const CLI::App& cmd, std::vector<std::string> rest) override;
   int run(const Global& g) override;

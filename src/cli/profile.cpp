@@ -18,6 +18,7 @@
 #include "core/text.hpp"
 #include "mainboard/json.hpp"
 #include "mainboard/profile.hpp"
+#include "traces/kineto.hpp"
 
 namespace mainboard::cli {
 
@@ -106,6 +107,10 @@ void Pictures::declare(CLI::App& cmd) {
       ->type_name("FILE");
   cmd.add_option("--folded", folded, "also write folded stacks (for flamegraph.pl, inferno)")
       ->type_name("FILE");
+  cmd.add_option("--pprof", pprof,
+                 "also write a gzipped pprof profile (go tool pprof, Pyroscope, Parca, Cloud "
+                 "Profiler): the stack samples, or a trace's operator time")
+      ->type_name("FILE");
   cmd.add_flag("--function", by_function,
                "name Python frames \"function (file)\" in the folded stacks, the SVG and the "
                "page, a function one frame (by default \"function (file:line)\", as py-spy "
@@ -140,6 +145,9 @@ bool Pictures::write(const Profile& p) const {
       o.lines = !by_function;
       p.write_html_report(f, o);
     });
+  if (!pprof.empty())
+    ok &=
+        write_or_fall_back(pprof, "pprof profile", [&](const std::string& f) { p.write_pprof(f); });
   return ok;
 }
 
@@ -214,8 +222,15 @@ int ProfileReport::run(const Global&) {
 
 void ProfileMerge::declare(CLI::App& cmd) {
   cmd.add_option("INPUT", inputs,
-                 "the ranks' profiles: files, or directories of them (every *.json in it)")
+                 "the ranks' profiles or PyTorch profiler traces: files, or directories of them "
+                 "(every *.json and *.json.gz in it)")
       ->required();
+  cmd.add_option("--rank-from", rank_from,
+                 "a PyTorch profiler trace that names no rank (torch without Kineto): read it "
+                 "from the file's name by this regular expression, its first group (default: " +
+                     std::string(traces::kRankFromName) + ")")
+      ->type_name("REGEX");
+  pictures.declare(cmd);
   cmd.add_option("-o,--output", output, "the merged profile")
       ->capture_default_str()
       ->type_name("FILE");
@@ -227,7 +242,14 @@ void ProfileMerge::declare(CLI::App& cmd) {
 }
 
 std::string ProfileMerge::complete(const CLI::App&, std::vector<std::string>) {
-  return check_outputs({{"-o", output}, {"--perfetto", perfetto}});
+  auto outputs = pictures.outputs();
+  outputs.insert(outputs.begin(), {{"-o", output}, {"--perfetto", perfetto}});
+  if (!rank_from.empty()) try {
+      traces::rank_from_name("", rank_from);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  return check_outputs(outputs);
 }
 
 int ProfileMerge::run(const Global&) {
@@ -242,8 +264,9 @@ int ProfileMerge::run(const Global&) {
     std::vector<std::string> found;
     for (const auto& e : fs::directory_iterator(in, ec)) {
       auto name = e.path().filename().string();
-      if (e.path().extension() == ".json" && !e.is_directory(ec) && name[0] != '.')
-        found.push_back(e.path().string());
+      bool json = e.path().extension() == ".json" ||
+                  (name.size() > 8 && name.compare(name.size() - 8, 8, ".json.gz") == 0);
+      if (json && !e.is_directory(ec) && name[0] != '.') found.push_back(e.path().string());
     }
     if (ec) {
       print(fmt::format("mainboard: error: cannot read {}: {}\n", in, ec.message()), false, stderr);
@@ -263,6 +286,7 @@ int ProfileMerge::run(const Global&) {
     for (std::size_t i; (i = next.fetch_add(1)) < files.size();) {
       try {
         loaded[i] = Profile::load(files[i]);
+        if (!rank_from.empty()) traces::name_rank_from_file(*loaded[i], files[i], rank_from);
       } catch (const std::exception& e) {
         errors[i] = e.what();
       }
@@ -281,8 +305,9 @@ int ProfileMerge::run(const Global&) {
   std::vector<std::string> read;
   for (std::size_t i = 0; i < files.size(); ++i)
     if (!loaded[i] || loaded[i]->processes.empty()) read.push_back(files[i]);
-  if (auto why = check_outputs_are_not_inputs({{"-o", output}, {"--perfetto", perfetto}}, read);
-      !why.empty()) {
+  auto outputs = pictures.outputs();
+  outputs.insert(outputs.begin(), {{"-o", output}, {"--perfetto", perfetto}});
+  if (auto why = check_outputs_are_not_inputs(outputs, read); !why.empty()) {
     print("mainboard: error: " + why + "\n", false, stderr);
     return 2;
   }
@@ -315,6 +340,7 @@ int ProfileMerge::run(const Global&) {
   bool traced =
       perfetto.empty() ||
       write_or_fall_back(perfetto, "trace", [&](const std::string& f) { job.perfetto(f); });
+  traced &= pictures.write(job);
   std::string text =
       written ? fmt::format("mainboard: merged {} profile{} into {}\n", names.size(),
                             names.size() == 1 ? "" : "s", output)

@@ -20,6 +20,7 @@
 #include "profile/reader_hook.hpp"
 #include "spans/extension.hpp"
 #include "symbols/function_names.hpp"
+#include "traces/kineto.hpp"
 
 namespace mainboard::collect {
 
@@ -214,7 +215,8 @@ std::unique_ptr<detail::SessionExtension> start(const Collection& collection,
 // Loading this library (or linking its objects) installs the collectors into every later session,
 // and the naming of auto-instrumented functions into every profile read.
 const bool g_installed = (detail::install_session_extension(&start),
-                          detail::install_profile_reader(&symbols::name_functions), true);
+                          detail::install_profile_reader(&symbols::name_functions),
+                          detail::install_trace_loader(&traces::load_trace), true);
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include "mainboard/error.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/version.hpp"
+#include "profile/text_util.hpp"
 
 namespace mainboard {
 
@@ -254,6 +255,197 @@ std::string rank_list(const std::vector<std::int64_t>& ranks, std::int64_t total
   return out;
 }
 
+/// What a trace's ranks share, to put their clocks (each process's own) on one axis: the ends of
+/// its collectives (NCCL's kernels, else gloo's and NCCL's operators: every rank leaves a
+/// collective at the same moment), and the start of its first step.
+struct Anchors {
+  std::string kind;  ///< which collectives: "NCCL kernels", "gloo/NCCL operators", "c10d calls"
+  std::vector<std::int64_t> ends;
+  std::optional<std::int64_t> first_step;
+};
+
+Anchors anchors_of(const Profile& p) {
+  Anchors a;
+  auto lower_starts = [](const std::string& s, std::string_view prefix) {
+    if (s.size() < prefix.size()) return false;
+    for (std::size_t i = 0; i < prefix.size(); ++i)
+      if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
+    return true;
+  };
+  for (const auto& x : p.activities)
+    if (x.kind == GpuActivity::Kind::kernel && x.name < p.activity_names.size() &&
+        lower_starts(p.activity_names[x.name], "nccl"))
+      a.ends.push_back(x.end_ns);
+  if (!a.ends.empty()) a.kind = "NCCL kernels";
+  for (const char* kind : {"gloo/NCCL operators", "c10d calls"}) {
+    if (!a.ends.empty()) break;
+    std::vector<bool> chosen(p.paths.size());
+    for (std::size_t i = 0; i < p.paths.size(); ++i) {
+      auto slash = p.paths[i].rfind('/');
+      auto name = slash == std::string::npos ? p.paths[i] : p.paths[i].substr(slash + 1);
+      chosen[i] = kind[0] == 'g' ? lower_starts(name, "gloo:") || lower_starts(name, "nccl:")
+                                 : lower_starts(name, "c10d::");
+    }
+    for (const auto& e : p.spans)
+      if (e.path < chosen.size() && chosen[e.path]) a.ends.push_back(e.end_ns);
+    if (!a.ends.empty()) a.kind = kind;
+  }
+  std::sort(a.ends.begin(), a.ends.end());
+  for (const auto& e : p.spans)
+    if (e.path < p.paths.size() && p.paths[e.path] == "ProfilerStep") {
+      a.first_step = e.start_ns;
+      break;  // spans are by start
+    }
+  return a;
+}
+
+bool core_starts(const std::string& s, std::string_view prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+using Intervals = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+/// `v` as disjoint intervals, by start.
+Intervals union_of(Intervals v) {
+  std::sort(v.begin(), v.end());
+  Intervals out;
+  for (const auto& [s, e] : v) {
+    if (e <= s) continue;
+    if (!out.empty() && s <= out.back().second)
+      out.back().second = std::max(out.back().second, e);
+    else
+      out.emplace_back(s, e);
+  }
+  return out;
+}
+std::int64_t length(const Intervals& v) {
+  std::int64_t n = 0;
+  for (const auto& [s, e] : v)
+    n += e - s;
+  return n;
+}
+/// The time two disjoint lists share.
+std::int64_t shared(const Intervals& a, const Intervals& b) {
+  std::int64_t n = 0;
+  for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    auto lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) n += hi - lo;
+    (a[i].second < b[j].second ? i : j)++;
+  }
+  return n;
+}
+Intervals joined(const Intervals& a, const Intervals& b) {
+  Intervals v = a;
+  v.insert(v.end(), b.begin(), b.end());
+  return union_of(std::move(v));
+}
+
+/// Holistic Trace Analysis's temporal breakdown of one rank: over its GPU kernels, copies and
+/// sets (communication: NCCL's kernels), else, for a trace, over its outermost CPU operators
+/// within its steps (communication: gloo's and NCCL's operators).
+std::optional<TimeBreakdown> breakdown_of(const Profile& p) {
+  auto lower = [](std::string s) {
+    for (auto& c : s)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  Intervals compute, comm, memory;
+  TimeBreakdown b;
+  std::int64_t lo = 0, hi = 0;
+  bool any = false;
+  auto cover = [&](std::int64_t s, std::int64_t e) {
+    lo = any ? std::min(lo, s) : s;
+    hi = any ? std::max(hi, e) : e;
+    any = true;
+  };
+  for (const auto& a : p.activities) {
+    if (!a.occupies_device()) continue;
+    cover(a.start_ns, a.end_ns);
+    if (a.kind != GpuActivity::Kind::kernel)
+      memory.emplace_back(a.start_ns, a.end_ns);
+    else if (a.name < p.activity_names.size() &&
+             lower(p.activity_names[a.name]).find("nccl") != std::string::npos)
+      comm.emplace_back(a.start_ns, a.end_ns);
+    else
+      compute.emplace_back(a.start_ns, a.end_ns);
+  }
+  if (any) {
+    b.source = "gpu kernels";
+  } else if (p.source) {
+    // The outermost operators: a step's children (another thread's within it included), or the
+    // roots where the trace has no steps; the window, the steps' (or the operators').
+    bool steps = std::find(p.paths.begin(), p.paths.end(), "ProfilerStep") != p.paths.end();
+    std::vector<signed char> kind(p.paths.size(), -1);  // -1: not outermost, 0 compute, 1 comm
+    for (std::size_t i = 0; i < p.paths.size(); ++i) {
+      const auto& path = p.paths[i];
+      auto depth = detail::path_depth(path);
+      if (steps ? !(depth == 1 && core_starts(path, "ProfilerStep/")) : depth != 0) continue;
+      auto name = lower(path.substr(path.rfind('/') + 1));
+      kind[i] = name.rfind("gloo:", 0) == 0 || name.rfind("nccl:", 0) == 0 ? 1 : 0;
+    }
+    for (const auto& e : p.spans) {
+      if (e.path >= p.paths.size()) continue;
+      if (steps && p.paths[e.path] == "ProfilerStep") cover(e.start_ns, e.end_ns);
+      if (kind[e.path] < 0) continue;
+      if (!steps) cover(e.start_ns, e.end_ns);
+      (kind[e.path] ? comm : compute).emplace_back(e.start_ns, e.end_ns);
+    }
+    if (!any) return std::nullopt;
+    b.source = "cpu operators";
+  } else {
+    return std::nullopt;
+  }
+  auto C = union_of(std::move(compute)), M = union_of(std::move(comm)),
+       Mem = union_of(std::move(memory));
+  auto CM = joined(C, M);
+  auto all = joined(CM, Mem);
+  b.window_ns = hi - lo;
+  b.compute_ns = length(C);
+  b.communication_ns = length(M) - shared(M, C);
+  b.memory_ns = length(Mem) - shared(Mem, CM);
+  b.idle_ns = std::max<std::int64_t>(b.window_ns - length(all), 0);
+  auto pct = [&](std::int64_t v) {
+    return b.window_ns > 0 ? 100.0 * static_cast<double>(v) / static_cast<double>(b.window_ns)
+                           : 0.0;
+  };
+  b.compute_pct = pct(b.compute_ns);
+  b.non_compute_pct = pct(b.communication_ns + b.memory_ns);
+  b.idle_pct = pct(b.idle_ns);
+  if (auto m = length(M); m > 0)
+    b.overlap_pct = 100.0 * static_cast<double>(shared(M, C)) / static_cast<double>(m);
+  return b;
+}
+
+/// What to add to `r`'s times to put them on `ref`'s axis, and how it was found; empty when the
+/// two share nothing. `spread` is how far apart the anchors still are after it (collectives).
+struct ContentOffset {
+  std::int64_t offset = 0;
+  std::string how;
+  std::int64_t spread = 0;
+  std::size_t matched = 0;
+};
+std::optional<ContentOffset> content_offset(const Anchors& r, const Anchors& ref) {
+  ContentOffset c;
+  if (!r.ends.empty() && r.kind == ref.kind) {
+    auto n = std::min(r.ends.size(), ref.ends.size());
+    std::vector<std::int64_t> d(n);
+    for (std::size_t k = 0; k < n; ++k)
+      d[k] = ref.ends[k] - r.ends[k];
+    std::sort(d.begin(), d.end());
+    c.offset = d[n / 2];
+    c.spread = d.back() - d.front();
+    c.matched = n;
+    c.how = "collective ends";
+    return c;
+  }
+  if (r.first_step && ref.first_step) {
+    c.offset = *ref.first_step - *r.first_step;
+    c.how = "first step";
+    return c;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void Profile::merge(const Profile& from) {
@@ -294,6 +486,25 @@ Profile Profile::merge_ranks(std::vector<Profile> ranks, const std::vector<std::
       reference < ranks.size() ? ranks[reference].clock : std::nullopt;
   auto axis_start = reference < ranks.size() ? ranks[reference].start_ns : ranks[order[0]].start_ns;
   const std::string first_version = ranks[order[0]].written_by;
+  // Traces (a PyTorch profiler's) carry no clock reference: each is aligned with the first
+  // trace by what they share.
+  std::size_t trace_reference = ranks.size();
+  for (auto i : order)
+    if (ranks[i].source && !ranks[i].clock) {
+      trace_reference = i;
+      break;
+    }
+  const Anchors trace_anchors =
+      trace_reference < ranks.size() ? anchors_of(ranks[trace_reference]) : Anchors{};
+  const std::string trace_reference_name =
+      trace_reference < ranks.size() && ranks[trace_reference].rank
+          ? "rank " + std::to_string(ranks[trace_reference].rank->rank)
+          : name_of(trace_reference);
+  std::int64_t trace_reference_offset = 0;
+  std::vector<std::string> aligned;  // "rank 1 by +3.98 ms"
+  std::string aligned_how;
+  std::int64_t aligned_spread = 0;
+  std::size_t aligned_matched = 0;
 
   Profile job;
   job.clock = axis;
@@ -318,14 +529,32 @@ Profile Profile::merge_ranks(std::vector<Profile> ranks, const std::vector<std::
     proc.node = !r.node.empty() ? r.node : r.machine ? r.machine->hostname : "";
     proc.rank = r.rank;
     proc.written_by = r.written_by;
+    std::optional<ContentOffset> by_content;
+    if (i != reference && i != trace_reference && r.source && !r.clock &&
+        trace_reference < ranks.size())
+      by_content = content_offset(anchors_of(r), trace_anchors);
     if (i == reference) {
       proc.alignment = "reference";
+    } else if (i == trace_reference && !axis && i == order[0]) {
+      proc.alignment = "reference";
+    } else if (by_content) {
+      proc.alignment = by_content->how;
+      proc.offset_ns = trace_reference_offset + by_content->offset;
+      aligned.push_back((r.rank ? "rank " + std::to_string(r.rank->rank) : name_of(i)) + " by " +
+                        (by_content->offset >= 0 ? "+" : "-") +
+                        detail::duration(std::abs(by_content->offset)));
+      if (aligned_how.empty() || by_content->how == "first step") aligned_how = by_content->how;
+      aligned_spread = std::max(aligned_spread, by_content->spread);
+      aligned_matched =
+          aligned_matched ? std::min(aligned_matched, by_content->matched) : by_content->matched;
     } else if (!r.clock || !axis ||
                (r.clock->boot_id != axis->boot_id && !wall_offset(*r.clock, *axis))) {
       proc.alignment = "unaligned";
       if (__builtin_sub_overflow(axis_start, r.start_ns, &proc.offset_ns)) proc.offset_ns = 0;
       warnings.push_back("merge: " + name_of(i) +
-                         (r.clock
+                         (r.source ? " is a trace that shares no collective and no step with "
+                                     "the first trace"
+                          : r.clock
                               ? " has a clock reference too far from the first rank's to be true"
                               : " has no clock reference (written by " + version_of(r) + ")") +
                          ": its times are placed at the job's start, not on a shared axis");
@@ -335,7 +564,8 @@ Profile Profile::merge_ranks(std::vector<Profile> ranks, const std::vector<std::
       proc.alignment = "wall clock";
       proc.offset_ns = *wall_offset(*r.clock, *axis);
     }
-    if (r.written_by != first_version)
+    if (i == trace_reference) trace_reference_offset = proc.offset_ns;
+    if (r.written_by != first_version && !r.source)
       other_versions.push_back(name_of(i) + " (" + version_of(r) + ")");
     if (r.rank) {
       seen[r.rank->rank].push_back(name_of(i));
@@ -343,6 +573,8 @@ Profile Profile::merge_ranks(std::vector<Profile> ranks, const std::vector<std::
     } else {
       unranked.push_back(name_of(i));
     }
+    proc.breakdown = breakdown_of(r);
+    if (proc.breakdown) proc.breakdown->rank = r.rank ? r.rank->rank : proc.index;
     shift(r, proc.offset_ns);
     proc.start_ns = r.start_ns;
     proc.end_ns = r.end_ns;
@@ -364,6 +596,20 @@ Profile Profile::merge_ranks(std::vector<Profile> ranks, const std::vector<std::
   job.rank.reset();
   job.node.clear();
 
+  if (!aligned.empty()) {
+    std::string list;
+    for (const auto& a : aligned)
+      list += (list.empty() ? "" : ", ") + a;
+    warnings.push_back("merge: the traces' clocks are each process's own; aligned with " +
+                       trace_reference_name + "'s by " +
+                       (aligned_how == "collective ends"
+                            ? "the ends of their collectives (" + trace_anchors.kind + ", " +
+                                  std::to_string(aligned_matched) +
+                                  " matched in order; after it they still " + "differ by up to " +
+                                  detail::duration(aligned_spread) + ")"
+                            : std::string("the start of their first step (ProfilerStep)")) +
+                       ": " + list);
+  }
   if (!other_versions.empty()) {
     std::string list;
     for (const auto& v : other_versions)

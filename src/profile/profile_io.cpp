@@ -83,6 +83,22 @@ std::string TargetExit::summary() const {
 }
 
 template <class V>
+void fields(V& v, TimeBreakdown& m) {
+  v("rank", m.rank);
+  v("source", m.source);
+  v("window_ns", m.window_ns);
+  v("compute_ns", m.compute_ns);
+  v("communication_ns", m.communication_ns);
+  v("memory_ns", m.memory_ns);
+  v("idle_ns", m.idle_ns);
+  v("compute_pct", m.compute_pct);
+  v("non_compute_pct", m.non_compute_pct);
+  v("idle_pct", m.idle_pct);
+  v("overlap_pct", m.overlap_pct);
+}
+MAINBOARD_DEFINE_JSON(TimeBreakdown)
+
+template <class V>
 void fields(V& v, ProcessInfo& m) {
   v("index", m.index);
   v("pid", m.pid);
@@ -98,6 +114,7 @@ void fields(V& v, ProcessInfo& m) {
   v("samples", m.samples);
   v("lost_samples", m.lost_samples);
   v("dropped_spans", m.dropped_spans);
+  v("breakdown", m.breakdown);
 }
 MAINBOARD_DEFINE_JSON(ProcessInfo)
 
@@ -165,6 +182,7 @@ void fields(V& v, RankReport& m) {
   v("spans", m.spans);
   v("steps", m.steps);
   v("warnings", m.warnings);
+  v("breakdown", m.breakdown);
 }
 MAINBOARD_DEFINE_JSON(RankReport)
 
@@ -430,6 +448,7 @@ void fields(V& v, Profile& m) {
   v("written_by", m.written_by);
   v("target_exit", m.target_exit);
   v("processes", m.processes);
+  v("source", m.source);
 }
 void to_json(nlohmann::json& j, const Profile& value) {
   json_detail::write_model(j, value);
@@ -441,6 +460,7 @@ void from_json(const nlohmann::json& j, Profile& value) {
 namespace {
 
 std::atomic<detail::ProfileReader> g_reader{nullptr};
+std::atomic<detail::TraceLoader> g_trace_loader{nullptr};
 
 void validate(const Profile& p, const std::string& origin) {
   auto bad = [&](const std::string& what) { throw Error(origin + ": " + what); };
@@ -720,6 +740,32 @@ void detail::install_profile_reader(ProfileReader reader) noexcept {
   g_reader.store(reader, std::memory_order_release);
 }
 
+void detail::install_trace_loader(TraceLoader loader) noexcept {
+  g_trace_loader.store(loader, std::memory_order_release);
+}
+
+bool detail::looks_like_trace(std::string_view head) {
+  std::size_t i = 0;
+  auto space = [&] {
+    while (i < head.size() &&
+           (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
+      ++i;
+  };
+  if (head.substr(0, 3) == "\xef\xbb\xbf") i = 3;  // a byte-order mark
+  space();
+  if (i >= head.size()) return false;
+  if (head[i] == '[') return true;  // a bare array of events (torch without Kineto, Chrome's)
+  if (head[i] != '{') return false;
+  ++i;
+  space();
+  // A profile's keys are written sorted ("activities" first); a trace's first key is its own.
+  for (std::string_view key : {"\"schemaVersion\"", "\"traceEvents\"", "\"deviceProperties\"",
+                               "\"displayTimeUnit\"", "\"distributedInfo\"", "\"traceName\"",
+                               "\"baseTimeNanoseconds\"", "\"otherData\"", "\"systemTraceEvents\""})
+    if (head.substr(i, key.size()) == key) return true;
+  return false;
+}
+
 Profile Profile::parse(std::string_view text, const std::string& origin) {
   if (text.empty()) throw Error(origin + ": empty file");
   if (auto what = core::describe_bytes(text.substr(0, 4096)); !what.empty())
@@ -791,6 +837,28 @@ Profile Profile::parse(std::string_view text, const std::string& origin) {
 }
 
 Profile Profile::load(const std::filesystem::path& path) {
+  {
+    // A trace or a gzipped file is read by the loader mainboard::mainboard installs.
+    std::string head(4096, '\0');
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      in.read(head.data(), static_cast<std::streamsize>(head.size()));
+      head.resize(static_cast<std::size_t>(in.gcount()));
+      bool gzip = head.size() >= 2 && head[0] == '\x1f' && head[1] == '\x8b';
+      if (gzip || detail::looks_like_trace(head)) {
+        if (auto loader = g_trace_loader.load(std::memory_order_acquire)) {
+          if (auto p = loader(path, head)) {
+            if (auto reader = g_reader.load(std::memory_order_acquire)) reader(*p);
+            return std::move(*p);
+          }
+        } else if (!gzip) {
+          throw Error(path.string() +
+                      ": a trace (Chrome trace events, a PyTorch profiler's): the mainboard "
+                      "command and Python package read it, the span library alone does not");
+        }
+      }
+    }
+  }
   // Read whole: the 207 MiB of a merged job of 5 million spans and 2.6 million samples take
   // 0.36 GiB at the peak (the text, then the vectors; some 2 bytes a byte, 3 allowed for).
   auto text = core::read_input(path, {1ull << 30, "a profile", 3});

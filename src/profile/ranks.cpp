@@ -153,6 +153,8 @@ bool contains_any(const std::string& s, std::initializer_list<const char*> words
 
 /// Names that are waits in a collective (or for other ranks) by what they say.
 bool collective_name(const std::string& name) {
+  // PyTorch's tensor operators ("aten::broadcast_tensors") are computation, whatever they say.
+  if (core::starts_with(name, "aten::")) return false;
   return contains_any(lower(name),
                       {"allreduce", "all_reduce", "all-reduce", "allgather", "all_gather",
                        "reduce_scatter", "reducescatter", "broadcast", "barrier", "collective",
@@ -233,6 +235,10 @@ RankReport Profile::ranks(const RankOptions& o) const {
     r.samples = p.samples;
     r.alignment = p.alignment;
     out.ranks.push_back(r);
+    if (p.breakdown) {
+      out.breakdown.push_back(*p.breakdown);
+      out.breakdown.back().rank = r.rank;
+    }
     if (p.rank && p.rank->world_size) ++sizes[*p.rank->world_size];
   }
   if (!sizes.empty()) {
@@ -277,6 +283,10 @@ RankReport Profile::ranks(const RankOptions& o) const {
       if (out.step.empty() || detail::path_depth(path) < detail::path_depth(out.step))
         out.step = path;
     }
+    // The PyTorch profiler's step, where its traces were merged: what its user calls a step.
+    if (auto it = on_ranks.find("ProfilerStep");
+        it != on_ranks.end() && it->second == n && has_children("ProfilerStep"))
+      out.step = "ProfilerStep";
   }
   // The phases: the step's children; without a step, the shallowest level with more than one
   // path (a lone "train" is descended into).
@@ -406,35 +416,37 @@ RankReport Profile::ranks(const RankOptions& o) const {
   std::vector<std::uint64_t> slowest_count(n);
   if (!out.step.empty()) {
     std::uint32_t step_path = UINT32_MAX;
-    std::vector<bool> wait_path(paths.size());
+    // Each path's phase: -1 none, 0 work, 1 wait.
+    std::vector<signed char> phase_of(paths.size(), -1);
     for (std::size_t i = 0; i < paths.size(); ++i) {
       if (paths[i] == out.step) step_path = static_cast<std::uint32_t>(i);
       for (std::size_t p = 0; p < P; ++p)
-        if (wait[p] && paths[i] == phases[p]) wait_path[i] = true;
+        if (paths[i] == phases[p]) phase_of[i] = wait[p] ? 1 : 0;
     }
     struct Step {
-      std::int64_t start, end, waited;
-      std::uint32_t thread;
+      std::int64_t start, end, work;
     };
     std::vector<std::vector<Step>> per(n);
-    std::vector<std::vector<const SpanEvent*>> waits(n);
+    std::vector<std::vector<const SpanEvent*>> works(n);
     for (const auto& e : spans) {
       auto proc = threads[e.thread].process;
       if (proc >= n) continue;
       if (e.path == step_path)
-        per[proc].push_back({e.start_ns, e.end_ns, 0, e.thread});
-      else if (wait_path[e.path])
-        waits[proc].push_back(&e);
+        per[proc].push_back({e.start_ns, e.end_ns, 0});
+      else if (e.path < phase_of.size() && phase_of[e.path] == 0)
+        works[proc].push_back(&e);
     }
     for (std::size_t i = 0; i < n; ++i) {
-      // Spans are by start: a wait belongs to the last step that started before it.
+      // A step's work is the time in the phases in it that are not waits (its time outside
+      // them is not work: a PyTorch profiler's step waits for gloo's worker threads in none).
+      // Spans are by start: a phase belongs to the last step that started before it, on any
+      // thread of the rank (the autograd engine's, say).
       std::size_t k = 0;
-      for (const auto* w : waits[i]) {
+      for (const auto* w : works[i]) {
         while (k + 1 < per[i].size() && per[i][k + 1].start <= w->start_ns)
           ++k;
-        if (k < per[i].size() && per[i][k].thread == w->thread && w->start_ns >= per[i][k].start &&
-            w->start_ns < per[i][k].end)
-          per[i][k].waited += w->end_ns - w->start_ns;
+        if (k < per[i].size() && w->start_ns >= per[i][k].start && w->start_ns < per[i][k].end)
+          per[i][k].work += w->end_ns - w->start_ns;
       }
     }
     std::size_t steps = SIZE_MAX;
@@ -443,7 +455,7 @@ RankReport Profile::ranks(const RankOptions& o) const {
     for (std::size_t k = 0; k < steps && n >= 2; ++k) {
       std::vector<std::int64_t> w(n);
       for (std::size_t i = 0; i < n; ++i)
-        w[i] = per[i][k].end - per[i][k].start - per[i][k].waited;
+        w[i] = per[i][k].work;
       auto s = static_cast<std::size_t>(std::max_element(w.begin(), w.end()) - w.begin());
       std::vector<std::int64_t> others;
       for (std::size_t i = 0; i < n; ++i)

@@ -151,6 +151,19 @@ std::string RankReport::report(std::size_t top) const {
                          "+" + duration(s.over_median_ns));
     }
   }
+  if (!breakdown.empty()) {
+    out += fmt::format("\nTime breakdown ({}, as Holistic Trace Analysis reads it)\n",
+                       breakdown.front().source);
+    out += fmt::format("  {:>6} {:>10} {:>9} {:>12} {:>9} {:>9}\n", "rank", "window", "compute",
+                       "non-compute", "idle", "overlap");
+    for (const auto& b : breakdown)
+      out += fmt::format("  {:>6} {:>10} {:>8.1f}% {:>11.1f}% {:>8.1f}% {:>9}\n", b.rank,
+                         duration(b.window_ns), b.compute_pct, b.non_compute_pct, b.idle_pct,
+                         b.overlap_pct ? fmt::format("{:.1f}%", *b.overlap_pct) : "-");
+    out +=
+        "  (non-compute: communication and memory copies; overlap: the share of communication "
+        "time in which computation ran too)\n";
+  }
   if (!steps.empty()) {
     std::vector<const StepLag*> worst;
     for (const auto& s : steps)

@@ -8,6 +8,10 @@
                                               node names in the file `nodes` beside it)
     job_test.py MAINBOARD PYTHONPATH crash    ranks that die: one's program is killed, one rank's
                                               mainboard itself; the merge says who is missing
+    job_test.py MAINBOARD PYTHONPATH traces   three ranks on the project's Slurm profiled by
+                                              torch.profiler alone (tensorboard_trace_handler, one
+                                              rank's data loading slowed); the trace directory
+                                              merged, checked against the traces' own figures
 
 Exit 0 when every check holds, 1 when one does not, 77 when PyTorch is not installed."""
 import json
@@ -22,6 +26,7 @@ import time
 MB, PYTHONPATH, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN = os.path.join(HERE, "..", "targets", "python", "ddp_train.py")
+TORCH_TRAIN = os.path.join(HERE, "..", "targets", "python", "ddp_torch_profiler.py")
 PY = "/usr/bin/python3"
 WORLD, SLOW, DELAY, STEPS = 3, 1, 0.2, 10
 failed = []
@@ -217,10 +222,147 @@ def crash():
               "job.json is itself a merged job (left out)" in m.stderr, m.stderr)
 
 
-if MODE in ("local", "slurm"):
+def trace_figures(path):
+    """What a trace holds, read here on its own: each step's start and end (µs, its own clock),
+    and each rank's data loading and collective time."""
+    with open(path) as f:
+        events = json.load(f)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                   if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#"))
+    data = sum(e["dur"] for e in events
+               if e.get("ph") == "X" and e["name"].startswith("enumerate(DataLoader)"))
+    gloo_ends = sorted(e["ts"] + e["dur"] for e in events
+                       if e.get("ph") == "X" and e["name"] == "gloo:all_reduce")
+    return steps, data, gloo_ends
+
+
+def traces():
+    steps_recorded, delay = 8, 0.1
+    with tempfile.TemporaryDirectory(dir=os.environ.get("MAINBOARD_SHARED_TMP")) as work:
+        out = os.path.join(work, "traces")
+        env = dict(base_env(), TRACE_DIR=out, STEPS=str(steps_recorded), DELAY_S=str(delay))
+        f = run(["srun", "--nodes", str(WORLD), "--ntasks", str(WORLD), "--ntasks-per-node=1",
+                 "--kill-on-bad-exit=1", PY, TORCH_TRAIN], env=env)
+        check("srun of the torch.profiler job exits 0", f.returncode == 0, f.stderr[-3000:])
+        check("every rank trained", all(f"rank {r}:" in f.stdout for r in range(WORLD)),
+              f.stdout[-2000:])
+        files = sorted(os.listdir(out)) if os.path.isdir(out) else []
+        check("one trace per rank, named by tensorboard_trace_handler",
+              len(files) == WORLD and all(n.startswith(f"rank{r}.") and
+                                          n.endswith(".pt.trace.json")
+                                          for r, n in enumerate(files)), files)
+        if failed:
+            return
+        job, page, pb = (os.path.join(work, n) for n in ("job.json", "job.html", "job.pb.gz"))
+        m = run([MB, "profile", "merge", out, "-o", job, "--html", page, "--pprof", pb])
+        check("profile merge of the trace directory exits 0", m.returncode == 0, m.stderr)
+        print("  " + m.stderr.strip().replace("\n", "\n  "))
+        check("the merge says how it aligned the ranks' clocks",
+              "aligned with rank 0's by the ends of their collectives (gloo/NCCL operators"
+              in m.stderr, m.stderr)
+        r = run([MB, "profile", "report", job, "--json"])
+        report = json.loads(r.stdout) if r.returncode == 0 else {}
+        ranks = report.get("ranks", {})
+        s = ranks.get("straggler") or {}
+        check("the straggler is rank 1", s.get("rank") == SLOW, ranks.get("verdict"))
+        check("its phase is the DataLoader's, data loading",
+              "enumerate(DataLoader)" in s.get("phase", "") and
+              s.get("phase_kind") == "data loading", s)
+        check("the others wait for it in gloo's all-reduce",
+              s.get("wait_phase") == "ProfilerStep/gloo:all_reduce", s)
+        check("the step is ProfilerStep, recorded on every rank",
+              ranks.get("step") == "ProfilerStep" and len(ranks.get("steps", [])) == steps_recorded,
+              (ranks.get("step"), len(ranks.get("steps", []))))
+        check("ranks 0 and 2 are aligned with rank 0 by the collectives' ends",
+              [x.get("alignment") for x in ranks.get("ranks", [])] ==
+              ["reference", "collective ends", "collective ends"], ranks.get("ranks"))
+        breakdown = {b["rank"]: b for b in ranks.get("breakdown", [])}
+        check("the breakdown of each rank, from its CPU operators",
+              sorted(breakdown) == [0, 1, 2] and
+              all(b["source"] == "cpu operators" for b in breakdown.values()), breakdown)
+        if sorted(breakdown) == [0, 1, 2]:
+            check("rank 1 computes most of its window, the others communicate most of theirs",
+                  breakdown[1]["compute_pct"] > 50 and breakdown[0]["non_compute_pct"] > 50 and
+                  breakdown[2]["non_compute_pct"] > 50, breakdown)
+
+        # The figures agree with what the traces hold, read here on their own.
+        with open(job) as fh:
+            merged = json.load(fh)
+        spread = {x["path"]: x for x in ranks.get("spans", [])}
+        data_path = s.get("phase", "")
+        figures = {}
+        for r_, name in enumerate(files):
+            figures[r_] = trace_figures(os.path.join(out, name))
+        for r_, (steps, data, _) in figures.items():
+            proc = merged["processes"][r_]
+            stats = {x["path"]: x for x in proc["span_stats"]}
+            step_total = sum(e - b for b, e in steps) * 1000
+            got = stats.get("ProfilerStep", {})
+            check(f"rank {r_}: {len(steps)} steps, their total as the trace holds it",
+                  got.get("calls") == len(steps) == steps_recorded and
+                  abs(got.get("total_ns", 0) - step_total) <= len(steps) * 1000,
+                  f'{got.get("calls")} steps, {got.get("total_ns")} ns; trace: {len(steps)}, '
+                  f'{step_total} ns')
+            got_data = spread.get(data_path, {}).get("total_ns", [0] * WORLD)[r_]
+            check(f"rank {r_}: its data loading as the trace holds it",
+                  abs(got_data - data * 1000) <= 64 * 1000, f"{got_data} ns; trace {data * 1000}")
+        injected = delay * steps_recorded * 1e9
+        check("the straggler's excess in data loading is the delay injected, within 20 %",
+              abs(s.get("phase_excess_ns", 0) - injected) <= 0.2 * injected, s)
+        # On one axis: the ranks leave each all-reduce together; moved by the offsets the merge
+        # chose, the traces' own collective ends agree within 10 ms.
+        offsets = [x["offset_ns"] for x in merged["processes"]]
+        for k in range(steps_recorded):
+            ends = [figures[r_][2][k] * 1000 + offsets[r_] for r_ in range(WORLD)]
+            check(f"all-reduce {k} ends together on the job's axis",
+                  max(ends) - min(ends) <= 10e6, [e / 1e6 for e in ends])
+
+        # The page: a lane per rank, their steps on one time axis.
+        with open(page) as fh:
+            html = fh.read()
+        at = html.index('<script type="application/json" id="mb-data">')
+        d = json.loads(html[html.index(">", at) + 1:html.index("</script>", at)])
+        step_path = d["spans"]["paths"].index("ProfilerStep")
+        lanes = {t["index"]: t["label"].split(" ")[1] for t in d["threads"]
+                 if t["label"].startswith("rank ")}
+        rows = [x for x in d["spans"]["rows"] if x[0] == step_path]
+        per_rank = {}
+        for path, thread, start, dur in rows:
+            per_rank.setdefault(lanes.get(thread), []).append((start, start + dur))
+        check("the page holds every rank's steps",
+              sorted(per_rank) == ["0", "1", "2"] and
+              all(len(v) == steps_recorded for v in per_rank.values()),
+              {k: len(v) for k, v in per_rank.items()})
+        if sorted(per_rank) == ["0", "1", "2"]:
+            ends = [sorted(per_rank[str(r_)])[-1][1] for r_ in range(WORLD)]
+            check("the page's last steps end together (one time axis)",
+                  max(ends) - min(ends) <= 10e6, ends)
+
+        # Named by another pattern: the default worker name (host_pid) with the rank put
+        # elsewhere, read with --rank-from.
+        renamed = os.path.join(work, "renamed")
+        os.mkdir(renamed)
+        for r_, name in enumerate(files):
+            os.link(os.path.join(out, name),
+                    os.path.join(renamed, f"node-{r_}_w{r_}.{name.split('.', 1)[1]}"))
+        plain = run([MB, "profile", "merge", renamed, "-o", os.path.join(work, "plain.json")])
+        check("without a rank in the file names, the merge says so",
+              plain.returncode == 0 and "name no rank" in plain.stderr, plain.stderr)
+        again = run([MB, "profile", "merge", renamed, "--rank-from", r"_w([0-9]+)\.", "-o",
+                     os.path.join(work, "again.json")])
+        check("--rank-from reads them, and the straggler is rank 1 again",
+              again.returncode == 0 and again.stderr.strip().splitlines()[-1].startswith(
+                  "rank 1 holds the job back"), again.stderr)
+        bad = run([MB, "profile", "merge", renamed, "--rank-from", "rank(["])
+        check("a --rank-from that is not a regular expression is refused (exit 2)",
+              bad.returncode == 2 and "not a regular expression" in bad.stderr, bad.stderr)
+
+
+if MODE in ("local", "slurm", "traces"):
     if subprocess.run([PY, "-c", "import torch"], capture_output=True).returncode != 0:
         print("skipped: PyTorch is not installed")
         sys.exit(77)
-{"local": local, "slurm": slurm, "crash": crash}[MODE]()
+{"local": local, "slurm": slurm, "crash": crash, "traces": traces}[MODE]()
 print("FAILED: " + ", ".join(failed) if failed else "all passed")
 sys.exit(1 if failed else 0)

@@ -262,12 +262,16 @@ TEST(Profile, HostileAndBrokenFilesGiveErrorsNamingTheFile) {
   expect_error("empty.json", "", "empty");
   expect_error("truncated.json", good.substr(0, good.size() / 2), "truncated");
   expect_error("corrupt.json", "{\"schema_version\": 1, @}", "corrupt");
-  expect_error("array.json", "[1, 2, 3]", "not a profile");
+  // An array is read as a trace's events (a profile is an object).
+  expect_error("array.json", "[1, 2, 3]", "trace event 0 is not an object but 1");
   expect_error("version.json", "{\"schema_version\": 99}", "schema_version 99");
   // Found by the fuzzer: a number no integer type holds is an error, not a crash.
   expect_error("overflow.json", "{\"schema_version\": 1, \"end_ns\": 57074335e52082}",
                "not a readable profile");
   expect_error("deep.json", std::string(100000, '[') + std::string(100000, ']'),
+               "trace event 0 is not an object but an array");
+  expect_error("deep-object.json",
+               "{\"a\": " + std::string(100000, '[') + std::string(100000, ']') + "}",
                "nested too deeply");
   auto j = nlohmann::json::parse(good);
   j["spans"][0][0] = 42;  // a path index past the end
@@ -347,8 +351,9 @@ TEST(Profile, WhatIsNotAProfileIsNamedAndAFileTooLargeIsRefusedUnread) {
                "nul.json: not a profile: only NUL bytes");
   expect_error(dir.write("mixed.json", std::string("{\"a\": 1}\0\0", 10)),
                "binary data (a NUL byte at offset 8)");
+  // gzip is read (a profile or a trace gzipped), and gzip's header alone is said to be damaged.
   expect_error(dir.write("p.json.gz", std::string("\x1f\x8b\x08\x00rest", 8)),
-               "gzip-compressed data (gunzip it first)");
+               "p.json.gz: the gzip data is empty or damaged");
   expect_error(dir.write("perf.data", "PERFILE2\x68\x00"), "a perf.data file");
   // Sparse: 1.5 GiB of size, no disk.
   auto big = dir.path() / "big.json";
