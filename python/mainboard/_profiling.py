@@ -635,8 +635,9 @@ class Profile(FrozenModel):
 
     @classmethod
     def merge(cls, profiles: Iterable[Profile | str | os.PathLike[str]]) -> Profile:
-        """One profile of a distributed job from its ranks' profiles (Profile objects or saved
-        files, a directory's *.json included): a process per rank on the first rank's time axis.
+        """One profile of a distributed job from its ranks' profiles (Profile objects, saved
+        files or PyTorch profiler traces, a directory's *.json and *.json.gz included): a
+        process per rank on the first rank's time axis (traces aligned by their collectives).
         What could not be done right (a missing rank, clocks that cannot be aligned, another
         mainboard version) is in `unavailable`, as lines that begin "merge: "."""
         natives: list[Any] = []
@@ -649,7 +650,7 @@ class Profile(FrozenModel):
             path = _checks.text(item, "profiles")
             if os.path.isdir(path):
                 for name in sorted(os.listdir(path)):
-                    if name.endswith(".json") and not name.startswith("."):
+                    if name.endswith((".json", ".json.gz")) and not name.startswith("."):
                         natives.append(_mainboard._Profile.load(os.path.join(path, name)))
                         names.append(os.path.join(path, name))
                 continue
@@ -715,13 +716,23 @@ class Profile(FrozenModel):
         """The stack samples as a speedscope document."""
         return self._native.speedscope()
 
+    def pprof(self, path: str | os.PathLike[str] | None = None) -> bytes:
+        """A gzipped pprof profile (what `go tool pprof`, Grafana Pyroscope, Parca and Google
+        Cloud Profiler read): the stack samples, Python frames as functions with their file and
+        line; a profile without samples (a PyTorch profiler trace) gives its operators' time.
+        Written to `path` (atomically) when given."""
+        return self._native.pprof("" if path is None else _checks.text(path, "path"))
+
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the profile (JSON) to `path`, atomically."""
         self._native.save(_checks.text(path, "path"))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Profile:
-        """Reads a profile saved by save(); auto-instrumented functions are named on the way."""
+        """Reads a profile saved by save() (plain or gzipped), or a PyTorch profiler trace
+        (`*.pt.trace.json`, plain or gzipped: its steps and operators as spans, its kernels as
+        GPU activity, its rank from distributedInfo or the file's name; `source` says which);
+        auto-instrumented functions are named on the way."""
         return cls(_mainboard._Profile.load(_checks.text(path, "path")))
 
     def perfetto(self, path: str | os.PathLike[str]) -> None:

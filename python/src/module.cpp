@@ -289,6 +289,12 @@ void bind_profiling(py::module_& m) {
              return page;
            })
       .def("speedscope", &Profile::speedscope_json)
+      .def("pprof",
+           [](const Profile& p, const std::string& path) {
+             auto bytes = p.pprof();
+             if (!path.empty()) p.write_pprof(path);
+             return py::bytes(bytes);
+           })
       .def_static(
           "merge_ranks",
           [](const std::vector<std::shared_ptr<Profile>>& ranks,

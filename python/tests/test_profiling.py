@@ -375,3 +375,29 @@ def test_a_sampled_run_draws_an_html_page_and_an_svg_flame_graph(tmp_path):
     cell = prof._repr_html_()
     assert cell.startswith("<iframe") and "srcdoc=" in cell and "<script" not in cell
     assert html.unescape(cell.split('srcdoc="', 1)[1].rsplit('"', 1)[0]) == prof.to_html()
+
+
+def test_pytorch_profiler_traces_load_merge_and_write_pprof(tmp_path):
+    from conftest import FIXTURES
+
+    torch2 = FIXTURES / "traces" / "torch2"
+    rank0 = mainboard.Profile.load(torch2 / "host0_4242.1764979223123.pt.trace.json")
+    assert rank0.source == "torch.profiler (Kineto)"
+    assert rank0.rank["rank"] == 0 and rank0.rank["world_size"] == 2
+    steps = {s.path: s for s in rank0.path_stats()}["ProfilerStep"]
+    assert steps.calls == 2 and steps.total_ns == 20_000_000
+    assert rank0.trace_report().kernel_count == 4
+    # The directory, one trace gzipped: merged, its clocks aligned, its straggler named.
+    job = mainboard.Profile.merge([torch2])
+    ranks = job.ranks()
+    assert ranks.straggler.rank == 1 and ranks.straggler.phase_kind == "data loading"
+    assert [r.alignment for r in ranks.ranks] == ["reference", "collective ends"]
+    assert [b.source for b in ranks.breakdown] == ["gpu kernels", "gpu kernels"]
+    assert ranks.breakdown[0].overlap_pct == 0.0
+    # pprof: gzipped, written atomically where asked.
+    data = job.pprof(tmp_path / "job.pb.gz")
+    assert data[:2] == b"\x1f\x8b" and (tmp_path / "job.pb.gz").read_bytes() == data
+    with pytest.raises(mainboard.MainboardError, match=r"trace event 0 \("):
+        bad = tmp_path / "bad.pt.trace.json"
+        bad.write_text('[{"ph": "X", "name": "a", "ts": "x", "dur": 1, "pid": 1, "tid": 1}]')
+        mainboard.Profile.load(bad)
