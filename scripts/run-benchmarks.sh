@@ -85,6 +85,11 @@ if ((quick)); then "$python" scripts/bench-merge.py "$build" 16 2000 1000
 else "$python" scripts/bench-merge.py "$build"; fi
 
 echo
+echo "== PyTorch profiler traces: 64 ranks' traces merged, one trace of 1 GiB read"
+if ((quick)); then "$python" scripts/bench-traces.py "$build" 8 5 50 20
+else "$python" scripts/bench-traces.py "$build"; fi
+
+echo
 echo "== pictures of large profiles: the HTML report and the SVG flame graph"
 "$python" scripts/bench-pictures.py "$build"
 
