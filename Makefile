@@ -47,7 +47,8 @@ test-arm64:
 	    "under emulation (they need perf events, ptrace, process_vm_readv or to start arm64" \
 	    "programs; they run natively)"; exit $$rc
 
-# Profile::parse under libFuzzer: a bounded run in `make test`, longer with `make fuzz`.
+# Profile::parse and the PyTorch profiler trace reader under libFuzzer: a bounded run of each in
+# `make test`, longer with `make fuzz`.
 FUZZ_SECONDS ?= 30
 fuzz-smoke: deps
 	cmake --preset fuzz >/dev/null
@@ -56,7 +57,12 @@ fuzz-smoke: deps
 	build/fuzz/fuzz/fuzz_profile_parse build/fuzz/corpus fuzz/corpus -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=build/fuzz/ \
 	  > build/fuzz/fuzz.log 2>&1; \
-	  rc=$$?; tail -n 12 build/fuzz/fuzz.log; exit $$rc
+	  rc=$$?; tail -n 12 build/fuzz/fuzz.log; [ $$rc -eq 0 ] || exit $$rc
+	mkdir -p build/fuzz/trace-corpus
+	build/fuzz/fuzz/fuzz_trace_parse build/fuzz/trace-corpus fuzz/trace-corpus \
+	  -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
+	  -artifact_prefix=build/fuzz/trace- > build/fuzz/fuzz-trace.log 2>&1; \
+	  rc=$$?; tail -n 12 build/fuzz/fuzz-trace.log; exit $$rc
 
 fuzz:
 	$(MAKE) --no-print-directory fuzz-smoke FUZZ_SECONDS=600

@@ -278,7 +278,7 @@ RankReport Profile::ranks(const RankOptions& o) const {
     for (const auto& [path, count] : on_ranks) {
       if (count != n || !has_children(path)) continue;
       bool repeated = std::all_of(stat.begin(), stat.end(),
-                                  [&](const auto& m) { return m.at(path)->calls >= 2; });
+                                  [&key = path](const auto& m) { return m.at(key)->calls >= 2; });
       if (!repeated) continue;
       if (out.step.empty() || detail::path_depth(path) < detail::path_depth(out.step))
         out.step = path;

@@ -88,7 +88,7 @@ struct RawSpan {
 };
 
 struct Reader {
-  const std::filesystem::path& path;
+  const std::string& origin;
   std::uint64_t index = 0;  ///< of the event being read, in traceEvents
   std::vector<std::string> names;
   std::unordered_map<std::string, std::uint32_t> name_ids;
@@ -108,7 +108,7 @@ struct Reader {
     std::string name;
     if (auto n = e.find("name"); n != e.end() && n->is_string())
       name = " (\"" + truncate(n->get<std::string>(), 60) + "\")";
-    throw Error(path.string() + ": trace event " + std::to_string(index) + name + ": " + what);
+    throw Error(origin + ": trace event " + std::to_string(index) + name + ": " + what);
   }
   const json& need(const json& e, const char* key) const {
     auto it = e.find(key);
@@ -148,8 +148,8 @@ struct Reader {
   void event(const json& e) {
     if (!e.is_object()) {
       std::string what = e.is_array() ? "an array" : e.is_string() ? "a string" : e.dump();
-      throw Error(path.string() + ": trace event " + std::to_string(index) +
-                  " is not an object but " + truncate(what, 60));
+      throw Error(origin + ": trace event " + std::to_string(index) + " is not an object but " +
+                  truncate(what, 60));
     }
     const json& ph = need(e, "ph");
     if (!ph.is_string()) fail(e, "field \"ph\" is not a string: " + ph.dump());
@@ -377,15 +377,14 @@ void nest(Reader& r) {
   r.spans.shrink_to_fit();
 }
 
-std::optional<RankInfo> distributed_info(const json& d, const std::filesystem::path& path) {
+std::optional<RankInfo> distributed_info(const json& d, const std::string& origin) {
   if (!d.is_object())
-    throw Error(path.string() +
-                ": field \"distributedInfo\" is not an object: " + truncate(d.dump(), 60));
+    throw Error(origin + ": field \"distributedInfo\" is not an object: " + truncate(d.dump(), 60));
   auto whole = [&](const char* key) -> std::optional<std::int64_t> {
     auto it = d.find(key);
     if (it == d.end() || it->is_null()) return std::nullopt;
     if (!it->is_number_integer() || it->get<std::int64_t>() < 0)
-      throw Error(path.string() + ": field \"distributedInfo." + key +
+      throw Error(origin + ": field \"distributedInfo." + key +
                   "\" is not a whole number: " + truncate(it->dump(), 60));
     return it->get<std::int64_t>();
   };
@@ -400,11 +399,12 @@ std::optional<RankInfo> distributed_info(const json& d, const std::filesystem::p
   return info;
 }
 
-Profile read_trace(const std::filesystem::path& path) {
-  Reader r{path};
-  auto owner = std::make_unique<GzStream>(open_gz(path));
-  auto* stream = owner.get();
-  std::istream in(stream);
+}  // namespace
+
+Profile parse_trace(std::streambuf& bytes, const std::string& origin) {
+  Reader r{origin};
+  auto* stream = dynamic_cast<GzStream*>(&bytes);  // a file's: what zlib said, how far it read
+  std::istream in(&bytes);
 
   bool root_array = false, in_events = false, kineto = false;
   std::string key;                  // the root object's key being read
@@ -439,7 +439,7 @@ Profile read_trace(const std::filesystem::path& path) {
     if (!in_events || depth != event_depth) return true;
     if (ev == E::object_start) return true;
     if (ev == E::array_start)  // not an event: said before what it holds is read
-      throw Error(path.string() + ": trace event " + std::to_string(r.index) +
+      throw Error(origin + ": trace event " + std::to_string(r.index) +
                   " is not an object but an array");
     if (ev == E::object_end || ev == E::array_end || ev == E::value) {
       r.event(parsed);
@@ -451,20 +451,18 @@ Profile read_trace(const std::filesystem::path& path) {
   try {
     json doc = json::parse(in, callback, true, false);
     if (!doc.is_array() && !doc.is_object())
-      throw Error(path.string() + ": not a trace (neither an array nor an object of events)");
+      throw Error(origin + ": not a trace (neither an array nor an object of events)");
   } catch (const json::parse_error& e) {
-    if (!stream->error.empty())
-      throw Error(path.string() + ": the gzip data is damaged or cut short (" + stream->error +
+    if (stream && !stream->error.empty())
+      throw Error(origin + ": the gzip data is damaged or cut short (" + stream->error +
                   ") after " + std::to_string(stream->bytes) + " bytes");
-    if (e.byte >= stream->bytes + 1 || e.id == 101)
-      if (std::string(e.what()).find("end of input") != std::string::npos)
-        throw Error(path.string() + ": the trace is cut short after " +
-                    std::to_string(stream->bytes) + " bytes (event " + std::to_string(r.index) +
-                    " is incomplete)");
-    throw Error(path.string() + ": not valid JSON at byte " + std::to_string(e.byte) +
+    if (std::string(e.what()).find("end of input") != std::string::npos)
+      throw Error(origin + ": the trace is cut short after " + std::to_string(e.byte - 1) +
+                  " bytes (event " + std::to_string(r.index) + " is incomplete)");
+    throw Error(origin + ": not valid JSON at byte " + std::to_string(e.byte) +
                 " (in trace event " + std::to_string(r.index) + ")");
   }
-  if (!events_seen) throw Error(path.string() + ": a trace without a \"traceEvents\" field");
+  if (!events_seen) throw Error(origin + ": a trace without a \"traceEvents\" field");
 
   Profile& p = r.out;
   p.source =
@@ -473,7 +471,7 @@ Profile read_trace(const std::filesystem::path& path) {
                                   [](const Reader::Thread& t) { return t.pid == "CPU functions"; })
           ? "torch.profiler (without Kineto)"
           : "Chrome trace events";
-  if (distributed) p.rank = distributed_info(*distributed, path);
+  if (distributed) p.rank = distributed_info(*distributed, origin);
   if (!r.pids.empty())
     p.pid = std::max_element(r.pids.begin(), r.pids.end(), [](const auto& a, const auto& b) {
               return a.second < b.second;
@@ -528,8 +526,6 @@ Profile read_trace(const std::filesystem::path& path) {
         (kineto ? "no distributedInfo" : "torch without Kineto writes no distributedInfo") + ")");
   return std::move(r.out);
 }
-
-}  // namespace
 
 std::optional<std::int64_t> rank_from_name(const std::string& file_name,
                                            const std::string& pattern) {
@@ -590,7 +586,8 @@ std::optional<Profile> load_trace(const std::filesystem::path& path, std::string
                   (s->error.empty() ? "" : " (" + s->error + ")"));
   }
   if (detail::looks_like_trace(inner)) {
-    auto p = read_trace(path);
+    auto file = std::make_unique<GzStream>(open_gz(path));
+    auto p = parse_trace(*file, path.string());
     name_rank_from_file(p, path, kRankFromName);
     return p;
   }

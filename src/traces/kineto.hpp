@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <streambuf>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,10 @@ namespace mainboard::traces {
 /// What Profile::load hands a file that is not a profile's JSON text: a gzipped profile (read
 /// whole, as load reads a plain one) or a trace (read streaming). Empty when it is neither.
 std::optional<Profile> load_trace(const std::filesystem::path& path, std::string_view head);
+
+/// A trace's bytes (decompressed) read into a profile; `origin` names it in errors. Throws
+/// mainboard::Error for anything that is not a trace or is broken.
+Profile parse_trace(std::streambuf& bytes, const std::string& origin);
 
 /// The default pattern a rank is read from a trace's file name by when the trace does not say
 /// (`tensorboard_trace_handler(dir, worker_name="rank1")` writes `rank1.<ms>.pt.trace.json`).
