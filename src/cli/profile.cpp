@@ -154,7 +154,10 @@ bool Pictures::write(const Profile& p) const {
 // ---- saved profiles ----------------------------------------------------------------------
 
 void ProfileReport::declare(CLI::App& cmd) {
-  cmd.add_option("FILE", file, "a profile saved by Profile::save")->required();
+  cmd.add_option("FILE", file,
+                 "a profile (Profile::save's, profile run's; plain or gzipped) or a PyTorch "
+                 "profiler trace (*.pt.trace.json, plain or gzipped)")
+      ->required();
   cmd.add_option("--top", top, "the most rows of each list: regions, functions, stacks, idle gaps")
       ->capture_default_str()
       ->type_name("N");
@@ -237,8 +240,9 @@ void ProfileMerge::declare(CLI::App& cmd) {
   cmd.add_option("--perfetto", perfetto, "also write a Chrome/Perfetto trace, a process per rank")
       ->type_name("FILE");
   cmd.footer(
-      "Example: mainboard profile merge profiles/ -o job.json && mainboard profile report "
-      "job.json");
+      "Examples: mainboard profile merge profiles/ -o job.json && mainboard profile report "
+      "job.json\n          mainboard profile merge log/ -o job.json --html job.html   (the "
+      "*.pt.trace.json files tensorboard_trace_handler wrote)");
 }
 
 std::string ProfileMerge::complete(const CLI::App&, std::vector<std::string>) {

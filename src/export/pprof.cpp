@@ -71,7 +71,7 @@ class Strings {
   std::vector<std::string> list_;
 };
 
-Message value_type(Strings& s, const char* type, const char* unit) {
+Message value_type_of(Strings& s, const char* type, const char* unit) {
   Message m;
   m.signed_number(1, s.index(type));
   m.signed_number(2, s.index(unit));
@@ -136,8 +136,8 @@ std::string Profile::pprof() const {
   if (!samples.empty()) {
     // Stack samples: each distinct stack once, with its count and its CPU time at the rate.
     const std::int64_t period = sample_hz ? 1'000'000'000 / sample_hz : 0;
-    head.message(1, value_type(strings, "samples", "count"));
-    head.message(1, value_type(strings, "cpu", "nanoseconds"));
+    head.message(1, value_type_of(strings, "samples", "count"));
+    head.message(1, value_type_of(strings, "cpu", "nanoseconds"));
     std::vector<std::uint64_t> count(stacks.size());
     for (const auto& s : samples)
       if (s.stack < count.size()) ++count[s.stack];
@@ -157,13 +157,13 @@ std::string Profile::pprof() const {
       m.packed(2, {count[i], count[i] * static_cast<std::uint64_t>(period)});
       samples_out.message(2, m);
     }
-    head.message(11, value_type(strings, "cpu", "nanoseconds"));
+    head.message(11, value_type_of(strings, "cpu", "nanoseconds"));
     head.signed_number(12, period);
     head.signed_number(14, strings.index("cpu"));
   } else {
     // Spans: each path a stack of its names, with its calls and the time spent in it itself.
-    head.message(1, value_type(strings, "calls", "count"));
-    head.message(1, value_type(strings, "time", "nanoseconds"));
+    head.message(1, value_type_of(strings, "calls", "count"));
+    head.message(1, value_type_of(strings, "time", "nanoseconds"));
     for (const auto& st : span_stats) {
       if (!st.calls) continue;
       std::vector<std::uint64_t> locs;
@@ -180,7 +180,7 @@ std::string Profile::pprof() const {
       m.packed(2, {st.calls, static_cast<std::uint64_t>(std::max<std::int64_t>(st.self_ns, 0))});
       samples_out.message(2, m);
     }
-    head.message(11, value_type(strings, "time", "nanoseconds"));
+    head.message(11, value_type_of(strings, "time", "nanoseconds"));
     head.signed_number(12, 1);
     head.signed_number(14, strings.index("time"));
   }

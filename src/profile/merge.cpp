@@ -344,7 +344,7 @@ Intervals joined(const Intervals& a, const Intervals& b) {
 /// sets (communication: NCCL's kernels), else, for a trace, over its outermost CPU operators
 /// within its steps (communication: gloo's and NCCL's operators).
 std::optional<TimeBreakdown> breakdown_of(const Profile& p) {
-  auto lower = [](std::string s) {
+  auto lowered = [](std::string s) {
     for (auto& c : s)
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
@@ -364,7 +364,7 @@ std::optional<TimeBreakdown> breakdown_of(const Profile& p) {
     if (a.kind != GpuActivity::Kind::kernel)
       memory.emplace_back(a.start_ns, a.end_ns);
     else if (a.name < p.activity_names.size() &&
-             lower(p.activity_names[a.name]).find("nccl") != std::string::npos)
+             lowered(p.activity_names[a.name]).find("nccl") != std::string::npos)
       comm.emplace_back(a.start_ns, a.end_ns);
     else
       compute.emplace_back(a.start_ns, a.end_ns);
@@ -380,7 +380,7 @@ std::optional<TimeBreakdown> breakdown_of(const Profile& p) {
       const auto& path = p.paths[i];
       auto depth = detail::path_depth(path);
       if (steps ? !(depth == 1 && core_starts(path, "ProfilerStep/")) : depth != 0) continue;
-      auto name = lower(path.substr(path.rfind('/') + 1));
+      auto name = lowered(path.substr(path.rfind('/') + 1));
       kind[i] = name.rfind("gloo:", 0) == 0 || name.rfind("nccl:", 0) == 0 ? 1 : 0;
     }
     for (const auto& e : p.spans) {
