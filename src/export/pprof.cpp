@@ -4,13 +4,12 @@
 // The message is written field by field with the protocol buffers' wire format (varints and
 // length-delimited fields: all this message needs), the strings interned into its string table.
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
 #include "core/atomic_file.hpp"
+#include "core/zlib.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/profile.hpp"
 
@@ -110,18 +109,19 @@ struct Table {
 };
 
 std::string gzip(const std::string& raw) {
+  const auto& zl = core::zlib();
   z_stream z{};
   // 15 + 16: a gzip header and trailer around the deflate stream.
-  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+  if (zl.deflate_init(&z, Z_DEFAULT_COMPRESSION, 15 + 16) != Z_OK)
     throw Error("pprof: zlib could not start compressing");
-  std::string out(deflateBound(&z, raw.size()), '\0');
+  std::string out(zl.deflateBound(&z, raw.size()), '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
   z.avail_in = static_cast<uInt>(raw.size());
   z.next_out = reinterpret_cast<Bytef*>(out.data());
   z.avail_out = static_cast<uInt>(out.size());
-  int rc = deflate(&z, Z_FINISH);
+  int rc = zl.deflate(&z, Z_FINISH);
   out.resize(z.total_out);
-  deflateEnd(&z);
+  zl.deflateEnd(&z);
   if (rc != Z_STREAM_END) throw Error("pprof: zlib could not compress the profile");
   return out;
 }

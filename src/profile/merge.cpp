@@ -427,14 +427,28 @@ struct ContentOffset {
 std::optional<ContentOffset> content_offset(const Anchors& r, const Anchors& ref) {
   ContentOffset c;
   if (!r.ends.empty() && r.kind == ref.kind) {
-    auto n = std::min(r.ends.size(), ref.ends.size());
-    std::vector<std::int64_t> d(n);
-    for (std::size_t k = 0; k < n; ++k)
-      d[k] = ref.ends[k] - r.ends[k];
+    // Each collective end of `r` against the nearest of `ref`'s once both are moved by a first
+    // guess: the first steps' difference where both have steps (the ranks' profilers start
+    // together, within a step), else the first ends'. Matched by nearness, not by order, a
+    // collective one trace lacks (one ended as the profiler stopped) shifts nothing.
+    std::int64_t guess = r.first_step && ref.first_step ? *ref.first_step - *r.first_step
+                                                        : ref.ends.front() - r.ends.front();
+    std::vector<std::int64_t> d;
+    d.reserve(r.ends.size());
+    for (auto e : r.ends) {
+      auto want = e + guess;
+      auto it = std::lower_bound(ref.ends.begin(), ref.ends.end(), want);
+      std::int64_t best = it != ref.ends.end() ? *it : ref.ends.back();
+      if (it != ref.ends.begin() && (it == ref.ends.end() || want - *std::prev(it) < *it - want))
+        best = *std::prev(it);
+      d.push_back(best - e);
+    }
     std::sort(d.begin(), d.end());
-    c.offset = d[n / 2];
-    c.spread = d.back() - d.front();
-    c.matched = n;
+    c.offset = d[d.size() / 2];
+    // How far the matched ends still differ: the middle half's spread (an end matched to a
+    // collective the other trace lacks is an outlier, not a disagreement of clocks).
+    c.spread = d[d.size() * 3 / 4] - d[d.size() / 4];
+    c.matched = d.size();
     c.how = "collective ends";
     return c;
   }
@@ -605,8 +619,8 @@ Profile Profile::merge_ranks(std::vector<Profile> ranks, const std::vector<std::
                        (aligned_how == "collective ends"
                             ? "the ends of their collectives (" + trace_anchors.kind + ", " +
                                   std::to_string(aligned_matched) +
-                                  " matched in order; after it they still " + "differ by up to " +
-                                  detail::duration(aligned_spread) + ")"
+                                  " matched by nearness; after it, half of them lie within " +
+                                  detail::duration(aligned_spread) + " of each other)"
                             : std::string("the start of their first step (ProfilerStep)")) +
                        ": " + list);
   }

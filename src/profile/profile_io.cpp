@@ -744,28 +744,6 @@ void detail::install_trace_loader(TraceLoader loader) noexcept {
   g_trace_loader.store(loader, std::memory_order_release);
 }
 
-bool detail::looks_like_trace(std::string_view head) {
-  std::size_t i = 0;
-  auto space = [&] {
-    while (i < head.size() &&
-           (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
-      ++i;
-  };
-  if (head.substr(0, 3) == "\xef\xbb\xbf") i = 3;  // a byte-order mark
-  space();
-  if (i >= head.size()) return false;
-  if (head[i] == '[') return true;  // a bare array of events (torch without Kineto, Chrome's)
-  if (head[i] != '{') return false;
-  ++i;
-  space();
-  // A profile's keys are written sorted ("activities" first); a trace's first key is its own.
-  for (std::string_view key : {"\"schemaVersion\"", "\"traceEvents\"", "\"deviceProperties\"",
-                               "\"displayTimeUnit\"", "\"distributedInfo\"", "\"traceName\"",
-                               "\"baseTimeNanoseconds\"", "\"otherData\"", "\"systemTraceEvents\""})
-    if (head.substr(i, key.size()) == key) return true;
-  return false;
-}
-
 Profile Profile::parse(std::string_view text, const std::string& origin) {
   if (text.empty()) throw Error(origin + ": empty file");
   if (auto what = core::describe_bytes(text.substr(0, 4096)); !what.empty())

@@ -28,7 +28,26 @@ using TraceLoader = std::optional<Profile> (*)(const std::filesystem::path& path
 MAINBOARD_API void install_trace_loader(TraceLoader loader) noexcept;
 
 /// Whether bytes that start a file are a trace's JSON (an array of events, or an object whose
-/// first key is one of the Chrome trace format's or Kineto's), not a profile's.
-MAINBOARD_API bool looks_like_trace(std::string_view head);
+/// first key is one of the Chrome trace format's or Kineto's), not a profile's: a profile's keys
+/// are written sorted ("activities" first), a trace's first key is its own.
+inline bool looks_like_trace(std::string_view head) {
+  std::size_t i = head.substr(0, 3) == "\xef\xbb\xbf" ? 3 : 0;  // a byte-order mark
+  auto space = [&] {
+    while (i < head.size() &&
+           (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
+      ++i;
+  };
+  space();
+  if (i >= head.size()) return false;
+  if (head[i] == '[') return true;  // a bare array of events (torch without Kineto, Chrome's)
+  if (head[i] != '{') return false;
+  ++i;
+  space();
+  for (std::string_view key : {"\"schemaVersion\"", "\"traceEvents\"", "\"deviceProperties\"",
+                               "\"displayTimeUnit\"", "\"distributedInfo\"", "\"traceName\"",
+                               "\"baseTimeNanoseconds\"", "\"otherData\"", "\"systemTraceEvents\""})
+    if (head.substr(i, key.size()) == key) return true;
+  return false;
+}
 
 }  // namespace mainboard::detail

@@ -13,8 +13,6 @@
 
 #include "traces/kineto.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -25,6 +23,7 @@
 
 #include "core/input_file.hpp"
 #include "core/text.hpp"
+#include "core/zlib.hpp"
 #include "mainboard/error.hpp"
 #include "profile/reader_hook.hpp"
 
@@ -48,7 +47,7 @@ std::string lower(std::string s) {
 class GzStream : public std::streambuf {
  public:
   explicit GzStream(gzFile f) : f_(f) {}
-  ~GzStream() override { gzclose(f_); }
+  ~GzStream() override { core::zlib().gzclose(f_); }
   GzStream(const GzStream&) = delete;
   GzStream& operator=(const GzStream&) = delete;
   std::string error;  ///< zlib's, when the compressed data broke off or is corrupt
@@ -56,10 +55,11 @@ class GzStream : public std::streambuf {
 
  protected:
   int_type underflow() override {
-    int n = gzread(f_, buf_, sizeof buf_);
+    const auto& z = core::zlib();
+    int n = z.gzread(f_, buf_, sizeof buf_);
     if (n < 0) {
       int code = 0;
-      error = gzerror(f_, &code);
+      error = z.gzerror(f_, &code);
       return traits_type::eof();
     }
     if (n == 0) return traits_type::eof();
@@ -74,9 +74,10 @@ class GzStream : public std::streambuf {
 };
 
 gzFile open_gz(const std::filesystem::path& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
+  const auto& z = core::zlib();
+  gzFile f = z.gzopen(path.c_str(), "rb");
   if (!f) throw Error(path.string() + ": cannot be read");
-  gzbuffer(f, 1 << 17);
+  z.gzbuffer(f, 1 << 17);
   return f;
 }
 

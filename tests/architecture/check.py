@@ -37,12 +37,14 @@ ALLOWED = {
     "serve": {"core"},
     "symbols": {"core"},
     "sampling": {"core", "symbols"},
-    "collect": {"core", "profile", "spans", "symbols"},
+    "collect": {"core", "profile", "spans", "symbols", "traces"},
     "export": {"core", "profile"},
+    # other tools' records read as profiles (PyTorch profiler traces)
+    "traces": {"core", "profile"},
     # formatting never probes: the view reads models, never a provider
     "view": {"core", "profile"},
     "inject": {"core", "collect", "model"},
-    "cli": {"core", "sampling", "view", "symbols", "serve"},
+    "cli": {"core", "sampling", "view", "symbols", "serve", "traces"},
 }
 SPAN_LIBRARY = {"core", "model", "profile", "spans"}
 # Of core, only these are compiled into the span library.
@@ -119,6 +121,7 @@ EXPORTED_DETAIL = {
     "mainboard::detail::instrumented_exit",
     "mainboard::detail::install_session_extension",
     "mainboard::detail::install_profile_reader",
+    "mainboard::detail::install_trace_loader",
 }
 
 

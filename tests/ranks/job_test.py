@@ -311,12 +311,16 @@ def traces():
         check("the straggler's excess in data loading is the delay injected, within 20 %",
               abs(s.get("phase_excess_ns", 0) - injected) <= 0.2 * injected, s)
         # On one axis: the ranks leave each all-reduce together; moved by the offsets the merge
-        # chose, the traces' own collective ends agree within 10 ms.
+        # chose, each of rank 0's all-reduce ends has one of every other rank within 10 ms (one
+        # at the window's edge may be missing from a trace: its end came as the profiler stopped).
         offsets = [x["offset_ns"] for x in merged["processes"]]
-        for k in range(steps_recorded):
-            ends = [figures[r_][2][k] * 1000 + offsets[r_] for r_ in range(WORLD)]
-            check(f"all-reduce {k} ends together on the job's axis",
-                  max(ends) - min(ends) <= 10e6, [e / 1e6 for e in ends])
+        moved = [[e * 1000 + offsets[r_] for e in figures[r_][2]] for r_ in range(WORLD)]
+        apart = [max(min(abs(e - o) for o in moved[r_]) for r_ in range(1, WORLD))
+                 for e in moved[0]]
+        together = sum(a <= 10e6 for a in apart)
+        check("the ranks' all-reduces end together on the job's axis",
+              together >= min(len(m) for m in moved) - 1 and together >= steps_recorded - 2,
+              [f"{a / 1e6:.2f} ms" for a in apart])
 
         # The page: a lane per rank, their steps on one time axis.
         with open(page) as fh:
