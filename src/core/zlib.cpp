@@ -46,4 +46,22 @@ const Zlib& zlib() {
   return loaded.table;
 }
 
+std::string gzip(std::string_view raw) {
+  const auto& zl = zlib();
+  z_stream z{};
+  // 15 + 16: a gzip header and trailer around the deflate stream.
+  if (zl.deflate_init(&z, Z_DEFAULT_COMPRESSION, 15 + 16) != Z_OK)
+    throw Error("zlib could not start compressing");
+  std::string out(zl.deflateBound(&z, raw.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
+  z.avail_in = static_cast<uInt>(raw.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  int rc = zl.deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  zl.deflateEnd(&z);
+  if (rc != Z_STREAM_END) throw Error("zlib could not compress");
+  return out;
+}
+
 }  // namespace mainboard::core

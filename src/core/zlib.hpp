@@ -5,6 +5,9 @@
 
 #include <zlib.h>
 
+#include <string>
+#include <string_view>
+
 #include "core/dynamic_library.hpp"
 
 namespace mainboard::core {
@@ -25,6 +28,10 @@ struct Zlib {
                          static_cast<int>(sizeof(z_stream)));
   }
 };
+
+/// `raw` compressed with a gzip header and trailer (what `gzip` writes). Throws mainboard::Error
+/// when zlib cannot be loaded or fails.
+std::string gzip(std::string_view raw);
 
 /// The table, loaded on first use (libz.so.1). Throws mainboard::Error saying why when zlib
 /// cannot be loaded or lacks a function.

@@ -108,24 +108,6 @@ struct Table {
   }
 };
 
-std::string gzip(const std::string& raw) {
-  const auto& zl = core::zlib();
-  z_stream z{};
-  // 15 + 16: a gzip header and trailer around the deflate stream.
-  if (zl.deflate_init(&z, Z_DEFAULT_COMPRESSION, 15 + 16) != Z_OK)
-    throw Error("pprof: zlib could not start compressing");
-  std::string out(zl.deflateBound(&z, raw.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
-  z.avail_in = static_cast<uInt>(raw.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  int rc = zl.deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  zl.deflateEnd(&z);
-  if (rc != Z_STREAM_END) throw Error("pprof: zlib could not compress the profile");
-  return out;
-}
-
 }  // namespace
 
 std::string Profile::pprof() const {
@@ -195,7 +177,7 @@ std::string Profile::pprof() const {
   Message table_part;
   for (const auto& s : strings.list())
     table_part.bytes(6, s);
-  return gzip(raw + table_part.str());
+  return core::gzip(raw + table_part.str());
 }
 
 void Profile::write_pprof(const std::filesystem::path& path) const {

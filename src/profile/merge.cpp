@@ -6,6 +6,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "core/text.hpp"
 #include "mainboard/error.hpp"
 #include "mainboard/profile.hpp"
 #include "mainboard/version.hpp"
@@ -267,10 +268,7 @@ struct Anchors {
 Anchors anchors_of(const Profile& p) {
   Anchors a;
   auto lower_starts = [](const std::string& s, std::string_view prefix) {
-    if (s.size() < prefix.size()) return false;
-    for (std::size_t i = 0; i < prefix.size(); ++i)
-      if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
-    return true;
+    return core::starts_with(core::to_lower(s.substr(0, prefix.size())), prefix);
   };
   for (const auto& x : p.activities)
     if (x.kind == GpuActivity::Kind::kernel && x.name < p.activity_names.size() &&
@@ -297,10 +295,6 @@ Anchors anchors_of(const Profile& p) {
       break;  // spans are by start
     }
   return a;
-}
-
-bool core_starts(const std::string& s, std::string_view prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
 }
 
 using Intervals = std::vector<std::pair<std::int64_t, std::int64_t>>;
@@ -344,11 +338,6 @@ Intervals joined(const Intervals& a, const Intervals& b) {
 /// sets (communication: NCCL's kernels), else, for a trace, over its outermost CPU operators
 /// within its steps (communication: gloo's and NCCL's operators).
 std::optional<TimeBreakdown> breakdown_of(const Profile& p) {
-  auto lowered = [](std::string s) {
-    for (auto& c : s)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
   Intervals compute, comm, memory;
   TimeBreakdown b;
   std::int64_t lo = 0, hi = 0;
@@ -364,7 +353,7 @@ std::optional<TimeBreakdown> breakdown_of(const Profile& p) {
     if (a.kind != GpuActivity::Kind::kernel)
       memory.emplace_back(a.start_ns, a.end_ns);
     else if (a.name < p.activity_names.size() &&
-             lowered(p.activity_names[a.name]).find("nccl") != std::string::npos)
+             core::to_lower(p.activity_names[a.name]).find("nccl") != std::string::npos)
       comm.emplace_back(a.start_ns, a.end_ns);
     else
       compute.emplace_back(a.start_ns, a.end_ns);
@@ -379,8 +368,8 @@ std::optional<TimeBreakdown> breakdown_of(const Profile& p) {
     for (std::size_t i = 0; i < p.paths.size(); ++i) {
       const auto& path = p.paths[i];
       auto depth = detail::path_depth(path);
-      if (steps ? !(depth == 1 && core_starts(path, "ProfilerStep/")) : depth != 0) continue;
-      auto name = lowered(path.substr(path.rfind('/') + 1));
+      if (steps ? !(depth == 1 && core::starts_with(path, "ProfilerStep/")) : depth != 0) continue;
+      auto name = core::to_lower(path.substr(path.rfind('/') + 1));
       kind[i] = name.rfind("gloo:", 0) == 0 || name.rfind("nccl:", 0) == 0 ? 1 : 0;
     }
     for (const auto& e : p.spans) {

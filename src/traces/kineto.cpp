@@ -37,12 +37,6 @@ std::string truncate(const std::string& s, std::size_t n) {
   return s.size() <= n ? s : s.substr(0, n) + "…";
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 /// zlib's reader as a stream: gzip and plain files alike (gzread passes plain bytes through).
 class GzStream : public std::streambuf {
  public:
@@ -191,7 +185,7 @@ struct Reader {
     std::string cat;
     if (auto c = e.find("cat"); c != e.end()) {
       if (!c->is_string()) fail(e, "field \"cat\" is not a string: " + c->dump());
-      cat = lower(c->get<std::string>());
+      cat = core::to_lower(c->get_ref<const std::string&>());
     }
     auto start = ns(ts), end = ns(ts) + ns(dur);
     if (cat == "python_function") {

@@ -33,21 +33,6 @@ bool any_says(const std::vector<std::string>& lines, const std::string& what) {
                      [&](const std::string& l) { return l.find(what) != std::string::npos; });
 }
 
-std::string gzipped(const std::string& text) {
-  const auto& zl = core::zlib();
-  z_stream z{};
-  zl.deflate_init(&z, Z_DEFAULT_COMPRESSION, 15 + 16);
-  std::string out(zl.deflateBound(&z, text.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  zl.deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  zl.deflateEnd(&z);
-  return out;
-}
-
 std::string load_error(const std::filesystem::path& file) {
   try {
     Profile::load(file);
@@ -277,13 +262,13 @@ TEST(Traces, BrokenTracesAreErrorsNamingTheFileAndField) {
     EXPECT_NE(what.find(cases[i].expected), std::string::npos)
         << "case " << i << ": " << what << "\n expected: " << cases[i].expected;
     // The same bytes gzipped say the same.
-    auto gz = dir.write("t" + std::to_string(i) + ".pt.trace.json.gz", gzipped(cases[i].text));
+    auto gz = dir.write("t" + std::to_string(i) + ".pt.trace.json.gz", core::gzip(cases[i].text));
     auto gz_what = load_error(gz);
     EXPECT_NE(gz_what.find(cases[i].expected), std::string::npos)
         << "case " << i << ": " << gz_what;
   }
   // A gzipped trace cut short, and gzip's header alone.
-  auto whole = gzipped(R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", )" + ok + "}]}");
+  auto whole = core::gzip(R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", )" + ok + "}]}");
   auto cut = dir.write("cut.json.gz", whole.substr(0, whole.size() - 12));
   EXPECT_NE(load_error(cut).find("cut short"), std::string::npos) << load_error(cut);
   auto header = dir.write("header.json.gz", whole.substr(0, 10));
@@ -306,7 +291,7 @@ TEST(Traces, GzippedProfileLoadsAsThePlainOne) {
   legacy.save(plain);
   std::ifstream in(plain, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto gz = dir.write("p.json.gz", gzipped(text));
+  auto gz = dir.write("p.json.gz", core::gzip(text));
   auto a = Profile::load(plain);
   auto b = Profile::load(gz);
   EXPECT_EQ(a, b);
