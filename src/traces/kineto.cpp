@@ -456,6 +456,10 @@ Profile parse_trace(std::streambuf& bytes, const std::string& origin) {
                   " bytes (event " + std::to_string(r.index) + " is incomplete)");
     throw Error(origin + ": not valid JSON at byte " + std::to_string(e.byte) +
                 " (in trace event " + std::to_string(r.index) + ")");
+  } catch (const json::exception& e) {
+    // A number past what a double holds (406), a key or value nlohmann refuses: not a trace.
+    throw Error(origin + ": not a readable trace (in trace event " + std::to_string(r.index) +
+                "): " + e.what());
   }
   if (!events_seen) throw Error(origin + ": a trace without a \"traceEvents\" field");
 
